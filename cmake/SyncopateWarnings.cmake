@@ -1,0 +1,22 @@
+# Warnings are errors in CI-facing builds: the tree stays warning-clean.
+option(SYNCOPATE_WERROR "Treat warnings as errors" ON)
+
+add_library(syncopate_warnings INTERFACE)
+target_compile_options(syncopate_warnings INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX,C>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+                             -Wcast-align -Wunused -Woverloaded-virtual -Wnull-dereference
+                             -Wformat=2 -Wimplicit-fallthrough>
+  $<$<AND:$<COMPILE_LANGUAGE:CXX,C>,$<BOOL:${SYNCOPATE_WERROR}>>:-Werror>
+  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra --Werror=all-warnings>)
+
+# Sanitizer builds (see CMakePresets.json): SYNCOPATE_SANITIZE=address|undefined|thread.
+set(SYNCOPATE_SANITIZE "" CACHE STRING "Sanitizer to build with (address, undefined, thread)")
+if(SYNCOPATE_SANITIZE)
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX,C>:-fsanitize=${SYNCOPATE_SANITIZE};-fno-omit-frame-pointer>)
+  add_link_options(-fsanitize=${SYNCOPATE_SANITIZE})
+endif()
+
+# Give a target the project's warnings. Usage: syncopate_target_warnings(tgt)
+function(syncopate_target_warnings target)
+  target_link_libraries(${target} PRIVATE syncopate_warnings)
+endfunction()
