@@ -6,20 +6,17 @@
 #include <string>
 #include <tuple>
 
+#include "issue_order.hpp"
+
 namespace syncopate::analyzer {
 
 namespace {
-
-std::int64_t issueTime(const RunModel& m, const std::vector<Index>& call_of_op, Index op) {
-  const Index call = call_of_op[op];
-  return call == kNone ? m.ops.start[op] : m.api_calls.start[call];
-}
 
 bool isP2P(trace::CollType t) { return t == trace::CollType::Send || t == trace::CollType::Recv; }
 
 }  // namespace
 
-void addEventWaitFlows(RunModel& m, const std::vector<Index>& call_of_op) {
+void addEventWaitFlows(RunModel& m) {
   // Records of each (rank, event), in issue order.
   struct Record {
     Index rank;
@@ -31,7 +28,7 @@ void addEventWaitFlows(RunModel& m, const std::vector<Index>& call_of_op) {
   for (std::size_t i = 0; i < m.event_markers.size(); ++i) {
     const Index op = m.event_markers.op[i];
     if (m.ops.kind[op] != trace::OpKind::EventRecord) continue;
-    records.push_back({m.rankOfOp(op), m.event_markers.event_id[i], issueTime(m, call_of_op, op), op});
+    records.push_back({m.rankOfOp(op), m.event_markers.event_id[i], issueTime(m, op), op});
   }
   auto key = [](const Record& r) { return std::tie(r.rank, r.event, r.issued, r.op); };
   std::sort(records.begin(), records.end(), [&](const Record& a, const Record& b) { return key(a) < key(b); });
@@ -39,7 +36,7 @@ void addEventWaitFlows(RunModel& m, const std::vector<Index>& call_of_op) {
   for (std::size_t i = 0; i < m.event_markers.size(); ++i) {
     const Index op = m.event_markers.op[i];
     if (m.ops.kind[op] != trace::OpKind::StreamWait) continue;
-    const Record probe{m.rankOfOp(op), m.event_markers.event_id[i], issueTime(m, call_of_op, op), kNone};
+    const Record probe{m.rankOfOp(op), m.event_markers.event_id[i], issueTime(m, op), kNone};
     auto it = std::upper_bound(records.begin(), records.end(), probe,
                                [&](const Record& a, const Record& b) { return key(a) < key(b); });
     if (it == records.begin() || std::prev(it)->rank != probe.rank || std::prev(it)->event != probe.event) {

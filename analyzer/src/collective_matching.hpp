@@ -9,7 +9,7 @@ namespace syncopate::analyzer {
 
 // EventWait flows: each stream-wait op waits for the latest record of the same event on its
 // rank that was issued before it (issue order = launch call start, else the op's own start).
-void addEventWaitFlows(RunModel& model, const std::vector<Index>& launch_call_of_op);
+void addEventWaitFlows(RunModel& model);
 
 // Fills model.matches and collectives.match, and adds the Collective and SendRecv flows.
 // Collectives match by (communicator, sequence number); a send matches the receive of the

@@ -98,8 +98,10 @@ std::vector<std::int64_t> overlapBreakdown(std::span<const IntervalSet* const> s
   };
   std::vector<Edge> edges;
   for (std::size_t k = 0; k < sets.size(); ++k) {
-    for (const Interval& i : sets[k]->intervals()) {
-      const std::int64_t s = std::max(i.start, a), e = std::min(i.end, b);
+    const auto all = sets[k]->intervals();
+    auto first = std::partition_point(all.begin(), all.end(), [&](const Interval& i) { return i.end <= a; });
+    for (auto it = first; it != all.end() && it->start < b; ++it) {
+      const std::int64_t s = std::max(it->start, a), e = std::min(it->end, b);
       if (s >= e) continue;
       edges.push_back({s, 1u << k, true});
       edges.push_back({e, 1u << k, false});

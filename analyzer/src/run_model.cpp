@@ -41,13 +41,6 @@ std::size_t FlowTable::bytes() const {
   return src_.capacity() * sizeof(NodeRef) * 2 + kind_.capacity() + by_src_.capacity() * sizeof(Index) * 2;
 }
 
-Index RunModel::launchOf(Index op) const {
-  for (Index e : flows.incoming(NodeRef::op(op))) {
-    if (flows.kind(e) == FlowKind::Launch) return flows.src(e).index();
-  }
-  return kNone;
-}
-
 std::int64_t RunModel::eventOf(Index op) const {
   auto it = std::lower_bound(event_markers.op.begin(), event_markers.op.end(), op);
   if (it == event_markers.op.end() || *it != op) return kUnknown;
@@ -83,7 +76,7 @@ std::int64_t RunModel::endNs() const { return extent(*this).second; }
 std::size_t RunModel::bytes() const {
   std::size_t b = strings.bytes() + flows.bytes();
   b += vecBytes(ops.start) + vecBytes(ops.end) + vecBytes(ops.name) + vecBytes(ops.stream) +
-       vecBytes(ops.kind) + vecBytes(ops.op_class) + vecBytes(ops.bytes) + vecBytes(ops.collective) +
+       vecBytes(ops.kind) + vecBytes(ops.op_class) + vecBytes(ops.bytes) + vecBytes(ops.collective) + vecBytes(ops.launch) +
        vecBytes(ops.store_id);
   b += vecBytes(api_calls.start) + vecBytes(api_calls.end) + vecBytes(api_calls.thread) +
        vecBytes(api_calls.name) + vecBytes(api_calls.domain) + vecBytes(api_calls.store_id);

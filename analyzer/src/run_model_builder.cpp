@@ -60,8 +60,8 @@ Index RunModelBuilder::addOp(const OpRow& row) {
   t.op_class.push_back(classify(row.kind, model_.strings[row.name]));
   t.bytes.push_back(row.bytes);
   t.collective.push_back(kNone);
+  t.launch.push_back(row.api_call);
   t.store_id.push_back(row.store_id);
-  op_api_call_.push_back(row.api_call);
   op_event_.push_back(row.event_id);
   return static_cast<Index>(t.size() - 1);
 }
@@ -101,8 +101,8 @@ void RunModelBuilder::addDiagnostic(trace::Severity severity, std::string source
 void RunModelBuilder::reserveOps(std::size_t n) {
   auto& t = model_.ops;
   t.start.reserve(n), t.end.reserve(n), t.name.reserve(n), t.stream.reserve(n), t.kind.reserve(n);
-  t.op_class.reserve(n), t.bytes.reserve(n), t.collective.reserve(n), t.store_id.reserve(n);
-  op_api_call_.reserve(n), op_event_.reserve(n);
+  t.op_class.reserve(n), t.bytes.reserve(n), t.collective.reserve(n), t.launch.reserve(n), t.store_id.reserve(n);
+  op_event_.reserve(n);
 }
 
 void RunModelBuilder::reserveApiCalls(std::size_t n) {
@@ -170,7 +170,7 @@ Status RunModelBuilder::validate() const {
     if (m.api_calls.thread[i] >= nt) return badRef("api call", i, "thread", m.api_calls.thread[i]);
   for (std::size_t i = 0; i < no; ++i) {
     if (m.ops.stream[i] >= ns) return badRef("op", i, "stream", m.ops.stream[i]);
-    if (op_api_call_[i] != kNone && op_api_call_[i] >= nc) return badRef("op", i, "api call", op_api_call_[i]);
+    if (m.ops.launch[i] != kNone && m.ops.launch[i] >= nc) return badRef("op", i, "api call", m.ops.launch[i]);
     if (m.ops.name[i] >= m.strings.size()) return badRef("op", i, "string", m.ops.name[i]);
   }
   for (std::size_t i = 0; i < m.host_syncs.size(); ++i) {
@@ -249,7 +249,7 @@ Expected<RunModel> RunModelBuilder::finish() && {
     m.threads[t].first_call = call_first[t];
     m.threads[t].call_count = call_first[t + 1] - call_first[t];
   }
-  for (auto& c : op_api_call_)
+  for (auto& c : m.ops.launch)
     if (c != kNone) c = call_new[c];
   for (auto& c : m.host_syncs.api_call)
     if (c != kNone) c = call_new[c];
@@ -264,7 +264,6 @@ Expected<RunModel> RunModelBuilder::finish() && {
       &op_first);
   const std::vector<Index> op_new = inverse(op_order);
   permuteTable(m.ops, op_order);
-  op_api_call_ = permuted(op_api_call_, op_order);
   op_event_ = permuted(op_event_, op_order);
   for (std::size_t s = 0; s < m.streams.size(); ++s) {
     m.streams[s].first_op = op_first[s];
@@ -349,8 +348,8 @@ Expected<RunModel> RunModelBuilder::finish() && {
 
   // Flows: launches, event record -> wait, collectives and send -> recv.
   for (std::size_t i = 0; i < m.ops.size(); ++i)
-    if (op_api_call_[i] != kNone) m.flows.add(NodeRef::apiCall(op_api_call_[i]), NodeRef::op(static_cast<Index>(i)), FlowKind::Launch);
-  addEventWaitFlows(m, op_api_call_);
+    if (m.ops.launch[i] != kNone) m.flows.add(NodeRef::apiCall(m.ops.launch[i]), NodeRef::op(static_cast<Index>(i)), FlowKind::Launch);
+  addEventWaitFlows(m);
   matchCollectives(m);
   m.flows.buildIndex();
   return std::move(m);

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "syncopate/analyzer/clock_report.hpp"
 #include "syncopate/analyzer/string_table.hpp"
 #include "syncopate/trace/types.hpp"
 
@@ -84,6 +85,8 @@ struct OpTable {
   std::vector<OpClass> op_class;
   std::vector<std::int64_t> bytes;       // kUnknown when not recorded
   std::vector<Index> collective;         // row in CollectiveTable, or kNone
+  std::vector<Index> launch;             // the API call that launched it, or kNone (the Launch
+                                         // flow, kept as a column too because every analysis asks)
   std::vector<std::int64_t> store_id;    // ops.id in the rank's store (details live there)
   std::size_t size() const { return start.size(); }
 };
@@ -232,12 +235,13 @@ struct RunModel {
   CollectiveMatchTable matches;
   FlowTable flows;
   std::vector<Diagnostic> diagnostics;
+  ClockAlignment clock;  // how the ranks' timestamps were put on one axis (alignClocks)
 
   std::string_view str(StringId id) const { return strings[id]; }
   Index rankOfOp(Index op) const { return streams[ops.stream[op]].rank; }
   Index rankOfCall(Index call) const { return threads[api_calls.thread[call]].rank; }
   // The API call that launched an op (its Launch flow), or kNone.
-  Index launchOf(Index op) const;
+  Index launchOf(Index op) const { return ops.launch[op]; }
   // The event id of an event record / stream wait op, or kUnknown.
   std::int64_t eventOf(Index op) const;
   // The earliest and latest aligned timestamps of any row (for display and windows).

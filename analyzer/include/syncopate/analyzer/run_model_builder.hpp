@@ -90,7 +90,6 @@ class RunModelBuilder {
  private:
   Status validate() const;
   RunModel model_;  // rows accumulate here in insertion order
-  std::vector<Index> op_api_call_;      // per op row: builder id of its launch call
   std::vector<std::int64_t> op_event_;  // per op row: event id
   struct PendingCollective {
     Index op;
