@@ -36,7 +36,7 @@ struct StoreIdentity {
 };
 
 struct WriterStats {
-  std::uint64_t rows_written = 0;    // committed rows of every table
+  std::uint64_t rows_written = 0;    // committed rows of the data tables (ops, api_calls, ...)
   std::uint64_t records_appended = 0;
   std::uint64_t flushes = 0;         // successful commits
   std::uint64_t failed_flushes = 0;
