@@ -1,0 +1,81 @@
+// Errors in the trace library are values, never exceptions: the collector links this library
+// into a preloaded shared object that must not throw into the traced program, so every
+// function that can fail returns a Status (or a Result<T>) and is noexcept where the
+// collector calls it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+
+namespace syncopate::trace {
+
+enum class StatusCode : std::uint8_t {
+  Ok = 0,
+  InvalidArgument = 1,    // the caller passed something the API does not accept
+  NotFound = 2,           // a file or directory that should exist does not
+  AlreadyExists = 3,      // a file that must not be overwritten exists (rank-<R>.sqlite)
+  PermissionDenied = 4,   // the directory or file cannot be written / read
+  DiskFull = 5,           // SQLITE_FULL: the disk (or the store's size limit) is full
+  IoError = 6,            // any other I/O failure reported by the OS or SQLite
+  NotAStore = 7,          // the file is not a SQLite database, or not a Syncopate store
+  Corrupt = 8,            // a Syncopate store whose content is damaged or truncated
+  UnsupportedVersion = 9, // a store of a schema major version this build does not read
+  OutOfMemory = 10,
+  Internal = 11,          // a bug: an invariant of this library did not hold
+};
+
+std::string_view toString(StatusCode code) noexcept;
+
+// A code and one sentence saying what went wrong and, where it helps, what to do.
+class [[nodiscard]] Status {
+ public:
+  Status() noexcept = default;
+  Status(StatusCode code, std::string message) noexcept : code_(code), message_(std::move(message)) {}
+
+  bool ok() const noexcept { return code_ == StatusCode::Ok; }
+  StatusCode code() const noexcept { return code_; }
+  const std::string& message() const noexcept { return message_; }
+
+ private:
+  StatusCode code_ = StatusCode::Ok;
+  std::string message_;
+};
+
+// Either a value or the Status that says why there is none (std::expected is C++23).
+template <class T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) noexcept(std::is_nothrow_move_constructible_v<T>) : state_(std::move(value)) {}
+  Result(Status status) noexcept : state_(std::move(status)) {}
+
+  bool ok() const noexcept { return state_.index() == 0; }
+  explicit operator bool() const noexcept { return ok(); }
+
+  // The failure; an ok Status when there is a value.
+  Status status() const {
+    if (ok()) return Status{};
+    return std::get<1>(state_);
+  }
+  const std::string& message() const noexcept {
+    static const std::string empty;
+    return ok() ? empty : std::get<1>(state_).message();
+  }
+  StatusCode code() const noexcept { return ok() ? StatusCode::Ok : std::get<1>(state_).code(); }
+
+  // Precondition: ok().
+  T& value() & noexcept { return *std::get_if<0>(&state_); }
+  const T& value() const& noexcept { return *std::get_if<0>(&state_); }
+  T&& value() && noexcept { return std::move(*std::get_if<0>(&state_)); }
+  T* operator->() noexcept { return std::get_if<0>(&state_); }
+  const T* operator->() const noexcept { return std::get_if<0>(&state_); }
+  T& operator*() & noexcept { return value(); }
+  const T& operator*() const& noexcept { return value(); }
+
+ private:
+  std::variant<T, Status> state_;
+};
+
+}  // namespace syncopate::trace
