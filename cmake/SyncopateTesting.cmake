@@ -37,3 +37,21 @@ function(syncopate_add_mpi_test)
   set_tests_properties(${arg_NAME} PROPERTIES
     ENVIRONMENT "${SYNCOPATE_TEST_ENV}" TIMEOUT ${arg_TIMEOUT} LABELS "mpi;${arg_LABELS}")
 endfunction()
+
+# syncopate_add_qtest(target SOURCES ... LIBS ... [LABELS ...] [TIMEOUT s])
+# Builds a QtTest executable (one test class, QTEST_MAIN) and runs it on Qt's offscreen
+# platform, so GUI tests need no display.
+function(syncopate_add_qtest target)
+  cmake_parse_arguments(arg "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  if(NOT arg_TIMEOUT)
+    set(arg_TIMEOUT 120)
+  endif()
+  add_executable(${target} ${arg_SOURCES})
+  set_target_properties(${target} PROPERTIES AUTOMOC ON)
+  target_link_libraries(${target} PRIVATE Qt6::Test ${arg_LIBS})
+  syncopate_target_warnings(${target})
+  add_test(NAME ${target} COMMAND ${target})
+  set_tests_properties(${target} PROPERTIES
+    ENVIRONMENT "QT_QPA_PLATFORM=offscreen;SYNCOPATE_SOURCE_DIR=${PROJECT_SOURCE_DIR};SYNCOPATE_BUILD_DIR=${PROJECT_BINARY_DIR}"
+    LABELS "gui;${arg_LABELS}" TIMEOUT ${arg_TIMEOUT})
+endfunction()

@@ -1,0 +1,70 @@
+// syncopate gui DIR [DIR2] [--screenshot out.png] [--iteration N] [--size WxH]
+#include <QApplication>
+
+#include <cstdlib>
+#include <memory>
+#include <regex>
+
+#include "command_support.hpp"
+#include "commands.hpp"
+#include "syncopate/gui/widgets/gui_app.hpp"
+
+namespace syncopate::cli {
+
+namespace {
+
+struct GuiArgs {
+  std::vector<std::string> runs;
+  std::string screenshot;
+  std::optional<std::int64_t> iteration;
+  std::string size = "1600x1000";
+};
+
+void run(const GuiArgs& args) {
+  gui::GuiOptions options;
+  for (const auto& r : args.runs) options.runs.emplace_back(r);
+  if (!args.screenshot.empty()) options.screenshot = args.screenshot;
+  options.iteration = args.iteration;
+  std::smatch m;
+  if (!std::regex_match(args.size, m, std::regex(R"((\d{2,5})x(\d{2,5}))")))
+    fail("gui", "--size takes WIDTHxHEIGHT in pixels, e.g. 1600x1000; got '" + args.size + "'.");
+  options.width = std::stoi(m[1]);
+  options.height = std::stoi(m[2]);
+
+  // Headless rendering needs no display; a window does.
+  if (options.screenshot && std::getenv("QT_QPA_PLATFORM") == nullptr) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  if (!options.screenshot && std::getenv("QT_QPA_PLATFORM") == nullptr && std::getenv("DISPLAY") == nullptr &&
+      std::getenv("WAYLAND_DISPLAY") == nullptr) {
+    fail("gui", "there is no display to open a window on: set DISPLAY (or WAYLAND_DISPLAY), or render without one "
+                "with --screenshot FILE.png.");
+  }
+  int argc = 1;
+  char name[] = "syncopate";
+  char* argv[] = {name, nullptr};
+  QApplication app(argc, argv);
+  if (options.screenshot) {
+    if (analyzer::Status s = gui::saveScreenshot(options); !s) fail("gui", s.error().message);
+    return;
+  }
+  if (const int code = gui::runInteractive(options); code != 0) std::exit(code);
+}
+
+}  // namespace
+
+void addGuiCommand(CLI::App& app) {
+  auto args = std::make_shared<GuiArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "gui", "Open a run in the timeline viewer (every rank's threads and streams, overlap and exposed "
+             "communication, collectives, the critical path, metrics and the tuner's recommendation); two runs "
+             "are shown one above the other, aligned on an iteration's start.");
+  sub->add_option("runs", args->runs, "run directory, and optionally a second one to compare with it")
+      ->required()
+      ->expected(1, 2);
+  sub->add_option("--screenshot", args->screenshot,
+                  "render the window to this PNG without a display (QT_QPA_PLATFORM=offscreen) and exit");
+  sub->add_option("--iteration", args->iteration, "show this iteration (and align the two runs on it)");
+  sub->add_option("--size", args->size, "window size for --screenshot, WIDTHxHEIGHT")->capture_default_str();
+  sub->callback([args] { run(*args); });
+}
+
+}  // namespace syncopate::cli

@@ -1,0 +1,61 @@
+// A run as the GUI holds it: the analyzer's model of the run directory, its iterations, the
+// activity sets behind the per-rank exposed-communication / idle strip, and its lanes with
+// their level-of-detail summaries. Built once on a loader worker, then shared read-only.
+// The analyzer's full Analysis comes later, separately (RunLoader::analysed), so that the
+// timeline can paint before metrics and critical paths are ready.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "syncopate/analyzer/analysis.hpp"
+#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/analyzer/intervals.hpp"
+#include "syncopate/analyzer/iterations.hpp"
+#include "syncopate/analyzer/metrics.hpp"
+#include "syncopate/analyzer/run_model.hpp"
+#include "syncopate/gui/model/lanes.hpp"
+
+namespace syncopate::gui {
+
+// An iteration across the ranks of a run: earliest GPU start to latest GPU end (aligned ns).
+struct IterationSpan {
+  std::int64_t number = 0;
+  std::int64_t start = 0, end = 0;
+};
+
+struct LoadedRun {
+  std::filesystem::path dir;  // empty for runs built in memory
+  std::string label;          // how the timeline names the run
+  analyzer::RunModel model;
+  analyzer::Iterations iterations;
+  std::vector<IterationSpan> iteration_spans;    // by number
+  std::vector<analyzer::RankActivity> activity;  // index: rank row
+  std::vector<analyzer::IntervalSet> exposed;    // communication not overlapped by compute, per rank row
+  RunLanes lanes;
+
+  const IterationSpan* iteration(std::int64_t number) const;
+};
+
+// Progress of a long step: `done` of `total` units of the stage named `stage`.
+using ProgressFn = std::function<void(std::string_view stage, std::size_t done, std::size_t total)>;
+
+// Everything LoadedRun holds beyond the model: iterations, activity, lanes and their LOD.
+// `run` is the run's position in the view (0, or 1 for the second run of a comparison).
+analyzer::Expected<std::shared_ptr<LoadedRun>> prepareRun(analyzer::RunModel model, std::uint32_t run,
+                                                          std::string label, const ProgressFn& progress = {});
+
+// Loads a run directory with the analyzer's loader, then prepareRun. Fails with the
+// analyzer's sentence (missing directory, no store, a corrupt or unknown-version store).
+analyzer::Expected<std::shared_ptr<LoadedRun>> loadRunDirectory(const std::filesystem::path& dir, std::uint32_t run,
+                                                                const ProgressFn& progress = {});
+
+// The analyzer's analysis of a prepared run (metrics, collectives, critical paths).
+analyzer::Expected<analyzer::Analysis> analyzeRun(const LoadedRun& run);
+
+}  // namespace syncopate::gui

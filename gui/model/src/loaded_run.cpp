@@ -1,0 +1,79 @@
+#include "syncopate/gui/model/loaded_run.hpp"
+
+#include <QtConcurrent/QtConcurrentMap>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+
+namespace syncopate::gui {
+
+const IterationSpan* LoadedRun::iteration(std::int64_t number) const {
+  auto it = std::lower_bound(iteration_spans.begin(), iteration_spans.end(), number,
+                             [](const IterationSpan& s, std::int64_t n) { return s.number < n; });
+  return it != iteration_spans.end() && it->number == number ? &*it : nullptr;
+}
+
+namespace {
+
+std::vector<IterationSpan> spansOf(const analyzer::Iterations& its) {
+  std::map<std::int64_t, IterationSpan> spans;
+  for (const auto& rank : its.per_rank) {
+    for (const auto& it : rank) {
+      auto [pos, added] = spans.try_emplace(it.number, IterationSpan{it.number, it.start, it.end});
+      if (!added) {
+        pos->second.start = std::min(pos->second.start, it.start);
+        pos->second.end = std::max(pos->second.end, it.end);
+      }
+    }
+  }
+  std::vector<IterationSpan> out;
+  for (const auto& [n, s] : spans) out.push_back(s);
+  return out;
+}
+
+}  // namespace
+
+analyzer::Expected<std::shared_ptr<LoadedRun>> prepareRun(analyzer::RunModel model, std::uint32_t run,
+                                                          std::string label, const ProgressFn& progress) {
+  auto out = std::make_shared<LoadedRun>();
+  out->label = std::move(label);
+  out->model = std::move(model);
+  const analyzer::RunModel& m = out->model;
+
+  if (progress) progress("Finding iterations", 0, 1);
+  auto iterations = analyzer::detectIterations(m);
+  if (!iterations) return iterations.error();
+  out->iterations = std::move(iterations).value();
+  out->iteration_spans = spansOf(out->iterations);
+
+  if (progress) progress("Measuring activity", 0, m.ranks.size());
+  out->activity.resize(m.ranks.size());
+  out->exposed.resize(m.ranks.size());
+  for (Index r = 0; r < m.ranks.size(); ++r) {
+    out->activity[r] = analyzer::rankActivity(m, r);
+    out->exposed[r] = out->activity[r].communication.subtract(out->activity[r].overlapped);
+    if (progress) progress("Measuring activity", r + 1, m.ranks.size());
+  }
+
+  if (progress) progress("Laying out lanes", 0, 1);
+  out->lanes = buildLanes(m, run, out->label);
+
+  // Summaries of every lane, on the pool's threads (this function already runs off the UI thread).
+  std::vector<Lane>& lanes = out->lanes.lanes;
+  std::atomic<std::size_t> done{0};
+  const std::size_t total = lanes.size();
+  if (progress) progress("Summarising lanes", 0, total);
+  QtConcurrent::blockingMap(lanes, [&](Lane& lane) {
+    buildLod(lane);
+    ++done;
+  });
+  if (progress) progress("Summarising lanes", done.load(), total);
+  return out;
+}
+
+analyzer::Expected<analyzer::Analysis> analyzeRun(const LoadedRun& run) {
+  return analyzer::analyze(run.model);
+}
+
+}  // namespace syncopate::gui

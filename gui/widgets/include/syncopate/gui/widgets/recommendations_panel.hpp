@@ -1,0 +1,27 @@
+// The tuner's recommendation for the run: the plan's knobs and why, its predicted iteration
+// time and speedup against the measured baseline and the ideal bound, and — when the tuned
+// run is open too — predicted versus measured.
+#pragma once
+
+#include <QTextBrowser>
+
+#include "syncopate/analyzer/analysis.hpp"
+#include "syncopate/gui/model/plan_summary.hpp"
+
+namespace syncopate::gui {
+
+class RecommendationsPanel : public QTextBrowser {
+  Q_OBJECT
+ public:
+  explicit RecommendationsPanel(QWidget* parent = nullptr);
+  // `plan` may be null (then `error` says why, or is empty when there is simply no plan yet);
+  // `baseline` is the analysis of the run the plan came from, `tuned` of the run that applied it.
+  void showPlan(const PlanSummary* plan, const QString& error, const analyzer::Analysis* baseline,
+                const analyzer::Analysis* tuned);
+  bool hasPlan() const { return has_plan_; }
+
+ private:
+  bool has_plan_ = false;
+};
+
+}  // namespace syncopate::gui

@@ -1,0 +1,268 @@
+#include "syncopate/gui/widgets/main_window.hpp"
+
+#include <QDockWidget>
+#include <QMessageBox>
+#include <QStatusBar>
+#include <QToolBar>
+
+#include <limits>
+
+#include "syncopate/gui/model/critical_path_overlay.hpp"
+
+namespace syncopate::gui {
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setWindowTitle(QStringLiteral("Syncopate"));
+  timeline_ = new TimelineWidget(&model_, this);
+  setCentralWidget(timeline_);
+
+  auto dock = [this](const QString& title, QWidget* w, Qt::DockWidgetArea area) {
+    auto* d = new QDockWidget(title, this);
+    d->setObjectName(title);
+    d->setWidget(w);
+    addDockWidget(area, d);
+    return d;
+  };
+  details_ = new DetailsPanel(&model_, this);
+  range_stats_ = new RangeStatsPanel(this);
+  metrics_ = new MetricsPanel(&model_, this);
+  recommendations_ = new RecommendationsPanel(this);
+  diagnostics_ = new QTextBrowser(this);
+  QDockWidget* details_dock = dock(QStringLiteral("Details"), details_, Qt::RightDockWidgetArea);
+  QDockWidget* range_dock = dock(QStringLiteral("Range statistics"), range_stats_, Qt::RightDockWidgetArea);
+  tabifyDockWidget(details_dock, range_dock);
+  details_dock->raise();
+  QDockWidget* metrics_dock = dock(QStringLiteral("Metrics"), metrics_, Qt::BottomDockWidgetArea);
+  QDockWidget* rec_dock = dock(QStringLiteral("Recommendations"), recommendations_, Qt::BottomDockWidgetArea);
+  QDockWidget* diag_dock = dock(QStringLiteral("Diagnostics"), diagnostics_, Qt::BottomDockWidgetArea);
+  tabifyDockWidget(metrics_dock, rec_dock);
+  tabifyDockWidget(rec_dock, diag_dock);
+  metrics_dock->raise();
+  resizeDocks({details_dock}, {380}, Qt::Horizontal);
+  resizeDocks({metrics_dock}, {230}, Qt::Vertical);
+
+  progress_ = new QProgressBar(this);
+  progress_->setMaximumWidth(260);
+  progress_->hide();
+  status_ = new QLabel(this);
+  statusBar()->addWidget(status_, 1);
+  statusBar()->addPermanentWidget(progress_);
+  buildToolbar();
+
+  connect(&loader_, &RunLoader::progress, this, [this](const QString& stage, qint64 done, qint64 total) {
+    progress_->show();
+    progress_->setFormat(stage + QStringLiteral(" %p%"));
+    progress_->setRange(0, total > 0 ? 1000 : 0);
+    if (total > 0) progress_->setValue(static_cast<int>(1000 * done / total));
+  });
+  connect(&loader_, &RunLoader::loaded, this, &MainWindow::onLoaded);
+  connect(&loader_, &RunLoader::analysed, this, &MainWindow::onAnalysed);
+  connect(&loader_, &RunLoader::failed, this, &MainWindow::onFailed);
+
+  connect(timeline_, &TimelineWidget::itemSelected, this, [this](const ItemRef& item) {
+    details_->showItem(item);
+    details_->parentWidget()->raise();
+  });
+  connect(timeline_, &TimelineWidget::blockSelected, details_, &DetailsPanel::showBlock);
+  connect(timeline_, &TimelineWidget::selectionCleared, this, [this] {
+    details_->showNothing();
+    range_stats_->showNothing();
+    range_worker_.cancel();
+  });
+  connect(timeline_, &TimelineWidget::rangeSelected, this, [this](qint64 start, qint64 end) {
+    range_stats_->showPending(start, end);
+    range_stats_->parentWidget()->raise();
+    range_worker_.request(model_.runsOnView(), start, end);
+  });
+  connect(&range_worker_, &RangeStatsWorker::ready, this, [this] { range_stats_->showStatistics(range_worker_.result()); });
+  connect(details_, &DetailsPanel::navigate, timeline_, &TimelineWidget::selectItem);
+  connect(metrics_, &MetricsPanel::jumpTo, this, [this](const JumpTarget& t) {
+    timeline_->fitRange(t.start, t.end);
+    const int group = model_.rankGroup(t.run, t.rank);
+    if (group >= 0) timeline_->scrollToRow(model_.rowOfGroup(static_cast<std::uint32_t>(group)));
+    shown_iteration_ = t.iteration;
+    iteration_box_->setValue(static_cast<int>(t.iteration));
+    updateCriticalPath();
+  });
+}
+
+void MainWindow::buildToolbar() {
+  QToolBar* bar = addToolBar(QStringLiteral("View"));
+  bar->setObjectName(QStringLiteral("View"));
+  QAction* fit = bar->addAction(QStringLiteral("Fit run"), timeline_, &TimelineWidget::fitAll);
+  fit->setShortcut(Qt::Key_Home);
+  bar->addSeparator();
+  bar->addWidget(new QLabel(QStringLiteral(" Iteration "), bar));
+  iteration_box_ = new QSpinBox(bar);
+  iteration_box_->setRange(0, 0);
+  iteration_box_->setEnabled(false);
+  bar->addWidget(iteration_box_);
+  QAction* go = bar->addAction(QStringLiteral("Go"), this, [this] { showIteration(iteration_box_->value()); });
+  go->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_G));
+  connect(iteration_box_, &QSpinBox::editingFinished, go, &QAction::trigger);
+  bar->addAction(QStringLiteral("Previous"), this, [this] {
+    if (shown_iteration_) showIteration(*shown_iteration_ - 1);
+  });
+  bar->addAction(QStringLiteral("Next"), this, [this] {
+    if (shown_iteration_) showIteration(*shown_iteration_ + 1);
+  });
+  bar->addSeparator();
+  critical_path_action_ = bar->addAction(QStringLiteral("Critical path"), this, [this] { updateCriticalPath(); });
+  critical_path_action_->setCheckable(true);
+  critical_path_action_->setChecked(true);
+  bar->addAction(QStringLiteral("Collapse ranks"), this, [this] {
+    model_.setAllRanksCollapsed(true);
+    timeline_->modelChanged();
+  });
+  bar->addAction(QStringLiteral("Expand ranks"), this, [this] {
+    model_.setAllRanksCollapsed(false);
+    timeline_->modelChanged();
+  });
+}
+
+void MainWindow::open(const std::vector<std::filesystem::path>& dirs, std::optional<std::int64_t> iteration) {
+  std::vector<RunSource> sources;
+  for (const auto& d : dirs) sources.push_back(directorySource(d));
+  openSources(std::move(sources), iteration);
+}
+
+void MainWindow::openSources(std::vector<RunSource> sources, std::optional<std::int64_t> iteration) {
+  requested_iteration_ = iteration;
+  finished_ = false;
+  last_error_.clear();
+  for (auto& [run, w] : plan_watchers_) w->deleteLater();
+  plan_watchers_.clear();
+  QStringList names;
+  for (const RunSource& s : sources) names << QString::fromStdString(s.label);
+  status_->setText(QStringLiteral("Loading %1 …").arg(names.join(QStringLiteral(" and "))));
+  setWindowTitle(QStringLiteral("Syncopate — %1").arg(names.join(QStringLiteral(" vs "))));
+  for (std::uint32_t run = 0; run < sources.size(); ++run) {
+    if (sources[run].dir.empty()) continue;
+    auto* w = new PlanWatcher(this);
+    connect(w, &PlanWatcher::changed, this, &MainWindow::updateRecommendations);
+    plan_watchers_.emplace_back(run, w);
+    w->watch(sources[run].dir);
+  }
+  loader_.load(std::move(sources));
+}
+
+void MainWindow::onLoaded(quint64) {
+  model_.setRuns(loader_.runs());
+  if (model_.runCount() > 1) model_.alignRunsOnIteration(requested_iteration_);
+  analyses_pending_ = model_.runCount();
+  timeline_->modelReset();
+
+  // The iteration box spans the iteration numbers of the runs.
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+  for (std::uint32_t r = 0; r < model_.runCount(); ++r) {
+    for (const IterationSpan& s : model_.run(r).iteration_spans) {
+      lo = std::min(lo, s.number);
+      hi = std::max(hi, s.number);
+    }
+  }
+  iteration_box_->setEnabled(lo <= hi);
+  if (lo <= hi) iteration_box_->setRange(static_cast<int>(lo), static_cast<int>(hi));
+
+  if (requested_iteration_ ? showIteration(*requested_iteration_) : (lo <= hi && showIteration(lo))) {
+    // showIteration fitted the view
+  } else {
+    timeline_->fitAll();
+  }
+  metrics_->refresh({});
+  updateDiagnostics();
+  updateRecommendations();
+  status_->setText(QStringLiteral("%1 ops on %2 lanes · analysing …")
+                       .arg([this] {
+                         std::size_t n = 0;
+                         for (std::uint32_t r = 0; r < model_.runCount(); ++r) n += model_.run(r).model.ops.size();
+                         return n;
+                       }())
+                       .arg(model_.laneCount()));
+  emit runsShown();
+}
+
+void MainWindow::onAnalysed(quint64, quint32 run) {
+  model_.setAnalysis(run, loader_.analysis(run));
+  QStringList errors;
+  for (std::uint32_t r = 0; r < model_.runCount(); ++r) {
+    if (!loader_.analysisError(r).isEmpty()) {
+      errors << QStringLiteral("%1: %2").arg(QString::fromStdString(model_.run(r).label), loader_.analysisError(r));
+    }
+  }
+  metrics_->refresh(errors.join(QLatin1Char('\n')));
+  timeline_->modelChanged();
+  updateCriticalPath();
+  updateRecommendations();
+  if (analyses_pending_ > 0 && --analyses_pending_ == 0) {
+    finished_ = true;
+    progress_->hide();
+    status_->setText(errors.isEmpty() ? QStringLiteral("Ready.") : errors.join(QStringLiteral("; ")));
+    emit finishedLoading();
+  }
+}
+
+void MainWindow::onFailed(quint64, const QString& message) {
+  last_error_ = message;
+  progress_->hide();
+  status_->setText(QStringLiteral("Could not open the run."));
+  auto* box = new QMessageBox(QMessageBox::Critical, QStringLiteral("Cannot open the run"), message, QMessageBox::Ok, this);
+  box->setObjectName(QStringLiteral("loadErrorDialog"));
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->open();
+  emit loadFailed(message);
+}
+
+bool MainWindow::showIteration(std::int64_t number) {
+  if (!timeline_->fitIteration(number)) return false;
+  shown_iteration_ = number;
+  if (iteration_box_->value() != number) iteration_box_->setValue(static_cast<int>(number));
+  updateCriticalPath();
+  return true;
+}
+
+void MainWindow::updateCriticalPath() {
+  std::vector<PathMark> marks;
+  if (critical_path_action_->isChecked() && shown_iteration_) {
+    for (std::uint32_t r = 0; r < model_.runCount(); ++r) {
+      auto run_marks = criticalPathMarks(model_, r, *shown_iteration_);
+      if (!run_marks) continue;
+      if (!marks.empty()) marks.push_back({});  // a mark on no lane: the runs' paths are not joined
+      marks.insert(marks.end(), run_marks->begin(), run_marks->end());
+    }
+  }
+  timeline_->setCriticalPath(std::move(marks));
+}
+
+void MainWindow::updateRecommendations() {
+  // The first run directory with a plan is the baseline; the other run (if any) applied it.
+  for (const auto& [run, w] : plan_watchers_) {
+    if (!w->plan() && w->error().empty()) continue;
+    const analyzer::Analysis* baseline = model_.analysis(run);
+    const analyzer::Analysis* tuned = model_.runCount() > 1 ? model_.analysis(run == 0 ? 1 : 0) : nullptr;
+    recommendations_->showPlan(w->plan() ? &*w->plan() : nullptr, QString::fromStdString(w->error()), baseline, tuned);
+    return;
+  }
+  recommendations_->showPlan(nullptr, {}, nullptr, nullptr);
+}
+
+void MainWindow::updateDiagnostics() {
+  QString out;
+  for (std::uint32_t r = 0; r < model_.runCount(); ++r) {
+    const LoadedRun& run = model_.run(r);
+    out += QStringLiteral("<h4>%1</h4><ul>").arg(QString::fromStdString(run.label).toHtmlEscaped());
+    out += QStringLiteral("<li>iterations: %1 (%2)</li>")
+               .arg(run.iteration_spans.size())
+               .arg(QString::fromUtf8(analyzer::toString(run.iterations.source).data()));
+    for (const std::string& note : run.iterations.notes) out += QStringLiteral("<li>%1</li>").arg(QString::fromStdString(note).toHtmlEscaped());
+    for (const auto& d : run.model.diagnostics) {
+      out += QStringLiteral("<li>[%1] %2: %3%4</li>")
+                 .arg(QString::fromUtf8(trace::toString(d.severity).data()), QString::fromStdString(d.source).toHtmlEscaped(),
+                      QString::fromStdString(d.message).toHtmlEscaped(),
+                      d.count > 1 ? QStringLiteral(" (×%1)").arg(d.count) : QString());
+    }
+    out += QStringLiteral("</ul>");
+  }
+  diagnostics_->setHtml(out);
+}
+
+}  // namespace syncopate::gui
