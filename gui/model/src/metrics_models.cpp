@@ -132,7 +132,7 @@ QVariant CompareTableModel::data(const QModelIndex& index, int role) const {
     case IterationB: return ms(r.b.window_ns, role);
     case Speedup: {
       const double s = r.b.window_ns > 0 ? static_cast<double>(r.a.window_ns) / static_cast<double>(r.b.window_ns) : 0;
-      return role == Qt::DisplayRole ? QVariant(QString::number(s, 'f', 3) + QLatin1String("×")) : QVariant(s);
+      return role == Qt::DisplayRole ? QVariant(QString::number(s, 'f', 3) + QStringLiteral("×")) : QVariant(s);
     }
     case ExposedA: return ms(r.a.exposed_communication_ns, role);
     case ExposedB: return ms(r.b.exposed_communication_ns, role);

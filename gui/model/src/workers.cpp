@@ -7,13 +7,6 @@
 
 namespace syncopate::gui {
 
-RunSource directorySource(const std::filesystem::path& dir) {
-  RunSource s;
-  s.dir = dir;
-  s.label = dir.filename().empty() ? dir.parent_path().filename().string() : dir.filename().string();
-  return s;  // `load` stays empty: the loader reads directories with loadRunDirectory
-}
-
 RunLoader::RunLoader(QObject* parent) : QObject(parent) {}
 
 RunLoader::~RunLoader() {
@@ -71,13 +64,10 @@ std::uint64_t RunLoader::load(std::vector<RunSource> sources) {
       if (!generation_.isCurrent(gen)) return;
       const RunSource& src = sources[i];
       analyzer::Expected<std::shared_ptr<LoadedRun>> run = analyzer::Error{};
-      if (src.load) {
-        auto model = src.load(report);
-        if (model) run = prepareRun(std::move(model).value(), i, src.label, report);
-        else run = model.error();
-      } else {
-        run = loadRunDirectory(src.dir, i, report);
-      }
+      auto model = src.load(report);
+      if (!generation_.isCurrent(gen)) return;
+      if (model) run = prepareRun(std::move(model).value(), i, src.label, report);
+      else run = model.error();
       if (!run) {
         deliver(gen, [this, gen, msg = QString::fromStdString(run.error().message)] { emit failed(gen, msg); });
         return;

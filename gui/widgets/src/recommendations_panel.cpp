@@ -44,7 +44,7 @@ void RecommendationsPanel::showPlan(const PlanSummary* plan, const QString& erro
   row(QStringLiteral("replayed baseline"), msText(plan->baseline_ms) +
                                               (plan->replay_error ? QStringLiteral(" (replay error %1 %)").arg(*plan->replay_error * 100, 0, 'f', 1) : QString()));
   row(QStringLiteral("predicted iteration"), msText(plan->predicted_ms));
-  row(QStringLiteral("predicted speedup"), plan->speedup ? QString::number(*plan->speedup, 'f', 3) + QLatin1String("×") : QStringLiteral("–"));
+  row(QStringLiteral("predicted speedup"), plan->speedup ? QString::number(*plan->speedup, 'f', 3) + QStringLiteral("×") : QStringLiteral("–"));
   row(QStringLiteral("ideal bound"), msText(plan->ideal_ms) + QStringLiteral(" (max of compute and communication)"));
   if (tuned) {
     if (auto check = checkPrediction(*plan, *tuned)) {
@@ -64,7 +64,7 @@ void RecommendationsPanel::showPlan(const PlanSummary* plan, const QString& erro
       out += QStringLiteral("<tr><td>%1%2</td><td>%3</td><td>%4</td></tr>")
                  .arg(esc(c.name), c.changes_training_math ? QStringLiteral(" <i>(changes the mathematics)</i>") : QString(),
                       msText(c.predicted_ms),
-                      c.speedup ? QString::number(*c.speedup, 'f', 3) + QLatin1String("×") : QStringLiteral("–"));
+                      c.speedup ? QString::number(*c.speedup, 'f', 3) + QStringLiteral("×") : QStringLiteral("–"));
     }
     out += QStringLiteral("</table>");
   }

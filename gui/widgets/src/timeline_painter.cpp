@@ -148,6 +148,28 @@ void paintRankStrip(QPainter& p, const TimelineModel& model, const TimeAxis& axi
   p.drawImage(QRectF(g.canvasLeft(), top, width, height), strip);
 }
 
+// Where iteration starts are drawn: at most one per `min_gap` pixels, so that thousands of
+// iterations zoomed out cost what fits on screen. Calls fn(x, number).
+template <class Fn>
+void forVisibleIterationStarts(const TimelineModel& model, const TimeAxis& axis, const TimelineGeometry& g,
+                               double min_gap, Fn&& fn) {
+  for (std::uint32_t r = 0; r < model.runCount(); ++r) {
+    const double offset = static_cast<double>(model.displayOffset(r));
+    const auto& spans = model.run(r).iteration_spans;
+    // Spans are by number, and so by start.
+    auto it = std::lower_bound(spans.begin(), spans.end(), axis.start() - offset,
+                               [](const IterationSpan& s, double t) { return static_cast<double>(s.start) < t; });
+    double last_x = -1e18;
+    for (; it != spans.end(); ++it) {
+      const double x = g.canvasLeft() + axis.toPixel(static_cast<double>(it->start) + offset);
+      if (x > g.size.width()) break;
+      if (x - last_x < min_gap) continue;
+      last_x = x;
+      fn(x, it->number);
+    }
+  }
+}
+
 void paintRuler(QPainter& p, const TimelineModel& model, const TimeAxis& axis, const TimelineGeometry& g) {
   p.fillRect(QRectF(0, 0, g.size.width(), g.ruler_height), palette::kLabelBackground);
   const std::int64_t origin = model.runCount() > 0 ? model.run(0).model.beginNs() + model.displayOffset(0) : 0;
@@ -163,13 +185,9 @@ void paintRuler(QPainter& p, const TimelineModel& model, const TimeAxis& axis, c
   }
   // Iteration numbers where their dashed lines meet the ruler.
   p.setPen(palette::kIteration);
-  for (std::uint32_t run = 0; run < model.runCount(); ++run) {
-    const double offset = static_cast<double>(model.displayOffset(run));
-    for (const IterationSpan& s : model.run(run).iteration_spans) {
-      const double x = g.canvasLeft() + axis.toPixel(static_cast<double>(s.start) + offset);
-      if (x >= g.canvasLeft() && x <= g.size.width()) p.drawText(QPointF(x + 3, g.ruler_height - 1), QStringLiteral("#%1").arg(s.number));
-    }
-  }
+  forVisibleIterationStarts(model, axis, g, 40, [&](double x, std::int64_t number) {
+    p.drawText(QPointF(x + 3, g.ruler_height - 1), QStringLiteral("#%1").arg(number));
+  });
   p.setPen(palette::kText);
   p.drawText(QRectF(6, 0, g.label_width - 12, g.ruler_height), Qt::AlignVCenter | Qt::AlignLeft,
              QStringLiteral("window ") + QString::fromStdString(formatDuration(static_cast<std::int64_t>(axis.span()))));
@@ -210,16 +228,12 @@ void paintLabels(QPainter& p, const TimelineModel& model, const TimelineGeometry
   p.drawLine(QPointF(g.label_width - 0.5, g.ruler_height), QPointF(g.label_width - 0.5, g.size.height()));
 }
 
-// Dashed lines at iteration starts (their labels are drawn by the ruler).
+// Dashed lines at iteration starts (their numbers are drawn by the ruler).
 void paintIterationStarts(QPainter& p, const TimelineModel& model, const TimeAxis& axis, const TimelineGeometry& g) {
   p.setPen(QPen(palette::kIteration, 1, Qt::DashLine));
-  for (std::uint32_t r = 0; r < model.runCount(); ++r) {
-    const double offset = static_cast<double>(model.displayOffset(r));
-    for (const IterationSpan& s : model.run(r).iteration_spans) {
-      const double x = g.canvasLeft() + axis.toPixel(static_cast<double>(s.start) + offset);
-      if (x >= g.canvasLeft() && x <= g.size.width()) p.drawLine(QPointF(x, g.ruler_height), QPointF(x, g.size.height()));
-    }
-  }
+  forVisibleIterationStarts(model, axis, g, 4, [&](double x, std::int64_t) {
+    p.drawLine(QPointF(x, g.ruler_height), QPointF(x, g.size.height()));
+  });
 }
 
 double rowCentre(const TimelineModel& model, const TimelineGeometry& g, std::uint32_t lane) {

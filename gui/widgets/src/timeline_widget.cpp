@@ -21,7 +21,7 @@ constexpr double kDragThreshold = 4;    // pixels before a press becomes a drag
 TimelineWidget::TimelineWidget(TimelineModel* model, QWidget* parent)
     : QWidget(parent), model_(model), vscroll_(new QScrollBar(Qt::Vertical, this)) {
   setFocusPolicy(Qt::StrongFocus);
-  setMouseTracking(false);
+  setMouseTracking(true);  // moves reach us during drags whatever the platform
   setMinimumSize(400, 200);
   setAttribute(Qt::WA_OpaquePaintEvent);
   connect(vscroll_, &QScrollBar::valueChanged, this, [this](int v) {
@@ -178,14 +178,14 @@ void TimelineWidget::setCriticalPath(std::vector<PathMark> marks) {
   update();
 }
 
-void TimelineWidget::render(QPainter& p) {
+void TimelineWidget::paintTo(QPainter& p) {
   ensureAxisWidth();
   paintTimeline(p, *model_, axis_, geometry(), overlays_);
 }
 
 void TimelineWidget::paintEvent(QPaintEvent*) {
   QPainter p(this);
-  render(p);
+  paintTo(p);
 }
 
 void TimelineWidget::resizeEvent(QResizeEvent*) {
@@ -256,9 +256,8 @@ void TimelineWidget::mousePressEvent(QMouseEvent* event) {
   press_end_ = axis_.end();
   drag_ = Drag::Pending;
   const bool on_ruler = press_pos_.y() < TimelineGeometry::kRulerHeight;
-  if ((event->modifiers() & Qt::ShiftModifier) || on_ruler) {
-    range_anchor_ = axis_.toTime(canvasX(press_pos_.x()));
-  }
+  press_selects_range_ = (event->modifiers() & Qt::ShiftModifier) || on_ruler;
+  range_anchor_ = axis_.toTime(canvasX(press_pos_.x()));
 }
 
 void TimelineWidget::mouseMoveEvent(QMouseEvent* event) {
@@ -266,8 +265,7 @@ void TimelineWidget::mouseMoveEvent(QMouseEvent* event) {
   const QPointF d = event->position() - press_pos_;
   if (drag_ == Drag::Pending) {
     if (std::abs(d.x()) < kDragThreshold && std::abs(d.y()) < kDragThreshold) return;
-    const bool on_ruler = press_pos_.y() < TimelineGeometry::kRulerHeight;
-    drag_ = (event->modifiers() & Qt::ShiftModifier) || on_ruler ? Drag::Range : Drag::Pan;
+    drag_ = press_selects_range_ ? Drag::Range : Drag::Pan;
   }
   if (drag_ == Drag::Pan) {
     // The press's time stays under the cursor.

@@ -34,7 +34,7 @@ struct PlanSummary {
   std::string reason;
   bool changes_training_math = false;
   std::optional<double> baseline_ms, predicted_ms, speedup, ideal_ms, replay_error;
-  std::vector<std::pair<std::string, std::string>> knobs;  // name, value as text, in file order
+  std::vector<std::pair<std::string, std::string>> knobs;  // name, value as text, by name
   std::vector<PlanCandidate> candidates;                   // ranked, best first
 };
 

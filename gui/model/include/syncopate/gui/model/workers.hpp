@@ -40,6 +40,7 @@ struct RunSource {
   std::filesystem::path dir;  // empty for in-memory sources
   std::function<analyzer::Expected<analyzer::RunModel>(const ProgressFn&)> load;
 };
+// A run directory, read with the analyzer's loader (loaded_run.hpp).
 RunSource directorySource(const std::filesystem::path& dir);
 
 // Loads runs on a worker: each source's model, then prepareRun (lanes, LOD, activity), then

@@ -56,8 +56,8 @@ class TimelineWidget : public QWidget {
   // The critical path drawn over the timeline (empty: none).
   void setCriticalPath(std::vector<PathMark> marks);
 
-  // Renders exactly what paintEvent would into `target` (benchmarks, screenshots).
-  void render(QPainter& p);
+  // Paints exactly what paintEvent would, on any painter (benchmarks, screenshot tests).
+  void paintTo(QPainter& p);
 
  signals:
   void itemSelected(const syncopate::gui::ItemRef& item);
@@ -100,6 +100,7 @@ class TimelineWidget : public QWidget {
   double press_scroll_ = 0;
   double press_start_ = 0, press_end_ = 0;  // axis window at the press
   double range_anchor_ = 0;                 // display ns where a range drag started
+  bool press_selects_range_ = false;        // Shift held, or the press was on the ruler
 };
 
 }  // namespace syncopate::gui

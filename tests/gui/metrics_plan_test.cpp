@@ -1,0 +1,197 @@
+// The metrics table (rows per rank and iteration, numeric sorting, jump targets), the compare
+// table, the plan reader (a plan built here as the tuner documents it, and broken ones), the
+// prediction check and the plan watcher that shows a plan as soon as it is written.
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <fstream>
+
+#include "sample_runs.hpp"
+#include "syncopate/gui/model/metrics_models.hpp"
+#include "syncopate/gui/model/plan_summary.hpp"
+
+using namespace syncopate::gui;
+using namespace syncopate::gui::testing;
+
+namespace {
+
+void analyse(TimelineModel& m, std::uint32_t run) {
+  auto a = analyzeRun(m.run(run));
+  QVERIFY(a.ok());
+  m.setAnalysis(run, std::make_shared<const syncopate::analyzer::Analysis>(std::move(a).value()));
+}
+
+void write(const std::filesystem::path& file, const std::string& text) {
+  std::ofstream(file) << text;
+}
+
+const char* kPlan = R"({
+  "format": "syncopate-plan",
+  "version": 1,
+  "source_run": "runs/baseline",
+  "recommended": true,
+  "reason": "Gradient all-reduces are exposed for 40% of the step; overlapping them with backward hides most of it.",
+  "changes_training_math": false,
+  "predicted": {"baseline_iteration_ms": 0.19, "iteration_ms": 0.15, "speedup": 1.2667,
+                "ideal_iteration_ms": 0.14, "replay_error": 0.012},
+  "knobs": {"communication_stream": true, "bucket_bytes": 26214400, "priority": "first layers first"},
+  "candidates": [
+    {"name": "overlap, 25 MiB buckets", "predicted_iteration_ms": 0.15, "speedup": 1.2667},
+    {"name": "one-step delayed", "predicted_iteration_ms": 0.14, "speedup": 1.357, "changes_training_math": true}
+  ]
+})";
+
+}  // namespace
+
+class MetricsPlanTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void metricsRowsPerRankAndIteration() {
+    TimelineModel m;
+    m.setRuns({prepared(twoRankRun())});
+    MetricsTableModel table(&m);
+    table.refresh();
+    QCOMPARE(table.rowCount(), 0);  // nothing before the analysis
+    analyse(m, 0);
+    table.refresh();
+    QCOMPARE(table.rowCount(), 4);  // 2 ranks x 2 iterations
+    QCOMPARE(table.columnCount(), int{MetricsTableModel::ColumnCount});
+    // Iteration 1 of rank 1: window [5, 105) µs, communication 30 µs, all exposed.
+    int row = -1;
+    for (int r = 0; r < table.rowCount(); ++r) {
+      if (table.data(table.index(r, MetricsTableModel::Iteration), Qt::DisplayRole).toInt() == 1 &&
+          table.data(table.index(r, MetricsTableModel::Rank), Qt::DisplayRole).toInt() == 1)
+        row = r;
+    }
+    QVERIFY(row >= 0);
+    QCOMPARE(table.data(table.index(row, MetricsTableModel::IterationTime), Qt::DisplayRole).toString(), QString("0.100"));
+    QCOMPARE(table.data(table.index(row, MetricsTableModel::Exposed), MetricsTableModel::SortRole).toLongLong(), us(30));
+    QCOMPARE(table.data(table.index(row, MetricsTableModel::OverlapRatio), Qt::DisplayRole).toString(), QString("0.0 %"));
+    const JumpTarget t = table.target(row);
+    QCOMPARE(t.iteration, 1);
+    QCOMPARE(t.rank, syncopate::analyzer::Index{1});
+    QCOMPARE(t.start, us(5));
+    QCOMPARE(t.end, us(105));
+  }
+
+  void sortingIsNumeric() {
+    TimelineModel m;
+    m.setRuns({prepared(twoRankRun())});
+    analyse(m, 0);
+    MetricsTableModel table(&m);
+    table.refresh();
+    QSortFilterProxyModel proxy;
+    proxy.setSourceModel(&table);
+    proxy.setSortRole(MetricsTableModel::SortRole);
+    proxy.sort(MetricsTableModel::IterationTime, Qt::DescendingOrder);
+    qlonglong prev = std::numeric_limits<qlonglong>::max();
+    for (int r = 0; r < proxy.rowCount(); ++r) {
+      const qlonglong v = proxy.data(proxy.index(r, MetricsTableModel::IterationTime), MetricsTableModel::SortRole).toLongLong();
+      QVERIFY(v <= prev);
+      prev = v;
+    }
+    // The first iterations are the longest ([5, 105) µs on both ranks), then the second ones
+    // ([105, 190): both ranks' last all-reduce ends at 190 µs).
+    auto length = [&](int r) {
+      const JumpTarget t = table.target(proxy.mapToSource(proxy.index(r, 0)).row());
+      return t.end - t.start;
+    };
+    QCOMPARE(length(0), us(100));
+    QCOMPARE(length(1), us(100));
+    QCOMPARE(length(2), us(85));
+    QCOMPARE(length(3), us(85));
+  }
+
+  void compareTablePutsRunsSideBySide() {
+    TimelineModel m;
+    m.setRuns({prepared(twoRankRun(), 0, "A"), prepared(twoRankRun(5'000'000), 1, "B")});
+    CompareTableModel cmp(&m);
+    cmp.refresh();
+    QCOMPARE(cmp.rowCount(), 0);
+    analyse(m, 0);
+    analyse(m, 1);
+    cmp.refresh();
+    QCOMPARE(cmp.rowCount(), 3);  // all ranks, rank 0, rank 1
+    QCOMPARE(cmp.data(cmp.index(0, CompareTableModel::Rank), Qt::DisplayRole).toString(), QString("all"));
+    QCOMPARE(cmp.data(cmp.index(1, CompareTableModel::IterationA), CompareTableModel::SortRole),
+             cmp.data(cmp.index(1, CompareTableModel::IterationB), CompareTableModel::SortRole));
+    QCOMPARE(cmp.data(cmp.index(0, CompareTableModel::Speedup), Qt::DisplayRole).toString(), QString("1.000×"));
+    MetricsTableModel table(&m);
+    table.refresh();
+    QCOMPARE(table.rowCount(), 8);
+    QCOMPARE(table.data(table.index(7, MetricsTableModel::Run), Qt::DisplayRole).toString(), QString("B"));
+  }
+
+  void readsADocumentedPlan() {
+    QTemporaryDir dir;
+    const std::filesystem::path file = std::filesystem::path(dir.path().toStdString()) / kPlanFileName;
+    write(file, kPlan);
+    auto plan = readPlan(file);
+    QVERIFY2(plan.ok(), plan.ok() ? "" : plan.error().message.c_str());
+    QCOMPARE(plan->version, 1);
+    QVERIFY(plan->recommended);
+    QVERIFY(!plan->changes_training_math);
+    QCOMPARE(*plan->predicted_ms, 0.15);
+    QCOMPARE(*plan->ideal_ms, 0.14);
+    QCOMPARE(*plan->replay_error, 0.012);
+    QCOMPARE(plan->source_run, std::string("runs/baseline"));
+    QCOMPARE(plan->knobs.size(), std::size_t{3});
+    QCOMPARE(plan->knobs[0], (std::pair<std::string, std::string>("bucket_bytes", "26214400")));
+    QCOMPARE(plan->knobs[1], (std::pair<std::string, std::string>("communication_stream", "yes")));
+    QCOMPARE(plan->candidates.size(), std::size_t{2});
+    QVERIFY(plan->candidates[1].changes_training_math);
+
+    // Predicted versus measured against the analysis of a run that applied it.
+    TimelineModel m;
+    m.setRuns({prepared(twoRankRun())});
+    analyse(m, 0);
+    auto check = checkPrediction(*plan, *m.analysis(0));
+    QVERIFY(check.has_value());
+    const double measured = static_cast<double>(m.analysis(0)->aggregate.window_ns) / 1e6;
+    QCOMPARE(check->measured_ms, measured);
+    QVERIFY(std::abs(check->error - (measured - 0.15) / 0.15) < 1e-12);
+  }
+
+  void refusesBrokenPlans() {
+    QTemporaryDir dir;
+    const std::filesystem::path file = std::filesystem::path(dir.path().toStdString()) / kPlanFileName;
+    auto missing = readPlan(file);
+    QVERIFY(!missing.ok());
+    QVERIFY(missing.error().message.find("does not exist") != std::string::npos);
+    write(file, "{\"format\": \"syncopate-plan\", \"version\": ");
+    auto truncated = readPlan(file);
+    QVERIFY(!truncated.ok());
+    QVERIFY(truncated.error().message.find("not valid JSON") != std::string::npos);
+    write(file, R"({"version": 1})");
+    QVERIFY(readPlan(file).error().message.find("not a plan") != std::string::npos);
+    write(file, R"({"format": "syncopate-plan", "version": 7})");
+    auto newer = readPlan(file);
+    QVERIFY(!newer.ok());
+    QVERIFY(newer.error().message.find("version 7") != std::string::npos);
+  }
+
+  void watcherShowsAPlanAsSoonAsItIsWritten() {
+    QTemporaryDir dir;
+    const std::filesystem::path run_dir(dir.path().toStdString());
+    PlanWatcher watcher;
+    QSignalSpy spy(&watcher, &PlanWatcher::changed);
+    watcher.watch(run_dir);
+    QCOMPARE(spy.count(), 1);
+    QVERIFY(!watcher.plan().has_value());
+    QVERIFY(watcher.error().empty());
+    // The tuner writes plan.json (atomically, as a rename over a temporary file).
+    write(run_dir / "plan.json.tmp", kPlan);
+    std::filesystem::rename(run_dir / "plan.json.tmp", run_dir / kPlanFileName);
+    QTRY_VERIFY_WITH_TIMEOUT(watcher.plan().has_value(), 5000);
+    QCOMPARE(*watcher.plan()->speedup, 1.2667);
+    // A broken rewrite shows its error rather than a stale plan.
+    write(run_dir / kPlanFileName, "not json");
+    QTRY_VERIFY_WITH_TIMEOUT(!watcher.error().empty(), 5000);
+    QVERIFY(!watcher.plan().has_value());
+  }
+};
+
+QTEST_GUILESS_MAIN(MetricsPlanTest)
+#include "metrics_plan_test.moc"
