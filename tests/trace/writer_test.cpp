@@ -116,6 +116,9 @@ TEST_F(WriterTest, CountersAndDiagnostics) {
   ASSERT_TRUE(w.addDiagnostic(Severity::Warning, "collector", "CUPTI was busy; using CUDA events", 50).ok());
   ASSERT_TRUE(w.addDiagnostic(Severity::Warning, "collector", "CUPTI was busy; using CUDA events", 40).ok());
   ASSERT_TRUE(w.addDiagnostic(Severity::Info, "collector", "armed").ok());
+  ASSERT_TRUE(w.countDiagnostic(Severity::Info, "import", "flow events not stored", 1234).ok());
+  ASSERT_TRUE(w.countDiagnostic(Severity::Info, "import", "flow events not stored", 6, 7).ok());
+  EXPECT_EQ(w.countDiagnostic(Severity::Info, "import", "x", -1).code(), StatusCode::InvalidArgument);
   ASSERT_TRUE(w.setMeta("backend", "events").ok());
   ASSERT_TRUE(w.close().ok());
 
@@ -124,9 +127,10 @@ TEST_F(WriterTest, CountersAndDiagnostics) {
   EXPECT_EQ(counters(*reader),
             (std::map<std::string, std::int64_t>{{"attach_cycles", 5}, {"records_dropped.thread-7", 9}}));
   const auto d = diagnostics(*reader);
-  ASSERT_EQ(d.size(), 2u);
+  ASSERT_EQ(d.size(), 3u);
   EXPECT_EQ(d[0], (DiagnosticRow{1, Severity::Warning, "collector", "CUPTI was busy; using CUDA events", 2, 40}));
   EXPECT_EQ(d[1], (DiagnosticRow{2, Severity::Info, "collector", "armed", 1, std::nullopt}));
+  EXPECT_EQ(d[2], (DiagnosticRow{3, Severity::Info, "import", "flow events not stored", 1240, 7}));
   EXPECT_EQ(reader->metaValue("backend"), "events");
 }
 
