@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "syncopate/trace/catalog.hpp"
+#include "syncopate/trace/reader.hpp"
 #include "syncopate/trace/spsc_ring.hpp"
 #include "syncopate/trace/writer.hpp"
 #include "workload.hpp"
@@ -100,6 +101,41 @@ void BM_WriterAppendFlush(benchmark::State& state) {
   std::filesystem::remove_all(dir);
 }
 BENCHMARK(BM_WriterAppendFlush)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The analyzer's load path: every op of a store of `range(0)` records of the mix, scanned
+// through the row callback (the store is written once, outside the timing).
+void BM_ReaderScan(benchmark::State& state) {
+  const std::filesystem::path dir = freshDirectory();
+  Catalog catalog;
+  Workload workload(catalog);
+  {
+    auto writer = StoreWriter::createFile(dir / "scan.sqlite", {"bench", 1, 0, "synthetic"}, catalog);
+    std::vector<Record> batch;
+    for (std::int64_t written = 0; writer.ok() && written < state.range(0); written += 100'000) {
+      workload.next(batch, 100'000);
+      (void)(*writer)->append(catalog.registerThread({1, kNoString}), batch);
+    }
+    if (!writer.ok() || !(*writer)->close().ok()) {
+      state.SkipWithError("cannot write the store to scan");
+      return;
+    }
+  }
+  auto reader = StoreReader::open(dir / "scan.sqlite");
+  if (!reader.ok()) {
+    state.SkipWithError(reader.message().c_str());
+    return;
+  }
+  std::int64_t rows = 0;
+  for (auto _ : state) {
+    std::int64_t sum = 0;
+    (void)reader->forEachOp([&](const OpRow& op) { sum += op.end_ns - op.start_ns; ++rows; });
+    (void)reader->forEachApiCall([&](const ApiCallRow& call) { sum += call.end_ns; ++rows; });
+    benchmark::DoNotOptimize(sum);
+  }
+  state.SetItemsProcessed(rows);
+  std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_ReaderScan)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace syncopate::trace::bench

@@ -423,8 +423,8 @@ struct StoreWriter::Impl {
         {"failed_flushes", stats.failed_flushes, "flushes failed; their batches are missing"},
         {"ops_bytes_clamped", converter.bytesClamped(), "memcpy/memset byte counts of 1 TiB or more were stored as 2^40-1"},
         {"unknown_references", converter.unknownReferences(),
-         "records named a stream, launch shape or communicator the catalog never had (collectives among them "
-         "were skipped)"},
+         "records named a thread, stream, launch shape or communicator the catalog never had (collectives among "
+         "them were skipped)"},
         {"frees_without_alloc", frees_without_alloc,
          "frees had no recorded allocation (allocated before recording started, or the allocation was dropped)"},
         {"negative_durations", negative_durations, "rows end before they start"},
