@@ -119,7 +119,7 @@ class TimelineWidgetTest : public QObject {
     const LodBlock& b = level->blocks[0];
     QCOMPARE(b.count, 100'000u);
     const double occupancy = static_cast<double>(b.busy_ns) / static_cast<double>(b.end - b.start);
-    QCOMPARE_ENUM(QColor(img.pixel(f.x(7'000'000), f.laneY(lane) + 6)), palette::mergedColor(VisualKind::Compute, occupancy));
+    QCOMPARE(QColor(img.pixel(f.x(7'000'000), f.laneY(lane) + 6)), palette::mergedColor(VisualKind::Compute, occupancy));
     // Clicking it selects the block, not an op.
     QSignalSpy blocks(&f.widget, &TimelineWidget::blockSelected);
     QTest::mouseClick(&f.widget, Qt::LeftButton, {}, QPoint(f.x(7'000'000), f.laneY(lane)));
@@ -129,7 +129,7 @@ class TimelineWidgetTest : public QObject {
     f.widget.fitRange(1'000'000, 1'003'000);
     QVERIFY(f.model.lodFor(lane, f.widget.axis().nsPerPixel()) == nullptr);
     const QImage in = f.image();
-    QCOMPARE_ENUM(QColor(in.pixel(f.x(1'000'050), f.laneY(lane))), palette::kindColor(VisualKind::Compute));
+    QCOMPARE(QColor(in.pixel(f.x(1'000'050), f.laneY(lane))), palette::kindColor(VisualKind::Compute));
     QVERIFY(isBackground(in.pixel(f.x(1'000'125), f.laneY(lane))));
   }
 

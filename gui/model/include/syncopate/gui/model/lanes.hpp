@@ -10,6 +10,8 @@
 // and the level-of-detail summaries never go back to the run model's tables.
 #pragma once
 
+#include <QMetaType>
+
 #include <cstdint>
 #include <span>
 #include <string>
@@ -92,3 +94,5 @@ void buildLod(Lane& lane);
 std::vector<std::uint32_t> stackItems(std::span<const std::int64_t> start, std::span<const std::int64_t> end);
 
 }  // namespace syncopate::gui
+
+Q_DECLARE_METATYPE(syncopate::gui::ItemRef)  // carried by the views' signals

@@ -76,3 +76,5 @@ class CompareTableModel : public QAbstractTableModel {
 };
 
 }  // namespace syncopate::gui
+
+Q_DECLARE_METATYPE(syncopate::gui::JumpTarget)  // carried by the views' signals

@@ -135,3 +135,5 @@ class TimelineModel {
 };
 
 }  // namespace syncopate::gui
+
+Q_DECLARE_METATYPE(syncopate::gui::Hit)  // carried by the views' signals

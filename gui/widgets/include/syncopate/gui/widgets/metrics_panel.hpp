@@ -35,5 +35,3 @@ class MetricsPanel : public QTabWidget {
 };
 
 }  // namespace syncopate::gui
-
-Q_DECLARE_METATYPE(syncopate::gui::JumpTarget)

@@ -104,6 +104,3 @@ class TimelineWidget : public QWidget {
 };
 
 }  // namespace syncopate::gui
-
-Q_DECLARE_METATYPE(syncopate::gui::ItemRef)
-Q_DECLARE_METATYPE(syncopate::gui::Hit)

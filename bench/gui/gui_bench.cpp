@@ -1,0 +1,153 @@
+// Whole-application benchmark of the GUI on a large run (docs/gui.md, "Figures"):
+//   time to first paint  from MainWindow::open() to the end of the first paint of the timeline
+//                        showing the run (store read, lanes, LOD summaries, paint);
+//   analysis ready       until the analyzer's metrics and critical paths are in;
+//   frame time           painting the timeline zoomed fully out, at one iteration and at 50 µs,
+//                        panning a pixel between frames (median and worst of --frames).
+// The run is written once through the trace writer into --dir and reused.
+//   QT_QPA_PLATFORM=offscreen build/bin/gui_bench [--ops 1000000] [--ranks 8] [--dir DIR] [--frames 40]
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QImage>
+#include <QPainter>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "synthetic_run.hpp"
+#include "syncopate/gui/widgets/main_window.hpp"
+
+using namespace syncopate;
+
+namespace {
+
+struct Args {
+  gui::bench::SyntheticRunOptions run;
+  std::filesystem::path dir;
+  int frames = 40;
+};
+
+bool parse(int argc, char** argv, Args& a) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    if (i + 1 >= argc) return false;
+    const char* v = argv[++i];
+    if (k == "--ops") a.run.ops = std::atoll(v);
+    else if (k == "--ranks") a.run.ranks = std::atoi(v);
+    else if (k == "--dir") a.dir = v;
+    else if (k == "--frames") a.frames = std::atoi(v);
+    else return false;
+  }
+  if (a.dir.empty()) a.dir = std::filesystem::temp_directory_path() / ("syncopate-gui-bench-" + std::to_string(a.run.ops));
+  return a.run.ops > 0 && a.run.ranks > 0 && a.frames > 0;
+}
+
+struct FrameTimes {
+  double median_ms = 0, worst_ms = 0;
+};
+
+FrameTimes paintFrames(gui::TimelineWidget& timeline, int frames) {
+  QImage image(timeline.size(), QImage::Format_ARGB32_Premultiplied);
+  std::vector<double> ms;
+  for (int i = 0; i < frames; ++i) {
+    timeline.axis().panPixels(i % 2 == 0 ? 1 : -1);
+    QElapsedTimer t;
+    t.start();
+    QPainter p(&image);
+    timeline.paintTo(p);
+    p.end();
+    ms.push_back(static_cast<double>(t.nsecsElapsed()) / 1e6);
+  }
+  std::sort(ms.begin(), ms.end());
+  return {ms[ms.size() / 2], ms.back()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  if (!parse(argc, argv, args)) {
+    std::fprintf(stderr, "usage: gui_bench [--ops N] [--ranks R] [--dir DIR] [--frames F]\n");
+    return 2;
+  }
+  if (std::getenv("QT_QPA_PLATFORM") == nullptr) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+
+  std::error_code ec;
+  if (!std::filesystem::exists(args.dir / "rank-0.sqlite", ec)) {
+    std::filesystem::create_directories(args.dir, ec);
+    QElapsedTimer t;
+    t.start();
+    gui::bench::SyntheticRunStats stats;
+    std::string error;
+    if (!gui::bench::writeSyntheticRun(args.dir, args.run, stats, error)) {
+      std::fprintf(stderr, "gui_bench: cannot write the synthetic run: %s\n", error.c_str());
+      return 1;
+    }
+    std::printf("wrote %lld ops, %lld API calls, %lld ranges (%lld iterations x %d ranks) to %s in %.1f s\n",
+                static_cast<long long>(stats.ops), static_cast<long long>(stats.api_calls),
+                static_cast<long long>(stats.ranges), static_cast<long long>(stats.iterations), args.run.ranks,
+                args.dir.c_str(), static_cast<double>(t.elapsed()) / 1000);
+  }
+
+  QApplication app(argc, argv);
+  gui::MainWindow window;
+  window.resize(1600, 1000);
+  window.show();
+  QApplication::processEvents();
+
+  QElapsedTimer clock;
+  double first_paint_ms = 0, analysed_ms = 0;
+  std::vector<std::pair<QString, double>> stages;
+  QObject::connect(&window.loader(), &gui::RunLoader::progress, [&](const QString& stage, qint64, qint64) {
+    if (stages.empty() || stages.back().first != stage) stages.emplace_back(stage, static_cast<double>(clock.nsecsElapsed()) / 1e6);
+  });
+  QEventLoop loop;
+  QObject::connect(&window, &gui::MainWindow::runsShown, [&] {
+    window.timeline()->repaint();  // the first paint, synchronously
+    first_paint_ms = static_cast<double>(clock.nsecsElapsed()) / 1e6;
+  });
+  QObject::connect(&window, &gui::MainWindow::finishedLoading, [&] {
+    analysed_ms = static_cast<double>(clock.nsecsElapsed()) / 1e6;
+    loop.quit();
+  });
+  QObject::connect(&window, &gui::MainWindow::loadFailed, [&](const QString& message) {
+    std::fprintf(stderr, "gui_bench: %s\n", message.toUtf8().constData());
+    loop.exit(1);
+  });
+  clock.start();
+  window.open({args.dir});
+  if (loop.exec() != 0) return 1;
+
+  std::size_t ops = 0;
+  for (std::uint32_t r = 0; r < window.model().runCount(); ++r) ops += window.model().run(r).model.ops.size();
+  std::printf("run: %zu ops on %zu lanes, %zu ranks\n", ops, window.model().laneCount(),
+              window.model().run(0).model.ranks.size());
+  std::printf("loader stages (ms from open): ");
+  for (const auto& [stage, at] : stages) std::printf("%s %.0f; ", stage.toUtf8().constData(), at);
+  std::printf("\n");
+  std::printf("time to first paint: %.0f ms\n", first_paint_ms);
+  std::printf("analysis ready:      %.0f ms\n", analysed_ms);
+
+  gui::TimelineWidget& timeline = *window.timeline();
+  std::printf("timeline: %d x %d px\n", timeline.width(), timeline.height());
+  timeline.fitAll();
+  const FrameTimes out = paintFrames(timeline, args.frames);
+  const auto& spans = window.model().run(0).iteration_spans;
+  const auto& mid_span = spans[spans.size() / 2];
+  timeline.fitRange(mid_span.start, mid_span.end);
+  const FrameTimes mid = paintFrames(timeline, args.frames);
+  const std::int64_t centre = (mid_span.start + mid_span.end) / 2;
+  timeline.fitRange(centre - 25'000, centre + 25'000);
+  const FrameTimes in = paintFrames(timeline, args.frames);
+  std::printf("frame, zoomed out (%.2f s):   median %.2f ms, worst %.2f ms\n",
+              static_cast<double>(window.model().endNs() - window.model().beginNs()) / 1e9, out.median_ms, out.worst_ms);
+  std::printf("frame, one iteration (%.1f ms): median %.2f ms, worst %.2f ms\n",
+              static_cast<double>(mid_span.end - mid_span.start) / 1e6, mid.median_ms, mid.worst_ms);
+  std::printf("frame, 50 µs:                 median %.2f ms, worst %.2f ms\n", in.median_ms, in.worst_ms);
+  return 0;
+}

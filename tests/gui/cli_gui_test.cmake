@@ -1,0 +1,34 @@
+# `syncopate gui` end to end: a headless screenshot of a written run exits 0 and writes a PNG;
+# a missing or corrupt run exits non-zero with "syncopate gui: ..." on stderr, and no PNG.
+# cmake -DSYNCOPATE=... -DRUN=... -DWORK=... -P cli_gui_test.cmake
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK}/garbage)
+file(WRITE ${WORK}/garbage/rank-0.sqlite "not a database")
+
+function(expect_failure name)
+  execute_process(COMMAND ${SYNCOPATE} gui ${ARGN} --screenshot ${WORK}/${name}.png
+                  RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_QUIET)
+  if(rc EQUAL 0)
+    message(FATAL_ERROR "syncopate gui ${ARGN}: exit code 0, expected a failure")
+  endif()
+  if(NOT err MATCHES "^syncopate gui: ")
+    message(FATAL_ERROR "syncopate gui ${ARGN}: stderr does not start with 'syncopate gui: ': ${err}")
+  endif()
+  if(EXISTS ${WORK}/${name}.png)
+    message(FATAL_ERROR "syncopate gui ${ARGN}: wrote a screenshot despite failing")
+  endif()
+endfunction()
+
+expect_failure(missing ${WORK}/no-such-run)
+expect_failure(garbage ${WORK}/garbage)
+expect_failure(iteration ${RUN} --iteration 99)
+
+execute_process(COMMAND ${SYNCOPATE} gui ${RUN} --screenshot ${WORK}/good.png --size 1000x700 --iteration 2
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "syncopate gui on a good run failed (${rc}): ${err}")
+endif()
+file(READ ${WORK}/good.png magic LIMIT 8 HEX)
+if(NOT magic STREQUAL "89504e470d0a1a0a")
+  message(FATAL_ERROR "the screenshot is not a PNG (starts with ${magic})")
+endif()

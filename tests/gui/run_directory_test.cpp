@@ -1,0 +1,145 @@
+// Opening run directories written by the trace writer: the loader, the window and the headless
+// screenshot on a good run (a structural check of the PNG: lanes present, colours where ops
+// are), and on missing or corrupt runs: a clear error, a dialog, never a crash.
+#include <QMessageBox>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "enum_compare.hpp"
+#include "syncopate/gui/widgets/gui_app.hpp"
+#include "syncopate/gui/widgets/main_window.hpp"
+#include "syncopate/gui/widgets/palette.hpp"
+#include "written_run.hpp"
+
+using namespace syncopate::gui;
+using namespace syncopate::gui::testing;
+
+namespace {
+
+std::filesystem::path path(const QTemporaryDir& d, const char* sub = "") {
+  return std::filesystem::path(d.path().toStdString()) / sub;
+}
+
+}  // namespace
+
+class RunDirectoryTest : public QObject {
+  Q_OBJECT
+ private slots:
+  void loadsAWrittenRun() {
+    QTemporaryDir tmp;
+    const auto dir = path(tmp, "run");
+    QCOMPARE(writeTwoRankRun(dir), std::string());
+    auto run = loadRunDirectory(dir, 0);
+    QVERIFY2(run.ok(), run.ok() ? "" : run.error().message.c_str());
+    const LoadedRun& r = **run;
+    QCOMPARE(r.label, std::string("run"));
+    QCOMPARE(r.model.ranks.size(), std::size_t{2});
+    QCOMPARE(r.model.ops.size(), std::size_t{8});
+    QCOMPARE(r.iteration_spans.size(), std::size_t{2});
+    // Per rank: host thread, two NVTX lanes (nested "forward"), compute and NCCL streams.
+    QCOMPARE(r.lanes.lanes.size(), std::size_t{10});
+    QCOMPARE(r.lanes.groups[1].label, std::string("node-a"));
+    QCOMPARE(r.lanes.groups[3].label, std::string("node-b"));
+    QCOMPARE(r.model.matches.size(), std::size_t{2});  // both all-reduces matched across the ranks
+  }
+
+  void missingAndCorruptRunsAreErrors() {
+    QTemporaryDir tmp;
+    auto missing = loadRunDirectory(path(tmp, "nothing-here"), 0);
+    QVERIFY(!missing.ok());
+    QVERIFY(missing.error().message.find("nothing-here") != std::string::npos);
+    writeGarbageStore(path(tmp, "garbage"));
+    auto garbage = loadRunDirectory(path(tmp, "garbage"), 0);
+    QVERIFY(!garbage.ok());
+    QVERIFY(garbage.error().message.find("rank-0.sqlite") != std::string::npos);
+    std::filesystem::create_directories(path(tmp, "empty"));
+    QVERIFY(!loadRunDirectory(path(tmp, "empty"), 0).ok());
+  }
+
+  void windowShowsAnErrorDialogForACorruptRun() {
+    QTemporaryDir tmp;
+    writeGarbageStore(path(tmp, "garbage"));
+    MainWindow w;
+    w.show();
+    QSignalSpy failed(&w, &MainWindow::loadFailed);
+    w.open({path(tmp, "garbage")});
+    QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 10000);
+    auto* dialog = w.findChild<QMessageBox*>("loadErrorDialog");
+    QVERIFY(dialog && dialog->isVisible());
+    QVERIFY(dialog->text().contains("rank-0.sqlite"));
+  }
+
+  void screenshotOfAWrittenRunHasItsStructure() {
+    QTemporaryDir tmp;
+    const auto dir = path(tmp, "run");
+    QCOMPARE(writeTwoRankRun(dir), std::string());
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QSignalSpy done(&w, &MainWindow::finishedLoading);
+    w.open({dir}, 1);
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 10000);
+    QApplication::processEvents();
+    const QImage shot = w.grab().toImage();
+    TimelineWidget* tl = w.timeline();
+    const TimelineModel& m = w.model();
+    const TimelineGeometry g = tl->geometry();
+    int coloured = 0;
+    for (std::uint32_t l = 0; l < m.laneCount(); ++l) {
+      const Lane& lane = m.lane(l);
+      const int row = m.rowOfLane(l);
+      QVERIFY2(row >= 0, lane.label.c_str());  // every lane is laid out
+      const LayoutRow& r = m.rows()[static_cast<std::size_t>(row)];
+      const double y = g.rowTop(r) + r.height / 2;
+      if (y > g.size.height() || lane.kind != LaneKind::Stream) continue;
+      for (std::size_t i = 0; i < lane.size(); ++i) {
+        const double t = static_cast<double>(lane.start[i]) + 0.75 * static_cast<double>(lane.end[i] - lane.start[i]);
+        if (t < tl->axis().start() || t > tl->axis().end()) continue;
+        const QPoint at = tl->mapTo(&w, QPoint(static_cast<int>(g.canvasLeft() + tl->axis().toPixel(t)), static_cast<int>(y)));
+        const QColor c = shot.pixelColor(at);
+        // The critical path outlines some ops; everywhere else the op's own colour shows.
+        if (c == palette::kindColor(lane.visual[i])) ++coloured;
+        else QCOMPARE(c, palette::kCriticalPath);
+      }
+    }
+    QVERIFY(coloured >= 2);  // iteration 1: a gemm and an all-reduce on each rank
+  }
+
+  void headlessScreenshotSucceedsOrSaysWhy() {
+    QTemporaryDir tmp;
+    const auto dir = path(tmp, "run");
+    QCOMPARE(writeTwoRankRun(dir), std::string());
+    GuiOptions o;
+    o.runs = {dir};
+    o.screenshot = path(tmp, "shot.png");
+    o.width = 1200;
+    o.height = 800;
+    auto s = saveScreenshot(o);
+    QVERIFY2(s.ok(), s.ok() ? "" : s.error().message.c_str());
+    QImage png(QString::fromStdString(o.screenshot->string()));
+    QCOMPARE(png.size(), QSize(1200, 800));
+
+    o.iteration = 9;
+    auto no_iteration = saveScreenshot(o);
+    QVERIFY(!no_iteration.ok());
+    QVERIFY(no_iteration.error().message.find("no iteration 9 (it has 1 to 2)") != std::string::npos);
+    o.iteration.reset();
+
+    o.screenshot = path(tmp, "no-such-folder/shot.png");
+    auto unwritable = saveScreenshot(o);
+    QVERIFY(!unwritable.ok());
+    QVERIFY(unwritable.error().message.find("cannot write the screenshot") != std::string::npos);
+
+    o.screenshot = path(tmp, "shot2.png");
+    o.runs = {path(tmp, "missing")};
+    QVERIFY(!saveScreenshot(o).ok());
+    writeGarbageStore(path(tmp, "garbage"));
+    o.runs = {path(tmp, "garbage")};
+    QVERIFY(!saveScreenshot(o).ok());
+    QVERIFY(!std::filesystem::exists(path(tmp, "shot2.png")));
+  }
+};
+
+QTEST_MAIN(RunDirectoryTest)
+#include "run_directory_test.moc"
