@@ -90,6 +90,7 @@ void RunModelBuilder::addRange(const RangeRow& row) {
   t.domain.push_back(row.domain);
   t.name.push_back(row.name);
   t.depth.push_back(row.depth);
+  t.parent.push_back(kNone);
   t.store_id.push_back(row.store_id);
 }
 
@@ -138,20 +139,25 @@ std::vector<Index> bucketOrder(std::size_t n, std::size_t buckets, Bucket bucket
   return order;
 }
 
-// Nesting depth of ranges on each thread, for rows that did not come with one.
-void computeDepths(RangeTable& r) {
-  std::vector<std::int64_t> open_ends;
+// Nesting of ranges on each thread: the parent of each range, and the depth of those that did
+// not come with one.
+void computeNesting(RangeTable& r) {
+  std::vector<Index> open;  // ranges enclosing the current position, outermost first
   Index current_thread = kNone, current_rank = kNone;
+  r.parent.assign(r.size(), kNone);
   // Ranges are sorted by (rank, thread, start, end descending) when this runs.
   for (std::size_t i = 0; i < r.size(); ++i) {
     if (r.rank[i] != current_rank || r.thread[i] != current_thread) {
-      open_ends.clear();
+      open.clear();
       current_rank = r.rank[i];
       current_thread = r.thread[i];
     }
-    while (!open_ends.empty() && open_ends.back() <= r.start[i]) open_ends.pop_back();
-    if (r.depth[i] < 0) r.depth[i] = static_cast<std::int16_t>(std::min<std::size_t>(open_ends.size(), 32767));
-    open_ends.push_back(r.end[i]);
+    while (!open.empty() && r.end[open.back()] <= r.start[i]) open.pop_back();
+    // A range that outlives the innermost open one overlaps it rather than nesting in it.
+    while (!open.empty() && r.end[open.back()] < r.end[i]) open.pop_back();
+    if (r.depth[i] < 0) r.depth[i] = static_cast<std::int16_t>(std::min<std::size_t>(open.size(), 32767));
+    r.parent[i] = open.empty() ? kNone : open.back();
+    open.push_back(static_cast<Index>(i));
   }
 }
 
@@ -285,7 +291,7 @@ Expected<RunModel> RunModelBuilder::finish() && {
       },
       &range_first);
   permuteTable(m.ranges, range_order);
-  computeDepths(m.ranges);
+  computeNesting(m.ranges);
 
   // Per-rank ranges of rows.
   for (auto& r : m.ranks) r.first_stream = r.stream_count = r.first_thread = r.thread_count = 0;
