@@ -246,7 +246,7 @@ class KinetoStoreWriter {
     std::sort(nccl_ops_.begin(), nccl_ops_.end(),
               [](const auto& a, const auto& b) { return a.first->correlation < b.first->correlation; });
     std::unordered_map<std::uint64_t, std::uint64_t> next_seq;
-    std::int64_t without_details = 0;
+    std::int64_t without_details = 0, written = 0;
     for (const auto& [e, kernel] : nccl_ops_) {
       const bool has_args = e->coll_name != 0;
       if (!has_args && kernel.is_send_recv) {
@@ -279,12 +279,13 @@ class KinetoStoreWriter {
         if (dtype != trace::DataType::Unknown) row.bytes = row.count.value() * trace::dataTypeSize(dtype);
       }
       if (Status s = out_.collective(row); !s) return s;
+      ++written;
     }
     if (without_details > 0)
       out_.diagnostic(trace::Severity::Info,
                       "NCCL SendRecv kernels without collective arguments (peer unknown): kept as p2p ops, not matched across ranks",
                       without_details);
-    if (!nccl_ops_.empty() && std::none_of(nccl_ops_.begin(), nccl_ops_.end(), [](const auto& p) { return p.first->pg_name != 0; }))
+    if (written > 0 && std::none_of(nccl_ops_.begin(), nccl_ops_.end(), [](const auto& p) { return p.first->pg_name != 0; }))
       out_.diagnostic(trace::Severity::Info,
                       "the trace names no process groups: collectives were assumed to be on the default process group of all "
                       "ranks, numbered in launch order",

@@ -74,7 +74,8 @@ class Parser {
     if (auto err = parser.iterate(text.data(), text.size(), text.capacity()).get(doc)) return jsonError(err);
     od::object top;
     if (auto err = doc.get_object().get(top)) {
-      return Error{file_ + " is not a Chrome trace: its JSON is not an object (" + simdjson::error_message(err) + ")"};
+      if (err != simdjson::INCORRECT_TYPE) return jsonError(err);
+      return Error{file_ + " is not a Chrome trace: its JSON is not an object"};
     }
     bool saw_events = false;
     for (auto field : top) {
