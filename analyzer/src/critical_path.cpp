@@ -38,6 +38,7 @@ PathCategory categoryOf(OpClass c) {
 class PathIndex {
  public:
   explicit PathIndex(const RunModel& m) : m_(m) {
+    buildIssueOrder();
     for (Index h = 0; h < m.host_syncs.size(); ++h)
       if (m.host_syncs.api_call[h] != kNone) sync_of_call_.emplace(m.host_syncs.api_call[h], h);
     for (std::size_t i = 0; i < m.event_markers.size(); ++i) {
@@ -98,6 +99,11 @@ class PathIndex {
     return best;
   }
 
+  // The op issued to the same stream just before `op` (a stream runs its ops in the order they
+  // were issued), or kNone. This is the start order except for markers whose timestamps are
+  // those of their host call rather than of the GPU.
+  Index streamPredecessor(Index op) const { return issue_pred_[op]; }
+
   Index syncOfCall(Index call) const {
     auto it = sync_of_call_.find(call);
     return it == sync_of_call_.end() ? kNone : it->second;
@@ -142,7 +148,26 @@ class PathIndex {
     return kNone;
   }
 
+  void buildIssueOrder() {
+    issue_pred_.assign(m_.ops.size(), kNone);
+    std::vector<std::pair<std::int64_t, Index>> order;
+    for (const StreamInfo& st : m_.streams) {
+      const Index first = st.first_op, last = st.first_op + st.op_count;
+      bool in_order = true;
+      for (Index op = first + 1; op < last && in_order; ++op) in_order = issueTime(m_, op - 1) <= issueTime(m_, op);
+      if (in_order) {
+        for (Index op = first + 1; op < last; ++op) issue_pred_[op] = op - 1;
+        continue;
+      }
+      order.clear();
+      for (Index op = first; op < last; ++op) order.push_back({issueTime(m_, op), op});
+      std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (std::size_t i = 1; i < order.size(); ++i) issue_pred_[order[i].second] = order[i - 1].second;
+    }
+  }
+
   const RunModel& m_;
+  std::vector<Index> issue_pred_;
   std::unordered_map<Index, Index> sync_of_call_;
   std::map<std::pair<Index, std::int64_t>, std::vector<std::pair<std::int64_t, Index>>> records_;
   std::vector<StringId> blocking_names_;
@@ -259,9 +284,9 @@ class Walker {
           consider(m_.flows.src(e), m_.ops.end[m_.flows.src(e).index()], PathCategory::Idle, false);
     };
     // GPU-side predecessors first: on a tie the op waited for the GPU, not for the host.
-    if (op > 0 && m_.ops.stream[op - 1] == m_.ops.stream[op]) {
-      consider(NodeRef::op(op - 1), m_.ops.end[op - 1], PathCategory::Idle, false);
-      considerRecordsOf(op - 1);
+    if (const Index pred = index_.streamPredecessor(op); pred != kNone) {
+      consider(NodeRef::op(pred), m_.ops.end[pred], PathCategory::Idle, false);
+      considerRecordsOf(pred);
     }
     considerRecordsOf(op);
     if (const Index call = m_.ops.launch[op]; call != kNone)

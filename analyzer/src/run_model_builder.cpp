@@ -62,7 +62,7 @@ Index RunModelBuilder::addOp(const OpRow& row) {
   t.collective.push_back(kNone);
   t.launch.push_back(row.api_call);
   t.store_id.push_back(row.store_id);
-  op_event_.push_back(row.event_id);
+  if (row.event_id != kUnknown) op_events_.push_back({static_cast<Index>(t.size() - 1), row.event_id});
   return static_cast<Index>(t.size() - 1);
 }
 
@@ -103,7 +103,6 @@ void RunModelBuilder::reserveOps(std::size_t n) {
   auto& t = model_.ops;
   t.start.reserve(n), t.end.reserve(n), t.name.reserve(n), t.stream.reserve(n), t.kind.reserve(n);
   t.op_class.reserve(n), t.bytes.reserve(n), t.collective.reserve(n), t.launch.reserve(n), t.store_id.reserve(n);
-  op_event_.reserve(n);
 }
 
 void RunModelBuilder::reserveApiCalls(std::size_t n) {
@@ -270,7 +269,6 @@ Expected<RunModel> RunModelBuilder::finish() && {
       &op_first);
   const std::vector<Index> op_new = inverse(op_order);
   permuteTable(m.ops, op_order);
-  op_event_ = permuted(op_event_, op_order);
   for (std::size_t s = 0; s < m.streams.size(); ++s) {
     m.streams[s].first_op = op_first[s];
     m.streams[s].op_count = op_first[s + 1] - op_first[s];
@@ -319,11 +317,13 @@ Expected<RunModel> RunModelBuilder::finish() && {
   }
 
   // Event ids of markers, sorted by op.
-  for (std::size_t i = 0; i < m.ops.size(); ++i) {
-    if (op_event_[i] == kUnknown) continue;
-    m.event_markers.op.push_back(static_cast<Index>(i));
-    m.event_markers.event_id.push_back(op_event_[i]);
+  for (auto& [op, event] : op_events_) op = op_new[op];
+  std::sort(op_events_.begin(), op_events_.end());
+  for (const auto& [op, event] : op_events_) {
+    m.event_markers.op.push_back(op);
+    m.event_markers.event_id.push_back(event);
   }
+  op_events_.clear();
 
   // Collective details, sorted by op.
   std::sort(collectives_.begin(), collectives_.end(),
