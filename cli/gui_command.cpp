@@ -13,6 +13,17 @@ namespace syncopate::cli {
 
 namespace {
 
+// Two warnings every headless Qt run prints and that say nothing about the run: the offscreen
+// platform cannot resize native windows (dock widgets ask it to), and batch environments have
+// no XDG_RUNTIME_DIR. Everything else Qt says still reaches stderr.
+QtMessageHandler qt_default_handler = nullptr;
+void quietHeadlessQt(QtMsgType type, const QMessageLogContext& context, const QString& message) {
+  if (type == QtWarningMsg && (message.contains(QLatin1String("does not support propagateSizeHints")) ||
+                               message.startsWith(QLatin1String("QStandardPaths: XDG_RUNTIME_DIR not set"))))
+    return;
+  qt_default_handler(type, context, message);
+}
+
 struct GuiArgs {
   std::vector<std::string> runs;
   std::string screenshot;
@@ -38,6 +49,7 @@ void run(const GuiArgs& args) {
     fail("gui", "there is no display to open a window on: set DISPLAY (or WAYLAND_DISPLAY), or render without one "
                 "with --screenshot FILE.png.");
   }
+  if (options.screenshot) qt_default_handler = qInstallMessageHandler(quietHeadlessQt);
   int argc = 1;
   char name[] = "syncopate";
   char* argv[] = {name, nullptr};

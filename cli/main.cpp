@@ -11,6 +11,9 @@ int main(int argc, char** argv) {
   syncopate::cli::addAnalyzeCommand(app);
   syncopate::cli::addImportCommand(app);
   syncopate::cli::addExportCommand(app);
+#ifdef SYNCOPATE_WITH_GUI
+  syncopate::cli::addGuiCommand(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

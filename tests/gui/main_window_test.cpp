@@ -37,12 +37,12 @@ class MainWindowTest : public QObject {
     QCOMPARE(w.model().runCount(), std::size_t{1});
     QCOMPARE(w.metrics()->table().rowCount(), 4);
     // The first iteration is shown, with its critical path over the timeline.
-    QVERIFY(w.timeline()->axis().start() <= static_cast<double>(us(5)));
-    QVERIFY(w.timeline()->axis().end() >= static_cast<double>(us(105)));
+    QVERIFY(w.timeline()->axis().startNs() <= us(5));
+    QVERIFY(w.timeline()->axis().endNs() >= us(105));
     QVERIFY(w.timeline()->axis().span() < static_cast<double>(us(150)));
     QVERIFY(!w.timeline()->overlays().critical_path.empty());
     QVERIFY(w.showIteration(2));
-    QVERIFY(w.timeline()->axis().end() >= static_cast<double>(us(190)));
+    QVERIFY(w.timeline()->axis().endNs() >= us(190));
     QVERIFY(!w.showIteration(9));
     // A selected range gets its statistics from the worker.
     QSignalSpy stats(w.rangeStats(), &QTextEdit::textChanged);

@@ -42,6 +42,7 @@ class RunDirectoryTest : public QObject {
     QCOMPARE(r.lanes.groups[1].label, std::string("node-a"));
     QCOMPARE(r.lanes.groups[3].label, std::string("node-b"));
     QCOMPARE(r.model.matches.size(), std::size_t{2});  // both all-reduces matched across the ranks
+
   }
 
   void missingAndCorruptRunsAreErrors() {
@@ -94,8 +95,8 @@ class RunDirectoryTest : public QObject {
       const double y = g.rowTop(r) + r.height / 2;
       if (y > g.size.height() || lane.kind != LaneKind::Stream) continue;
       for (std::size_t i = 0; i < lane.size(); ++i) {
-        const double t = static_cast<double>(lane.start[i]) + 0.75 * static_cast<double>(lane.end[i] - lane.start[i]);
-        if (t < tl->axis().start() || t > tl->axis().end()) continue;
+        const std::int64_t t = lane.start[i] + (lane.end[i] - lane.start[i]) * 3 / 4;
+        if (t < tl->axis().startNs() || t > tl->axis().endNs()) continue;
         const QPoint at = tl->mapTo(&w, QPoint(static_cast<int>(g.canvasLeft() + tl->axis().toPixel(t)), static_cast<int>(y)));
         const QColor c = shot.pixelColor(at);
         // The critical path outlines some ops; everywhere else the op's own colour shows.
@@ -104,6 +105,21 @@ class RunDirectoryTest : public QObject {
       }
     }
     QVERIFY(coloured >= 2);  // iteration 1: a gemm and an all-reduce on each rank
+    // Rank 0's first all-reduce has no compute under it: its strip is solid red across it, even
+    // on realtime-clock timestamps where a double cannot tell neighbouring pixels apart.
+    const int strip_row = m.rowOfGroup(static_cast<std::uint32_t>(m.rankGroup(0, 0))) + 1;
+    const LayoutRow& strip = m.rows()[static_cast<std::size_t>(strip_row)];
+    QCOMPARE_ENUM(strip.kind, LayoutRow::Kind::RankStrip);
+    const Lane& nccl0 = m.lane(4);
+    QCOMPARE(nccl0.label, std::string("nccl · dev 0"));
+    const int y = static_cast<int>(g.rowTop(strip) + strip.height / 4);
+    const int x0 = static_cast<int>(g.canvasLeft() + tl->axis().toPixel(nccl0.start[0])) + 2;
+    const int x1 = static_cast<int>(g.canvasLeft() + tl->axis().toPixel(nccl0.end[0])) - 2;
+    QVERIFY(x1 - x0 > 50);
+    for (int x = x0; x < x1; ++x) {
+      const QColor c = shot.pixelColor(tl->mapTo(&w, QPoint(x, y)));
+      if (c != palette::kCriticalPath) QCOMPARE(c, palette::kExposed);
+    }
   }
 
   void headlessScreenshotSucceedsOrSaysWhy() {

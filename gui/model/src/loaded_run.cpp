@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <map>
 
 namespace syncopate::gui {
@@ -32,6 +33,26 @@ std::vector<IterationSpan> spansOf(const analyzer::Iterations& its) {
   return out;
 }
 
+// Extent of every row of `rank` (ops, API calls, NVTX ranges, host syncs).
+analyzer::Interval rowExtent(const analyzer::RunModel& m, Index rank) {
+  const auto& r = m.ranks[rank];
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+  auto add = [&](const std::vector<std::int64_t>& start, const std::vector<std::int64_t>& end, Index first, Index count) {
+    for (Index i = first; i < first + count; ++i) lo = std::min(lo, start[i]), hi = std::max(hi, end[i]);
+  };
+  add(m.ops.start, m.ops.end, r.first_op, r.op_count);
+  for (Index t = r.first_thread; t < r.first_thread + r.thread_count; ++t)
+    add(m.api_calls.start, m.api_calls.end, m.threads[t].first_call, m.threads[t].call_count);
+  add(m.ranges.start, m.ranges.end, r.first_range, r.range_count);
+  add(m.host_syncs.start, m.host_syncs.end, r.first_host_sync, r.host_sync_count);
+  if (lo > hi) return {0, 0};
+  // A recording window that holds the rows says more (the GPU idled before the first op too);
+  // one that does not (a store written later than its times, as importers do) is ignored.
+  if (r.recording_end_ns > r.recording_start_ns && r.recording_start_ns <= lo && r.recording_end_ns >= hi)
+    return {r.recording_start_ns, r.recording_end_ns};
+  return {lo, hi};
+}
+
 }  // namespace
 
 analyzer::Expected<std::shared_ptr<LoadedRun>> prepareRun(analyzer::RunModel model, std::uint32_t run,
@@ -50,9 +71,11 @@ analyzer::Expected<std::shared_ptr<LoadedRun>> prepareRun(analyzer::RunModel mod
   if (progress) progress("Measuring activity", 0, m.ranks.size());
   out->activity.resize(m.ranks.size());
   out->exposed.resize(m.ranks.size());
+  out->rank_window.resize(m.ranks.size());
   for (Index r = 0; r < m.ranks.size(); ++r) {
     out->activity[r] = analyzer::rankActivity(m, r);
     out->exposed[r] = out->activity[r].communication.subtract(out->activity[r].overlapped);
+    out->rank_window[r] = rowExtent(m, r);
     if (progress) progress("Measuring activity", r + 1, m.ranks.size());
   }
 

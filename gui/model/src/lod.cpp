@@ -93,13 +93,11 @@ std::size_t LaneLod::bytes() const {
   return b;
 }
 
-BlockRange visibleBlocks(const LodLevel& level, double t0, double t1) {
+BlockRange visibleBlocks(const LodLevel& level, std::int64_t t0, std::int64_t t1) {
   const auto& bs = level.blocks;
   // Blocks do not overlap, so their ends are sorted too.
-  auto first = std::upper_bound(bs.begin(), bs.end(), t0,
-                                [](double t, const LodBlock& b) { return t < static_cast<double>(b.end); });
-  auto last = std::lower_bound(first, bs.end(), t1,
-                               [](const LodBlock& b, double t) { return static_cast<double>(b.start) < t; });
+  auto first = std::upper_bound(bs.begin(), bs.end(), t0, [](std::int64_t t, const LodBlock& b) { return t < b.end; });
+  auto last = std::lower_bound(first, bs.end(), t1, [](const LodBlock& b, std::int64_t t) { return b.start < t; });
   return {static_cast<std::size_t>(first - bs.begin()), static_cast<std::size_t>(last - bs.begin())};
 }
 

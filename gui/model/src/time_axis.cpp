@@ -10,47 +10,51 @@ void TimeAxis::setWidth(double pixels) {
 }
 
 void TimeAxis::setBounds(std::int64_t begin, std::int64_t end) {
-  bounds_begin_ = begin;
-  bounds_end_ = std::max(end, begin + kMinSpanNs);
+  // Keep the window where it is in absolute time while the origin moves.
+  const double shift = static_cast<double>(begin - origin_);
+  start_ -= shift;
+  end_ -= shift;
+  origin_ = begin;
+  bounds_length_ = std::max(end - begin, kMinSpanNs);
   clamp();
 }
 
-void TimeAxis::setWindow(double start, double end) {
-  start_ = start;
-  end_ = end;
+void TimeAxis::setWindow(std::int64_t start, std::int64_t end) {
+  start_ = static_cast<double>(start - origin_);
+  end_ = static_cast<double>(end - origin_);
   clamp();
+}
+
+std::int64_t TimeAxis::startNs() const {
+  return origin_ + static_cast<std::int64_t>(std::floor(start_));
+}
+
+std::int64_t TimeAxis::endNs() const {
+  return origin_ + static_cast<std::int64_t>(std::ceil(end_));
+}
+
+std::int64_t TimeAxis::toTime(double x) const {
+  return origin_ + static_cast<std::int64_t>(std::floor(start_ + x / width_ * span()));
 }
 
 void TimeAxis::clamp() {
-  const double bounds = static_cast<double>(bounds_end_ - bounds_begin_);
-  const double max_span = bounds * 1.2;
-  double span = std::clamp(end_ - start_, static_cast<double>(kMinSpanNs), max_span);
+  const double bounds = static_cast<double>(bounds_length_);
+  const double span = std::clamp(end_ - start_, static_cast<double>(kMinSpanNs), bounds * 1.2);
   const double centre = (start_ + end_) / 2;
   start_ = centre - span / 2;
-  end_ = centre + span / 2;
   // Keep at least a tenth of the window over the data, so the data cannot be panned out of sight.
   const double keep = span / 10;
-  const double lo = static_cast<double>(bounds_begin_) - span + keep;
-  const double hi = static_cast<double>(bounds_end_) - keep;
-  if (start_ < lo) start_ = lo;
-  if (start_ > hi) start_ = hi;
+  start_ = std::clamp(start_, -span + keep, bounds - keep);
   end_ = start_ + span;
 }
 
 void TimeAxis::zoomAt(double x, double factor) {
   if (!(factor > 0)) return;
-  const double anchor = toTime(x);
-  const double span = this->span() / factor;
-  const double frac = x / width_;
-  start_ = anchor - frac * span;
+  const double anchor = start_ + x / width_ * span();
+  const double span = std::clamp(this->span() / factor, static_cast<double>(kMinSpanNs),
+                                 static_cast<double>(bounds_length_) * 1.2);
+  start_ = anchor - x / width_ * span;
   end_ = start_ + span;
-  // Clamping may move the window when a limit is reached; keep the anchor if the span allows.
-  const double clamped_span = std::clamp(span, static_cast<double>(kMinSpanNs),
-                                         static_cast<double>(bounds_end_ - bounds_begin_) * 1.2);
-  if (clamped_span != span) {
-    start_ = anchor - frac * clamped_span;
-    end_ = start_ + clamped_span;
-  }
   clamp();
 }
 
@@ -65,7 +69,9 @@ void TimeAxis::fit(std::int64_t a, std::int64_t b, double margin) {
   if (b < a) std::swap(a, b);
   const double len = std::max<double>(static_cast<double>(b - a), kMinSpanNs);
   const double m = len * margin;
-  setWindow(static_cast<double>(a) - m, static_cast<double>(a) + len + m);
+  start_ = static_cast<double>(a - origin_) - m;
+  end_ = static_cast<double>(a - origin_) + len + m;
+  clamp();
 }
 
 Ruler makeRuler(const TimeAxis& axis, std::int64_t origin, double min_major_px) {
@@ -88,13 +94,10 @@ Ruler makeRuler(const TimeAxis& axis, std::int64_t origin, double min_major_px) 
   const int minors = mantissa == 2 ? 4 : 5;
   const std::int64_t minor = std::max<std::int64_t>(1, step / minors);
   // First minor tick at or after the window start, on the grid anchored at origin.
-  const auto rel_start = static_cast<std::int64_t>(std::floor(axis.start())) - origin;
-  std::int64_t k = rel_start >= 0 ? rel_start / minor : -((-rel_start + minor - 1) / minor);
-  for (std::int64_t t = origin + k * minor; static_cast<double>(t) <= axis.end(); t += minor) {
-    if (static_cast<double>(t) < axis.start()) continue;
-    const std::int64_t rel = t - origin;
-    r.ticks.push_back({t, rel % step == 0});
-  }
+  const std::int64_t start = axis.startNs(), end = axis.endNs();
+  const std::int64_t rel_start = start - origin;
+  const std::int64_t k = rel_start >= 0 ? (rel_start + minor - 1) / minor : -((-rel_start) / minor);
+  for (std::int64_t t = origin + k * minor; t <= end; t += minor) r.ticks.push_back({t, (t - origin) % step == 0});
   return r;
 }
 

@@ -176,23 +176,23 @@ const LodLevel* TimelineModel::lodFor(std::uint32_t lane, double ns_per_pixel) c
   return lanes_[lane]->lod.levelFor(ns_per_pixel * kMergePixels);
 }
 
-Hit TimelineModel::hitTest(std::uint32_t lane_index, double t, double ns_per_pixel, double tolerance_px) const {
+Hit TimelineModel::hitTest(std::uint32_t lane_index, std::int64_t t, double ns_per_pixel, double tolerance_px) const {
   Hit hit;
   hit.lane = lane_index;
   const Lane& l = *lanes_[lane_index];
   if (l.size() == 0) return hit;
-  const double offset = static_cast<double>(displayOffset(l.run));
-  const double at = t - offset;  // aligned time
-  const double tol = tolerance_px * ns_per_pixel;
+  const std::int64_t offset = displayOffset(l.run);
+  const std::int64_t at = t - offset;  // aligned time
+  const auto tol = static_cast<std::int64_t>(tolerance_px * ns_per_pixel);
   // Distance from `at` to [s, e] (0 inside).
-  auto distance = [&](double s, double e) { return at < s ? s - at : at > e ? at - e : 0.0; };
-  double best = tol;
+  auto distance = [&](std::int64_t s, std::int64_t e) -> std::int64_t { return at < s ? s - at : at > e ? at - e : 0; };
+  std::int64_t best = tol;
   bool any = false;
   if (const LodLevel* level = lodFor(lane_index, ns_per_pixel)) {
     const BlockRange r = visibleBlocks(*level, at - tol, at + tol + 1);
     for (std::size_t i = r.first; i < r.last; ++i) {
       const LodBlock& b = level->blocks[i];
-      const double d = distance(static_cast<double>(b.start), static_cast<double>(b.end));
+      const std::int64_t d = distance(b.start, b.end);
       if (d <= best && (!any || d < best)) {
         best = d, any = true;
         hit.first = b.first, hit.count = b.count, hit.start = b.start, hit.end = b.end, hit.kind = b.kind;
@@ -200,11 +200,10 @@ Hit TimelineModel::hitTest(std::uint32_t lane_index, double t, double ns_per_pix
     }
   } else {
     // Items by start, not overlapping: those that may be within tolerance are around `at`.
-    auto it = std::upper_bound(l.end.begin(), l.end.end(), at - tol - 1,
-                               [](double v, std::int64_t e) { return v < static_cast<double>(e); });
+    auto it = std::upper_bound(l.end.begin(), l.end.end(), at - tol - 1);
     for (auto i = static_cast<std::size_t>(it - l.end.begin()); i < l.size(); ++i) {
-      if (static_cast<double>(l.start[i]) > at + tol) break;
-      const double d = distance(static_cast<double>(l.start[i]), static_cast<double>(l.end[i]));
+      if (l.start[i] > at + tol) break;
+      const std::int64_t d = distance(l.start[i], l.end[i]);
       if (d <= best && (!any || d < best)) {
         best = d, any = true;
         hit.first = static_cast<std::uint32_t>(i), hit.count = 1, hit.start = l.start[i], hit.end = l.end[i];
@@ -213,8 +212,8 @@ Hit TimelineModel::hitTest(std::uint32_t lane_index, double t, double ns_per_pix
     }
   }
   if (any) {
-    hit.start += static_cast<std::int64_t>(offset);
-    hit.end += static_cast<std::int64_t>(offset);
+    hit.start += offset;
+    hit.end += offset;
   }
   return hit;
 }

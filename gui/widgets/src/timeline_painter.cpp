@@ -73,10 +73,10 @@ void paintLane(QPainter& p, const TimelineModel& model, const TimeAxis& axis, co
                std::uint32_t lane_index, double top, double height) {
   const Lane& lane = model.lane(lane_index);
   const LoadedRun& run = model.run(lane.run);
-  const double offset = static_cast<double>(model.displayOffset(lane.run));
+  const std::int64_t offset = model.displayOffset(lane.run);
   const double left = g.canvasLeft();
-  auto x = [&](std::int64_t t) { return left + axis.toPixel(static_cast<double>(t) + offset); };
-  const double t0 = axis.start() - offset, t1 = axis.end() - offset;
+  auto x = [&](std::int64_t t) { return left + axis.toPixel(t + offset); };
+  const std::int64_t t0 = axis.startNs() - offset, t1 = axis.endNs() - offset;
   const QFontMetrics fm(p.font());
   LaneDrawer drawer(p, fm, left, left + g.canvasWidth(), top + kItemMargin, height - 2 * kItemMargin);
   QString text;
@@ -100,10 +100,9 @@ void paintLane(QPainter& p, const TimelineModel& model, const TimeAxis& axis, co
     return;
   }
   // Fine zoom: the items themselves (ends are sorted as items do not overlap on a lane).
-  auto it = std::upper_bound(lane.end.begin(), lane.end.end(), t0,
-                             [](double t, std::int64_t e) { return t < static_cast<double>(e); });
+  auto it = std::upper_bound(lane.end.begin(), lane.end.end(), t0);
   for (auto i = static_cast<std::size_t>(it - lane.end.begin()); i < lane.size(); ++i) {
-    if (static_cast<double>(lane.start[i]) >= t1) break;
+    if (lane.start[i] >= t1) break;
     const double x0 = x(lane.start[i]), x1 = x(lane.end[i]);
     const bool labelled = x1 - x0 >= kMinLabelPixels;
     if (labelled) text = QString::fromUtf8(itemName(run, lane, i));
@@ -112,23 +111,19 @@ void paintLane(QPainter& p, const TimelineModel& model, const TimeAxis& axis, co
 }
 
 // The rank's strip: the top half shows how much of each pixel's time had communication exposed
-// (not overlapped by compute), the bottom half how much was idle, within the rank's recording.
+// (not overlapped by compute), the bottom half how much was idle, within the rank's window
+// (LoadedRun::rank_window).
 void paintRankStrip(QPainter& p, const TimelineModel& model, const TimeAxis& axis, const TimelineGeometry& g,
                     const LaneGroup& group, double top, double height) {
   const LoadedRun& run = model.run(group.run);
   const auto& activity = run.activity[group.rank];
   const auto& exposed = run.exposed[group.rank];
-  const auto& info = run.model.ranks[group.rank];
-  std::int64_t begin = info.recording_start_ns, end = info.recording_end_ns;
-  if (begin == 0 && end == 0 && !activity.busy.empty()) {
-    begin = activity.busy.intervals().front().start;
-    end = activity.busy.intervals().back().end;
-  }
+  const std::int64_t begin = run.rank_window[group.rank].start, end = run.rank_window[group.rank].end;
   const auto width = static_cast<int>(g.canvasWidth());
   if (width <= 0 || end <= begin) return;
   QImage strip(width, 2, QImage::Format_ARGB32_Premultiplied);
   strip.fill(Qt::transparent);
-  const double offset = static_cast<double>(model.displayOffset(group.run));
+  const std::int64_t offset = model.displayOffset(group.run);
   auto premultiplied = [](const QColor& c, double f) {
     const int a = static_cast<int>(std::clamp(f, 0.0, 1.0) * 255);
     return qRgba(c.red() * a / 255, c.green() * a / 255, c.blue() * a / 255, a);
@@ -136,10 +131,8 @@ void paintRankStrip(QPainter& p, const TimelineModel& model, const TimeAxis& axi
   auto* top_row = reinterpret_cast<QRgb*>(strip.scanLine(0));
   auto* bottom_row = reinterpret_cast<QRgb*>(strip.scanLine(1));
   for (int px = 0; px < width; ++px) {
-    auto a = static_cast<std::int64_t>(std::floor(axis.toTime(px) - offset));
-    auto b = static_cast<std::int64_t>(std::ceil(axis.toTime(px + 1) - offset));
-    a = std::max(a, begin);
-    b = std::min(b, end);
+    const std::int64_t a = std::max(axis.toTime(px) - offset, begin);
+    const std::int64_t b = std::min(axis.toTime(px + 1) - offset, end);
     if (b <= a) continue;
     const double len = static_cast<double>(b - a);
     top_row[px] = premultiplied(palette::kExposed, static_cast<double>(exposed.measure(a, b)) / len);
@@ -154,14 +147,14 @@ template <class Fn>
 void forVisibleIterationStarts(const TimelineModel& model, const TimeAxis& axis, const TimelineGeometry& g,
                                double min_gap, Fn&& fn) {
   for (std::uint32_t r = 0; r < model.runCount(); ++r) {
-    const double offset = static_cast<double>(model.displayOffset(r));
+    const std::int64_t offset = model.displayOffset(r);
     const auto& spans = model.run(r).iteration_spans;
     // Spans are by number, and so by start.
-    auto it = std::lower_bound(spans.begin(), spans.end(), axis.start() - offset,
-                               [](const IterationSpan& s, double t) { return static_cast<double>(s.start) < t; });
+    auto it = std::lower_bound(spans.begin(), spans.end(), axis.startNs() - offset,
+                               [](const IterationSpan& s, std::int64_t t) { return s.start < t; });
     double last_x = -1e18;
     for (; it != spans.end(); ++it) {
-      const double x = g.canvasLeft() + axis.toPixel(static_cast<double>(it->start) + offset);
+      const double x = g.canvasLeft() + axis.toPixel(it->start + offset);
       if (x > g.size.width()) break;
       if (x - last_x < min_gap) continue;
       last_x = x;
@@ -176,7 +169,7 @@ void paintRuler(QPainter& p, const TimelineModel& model, const TimeAxis& axis, c
   const Ruler r = makeRuler(axis, origin);
   p.setPen(palette::kText);
   for (const RulerTick& t : r.ticks) {
-    const double x = g.canvasLeft() + axis.toPixel(static_cast<double>(t.time));
+    const double x = g.canvasLeft() + axis.toPixel(t.time);
     p.drawLine(QPointF(x, g.ruler_height - (t.major ? 10 : 4)), QPointF(x, g.ruler_height));
     if (t.major) {
       p.drawText(QPointF(x + 3, g.ruler_height - 13),
@@ -196,7 +189,9 @@ void paintRuler(QPainter& p, const TimelineModel& model, const TimeAxis& axis, c
 void paintLabels(QPainter& p, const TimelineModel& model, const TimelineGeometry& g, std::size_t first_row,
                  std::size_t last_row) {
   p.fillRect(QRectF(0, g.ruler_height, g.label_width, g.size.height() - g.ruler_height), palette::kLabelBackground);
-  const QFontMetrics fm(p.font());
+  const QFont normal = p.font();
+  QFont small = normal;
+  small.setPointSizeF(normal.pointSizeF() * 0.8);
   const auto& rows = model.rows();
   for (std::size_t i = first_row; i < last_row; ++i) {
     const LayoutRow& row = rows[i];
@@ -215,14 +210,17 @@ void paintLabels(QPainter& p, const TimelineModel& model, const TimelineGeometry
       }
       case LayoutRow::Kind::RankStrip:
         text = QStringLiteral("exposed comm / idle");
-        p.setPen(QColor(100, 100, 100));
+        p.setPen(QColor(110, 110, 110));
+        p.setFont(small);
         break;
       case LayoutRow::Kind::Lane:
         text = QString::fromStdString(model.lane(row.index).label);
         p.setPen(palette::kText);
         break;
     }
-    p.drawText(r, Qt::AlignVCenter | Qt::AlignLeft, fm.elidedText(text, Qt::ElideRight, static_cast<int>(r.width())));
+    p.drawText(r, Qt::AlignVCenter | Qt::AlignLeft,
+               QFontMetrics(p.font()).elidedText(text, Qt::ElideRight, static_cast<int>(r.width())));
+    p.setFont(normal);
   }
   p.setPen(palette::kGridLine);
   p.drawLine(QPointF(g.label_width - 0.5, g.ruler_height), QPointF(g.label_width - 0.5, g.size.height()));
@@ -245,11 +243,11 @@ double rowCentre(const TimelineModel& model, const TimelineGeometry& g, std::uin
 
 void paintOverlays(QPainter& p, const TimelineModel& model, const TimeAxis& axis, const TimelineGeometry& g,
                    const TimelineOverlays& o) {
-  auto x = [&](double t) { return g.canvasLeft() + axis.toPixel(t); };
+  auto x = [&](std::int64_t t) { return g.canvasLeft() + axis.toPixel(t); };
   const double top = g.ruler_height, bottom = g.size.height();
 
   if (o.range) {
-    const double x0 = x(static_cast<double>(o.range->first)), x1 = x(static_cast<double>(o.range->second));
+    const double x0 = x(o.range->first), x1 = x(o.range->second);
     p.fillRect(QRectF(x0, top, x1 - x0, bottom - top), palette::kRangeFill);
     p.setPen(palette::kRangeEdge);
     p.drawLine(QPointF(x0, top), QPointF(x0, bottom));
@@ -272,7 +270,7 @@ void paintOverlays(QPainter& p, const TimelineModel& model, const TimeAxis& axis
         have_prev = false;
         continue;
       }
-      const double x0 = x(static_cast<double>(m.start)), x1 = std::max(x(static_cast<double>(m.end)), x0 + 1);
+      const double x0 = x(m.start), x1 = std::max(x(m.end), x0 + 1);
       QPen pen(palette::kCriticalPath, 2, m.category == analyzer::PathCategory::StragglerWait ? Qt::DashLine : Qt::SolidLine);
       p.setPen(pen);
       p.setBrush(Qt::NoBrush);
@@ -291,11 +289,11 @@ void paintOverlays(QPainter& p, const TimelineModel& model, const TimeAxis& axis
       if (!e.at) continue;
       const double y = rowCentre(model, g, e.at->lane);
       if (y < 0) continue;
-      const double xa = x(static_cast<double>(e.arrival));
+      const double xa = x(e.arrival);
       points.emplace_back(xa, y);
       if (e.waited_ns > 0) {
         p.setPen(QPen(palette::kExposed, 3));
-        p.drawLine(QPointF(xa, y + 5), QPointF(x(static_cast<double>(e.arrival + e.waited_ns)), y + 5));
+        p.drawLine(QPointF(xa, y + 5), QPointF(x(e.arrival + e.waited_ns), y + 5));
       }
       if (e.last) {
         p.setPen(QPen(palette::kExposed, 2));
@@ -316,8 +314,8 @@ void paintOverlays(QPainter& p, const TimelineModel& model, const TimeAxis& axis
   for (const auto& [call, op] : o.flows) {
     const double y0 = rowCentre(model, g, call.lane), y1 = rowCentre(model, g, op.lane);
     if (y0 < 0 || y1 < 0) continue;
-    const QPointF a(x(static_cast<double>(model.displayStart(call))), y0);
-    const QPointF b(x(static_cast<double>(model.displayStart(op))), y1);
+    const QPointF a(x(model.displayStart(call)), y0);
+    const QPointF b(x(model.displayStart(op)), y1);
     p.drawLine(a, b);
     const double dir = b.y() >= a.y() ? -1 : 1;
     p.drawLine(b, b + QPointF(-4, 6 * dir));
@@ -334,8 +332,8 @@ void paintOverlays(QPainter& p, const TimelineModel& model, const TimeAxis& axis
   if (o.selected_block && o.selected_block->found()) {
     const double y = rowCentre(model, g, o.selected_block->lane);
     if (y >= 0) {
-      const double x0 = x(static_cast<double>(o.selected_block->start));
-      const double x1 = std::max(x(static_cast<double>(o.selected_block->end)), x0 + 1);
+      const double x0 = x(o.selected_block->start);
+      const double x1 = std::max(x(o.selected_block->end), x0 + 1);
       p.setPen(QPen(palette::kSelection, 2, Qt::DotLine));
       p.drawRect(QRectF(x0 - 1, y - TimelineModel::kLaneHeight / 2, x1 - x0 + 2, TimelineModel::kLaneHeight));
     }
@@ -349,8 +347,8 @@ std::optional<QRectF> itemRect(const TimelineModel& model, const TimeAxis& axis,
   const int row = model.rowOfLane(at.lane);
   if (row < 0) return std::nullopt;
   const LayoutRow& r = model.rows()[static_cast<std::size_t>(row)];
-  const double x0 = g.canvasLeft() + axis.toPixel(static_cast<double>(model.displayStart(at)));
-  const double x1 = g.canvasLeft() + axis.toPixel(static_cast<double>(model.displayEnd(at)));
+  const double x0 = g.canvasLeft() + axis.toPixel(model.displayStart(at));
+  const double x1 = g.canvasLeft() + axis.toPixel(model.displayEnd(at));
   return QRectF(x0, g.rowTop(r) + kItemMargin, std::max(1.0, x1 - x0), r.height - 2 * kItemMargin);
 }
 

@@ -89,9 +89,9 @@ bool TimelineWidget::fitIteration(std::int64_t number) {
 
 std::optional<std::int64_t> TimelineWidget::currentIteration() const {
   if (model_->runCount() == 0) return std::nullopt;
-  const double centre = (axis_.start() + axis_.end()) / 2 - static_cast<double>(model_->displayOffset(0));
+  const std::int64_t centre = axis_.toTime(axis_.width() / 2) - model_->displayOffset(0);
   for (const IterationSpan& s : model_->run(0).iteration_spans)
-    if (centre >= static_cast<double>(s.start) && centre < static_cast<double>(s.end)) return s.number;
+    if (centre >= s.start && centre < s.end) return s.number;
   return std::nullopt;
 }
 
@@ -127,9 +127,13 @@ void TimelineWidget::selectItem(const ItemRef& item) {
   refreshItemOverlays();
   if (const auto at = overlays_.selected) {
     scrollToRow(model_->rowOfLane(at->lane));
-    const double s = static_cast<double>(model_->displayStart(*at)), e = static_cast<double>(model_->displayEnd(*at));
-    if (e - s > axis_.span()) axis_.fit(static_cast<std::int64_t>(s), static_cast<std::int64_t>(e));
-    else if (s < axis_.start() || e > axis_.end()) axis_.setWindow((s + e) / 2 - axis_.span() / 2, (s + e) / 2 + axis_.span() / 2);
+    const std::int64_t s = model_->displayStart(*at), e = model_->displayEnd(*at);
+    if (static_cast<double>(e - s) > axis_.span()) {
+      axis_.fit(s, e);
+    } else if (s < axis_.startNs() || e > axis_.endNs()) {
+      const auto half = static_cast<std::int64_t>(axis_.span() / 2);
+      axis_.setWindow(s + (e - s) / 2 - half, s + (e - s) / 2 + half);
+    }
   }
   changed();
   emit itemSelected(item);
@@ -192,7 +196,7 @@ void TimelineWidget::resizeEvent(QResizeEvent*) {
   const int w = vscroll_->sizeHint().width();
   vscroll_->setGeometry(width() - w, TimelineGeometry::kRulerHeight, w, height() - TimelineGeometry::kRulerHeight);
   // Keep the same window of time across the new width.
-  const double start = axis_.start(), end = axis_.end();
+  const std::int64_t start = axis_.startNs(), end = axis_.endNs();
   ensureAxisWidth();
   axis_.setWindow(start, end);
   updateScrollBar();
@@ -252,8 +256,7 @@ void TimelineWidget::mousePressEvent(QMouseEvent* event) {
   setFocus();
   press_pos_ = event->position();
   press_scroll_ = scroll_y_;
-  press_start_ = axis_.start();
-  press_end_ = axis_.end();
+  press_axis_ = axis_;
   drag_ = Drag::Pending;
   const bool on_ruler = press_pos_.y() < TimelineGeometry::kRulerHeight;
   press_selects_range_ = (event->modifiers() & Qt::ShiftModifier) || on_ruler;
@@ -269,14 +272,13 @@ void TimelineWidget::mouseMoveEvent(QMouseEvent* event) {
   }
   if (drag_ == Drag::Pan) {
     // The press's time stays under the cursor.
-    const double dt = d.x() * (press_end_ - press_start_) / axis_.width();
-    axis_.setWindow(press_start_ - dt, press_end_ - dt);
+    axis_ = press_axis_;
+    axis_.panPixels(-d.x());
     setScroll(press_scroll_ - d.y());
     changed();
   } else {
-    const double t = axis_.toTime(canvasX(event->position().x()));
-    overlays_.range = std::make_pair(static_cast<std::int64_t>(std::min(range_anchor_, t)),
-                                     static_cast<std::int64_t>(std::max(range_anchor_, t)));
+    const std::int64_t t = axis_.toTime(canvasX(event->position().x()));
+    overlays_.range = std::make_pair(std::min(range_anchor_, t), std::max(range_anchor_, t));
     update();
   }
 }

@@ -37,6 +37,9 @@ struct LoadedRun {
   std::vector<IterationSpan> iteration_spans;    // by number
   std::vector<analyzer::RankActivity> activity;  // index: rank row
   std::vector<analyzer::IntervalSet> exposed;    // communication not overlapped by compute, per rank row
+  // Per rank row, the time its strip measures idle in: the recording window when the store
+  // knows it and it covers the rank's rows, else the extent of the rank's rows.
+  std::vector<analyzer::Interval> rank_window;
   RunLanes lanes;
 
   const IterationSpan* iteration(std::int64_t number) const;

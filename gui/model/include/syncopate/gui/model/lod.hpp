@@ -57,6 +57,6 @@ class LaneLod {
 struct BlockRange {
   std::size_t first = 0, last = 0;  // [first, last)
 };
-BlockRange visibleBlocks(const LodLevel& level, double t0, double t1);
+BlockRange visibleBlocks(const LodLevel& level, std::int64_t t0, std::int64_t t1);
 
 }  // namespace syncopate::gui

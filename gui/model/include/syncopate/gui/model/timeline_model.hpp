@@ -52,7 +52,7 @@ class TimelineModel {
  public:
   static constexpr double kGroupHeight = 20;
   static constexpr double kLaneHeight = 18;
-  static constexpr double kStripHeight = 10;
+  static constexpr double kStripHeight = 12;
 
   // Replaces the runs (lanes come from each LoadedRun); expanded groups, zero offsets.
   void setRuns(std::vector<std::shared_ptr<const LoadedRun>> runs);
@@ -100,7 +100,7 @@ class TimelineModel {
 
   // What is at display time t of `lane`, when one pixel is `ns_per_pixel` long: items within
   // `tolerance_px` pixels count (the nearest wins); at coarse zoom the LOD block drawn there.
-  Hit hitTest(std::uint32_t lane, double t, double ns_per_pixel, double tolerance_px = 3) const;
+  Hit hitTest(std::uint32_t lane, std::int64_t t, double ns_per_pixel, double tolerance_px = 3) const;
   // The level of detail `lane` is drawn at for this resolution (nullptr: its items).
   const LodLevel* lodFor(std::uint32_t lane, double ns_per_pixel) const;
   // Items narrower than this many pixels merge into blocks.

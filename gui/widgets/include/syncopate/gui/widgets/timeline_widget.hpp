@@ -98,8 +98,8 @@ class TimelineWidget : public QWidget {
   Drag drag_ = Drag::None;
   QPointF press_pos_;
   double press_scroll_ = 0;
-  double press_start_ = 0, press_end_ = 0;  // axis window at the press
-  double range_anchor_ = 0;                 // display ns where a range drag started
+  TimeAxis press_axis_;                     // the view at the press (a pan drag moves from it)
+  std::int64_t range_anchor_ = 0;           // display ns where a range drag started
   bool press_selects_range_ = false;        // Shift held, or the press was on the ruler
 };
 
