@@ -28,7 +28,7 @@ ItemDetails describeItem(const TimelineModel& timeline, const ItemRef& item) {
   ItemDetails d;
   if (!item.valid() || item.run >= timeline.runCount()) return d;
   const auto& m = timeline.run(item.run).model;
-  const std::int64_t begin = m.beginNs();
+  const std::int64_t begin = timeline.run(item.run).begin_ns;
   switch (item.table) {
     case ItemTable::Op: {
       const Index op = item.index;

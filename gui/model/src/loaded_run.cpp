@@ -61,6 +61,8 @@ analyzer::Expected<std::shared_ptr<LoadedRun>> prepareRun(analyzer::RunModel mod
   out->label = std::move(label);
   out->model = std::move(model);
   const analyzer::RunModel& m = out->model;
+  out->begin_ns = m.beginNs();
+  out->end_ns = m.endNs();
 
   if (progress) progress("Finding iterations", 0, 1);
   auto iterations = analyzer::detectIterations(m);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 
 namespace syncopate::gui {
 
@@ -53,6 +54,18 @@ std::vector<LodBlock> merge(const std::vector<LodBlock>& finer, std::int64_t thr
   return out;
 }
 
+// The smallest threshold at which merge() would change `blocks`: two neighbours merge once
+// both are narrower than it and so is the gap between them.
+std::int64_t firstUsefulThreshold(const std::vector<LodBlock>& blocks) {
+  std::int64_t best = std::numeric_limits<std::int64_t>::max();
+  for (std::size_t i = 0; i + 1 < blocks.size(); ++i) {
+    const LodBlock& a = blocks[i];
+    const LodBlock& b = blocks[i + 1];
+    best = std::min(best, std::max({a.end - a.start, b.end - b.start, b.start - a.end}) + 1);
+  }
+  return best;
+}
+
 }  // namespace
 
 LaneLod LaneLod::build(std::span<const std::int64_t> start, std::span<const std::int64_t> end,
@@ -67,6 +80,10 @@ LaneLod LaneLod::build(std::span<const std::int64_t> start, std::span<const std:
   const std::int64_t span = end.back() > start.front() ? end.back() - start.front() : 1;
   std::size_t kept = n;
   for (std::int64_t threshold = kFirstThresholdNs; chain.size() > 1; threshold *= kThresholdFactor) {
+    // Levels that would merge nothing are skipped without a pass over the lane.
+    const std::int64_t useful = firstUsefulThreshold(chain);
+    while (threshold < useful && threshold <= span) threshold *= kThresholdFactor;
+    if (threshold > span && threshold < useful) break;
     chain = merge(chain, threshold);
     if (chain.size() * 2 <= kept) {
       lod.levels_.push_back({threshold, chain});

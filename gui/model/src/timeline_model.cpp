@@ -77,13 +77,13 @@ std::int64_t TimelineModel::displayOffset(std::uint32_t run) const {
 
 std::int64_t TimelineModel::beginNs() const {
   std::int64_t b = std::numeric_limits<std::int64_t>::max();
-  for (std::uint32_t r = 0; r < runs_.size(); ++r) b = std::min(b, runs_[r]->model.beginNs() + offsets_[r]);
+  for (std::uint32_t r = 0; r < runs_.size(); ++r) b = std::min(b, runs_[r]->begin_ns + offsets_[r]);
   return runs_.empty() ? 0 : b;
 }
 
 std::int64_t TimelineModel::endNs() const {
   std::int64_t e = std::numeric_limits<std::int64_t>::min();
-  for (std::uint32_t r = 0; r < runs_.size(); ++r) e = std::max(e, runs_[r]->model.endNs() + offsets_[r]);
+  for (std::uint32_t r = 0; r < runs_.size(); ++r) e = std::max(e, runs_[r]->end_ns + offsets_[r]);
   return runs_.empty() ? 0 : e;
 }
 
@@ -106,7 +106,7 @@ std::optional<std::int64_t> TimelineModel::alignRunsOnIteration(std::optional<st
     offsets_[1] = offsets_[0] + sa->start - sb->start;
     return number;
   }
-  offsets_[1] = offsets_[0] + runs_[0]->model.beginNs() - runs_[1]->model.beginNs();
+  offsets_[1] = offsets_[0] + runs_[0]->begin_ns - runs_[1]->begin_ns;
   return std::nullopt;
 }
 

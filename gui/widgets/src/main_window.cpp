@@ -86,6 +86,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
 }
 
+MainWindow::~MainWindow() {
+  // The views read model_, which as a member dies before QWidget deletes its children (a
+  // closing table still asks its model for sizes): delete the views first.
+  delete takeCentralWidget();
+  for (QDockWidget* d : findChildren<QDockWidget*>()) delete d;
+}
+
 void MainWindow::buildToolbar() {
   QToolBar* bar = addToolBar(QStringLiteral("View"));
   bar->setObjectName(QStringLiteral("View"));

@@ -2,7 +2,6 @@
 
 #include <QFontMetrics>
 #include <QImage>
-#include <QPainterPath>
 
 #include <algorithm>
 #include <cmath>
@@ -12,9 +11,30 @@
 
 namespace syncopate::gui {
 
+const QStaticText& TextCache::get(const QString& text, int max_width, const QFont& font) {
+  QString key = text;
+  key += QChar(0x1f);
+  key += QString::number(max_width);
+  key += QChar(0x1f);
+  key += font.key();
+  auto it = entries_.find(key);
+  if (it != entries_.end()) return *it;
+  if (entries_.size() >= kCapacity) entries_.clear();
+  QStaticText st(QFontMetrics(font).elidedText(text, Qt::ElideRight, std::max(0, max_width)));
+  st.setTextFormat(Qt::PlainText);
+  st.prepare(QTransform(), font);
+  return *entries_.insert(key, st);
+}
+
 namespace {
 
-constexpr double kItemMargin = 2;       // vertical gap between an item and its row's edges
+constexpr double kItemMargin = 2;
+
+// Draws `text` left-aligned in `r`, vertically centred, elided to its width.
+void drawLabel(QPainter& p, TextCache& cache, const QRectF& r, const QString& text) {
+  const QStaticText& st = cache.get(text, static_cast<int>(r.width()), p.font());
+  p.drawStaticText(QPointF(r.left(), r.top() + (r.height() - st.size().height()) / 2), st);
+}       // vertical gap between an item and its row's edges
 constexpr double kMinLabelPixels = 36;  // narrower items carry no text
 
 std::string_view itemName(const LoadedRun& run, const Lane& lane, std::size_t pos) {
@@ -38,8 +58,8 @@ QColor itemColor(const LoadedRun& run, const Lane& lane, std::size_t pos) {
 // filled: at any zoom a lane costs at most about one rectangle per pixel.
 class LaneDrawer {
  public:
-  LaneDrawer(QPainter& p, const QFontMetrics& fm, double left, double right, double top, double height)
-      : p_(p), fm_(fm), left_(left), right_(right), top_(top), height_(height) {}
+  LaneDrawer(QPainter& p, TextCache& text, double left, double right, double top, double height)
+      : p_(p), text_(text), left_(left), right_(right), top_(top), height_(height) {}
 
   void draw(double x0, double x1, const QColor& color, const QString* label) {
     x0 = std::max(x0, left_ - 1);
@@ -57,28 +77,26 @@ class LaneDrawer {
     p_.fillRect(r, color);
     if (label && r.width() >= kMinLabelPixels) {
       p_.setPen(color.lightness() < 140 ? Qt::white : palette::kText);
-      p_.drawText(r.adjusted(3, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                  fm_.elidedText(*label, Qt::ElideRight, static_cast<int>(r.width()) - 5));
+      drawLabel(p_, text_, r.adjusted(3, 0, -2, 0), *label);
     }
   }
 
  private:
   QPainter& p_;
-  const QFontMetrics& fm_;
+  TextCache& text_;
   double left_, right_, top_, height_;
   double filled_to_ = -1e18;
 };
 
-void paintLane(QPainter& p, const TimelineModel& model, const TimeAxis& axis, const TimelineGeometry& g,
-               std::uint32_t lane_index, double top, double height) {
+void paintLane(QPainter& p, TextCache& cache, const TimelineModel& model, const TimeAxis& axis,
+               const TimelineGeometry& g, std::uint32_t lane_index, double top, double height) {
   const Lane& lane = model.lane(lane_index);
   const LoadedRun& run = model.run(lane.run);
   const std::int64_t offset = model.displayOffset(lane.run);
   const double left = g.canvasLeft();
   auto x = [&](std::int64_t t) { return left + axis.toPixel(t + offset); };
   const std::int64_t t0 = axis.startNs() - offset, t1 = axis.endNs() - offset;
-  const QFontMetrics fm(p.font());
-  LaneDrawer drawer(p, fm, left, left + g.canvasWidth(), top + kItemMargin, height - 2 * kItemMargin);
+  LaneDrawer drawer(p, cache, left, left + g.canvasWidth(), top + kItemMargin, height - 2 * kItemMargin);
   QString text;
   if (const LodLevel* level = model.lodFor(lane_index, axis.nsPerPixel())) {
     const BlockRange r = visibleBlocks(*level, t0, t1);
@@ -163,9 +181,10 @@ void forVisibleIterationStarts(const TimelineModel& model, const TimeAxis& axis,
   }
 }
 
-void paintRuler(QPainter& p, const TimelineModel& model, const TimeAxis& axis, const TimelineGeometry& g) {
+void paintRuler(QPainter& p, TextCache& cache, const TimelineModel& model, const TimeAxis& axis,
+                const TimelineGeometry& g) {
   p.fillRect(QRectF(0, 0, g.size.width(), g.ruler_height), palette::kLabelBackground);
-  const std::int64_t origin = model.runCount() > 0 ? model.run(0).model.beginNs() + model.displayOffset(0) : 0;
+  const std::int64_t origin = model.runCount() > 0 ? model.run(0).begin_ns + model.displayOffset(0) : 0;
   const Ruler r = makeRuler(axis, origin);
   p.setPen(palette::kText);
   for (const RulerTick& t : r.ticks) {
@@ -182,12 +201,12 @@ void paintRuler(QPainter& p, const TimelineModel& model, const TimeAxis& axis, c
     p.drawText(QPointF(x + 3, g.ruler_height - 1), QStringLiteral("#%1").arg(number));
   });
   p.setPen(palette::kText);
-  p.drawText(QRectF(6, 0, g.label_width - 12, g.ruler_height), Qt::AlignVCenter | Qt::AlignLeft,
-             QStringLiteral("window ") + QString::fromStdString(formatDuration(static_cast<std::int64_t>(axis.span()))));
+  drawLabel(p, cache, QRectF(6, 0, g.label_width - 12, g.ruler_height),
+            QStringLiteral("window ") + QString::fromStdString(formatDuration(static_cast<std::int64_t>(axis.span()))));
 }
 
-void paintLabels(QPainter& p, const TimelineModel& model, const TimelineGeometry& g, std::size_t first_row,
-                 std::size_t last_row) {
+void paintLabels(QPainter& p, TextCache& cache, const TimelineModel& model, const TimelineGeometry& g,
+                 std::size_t first_row, std::size_t last_row) {
   p.fillRect(QRectF(0, g.ruler_height, g.label_width, g.size.height() - g.ruler_height), palette::kLabelBackground);
   const QFont normal = p.font();
   QFont small = normal;
@@ -218,19 +237,23 @@ void paintLabels(QPainter& p, const TimelineModel& model, const TimelineGeometry
         p.setPen(palette::kText);
         break;
     }
-    p.drawText(r, Qt::AlignVCenter | Qt::AlignLeft,
-               QFontMetrics(p.font()).elidedText(text, Qt::ElideRight, static_cast<int>(r.width())));
+    drawLabel(p, cache, r, text);
     p.setFont(normal);
   }
   p.setPen(palette::kGridLine);
   p.drawLine(QPointF(g.label_width - 0.5, g.ruler_height), QPointF(g.label_width - 0.5, g.size.height()));
 }
 
-// Dashed lines at iteration starts (their numbers are drawn by the ruler).
+// A thin line at each iteration start (numbers are drawn by the ruler), with a solid one-pixel
+// pen: dashed pens go through the stroker, and tall fills through Qt's fill threads, both of
+// which hundreds of iterations make visible in the frame time.
 void paintIterationStarts(QPainter& p, const TimelineModel& model, const TimeAxis& axis, const TimelineGeometry& g) {
-  p.setPen(QPen(palette::kIteration, 1, Qt::DashLine));
+  QPen pen(palette::kIteration, 1);
+  pen.setCosmetic(true);
+  p.setPen(pen);
   forVisibleIterationStarts(model, axis, g, 4, [&](double x, std::int64_t) {
-    p.drawLine(QPointF(x, g.ruler_height), QPointF(x, g.size.height()));
+    const double px = std::floor(x) + 0.5;
+    p.drawLine(QPointF(px, g.ruler_height), QPointF(px, g.size.height()));
   });
 }
 
@@ -256,28 +279,37 @@ void paintOverlays(QPainter& p, const TimelineModel& model, const TimeAxis& axis
                QString::fromStdString(formatDuration(o.range->second - o.range->first)));
   }
 
-  // Critical path: each segment outlined on its lane, consecutive segments joined.
+  // Critical path: each segment outlined on its lane (filled edges, cheaper than a stroked
+  // rectangle), consecutive segments joined; segments off screen are skipped.
   if (!o.critical_path.empty()) {
+    QPen joint(palette::kCriticalPath, 1);
+    joint.setCosmetic(true);
+    p.setPen(joint);
+    const double left = g.canvasLeft(), right = g.size.width();
     QPointF prev;
     bool have_prev = false;
     for (const PathMark& m : o.critical_path) {
-      if (!m.lane) {
-        have_prev = false;
-        continue;
-      }
-      const double y = rowCentre(model, g, *m.lane);
+      const double y = m.lane ? rowCentre(model, g, *m.lane) : -1;
       if (y < 0) {
         have_prev = false;
         continue;
       }
       const double x0 = x(m.start), x1 = std::max(x(m.end), x0 + 1);
-      QPen pen(palette::kCriticalPath, 2, m.category == analyzer::PathCategory::StragglerWait ? Qt::DashLine : Qt::SolidLine);
-      p.setPen(pen);
-      p.setBrush(Qt::NoBrush);
-      p.drawRect(QRectF(x0, y - TimelineModel::kLaneHeight / 2 + 1, x1 - x0, TimelineModel::kLaneHeight - 2));
-      if (have_prev) p.drawLine(prev, QPointF(x0, y));
+      if (have_prev && !(prev.x() > right && x0 > right) && !(prev.x() < left && x0 < left)) p.drawLine(prev, QPointF(x0, y));
       prev = QPointF(x1, y);
       have_prev = true;
+      if (x1 < left || x0 > right) continue;
+      const double box = y - TimelineModel::kLaneHeight / 2 + 1, h = TimelineModel::kLaneHeight - 2;
+      const QColor c = palette::kCriticalPath;
+      if (m.category == analyzer::PathCategory::StragglerWait) {
+        // Waiting for a straggler: a hatched underline rather than a box.
+        p.fillRect(QRectF(x0, box + h - 3, x1 - x0, 3), QBrush(c, Qt::Dense4Pattern));
+        continue;
+      }
+      p.fillRect(QRectF(x0, box, x1 - x0, 2), c);
+      p.fillRect(QRectF(x0, box + h - 2, x1 - x0, 2), c);
+      p.fillRect(QRectF(x0, box, 2, h), c);
+      p.fillRect(QRectF(x1 - 2, box, 2, h), c);
     }
   }
 
@@ -353,7 +385,7 @@ std::optional<QRectF> itemRect(const TimelineModel& model, const TimeAxis& axis,
 }
 
 void paintTimeline(QPainter& p, const TimelineModel& model, const TimeAxis& axis, const TimelineGeometry& g,
-                   const TimelineOverlays& overlays) {
+                   const TimelineOverlays& overlays, TextCache& text) {
   p.fillRect(QRect(QPoint(0, 0), g.size), palette::kBackground);
   const auto& rows = model.rows();
   // Rows intersecting the visible content band.
@@ -379,15 +411,15 @@ void paintTimeline(QPainter& p, const TimelineModel& model, const TimeAxis& axis
         break;
       case LayoutRow::Kind::Lane:
         if (i % 2 == 1) p.fillRect(QRectF(g.canvasLeft(), top, g.canvasWidth(), row.height), palette::kLaneStripe);
-        paintLane(p, model, axis, g, row.index, top, row.height);
+        paintLane(p, text, model, axis, g, row.index, top, row.height);
         break;
     }
   }
   paintIterationStarts(p, model, axis, g);
   paintOverlays(p, model, axis, g, overlays);
   p.restore();
-  paintLabels(p, model, g, first_row, last_row);
-  paintRuler(p, model, axis, g);
+  paintLabels(p, text, model, g, first_row, last_row);
+  paintRuler(p, text, model, axis, g);
 }
 
 }  // namespace syncopate::gui

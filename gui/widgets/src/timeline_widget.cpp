@@ -43,6 +43,7 @@ void TimelineWidget::ensureAxisWidth() {
 
 void TimelineWidget::modelReset() {
   overlays_ = {};
+  text_cache_.clear();
   selected_item_.reset();
   scroll_y_ = 0;
   axis_.setBounds(model_->beginNs(), model_->endNs());
@@ -184,7 +185,7 @@ void TimelineWidget::setCriticalPath(std::vector<PathMark> marks) {
 
 void TimelineWidget::paintTo(QPainter& p) {
   ensureAxisWidth();
-  paintTimeline(p, *model_, axis_, geometry(), overlays_);
+  paintTimeline(p, *model_, axis_, geometry(), overlays_, text_cache_);
 }
 
 void TimelineWidget::paintEvent(QPaintEvent*) {

@@ -33,6 +33,8 @@ struct LoadedRun {
   std::filesystem::path dir;  // empty for runs built in memory
   std::string label;          // how the timeline names the run
   analyzer::RunModel model;
+  // model.beginNs() / endNs(), kept: the model scans every table to find them.
+  std::int64_t begin_ns = 0, end_ns = 0;
   analyzer::Iterations iterations;
   std::vector<IterationSpan> iteration_spans;    // by number
   std::vector<analyzer::RankActivity> activity;  // index: rank row

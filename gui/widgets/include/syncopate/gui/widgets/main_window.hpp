@@ -29,6 +29,7 @@ class MainWindow : public QMainWindow {
   Q_OBJECT
  public:
   explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
 
   // Opens one run directory, or two to compare (aligned on `iteration`, else on the first
   // iteration both have), and shows `iteration` (else the first) with its critical path.

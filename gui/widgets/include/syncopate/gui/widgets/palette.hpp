@@ -33,6 +33,6 @@ inline const QColor kRangeEdge{66, 133, 244};
 inline const QColor kCriticalPath{230, 0, 126};
 inline const QColor kCollectiveLink{120, 60, 200};
 inline const QColor kLaunchFlow{0, 120, 90};
-inline const QColor kIteration{90, 90, 90};
+inline const QColor kIteration{150, 150, 160, 110};  // translucent: items stay readable under it
 
 }  // namespace syncopate::gui::palette

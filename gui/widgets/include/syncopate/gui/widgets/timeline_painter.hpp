@@ -5,9 +5,13 @@
 // collective links, launch flows, critical path, iteration starts).
 #pragma once
 
+#include <QFont>
+#include <QHash>
 #include <QPainter>
 #include <QRectF>
 #include <QSize>
+#include <QStaticText>
+#include <QString>
 
 #include <cstdint>
 #include <optional>
@@ -46,9 +50,22 @@ struct TimelineGeometry {
   double contentY(double y) const { return y - ruler_height + scroll_y; }
 };
 
+// Text laid out once and kept between frames: eliding and shaping a label costs far more than
+// drawing it, and the same labels come back frame after frame.
+class TextCache {
+ public:
+  // `text` elided to `max_width` pixels in `font`, ready to draw.
+  const QStaticText& get(const QString& text, int max_width, const QFont& font);
+  void clear() { entries_.clear(); }
+
+ private:
+  static constexpr int kCapacity = 8192;  // cleared when full (labels of one view are far fewer)
+  QHash<QString, QStaticText> entries_;
+};
+
 // Draws everything; `axis` must be as wide as geometry.canvasWidth().
 void paintTimeline(QPainter& p, const TimelineModel& model, const TimeAxis& axis, const TimelineGeometry& geometry,
-                   const TimelineOverlays& overlays);
+                   const TimelineOverlays& overlays, TextCache& text);
 
 // Where an item is drawn (widget coordinates), if its row is shown.
 std::optional<QRectF> itemRect(const TimelineModel& model, const TimeAxis& axis, const TimelineGeometry& geometry,

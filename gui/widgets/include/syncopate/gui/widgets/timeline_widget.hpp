@@ -93,6 +93,7 @@ class TimelineWidget : public QWidget {
   QScrollBar* vscroll_;
   double scroll_y_ = 0;
   TimelineOverlays overlays_;
+  TextCache text_cache_;
   std::optional<ItemRef> selected_item_;
 
   Drag drag_ = Drag::None;
