@@ -1,5 +1,7 @@
 #include "syncopate/gui/model/lanes.hpp"
 
+#include <QtConcurrent/QtConcurrentMap>
+
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -60,7 +62,7 @@ struct SourceItems {
   std::vector<VisualKind> kinds;
 };
 
-void addStackedLanes(RunLanes& out, LaneGroup& group, const Lane& prototype, SourceItems items,
+void addStackedLanes(std::vector<Lane>& out, const Lane& prototype, SourceItems items,
                      const std::vector<std::int64_t>& table_start, const std::vector<std::int64_t>& table_end) {
   if (items.rows.empty()) return;
   std::vector<std::int64_t> s(items.rows.size()), e(items.rows.size());
@@ -70,16 +72,15 @@ void addStackedLanes(RunLanes& out, LaneGroup& group, const Lane& prototype, Sou
   }
   const std::vector<std::uint32_t> stack = stackItems(s, e);
   const std::uint32_t lanes = *std::max_element(stack.begin(), stack.end()) + 1;
-  const std::size_t first_lane = out.lanes.size();
+  const std::size_t first_lane = out.size();
   for (std::uint32_t k = 0; k < lanes; ++k) {
     Lane lane = prototype;
     lane.stack = k;
     if (k > 0) lane.label = prototype.label + " [" + std::to_string(k + 1) + "]";
-    group.lanes.push_back(static_cast<std::uint32_t>(out.lanes.size()));
-    out.lanes.push_back(std::move(lane));
+    out.push_back(std::move(lane));
   }
   for (std::size_t i = 0; i < items.rows.size(); ++i) {
-    Lane& lane = out.lanes[first_lane + stack[i]];
+    Lane& lane = out[first_lane + stack[i]];
     lane.start.push_back(s[i]);
     lane.end.push_back(e[i]);
     lane.item.push_back(items.rows[i]);
@@ -118,11 +119,12 @@ std::string rankLabel(const RunModel& m, Index rank) {
   return label;
 }
 
-void addRankLanes(const RunModel& m, Index rank, const std::vector<bool>& call_is_sync, RunLanes& out,
-                  LaneGroup& group) {
+// The lanes of one rank, in display order.
+std::vector<Lane> rankLanes(const RunModel& m, Index rank, std::uint32_t run, const std::vector<bool>& call_is_sync) {
+  std::vector<Lane> out;
   const auto& info = m.ranks[rank];
   Lane proto;
-  proto.run = group.run;
+  proto.run = run;
   proto.rank = rank;
 
   // NVTX ranges of this rank, by thread (kNone last).
@@ -155,12 +157,12 @@ void addRankLanes(const RunModel& m, Index rank, const std::vector<bool>& call_i
     proto.kind = LaneKind::Thread;
     proto.source = t;
     proto.label = threadLabel(m, t);
-    addStackedLanes(out, group, proto, std::move(calls), m.api_calls.start, m.api_calls.end);
+    addStackedLanes(out, proto, std::move(calls), m.api_calls.start, m.api_calls.end);
     auto it = ranges_by_thread.find(t);
     if (it != ranges_by_thread.end()) {
       proto.kind = LaneKind::Ranges;
       proto.label = "NVTX · " + threadLabel(m, t);
-      addStackedLanes(out, group, proto, rangeItems(std::move(it->second)), m.ranges.start, m.ranges.end);
+      addStackedLanes(out, proto, rangeItems(std::move(it->second)), m.ranges.start, m.ranges.end);
       ranges_by_thread.erase(it);
     }
   }
@@ -169,7 +171,7 @@ void addRankLanes(const RunModel& m, Index rank, const std::vector<bool>& call_i
     proto.kind = LaneKind::Ranges;
     proto.source = thread;
     proto.label = thread == kNone ? std::string("NVTX") : "NVTX · " + threadLabel(m, thread);
-    addStackedLanes(out, group, proto, rangeItems(std::move(rows)), m.ranges.start, m.ranges.end);
+    addStackedLanes(out, proto, rangeItems(std::move(rows)), m.ranges.start, m.ranges.end);
   }
 
   SourceItems orphan_syncs;
@@ -181,7 +183,7 @@ void addRankLanes(const RunModel& m, Index rank, const std::vector<bool>& call_i
   proto.kind = LaneKind::HostSyncs;
   proto.source = kNone;
   proto.label = "host syncs";
-  addStackedLanes(out, group, proto, std::move(orphan_syncs), m.host_syncs.start, m.host_syncs.end);
+  addStackedLanes(out, proto, std::move(orphan_syncs), m.host_syncs.start, m.host_syncs.end);
 
   for (Index s = info.first_stream; s < info.first_stream + info.stream_count; ++s) {
     const auto& st = m.streams[s];
@@ -192,8 +194,10 @@ void addRankLanes(const RunModel& m, Index rank, const std::vector<bool>& call_i
     proto.kind = LaneKind::Stream;
     proto.source = s;
     proto.label = streamLabel(m, s);
-    addStackedLanes(out, group, proto, std::move(ops), m.ops.start, m.ops.end);
+    addStackedLanes(out, proto, std::move(ops), m.ops.start, m.ops.end);
   }
+  for (Lane& lane : out) lane.lod = LaneLod::build(lane.start, lane.end, lane.visual);
+  return out;
 }
 
 }  // namespace
@@ -218,14 +222,20 @@ RunLanes buildLanes(const RunModel& m, std::uint32_t run, const std::string& run
     const auto rank_group = static_cast<std::uint32_t>(out.groups.size());
     out.groups[it->second].children.push_back(rank_group);
     out.groups.push_back({GroupKind::Rank, run, r, rankLabel(m, r), static_cast<int>(it->second), {}, {}});
-    LaneGroup& g = out.groups.back();
-    addRankLanes(m, r, call_is_sync, out, g);
+  }
+  // Each rank's lanes (and their summaries) on the pool, then numbered in rank order.
+  std::vector<Index> ranks(m.ranks.size());
+  std::iota(ranks.begin(), ranks.end(), Index{0});
+  std::vector<std::vector<Lane>> per_rank(m.ranks.size());
+  QtConcurrent::blockingMap(ranks, [&](Index r) { per_rank[r] = rankLanes(m, r, run, call_is_sync); });
+  for (LaneGroup& g : out.groups) {
+    if (g.kind != GroupKind::Rank) continue;
+    for (Lane& lane : per_rank[g.rank]) {
+      g.lanes.push_back(static_cast<std::uint32_t>(out.lanes.size()));
+      out.lanes.push_back(std::move(lane));
+    }
   }
   return out;
-}
-
-void buildLod(Lane& lane) {
-  lane.lod = LaneLod::build(lane.start, lane.end, lane.visual);
 }
 
 }  // namespace syncopate::gui

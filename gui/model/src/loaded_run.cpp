@@ -1,11 +1,14 @@
 #include "syncopate/gui/model/loaded_run.hpp"
 
 #include <QtConcurrent/QtConcurrentMap>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <atomic>
 #include <limits>
 #include <map>
+#include <numeric>
+#include <optional>
 
 namespace syncopate::gui {
 
@@ -64,36 +67,31 @@ analyzer::Expected<std::shared_ptr<LoadedRun>> prepareRun(analyzer::RunModel mod
   out->begin_ns = m.beginNs();
   out->end_ns = m.endNs();
 
-  if (progress) progress("Finding iterations", 0, 1);
-  auto iterations = analyzer::detectIterations(m);
-  if (!iterations) return iterations.error();
-  out->iterations = std::move(iterations).value();
-  out->iteration_spans = spansOf(out->iterations);
+  // Three independent pieces of work: the iterations on one pool thread while this one and the
+  // rest of the pool measure each rank's activity and lay out its lanes.
+  std::optional<analyzer::Expected<analyzer::Iterations>> iterations;
+  QFuture<void> finding = QtConcurrent::run([&] { iterations.emplace(analyzer::detectIterations(m)); });
 
   if (progress) progress("Measuring activity", 0, m.ranks.size());
   out->activity.resize(m.ranks.size());
   out->exposed.resize(m.ranks.size());
   out->rank_window.resize(m.ranks.size());
-  for (Index r = 0; r < m.ranks.size(); ++r) {
+  std::vector<Index> ranks(m.ranks.size());
+  std::iota(ranks.begin(), ranks.end(), Index{0});
+  QtConcurrent::blockingMap(ranks, [&](Index r) {
     out->activity[r] = analyzer::rankActivity(m, r);
     out->exposed[r] = out->activity[r].communication.subtract(out->activity[r].overlapped);
     out->rank_window[r] = rowExtent(m, r);
-    if (progress) progress("Measuring activity", r + 1, m.ranks.size());
-  }
+  });
 
   if (progress) progress("Laying out lanes", 0, 1);
   out->lanes = buildLanes(m, run, out->label);
 
-  // Summaries of every lane, on the pool's threads (this function already runs off the UI thread).
-  std::vector<Lane>& lanes = out->lanes.lanes;
-  std::atomic<std::size_t> done{0};
-  const std::size_t total = lanes.size();
-  if (progress) progress("Summarising lanes", 0, total);
-  QtConcurrent::blockingMap(lanes, [&](Lane& lane) {
-    buildLod(lane);
-    ++done;
-  });
-  if (progress) progress("Summarising lanes", done.load(), total);
+  if (progress) progress("Finding iterations", 0, 1);
+  finding.waitForFinished();
+  if (!*iterations) return iterations->error();
+  out->iterations = std::move(*iterations).value();
+  out->iteration_spans = spansOf(out->iterations);
   return out;
 }
 

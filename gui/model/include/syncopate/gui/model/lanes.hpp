@@ -83,11 +83,9 @@ struct RunLanes {
   std::size_t bytes() const;
 };
 
-// Lanes and groups of `model` (items and kinds; the LOD summaries are left empty: buildLod).
+// Lanes and groups of `model`, each lane with its LOD summaries; ranks are laid out in parallel
+// on Qt's global thread pool (call it off the UI thread).
 RunLanes buildLanes(const analyzer::RunModel& model, std::uint32_t run, const std::string& run_label);
-
-// Fills lane.lod from its items.
-void buildLod(Lane& lane);
 
 // First-fit stacking: the stacked lane of each item (items ordered by start, longer first on
 // ties) such that items on one stacked lane never overlap.
