@@ -1,4 +1,4 @@
-// syncopate gui DIR [DIR2] [--screenshot out.png] [--iteration N] [--size WxH]
+// syncopate gui DIR [DIR2] [--screenshot out.png] [--iteration N] [--size WxH] [--hide nvtx,...]
 #include <QApplication>
 
 #include <cstdlib>
@@ -29,6 +29,7 @@ struct GuiArgs {
   std::string screenshot;
   std::optional<std::int64_t> iteration;
   std::string size = "1600x1000";
+  std::vector<std::string> hide;
 };
 
 void run(const GuiArgs& args) {
@@ -41,6 +42,12 @@ void run(const GuiArgs& args) {
     fail("gui", "--size takes WIDTHxHEIGHT in pixels, e.g. 1600x1000; got '" + args.size + "'.");
   options.width = std::stoi(m[1]);
   options.height = std::stoi(m[2]);
+  for (const std::string& h : args.hide) {
+    if (h == "threads") options.hidden_lanes.push_back(gui::LaneKind::Thread);
+    else if (h == "nvtx") options.hidden_lanes.push_back(gui::LaneKind::Ranges);
+    else if (h == "streams") options.hidden_lanes.push_back(gui::LaneKind::Stream);
+    else fail("gui", "--hide takes threads, nvtx or streams (comma-separated); got '" + h + "'.");
+  }
 
   // Headless rendering needs no display; a window does.
   if (options.screenshot && std::getenv("QT_QPA_PLATFORM") == nullptr) setenv("QT_QPA_PLATFORM", "offscreen", 1);
@@ -75,7 +82,9 @@ void addGuiCommand(CLI::App& app) {
   sub->add_option("--screenshot", args->screenshot,
                   "render the window to this PNG without a display (QT_QPA_PLATFORM=offscreen) and exit");
   sub->add_option("--iteration", args->iteration, "show this iteration (and align the two runs on it)");
-  sub->add_option("--size", args->size, "window size for --screenshot, WIDTHxHEIGHT")->capture_default_str();
+  sub->add_option("--size", args->size, "window size, WIDTHxHEIGHT")->capture_default_str();
+  sub->add_option("--hide", args->hide, "lanes not to show: threads, nvtx, streams (also toggled in the toolbar)")
+      ->delimiter(',');
   sub->callback([args] { run(*args); });
 }
 

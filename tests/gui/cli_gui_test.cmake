@@ -22,8 +22,9 @@ endfunction()
 expect_failure(missing ${WORK}/no-such-run)
 expect_failure(garbage ${WORK}/garbage)
 expect_failure(iteration ${RUN} --iteration 99)
+expect_failure(hide ${RUN} --hide everything)
 
-execute_process(COMMAND ${SYNCOPATE} gui ${RUN} --screenshot ${WORK}/good.png --size 1000x700 --iteration 2
+execute_process(COMMAND ${SYNCOPATE} gui ${RUN} --screenshot ${WORK}/good.png --size 1000x700 --iteration 2 --hide nvtx,threads
                 RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "syncopate gui on a good run failed (${rc}): ${err}")

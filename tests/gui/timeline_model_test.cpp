@@ -34,8 +34,8 @@ class TimelineModelTest : public QObject {
     TimelineModel m;
     m.setRuns({prepared(twoRankRun())});
     const std::vector<std::string> expected = {
-        "main (100)", "NVTX · main (100)", "NVTX · main (100) [2]", "compute · dev 0", "compute · dev 0 [2]", "nccl · dev 0",
-        "main (101)", "NVTX · main (101)", "NVTX · main (101) [2]", "compute · dev 0", "nccl · dev 0"};
+        "main (100)", "NVTX · main (100)", "  NVTX [2]", "compute · dev 0", "  ops [2]", "nccl · dev 0",
+        "main (101)", "NVTX · main (101)", "  NVTX [2]", "compute · dev 0", "nccl · dev 0"};
     QCOMPARE(laneLabels(m), expected);
     QCOMPARE(m.groupCount(), std::size_t{5});
     QCOMPARE_ENUM(m.group(0).kind, GroupKind::Run);
@@ -112,6 +112,14 @@ class TimelineModelTest : public QObject {
     QCOMPARE(m.rows().size(), std::size_t{17});
     m.setAllRanksCollapsed(true);
     QCOMPARE(m.rows().size(), std::size_t{6});
+    m.setAllRanksCollapsed(false);
+    // Hiding NVTX lanes removes their two lanes per rank; the others keep their order.
+    m.setLaneKindShown(LaneKind::Ranges, false);
+    QCOMPARE(m.rows().size(), std::size_t{13});
+    QCOMPARE(m.rowOfLane(1), -1);
+    QCOMPARE(m.rowOfLane(3), 4);  // host, rank, strip, thread, then the compute stream
+    m.setLaneKindShown(LaneKind::Ranges, true);
+    QCOMPARE(m.rows().size(), std::size_t{17});
   }
 
   void hitTestingFindsTheItemUnderThePointer() {

@@ -62,6 +62,17 @@ struct SourceItems {
   std::vector<VisualKind> kinds;
 };
 
+// What the extra stacked lanes of a source are called: short, so that the number stays visible.
+std::string stackedName(LaneKind kind) {
+  switch (kind) {
+    case LaneKind::Thread: return "API calls";
+    case LaneKind::Ranges: return "NVTX";
+    case LaneKind::Stream: return "ops";
+    case LaneKind::HostSyncs: return "host syncs";
+  }
+  return {};
+}
+
 void addStackedLanes(std::vector<Lane>& out, const Lane& prototype, SourceItems items,
                      const std::vector<std::int64_t>& table_start, const std::vector<std::int64_t>& table_end) {
   if (items.rows.empty()) return;
@@ -76,7 +87,7 @@ void addStackedLanes(std::vector<Lane>& out, const Lane& prototype, SourceItems 
   for (std::uint32_t k = 0; k < lanes; ++k) {
     Lane lane = prototype;
     lane.stack = k;
-    if (k > 0) lane.label = prototype.label + " [" + std::to_string(k + 1) + "]";
+    if (k > 0) lane.label = "  " + stackedName(prototype.kind) + " [" + std::to_string(k + 1) + "]";
     out.push_back(std::move(lane));
   }
   for (std::size_t i = 0; i < items.rows.size(); ++i) {
@@ -102,7 +113,9 @@ std::vector<Index> byStart(Index first, Index count, const std::vector<std::int6
 std::string threadLabel(const RunModel& m, Index thread) {
   const auto& t = m.threads[thread];
   std::string name(m.str(t.name));
-  return name.empty() ? "thread " + std::to_string(t.tid) : name + " (" + std::to_string(t.tid) + ")";
+  const std::string tid = std::to_string(t.tid);
+  if (name.empty()) return "thread " + tid;
+  return name.find(tid) != std::string::npos ? name : name + " (" + tid + ")";
 }
 
 std::string streamLabel(const RunModel& m, Index stream) {

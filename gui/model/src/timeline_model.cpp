@@ -129,6 +129,11 @@ void TimelineModel::setAllRanksCollapsed(bool collapsed) {
   relayout();
 }
 
+void TimelineModel::setLaneKindShown(LaneKind kind, bool shown) {
+  shown_kinds_[static_cast<std::size_t>(kind)] = shown;
+  relayout();
+}
+
 void TimelineModel::relayout() {
   rows_.clear();
   double y = 0;
@@ -146,7 +151,8 @@ void TimelineModel::relayout() {
     if (group.kind == GroupKind::Rank) add(LayoutRow::Kind::RankStrip, g, inner, kStripHeight);
     if (collapsed_[g]) return;
     for (std::uint32_t c : group.children) self(self, c, inner);
-    for (std::uint32_t l : group.lanes) add(LayoutRow::Kind::Lane, l, inner, kLaneHeight);
+    for (std::uint32_t l : group.lanes)
+      if (laneKindShown(lanes_[l]->kind)) add(LayoutRow::Kind::Lane, l, inner, kLaneHeight);
   };
   for (std::uint32_t g = 0; g < groups_.size(); ++g)
     if (groups_[g].kind == GroupKind::Run) visit(visit, g, 0);

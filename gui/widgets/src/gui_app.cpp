@@ -32,6 +32,7 @@ std::string iterationRange(const MainWindow& window) {
 analyzer::Status saveScreenshot(const GuiOptions& options) {
   MainWindow window;
   window.resize(options.width, options.height);
+  for (LaneKind k : options.hidden_lanes) window.setLaneKindShown(k, false);
   window.show();
   const QString error = loadAndWait(window, options);
   if (!error.isEmpty()) return analyzer::Error{error.toStdString()};
@@ -51,6 +52,7 @@ analyzer::Status saveScreenshot(const GuiOptions& options) {
 int runInteractive(const GuiOptions& options) {
   MainWindow window;
   window.resize(options.width, options.height);
+  for (LaneKind k : options.hidden_lanes) window.setLaneKindShown(k, false);
   window.show();
   window.open(options.runs, options.iteration);
   return QApplication::exec();

@@ -38,7 +38,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   tabifyDockWidget(metrics_dock, rec_dock);
   tabifyDockWidget(rec_dock, diag_dock);
   metrics_dock->raise();
-  resizeDocks({details_dock}, {380}, Qt::Horizontal);
+  resizeDocks({details_dock}, {320}, Qt::Horizontal);
   resizeDocks({metrics_dock}, {230}, Qt::Vertical);
 
   progress_ = new QProgressBar(this);
@@ -117,6 +117,19 @@ void MainWindow::buildToolbar() {
   critical_path_action_ = bar->addAction(QStringLiteral("Critical path"), this, [this] { updateCriticalPath(); });
   critical_path_action_->setCheckable(true);
   critical_path_action_->setChecked(true);
+  bar->addSeparator();
+  const std::pair<LaneKind, QString> kinds[] = {{LaneKind::Thread, QStringLiteral("Threads")},
+                                                {LaneKind::Ranges, QStringLiteral("NVTX")},
+                                                {LaneKind::Stream, QStringLiteral("Streams")}};
+  for (const auto& [kind, name] : kinds) {
+    QAction* a = bar->addAction(name);
+    a->setCheckable(true);
+    a->setChecked(true);
+    a->setToolTip(QStringLiteral("Show %1 lanes").arg(name));
+    connect(a, &QAction::toggled, this, [this, k = kind](bool on) { setLaneKindShown(k, on); });
+    lane_kind_actions_[static_cast<std::size_t>(kind)] = a;
+  }
+  bar->addSeparator();
   bar->addAction(QStringLiteral("Collapse ranks"), this, [this] {
     model_.setAllRanksCollapsed(true);
     timeline_->modelChanged();
@@ -225,6 +238,12 @@ bool MainWindow::showIteration(std::int64_t number) {
   if (iteration_box_->value() != number) iteration_box_->setValue(static_cast<int>(number));
   updateCriticalPath();
   return true;
+}
+
+void MainWindow::setLaneKindShown(LaneKind kind, bool shown) {
+  model_.setLaneKindShown(kind, shown);
+  if (QAction* a = lane_kind_actions_[static_cast<std::size_t>(kind)]; a && a->isChecked() != shown) a->setChecked(shown);
+  timeline_->modelChanged();
 }
 
 void MainWindow::updateCriticalPath() {

@@ -6,6 +6,8 @@
 // within one source (nested NVTX ranges, or ops that overlap on one stream in an imported
 // trace) are stacked onto extra lanes of that source, first fit, so nothing is hidden or dropped.
 //
+// The extra lanes of a stacked source are labelled "  NVTX [2]", "  ops [2]", ... below the first.
+//
 // A lane keeps its own copy of its items' times (and their kinds) so that painting, hit-testing
 // and the level-of-detail summaries never go back to the run model's tables.
 #pragma once

@@ -4,6 +4,7 @@
 // The view (gui/widgets) only paints what this says and routes input back to it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -88,6 +89,9 @@ class TimelineModel {
   void setCollapsed(std::uint32_t group, bool collapsed);
   bool collapsed(std::uint32_t group) const { return collapsed_[group]; }
   void setAllRanksCollapsed(bool collapsed);
+  // A filter on what is shown (not on the data): lanes of a hidden kind take no rows.
+  void setLaneKindShown(LaneKind kind, bool shown);
+  bool laneKindShown(LaneKind kind) const { return shown_kinds_[static_cast<std::size_t>(kind)]; }
 
   // Rows in display order, with their y (0 at the top of the first row) and height.
   const std::vector<LayoutRow>& rows() const { return rows_; }
@@ -124,6 +128,7 @@ class TimelineModel {
   std::vector<std::uint32_t> group_base_; // per run: global index of its first group
   std::vector<LaneGroup> groups_;         // lane and group indices rewritten to global
   std::vector<bool> collapsed_;
+  std::array<bool, 4> shown_kinds_{true, true, true, true};  // index: LaneKind
   std::vector<LayoutRow> rows_;
   // Per run, per table: lanes holding items of that table, by source (stream / thread), so
   // locate() is a binary search in one or two lanes.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "syncopate/analyzer/expected.hpp"
+#include "syncopate/gui/model/lanes.hpp"
 
 namespace syncopate::gui {
 
@@ -16,6 +17,7 @@ struct GuiOptions {
   std::vector<std::filesystem::path> runs;  // one run directory, or two to compare
   std::optional<std::filesystem::path> screenshot;
   std::optional<std::int64_t> iteration;
+  std::vector<LaneKind> hidden_lanes;  // lane kinds not shown
   int width = 1600, height = 1000;
 };
 

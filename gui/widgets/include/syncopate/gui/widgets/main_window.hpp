@@ -10,6 +10,7 @@
 #include <QSpinBox>
 #include <QTextBrowser>
 
+#include <array>
 #include <filesystem>
 #include <optional>
 #include <vector>
@@ -41,6 +42,8 @@ class MainWindow : public QMainWindow {
   const QString& lastError() const { return last_error_; }
   // Shows iteration `number` and its critical path; false when no run has it.
   bool showIteration(std::int64_t number);
+  // Shows or hides every lane of a kind (the toolbar's Threads / NVTX / Streams toggles).
+  void setLaneKindShown(LaneKind kind, bool shown);
 
   TimelineModel& model() { return model_; }
   const TimelineModel& model() const { return model_; }
@@ -77,6 +80,7 @@ class MainWindow : public QMainWindow {
   QTextBrowser* diagnostics_;
   QSpinBox* iteration_box_;
   QAction* critical_path_action_;
+  std::array<QAction*, 4> lane_kind_actions_{};  // index: LaneKind
   QProgressBar* progress_;
   QLabel* status_;
   std::optional<std::int64_t> requested_iteration_;
