@@ -47,9 +47,9 @@ class Progress {
   std::size_t total_, done_ = 0, next_ = 0;
 };
 
-// The two big tables, with only the columns the model keeps. StoreReader's scans decode every
-// column into optionals; reading these ten (ops) and seven (api_calls) columns directly is a
-// third cheaper, and these two tables are most of a run. The columns are those of
+// The big tables, with only the columns the model keeps. StoreReader's scans decode every
+// column into optionals; reading these columns of ops, api_calls and nvtx_ranges directly is a
+// third cheaper, and these tables are most of a run. The columns are those of
 // docs/store-schema.md, which minor versions only extend; StoreReader::open() has already
 // checked that the file is a store of a major version this build reads.
 struct OpLite {
@@ -65,6 +65,13 @@ struct CallLite {
   trace::StringId name;
   trace::ApiDomain domain;
 };
+struct RangeLite {
+  std::int64_t id, start, end;
+  trace::ThreadId thread;   // kNoThread for NULL
+  trace::StringId domain;   // kNoString for NULL
+  trace::StringId name;
+  std::int64_t depth;       // -1 for NULL
+};
 
 // Everything a store holds that the model needs, read by a worker thread (SQLite is most of
 // the loading time, and stores are independent) and then translated into the builder in order.
@@ -74,7 +81,7 @@ struct StoreRows {
   std::vector<CallLite> calls;
   std::vector<OpLite> ops;
   std::vector<trace::CollectiveRow> collectives;
-  std::vector<trace::NvtxRangeRow> ranges;
+  std::vector<RangeLite> ranges;
   std::vector<trace::DiagnosticRow> diagnostics;
 };
 
@@ -115,8 +122,7 @@ Expected<StoreRows> readStore(const trace::StoreReader& r) {
   reserve(trace::Table::ApiCalls, rows.calls);
   reserve(trace::Table::Ops, rows.ops);
   for (trace::Status s : {r.forEachStream(collector(rows.streams)), r.forEachThread(collector(rows.threads)),
-                          r.forEachCollective(collector(rows.collectives)), r.forEachNvtxRange(collector(rows.ranges)),
-                          r.forEachDiagnostic(collector(rows.diagnostics))})
+                          r.forEachCollective(collector(rows.collectives)), r.forEachDiagnostic(collector(rows.diagnostics))})
     if (!s.ok()) return Error{s.message()};
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(r.path().c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -141,6 +147,14 @@ Expected<StoreRows> readStore(const trace::StoreReader& r) {
                                         static_cast<trace::StringId>(sqlite3_column_int64(q, 3)),
                                         static_cast<trace::OpKind>(sqlite3_column_int(q, 1)),
                                         static_cast<std::uint8_t>(intOr(q, 9, 255))});
+                  });
+  if (!s) return s.error();
+  s = scanColumns(db.get(), r.path(), "SELECT id, thread_id, domain_id, name_id, start_ns, end_ns, depth FROM nvtx_ranges",
+                  [&](sqlite3_stmt* q) {
+                    rows.ranges.push_back({sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
+                                           static_cast<trace::ThreadId>(intOr(q, 1, trace::kNoThread)),
+                                           static_cast<trace::StringId>(intOr(q, 2, trace::kNoString)),
+                                           static_cast<trace::StringId>(sqlite3_column_int64(q, 3)), intOr(q, 6, -1)});
                   });
   if (!s) return s.error();
   return rows;
@@ -280,11 +294,11 @@ class StoreLoader {
   }
 
   void loadRanges() {
-    for (const trace::NvtxRangeRow& row : rows_.ranges) {
-      const Index thread = row.thread_id && *row.thread_id < threads_.size() ? threads_[*row.thread_id] : kNone;
-      b_.addRange({.rank = rank_, .thread = thread, .domain = row.domain_id ? str(*row.domain_id) : 0,
-                   .name = str(row.name_id), .start = row.start_ns, .end = row.end_ns,
-                   .depth = row.depth ? static_cast<std::int16_t>(std::min<std::uint32_t>(*row.depth, 32767)) : std::int16_t{-1},
+    for (const RangeLite& row : rows_.ranges) {
+      const Index thread = row.thread != trace::kNoThread && row.thread < threads_.size() ? threads_[row.thread] : kNone;
+      b_.addRange({.rank = rank_, .thread = thread, .domain = str(row.domain), .name = str(row.name), .start = row.start,
+                   .end = row.end,
+                   .depth = row.depth < 0 ? std::int16_t{-1} : static_cast<std::int16_t>(std::min<std::int64_t>(row.depth, 32767)),
                    .store_id = row.id});
     }
   }
