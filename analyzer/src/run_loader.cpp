@@ -114,8 +114,11 @@ Status scanColumns(sqlite3* db, const std::filesystem::path& file, const char* s
   return {};
 }
 
-Expected<StoreRows> readStore(const trace::StoreReader& r) {
-  StoreRows rows;
+// Fills `rows` (emptied first; its buffers are reused from store to store, since faulting in
+// fresh memory for every store costs more than reading some of them).
+Status readStore(const trace::StoreReader& r, StoreRows& rows) {
+  rows.streams.clear(), rows.threads.clear(), rows.calls.clear(), rows.ops.clear();
+  rows.collectives.clear(), rows.ranges.clear(), rows.diagnostics.clear();
   auto reserve = [&](trace::Table t, auto& v) {
     if (auto n = r.rowCount(t); n.ok()) v.reserve(static_cast<std::size_t>(*n));
   };
@@ -137,7 +140,7 @@ Expected<StoreRows> readStore(const trace::StoreReader& r) {
                                                  static_cast<trace::StringId>(sqlite3_column_int64(q, 3)),
                                                  static_cast<trace::ApiDomain>(sqlite3_column_int(q, 2))});
                          });
-  if (!s) return s.error();
+  if (!s) return s;
   s = scanColumns(db.get(), r.path(),
                   "SELECT id, kind, stream_id, name_id, start_ns, end_ns, correlation_id, bytes, event_id, sync_kind FROM ops",
                   [&](sqlite3_stmt* q) {
@@ -148,7 +151,7 @@ Expected<StoreRows> readStore(const trace::StoreReader& r) {
                                         static_cast<trace::OpKind>(sqlite3_column_int(q, 1)),
                                         static_cast<std::uint8_t>(intOr(q, 9, 255))});
                   });
-  if (!s) return s.error();
+  if (!s) return s;
   s = scanColumns(db.get(), r.path(), "SELECT id, thread_id, domain_id, name_id, start_ns, end_ns, depth FROM nvtx_ranges",
                   [&](sqlite3_stmt* q) {
                     rows.ranges.push_back({sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
@@ -156,8 +159,7 @@ Expected<StoreRows> readStore(const trace::StoreReader& r) {
                                            static_cast<trace::StringId>(intOr(q, 2, trace::kNoString)),
                                            static_cast<trace::StringId>(sqlite3_column_int64(q, 3)), intOr(q, 6, -1)});
                   });
-  if (!s) return s.error();
-  return rows;
+  return s;
 }
 
 // One store's rows into the builder. Store-local ids (strings, streams, threads, correlation)
@@ -359,7 +361,12 @@ Expected<RunModel> loadRun(const std::filesystem::path& dir, const LoadOptions& 
   // them into model rows in store order, so the model does not depend on timing.
   const std::size_t n = readers.size();
   const std::size_t workers = std::min<std::size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::optional<Expected<StoreRows>>> slots(n);
+  struct Slot {
+    std::unique_ptr<StoreRows> rows;
+    Status status;
+  };
+  std::vector<std::optional<Slot>> slots(n);
+  std::vector<std::unique_ptr<StoreRows>> spare;  // buffers of stores already consumed
   std::mutex mu;
   std::condition_variable cv;
   std::size_t next = 0, consumed = 0;
@@ -367,15 +374,18 @@ Expected<RunModel> loadRun(const std::filesystem::path& dir, const LoadOptions& 
   auto work = [&] {
     for (;;) {
       std::size_t i;
+      std::unique_ptr<StoreRows> rows;
       {
         std::unique_lock lock(mu);
         cv.wait(lock, [&] { return stop || next >= n || next < consumed + workers + 1; });
         if (stop || next >= n) return;
         i = next++;
+        if (!spare.empty()) rows = std::move(spare.back()), spare.pop_back();
       }
-      Expected<StoreRows> rows = readStore(readers[i]);
+      if (!rows) rows = std::make_unique<StoreRows>();
+      Status status = readStore(readers[i], *rows);
       std::lock_guard lock(mu);
-      slots[i].emplace(std::move(rows));
+      slots[i].emplace(Slot{std::move(rows), std::move(status)});
       cv.notify_all();
     }
   };
@@ -390,21 +400,21 @@ Expected<RunModel> loadRun(const std::filesystem::path& dir, const LoadOptions& 
     pool.clear();  // joins
   };
   for (std::size_t i = 0; i < n; ++i) {
-    std::optional<Expected<StoreRows>> rows;
+    Slot slot;
     {
       std::unique_lock lock(mu);
       cv.wait(lock, [&] { return slots[i].has_value(); });
-      rows = std::move(slots[i]);
+      slot = std::move(*slots[i]);
       slots[i].reset();
     }
-    if (!rows->ok()) {
+    if (!slot.status) {
       stopWorkers();
-      return rows->error();
+      return slot.status.error();
     }
-    StoreLoader(readers[i], rows->value(), builder, progress).load();
-    rows.reset();
+    StoreLoader(readers[i], *slot.rows, builder, progress).load();
     {
       std::lock_guard lock(mu);
+      spare.push_back(std::move(slot.rows));
       ++consumed;
     }
     cv.notify_all();
