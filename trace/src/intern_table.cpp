@@ -168,8 +168,10 @@ std::uint32_t InternTable::insert(std::string_view key, const void* value, bool&
     if (!growIndex()) return 0;
   }
   count_ = id;
-  place(*indexes_.back(), id, hash);
+  // Published before it is placed: a reader that finds the id in the index (acquire on its
+  // slot) then also sees size() >= id, so key(id) and value(id) accept it.
   published_.store(id, std::memory_order_release);
+  place(*indexes_.back(), id, hash);
   inserted = true;
   return id;
 }
