@@ -613,7 +613,7 @@ struct StoreWriter::Impl {
 StoreWriter::StoreWriter(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
 
 StoreWriter::~StoreWriter() {
-  if (impl_) (void)impl_->close();
+  if (impl_) (void)close();  // the no-throw entry point: a destructor must not throw
 }
 
 Result<std::unique_ptr<StoreWriter>> StoreWriter::create(const std::filesystem::path& run_dir,
