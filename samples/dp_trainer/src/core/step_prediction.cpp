@@ -2,7 +2,7 @@
 
 #include "dp_trainer/buckets.hpp"
 #include "dp_trainer/kernel_signatures.hpp"
-#include "stream_simulation.hpp"
+#include "dp_trainer/stream_simulation.hpp"
 
 #include <fmt/format.h>
 

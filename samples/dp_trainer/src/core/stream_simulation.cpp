@@ -1,4 +1,4 @@
-#include "stream_simulation.hpp"
+#include "dp_trainer/stream_simulation.hpp"
 
 #include <algorithm>
 #include <limits>
