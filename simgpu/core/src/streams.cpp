@@ -111,6 +111,18 @@ cudaError_t streamWaitEvent(cudaStream_t stream, cudaEvent_t event) {
   return detail::enqueueLocked(m, *s, stream, std::move(op), std::move(watches));
 }
 
+cudaError_t enqueueAndWait(cudaStream_t stream, StreamOp op) {
+  if (cudaError_t err = initialize(); err != cudaSuccess) return err;
+  Machine& m = machine();
+  std::unique_lock lock(m.mu);
+  Stream* s = detail::resolveStream(m, stream);
+  if (s == nullptr) return cudaErrorInvalidResourceHandle;
+  if (cudaError_t err = detail::enqueueLocked(m, *s, stream, std::move(op)); err != cudaSuccess) return err;
+  std::shared_ptr<Stream> keep = owned(s);
+  detail::waitForSeq(lock, *s, s->enqueued);
+  return s->device->sticky;
+}
+
 cudaError_t launchHostFunc(cudaStream_t stream, void (*fn)(void*), void* user_data) {
   if (fn == nullptr) return cudaErrorInvalidValue;
   StreamOp op;

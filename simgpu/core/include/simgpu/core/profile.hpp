@@ -33,7 +33,7 @@ struct LinkSpec {
   double bandwidth = 0.0;  // bytes per second
 };
 
-struct Profile {
+struct SIMGPU_API Profile {
   std::string source;  // the file it came from, or "built-in default"
   std::string name;
   int devices_per_process = 0;

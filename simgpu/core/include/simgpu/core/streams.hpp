@@ -33,6 +33,9 @@ SIMGPU_API cudaError_t streamWaitEvent(cudaStream_t stream, cudaEvent_t event);
 // Runs fn(user_data) on the stream's worker in stream order (cudaLaunchHostFunc).
 SIMGPU_API cudaError_t launchHostFunc(cudaStream_t stream, void (*fn)(void*), void* user_data);
 
+// enqueue(), then block until that op has completed; returns the device's sticky error, if any.
+SIMGPU_API cudaError_t enqueueAndWait(cudaStream_t stream, StreamOp op);
+
 SIMGPU_API cudaError_t createEvent(int device, unsigned flags, cudaEvent_t* out);
 SIMGPU_API cudaError_t destroyEvent(cudaEvent_t event);
 SIMGPU_API cudaError_t recordEvent(cudaEvent_t event, cudaStream_t stream);
