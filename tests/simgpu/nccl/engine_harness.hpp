@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -69,6 +70,12 @@ inline std::vector<int> onProcesses(int nranks, const std::function<int(int)>& b
     codes.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
   }
   return codes;
+}
+
+// For forked ranks: prints why a step failed and returns `code` as the exit status.
+inline int report(const Status& st, int code) {
+  std::fprintf(stderr, "rank failed: %s\n", st.message.c_str());
+  return code;
 }
 
 inline Status runOne(Task& task) {

@@ -30,7 +30,7 @@ TEST(Processes, AllReduceAndAllGatherOfEveryTypeOnFourProcesses) {
   const CommKey key = randomCommKey();
   const auto codes = onProcesses(kRanks, [&](int rank) {
     std::unique_ptr<Endpoint> ep;
-    if (!join(key, kRanks, rank, 512, &ep).ok()) return 10;
+    if (Status st = join(key, kRanks, rank, 512, &ep); !st.ok()) return testing::report(st, 10);
     for (ncclDataType_t type : kAllTypes) {
       const std::size_t es = datatypeSize(type);
       std::vector<std::vector<char>> inputs;
@@ -46,7 +46,7 @@ TEST(Processes, AllReduceAndAllGatherOfEveryTypeOnFourProcesses) {
         a.send = inputs[static_cast<std::size_t>(rank)].data();
         a.recv = recv.data();
         CollectiveTask task(*ep, a, kCost);
-        if (!runOne(task).ok()) return 11;
+        if (Status st = runOne(task); !st.ok()) return testing::report(st, 11);
         reduceInRankOrder(type, op, ptrs.data(), kRanks, want.data(), kCount);
         if (recv != want) return 12;
       }
@@ -59,7 +59,8 @@ TEST(Processes, AllReduceAndAllGatherOfEveryTypeOnFourProcesses) {
       a.send = inputs[static_cast<std::size_t>(rank)].data();
       a.recv = gathered.data();
       CollectiveTask task(*ep, a, kCost);
-      if (!runOne(task).ok() || gathered != want) return 13;
+      if (Status st = runOne(task); !st.ok()) return testing::report(st, 13);
+      if (gathered != want) return 14;
     }
     return 0;
   });
@@ -72,20 +73,20 @@ TEST(Processes, APeerThatDiesFailsTheOthersQuickly) {
   const auto started = std::chrono::steady_clock::now();
   const auto codes = onProcesses(3, [&](int rank) {
     std::unique_ptr<Endpoint> ep;
-    if (!join(key, 3, rank, 0, &ep).ok()) return 10;
-    if (rank == 2) _exit(0);  // dies without leaving the communicator
-    std::vector<float> buf(1 << 16);
-    CollectiveArgs a;
-    a.count = buf.size();
-    a.send = buf.data();
-    a.recv = buf.data();
-    CollectiveTask task(*ep, a, kCost);
-    const Status st = runOne(task);
-    if (st.code != ncclRemoteError) return 11;
-    // Whoever notices first tells the others; either way the message names rank 2.
-    if (st.message.find("rank 2 (process") == std::string::npos) {
-      std::fprintf(stderr, "unexpected message: %s\n", st.message.c_str());
-      return 12;
+    Status st = join(key, 3, rank, 0, &ep);
+    if (rank == 2) _exit(st.ok() ? 0 : 10);  // dies without leaving the communicator
+    if (st.ok()) {
+      std::vector<float> buf(1 << 16);
+      CollectiveArgs a;
+      a.count = buf.size();
+      a.send = buf.data();
+      a.recv = buf.data();
+      CollectiveTask task(*ep, a, kCost);
+      st = runOne(task);
+    }
+    // A rank still joining when rank 0 found the death fails to join, with the same reason.
+    if (st.code != ncclRemoteError || st.message.find("rank 2 (process") == std::string::npos) {
+      return testing::report(st, 11);
     }
     return 0;
   });
@@ -98,7 +99,7 @@ TEST(Processes, SegmentNameGoesOnceAllRanksJoined) {
   const CommKey key = randomCommKey();
   const auto codes = onProcesses(2, [&](int rank) {
     std::unique_ptr<Endpoint> ep;
-    if (!join(key, 2, rank, 0, &ep).ok()) return 10;
+    if (Status st = join(key, 2, rank, 0, &ep); !st.ok()) return testing::report(st, 10);
     return segmentExists(key) ? 11 : 0;
   });
   for (int c : codes) EXPECT_EQ(c, 0);

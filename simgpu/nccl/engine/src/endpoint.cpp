@@ -115,19 +115,22 @@ Status Endpoint::attach(const CommKey& key, int nranks, int rank, const RankIden
 Status Endpoint::awaitAllRanks() {
   Watchdog dog(timeout_ns_);
   std::vector<int> missing;
-  for (;;) {
-    const std::uint32_t seen = doorbell();
+  auto findMissing = [&] {
     missing.clear();
     for (int r = 0; r < nranks_; ++r) {
       if (record(r).ready.load(std::memory_order_acquire) == 0) missing.push_back(r);
     }
-    if (missing.empty()) break;
+    return !missing.empty();
+  };
+  for (;;) {
+    const std::uint32_t seen = doorbell();
+    if (!findMissing()) break;
     dog.startRound();
     if (Status st = dog.check(*this, missing, "joining " + label() + " (ncclCommInitRank)"); !st.ok()) {
       abortCommunicator(st);
       return st;
     }
-    sleep(seen, kSleepSliceNs);
+    if (!dog.recheckNow()) sleep(seen, kSleepSliceNs);
   }
   peers_.clear();
   places_.clear();
@@ -240,7 +243,7 @@ Status Endpoint::allGatherSmall(const void* mine, std::size_t bytes, void* all) 
       if (waiting.empty()) return Status::success();
       dog.startRound();
       if (Status st = dog.check(*this, waiting, "ncclCommSplit on " + label()); !st.ok()) return st;
-      sleep(seen, kSleepSliceNs);
+      if (!dog.recheckNow()) sleep(seen, kSleepSliceNs);
     }
   };
   if (Status st = waitFor(&RankRecord::boot_consumed, round); !st.ok()) return st;
@@ -263,11 +266,13 @@ void Watchdog::progressed() { last_progress_ns_ = monotonicNowNs(); }
 
 void Watchdog::startRound() {
   const std::int64_t now = monotonicNowNs();
-  check_liveness_ = now >= next_liveness_check_ns_;
+  confirming_ = suspect_;
+  suspect_ = false;
+  check_liveness_ = confirming_ || now >= next_liveness_check_ns_;
   if (check_liveness_) next_liveness_check_ns_ = now + kLivenessPeriodNs;
 }
 
-Status Watchdog::check(const Endpoint& endpoint, std::span<const int> awaited, std::string_view what) const {
+Status Watchdog::check(const Endpoint& endpoint, std::span<const int> awaited, std::string_view what) {
   if (Status st = endpoint.abortStatus(); !st.ok()) return st;
   const std::int64_t now = monotonicNowNs();
   auto where = [&] {
@@ -275,9 +280,15 @@ Status Watchdog::check(const Endpoint& endpoint, std::span<const int> awaited, s
   };
   if (check_liveness_) {
     for (int r : awaited) {
-      if (std::string reason = endpoint.unreachableReason(r); !reason.empty()) {
-        return Status::error(ncclRemoteError, where() + " cannot complete: " + reason);
+      std::string reason = endpoint.unreachableReason(r);
+      if (reason.empty()) continue;
+      if (!confirming_) {
+        suspect_ = true;
+        break;
       }
+      // A rank that failed publishes why before it exits: prefer its reason.
+      if (Status st = endpoint.abortStatus(); !st.ok()) return st;
+      return Status::error(ncclRemoteError, where() + " cannot complete: " + reason);
     }
   }
   if (now - last_progress_ns_ > timeout_ns_) {

@@ -58,6 +58,7 @@ Status runTasks(std::span<Task* const> tasks) {
       tasks[i]->awaitedRanks(&awaited);
       if (Status st = dog.check(tasks[i]->endpoint(), awaited, tasks[i]->describe()); !st.ok()) return fail(st);
     }
+    if (dog.recheckNow()) continue;
     endpoints.front()->sleep(seen.front(), endpoints.size() == 1 ? kSleepSliceNs : kPollSliceNs);
   }
 }

@@ -108,13 +108,19 @@ class Watchdog {
   // that the awaited processes are alive (that reads /proc, so it runs ten times a second).
   void startRound();
   // `what` names the operation and `awaited` the ranks it waits for, for the message.
-  Status check(const Endpoint& endpoint, std::span<const int> awaited, std::string_view what) const;
+  // An awaited rank found dead is only reported when a second look, with `awaited`
+  // recomputed after the death was seen, still awaits it: the rank may have done its part
+  // just before it exited. recheckNow() says that second look is due (without sleeping).
+  Status check(const Endpoint& endpoint, std::span<const int> awaited, std::string_view what);
+  bool recheckNow() const { return suspect_; }
 
  private:
   std::int64_t timeout_ns_;
   std::int64_t last_progress_ns_;
   std::int64_t next_liveness_check_ns_;
   bool check_liveness_ = true;
+  bool suspect_ = false;     // this round saw an awaited rank dead
+  bool confirming_ = false;  // this round is the second look
 };
 
 inline constexpr std::int64_t kDefaultTimeoutNs = 60'000'000'000;
