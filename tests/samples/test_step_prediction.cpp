@@ -48,7 +48,7 @@ TEST(MachineProfile, RingAllReduceAndLinkChoice) {
   // Four ranks span hosts: 6 * 5000 ns + 1.5 * 1e7 / 1e9 s.
   EXPECT_DOUBLE_EQ(p.allReduceNs(1e6, 4), 30000.0 + 1.5e7);
   EXPECT_STREQ(p.linkNameFor(4), "inter_host");
-  EXPECT_DOUBLE_EQ(p.allReduceNs(1e6, 1), 0.0);
+  EXPECT_DOUBLE_EQ(p.allReduceNs(1e6, 1), 100.0);
   EXPECT_DOUBLE_EQ(p.h2dNs(1e4), 2000.0);
   EXPECT_DOUBLE_EQ(p.memsetNs(1e3), 2000.0);  // at least min_kernel_ns
   EXPECT_DOUBLE_EQ(p.memsetNs(1e6), 10000.0);

@@ -61,7 +61,8 @@ struct MachineProfile {
   const LinkLevel& linkFor(int ranks) const { return ranks > ranks_per_host ? inter_host : intra_host; }
   const char* linkNameFor(int ranks) const { return ranks > ranks_per_host ? "inter_host" : "intra_host"; }
   // Ring all-reduce of `bytes` (before bytes_scale) among `ranks`:
-  // 2(P-1) latency + 2(P-1)/P * scaled bytes / bandwidth.
+  // 2(P-1) latency + 2(P-1)/P * scaled bytes / bandwidth; one rank alone costs one
+  // intra-process latency.
   double allReduceNs(double bytes, int ranks) const;
 };
 
