@@ -78,7 +78,9 @@ bool product(const KernelInfo& k, const ParamProduct& term, void* const* args, d
   return true;
 }
 
-cudaError_t validateConfiguration(const KernelInfo& k, dim3 grid, dim3 block, std::size_t shared) {
+}  // namespace
+
+cudaError_t validateLaunch(const KernelInfo& k, dim3 grid, dim3 block, std::size_t shared) {
   const unsigned long long threads = static_cast<unsigned long long>(block.x) * block.y * block.z;
   if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0)
     return cudaErrorInvalidConfiguration;
@@ -88,6 +90,8 @@ cudaError_t validateConfiguration(const KernelInfo& k, dim3 grid, dim3 block, st
   if (shared > static_cast<std::size_t>(k.max_dynamic_shared_bytes)) return cudaErrorInvalidValue;
   return cudaSuccess;
 }
+
+namespace {
 
 // Arguments copied at launch time (the caller's array points at its own locals), laid out as
 // the kernel's parameter buffer.
@@ -171,7 +175,7 @@ TimeNs kernelDuration(const KernelInfo& k, void* const* args) {
 cudaError_t launchKernel(const KernelInfo& k, dim3 grid, dim3 block, void** args,
                          std::size_t shared_bytes, cudaStream_t stream) {
   if (cudaError_t err = initialize(); err != cudaSuccess) return err;
-  if (cudaError_t err = validateConfiguration(k, grid, block, shared_bytes); err != cudaSuccess) return err;
+  if (cudaError_t err = validateLaunch(k, grid, block, shared_bytes); err != cudaSuccess) return err;
   if (!k.params.empty() && args == nullptr) return cudaErrorInvalidValue;
   const TimeNs duration = kernelDuration(k, args);
 
