@@ -1,7 +1,7 @@
 // An ordinary CUDA program, compiled by nvcc against the toolkit's shared runtime and run
 // unchanged on simgpu by a test: kernels launched with <<<...>>> (CUDA 13's __cudaGetKernel +
 // __cudaLaunchKernel path), with cudaLaunchKernel and with cudaLaunchKernelExC, a __device__
-// variable set with cudaMemcpyToSymbol, streams and events. Each kernel also ships the CPU
+// variable set with cudaMemcpyToSymbol, streams, events, and a captured graph. Each kernel also ships the CPU
 // implementation simgpu runs, exported by name. Exits 0 only if every result is right.
 #include <cuda_runtime.h>
 
@@ -133,7 +133,22 @@ int main() {
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize 2");
   expectAll(host, 10.5f, "add_bias via cudaLaunchKernelExC");
 
-  // 4. A launch error is reported by cudaGetLastError and cleared by it.
+  // 4. A captured <<<...>>> launch replayed twice by a graph: y = 10.5 * 2 * 2 = 42
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+  scale<float><<<(n + 255) / 256, 256, 0, stream>>>(y, 2.0f, n);
+  check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch 1");
+  check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch 2");
+  check(cudaMemcpyAsync(host.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost, stream), "async copy back 2");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize 3");
+  expectAll(host, 42.0f, "scale<float> captured in a graph, launched twice");
+  check(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
+  check(cudaGraphDestroy(graph), "cudaGraphDestroy");
+
+  // 5. A launch error is reported by cudaGetLastError and cleared by it.
   saxpy<<<1, 2048>>>(1.0f, x, y, n);
   const cudaError_t launch_error = cudaGetLastError();
   if (launch_error != cudaErrorInvalidConfiguration) {
