@@ -22,6 +22,7 @@ namespace {
 struct Registry {
   std::shared_mutex mu;
   std::unordered_map<const void*, const KernelInfo*> by_host_function;
+  std::vector<const KernelInfo*> replaced;  // kept: launches already enqueued may use them
 };
 
 Registry& registry() {
@@ -129,7 +130,9 @@ const KernelInfo& registerKernel(const void* host_function, const char* device_n
   static_cast<KernelSignature&>(*k) = detail::describeMangledName(k->mangled);
   Registry& r = registry();
   std::unique_lock lock(r.mu);
-  r.by_host_function[host_function] = k;
+  const KernelInfo*& slot = r.by_host_function[host_function];
+  if (slot != nullptr) r.replaced.push_back(slot);
+  slot = k;
   return *k;
 }
 
