@@ -1,4 +1,5 @@
 // The kernel registry, the kernel cost model and kernel launches.
+#include "machine.hpp"
 #include "mangled_signature.hpp"
 
 #include <simgpu/core/kernels.hpp>
@@ -193,7 +194,7 @@ cudaError_t launchKernel(const KernelInfo& k, dim3 grid, dim3 block, void** args
       t.duration_ns = duration;
       return t;
     };
-    return enqueue(stream, std::move(op));
+    return detail::enqueueOn(stream, std::move(op), true);
   }
   if (!k.layout_known) {
     reportOnce("cannot run simgpu_cpu_" + k.mangled +
@@ -219,7 +220,8 @@ cudaError_t launchKernel(const KernelInfo& k, dim3 grid, dim3 block, void** args
     t.duration_ns = duration;
     return t;
   };
-  return enqueue(stream, std::move(op));
+  // CUDA refuses a kernel launched into a stream of another device than the current one.
+  return detail::enqueueOn(stream, std::move(op), true);
 }
 
 }  // namespace simgpu
