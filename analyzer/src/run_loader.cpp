@@ -231,10 +231,25 @@ class StoreLoader {
     progress_.add(name_, rows_.calls.size());
     if (!std::is_sorted(calls_by_correlation_.begin(), calls_by_correlation_.end()))
       std::sort(calls_by_correlation_.begin(), calls_by_correlation_.end());
+    // Correlation ids count the process's calls, so they are usually dense: then a table
+    // indexed by id replaces a binary search per op.
+    if (!calls_by_correlation_.empty()) {
+      const std::int64_t lo = calls_by_correlation_.front().first, hi = calls_by_correlation_.back().first;
+      if (hi - lo < 4 * static_cast<std::int64_t>(calls_by_correlation_.size()) + 1024) {
+        first_correlation_ = lo;
+        call_at_.assign(static_cast<std::size_t>(hi - lo + 1), kNone);
+        for (const auto& [corr, call] : calls_by_correlation_)
+          if (call_at_[static_cast<std::size_t>(corr - lo)] == kNone) call_at_[static_cast<std::size_t>(corr - lo)] = call;
+      }
+    }
   }
 
   Index callOf(std::int64_t correlation) const {
     if (correlation == kUnknown) return kNone;
+    if (!call_at_.empty()) {
+      const std::int64_t at = correlation - first_correlation_;
+      return at >= 0 && at < static_cast<std::int64_t>(call_at_.size()) ? call_at_[static_cast<std::size_t>(at)] : kNone;
+    }
     auto it = std::lower_bound(calls_by_correlation_.begin(), calls_by_correlation_.end(),
                                std::make_pair(correlation, Index{0}));
     return it != calls_by_correlation_.end() && it->first == correlation ? it->second : kNone;
@@ -330,6 +345,8 @@ class StoreLoader {
   std::vector<StringId> strings_;
   std::vector<Index> streams_, threads_;
   std::vector<std::pair<std::int64_t, Index>> calls_by_correlation_, collective_ops_;
+  std::vector<Index> call_at_;  // dense correlation id -> call, when ids are dense
+  std::int64_t first_correlation_ = 0;
   std::int64_t skipped_calls_ = 0, skipped_ops_ = 0, unjoined_collectives_ = 0;
 };
 
