@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "syncopate/analyzer/run_model_builder.hpp"
@@ -52,6 +53,7 @@ class Progress {
 // third cheaper, and these tables are most of a run. The columns are those of
 // docs/store-schema.md, which minor versions only extend; StoreReader::open() has already
 // checked that the file is a store of a major version this build reads.
+// NULLs arrive as sentinels (SQL IFNULL: one call per column instead of two).
 struct OpLite {
   std::int64_t id, start, end, correlation, bytes, event;  // kUnknown for NULL
   trace::StreamId stream;                                    // 0 for NULL
@@ -97,10 +99,6 @@ struct StmtFinalizer {
   void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
 };
 
-std::int64_t intOr(sqlite3_stmt* s, int col, std::int64_t none) {
-  return sqlite3_column_type(s, col) == SQLITE_NULL ? none : sqlite3_column_int64(s, col);
-}
-
 // Runs `sql` on the store and calls row(stmt) per row; a failure names the store.
 template <class Row>
 Status scanColumns(sqlite3* db, const std::filesystem::path& file, const char* sql, Row row) {
@@ -112,6 +110,34 @@ Status scanColumns(sqlite3* db, const std::filesystem::path& file, const char* s
   while ((rc = sqlite3_step(raw)) == SQLITE_ROW) row(raw);
   if (rc != SQLITE_DONE) return Error{file.string() + " is damaged: " + sqlite3_errmsg(db) + " (the store is corrupt or truncated)"};
   return {};
+}
+
+// Puts a store's rows in the model's order (streams by device and handle, threads by tid, ops
+// by stream then start, calls by thread then start), here on the worker that read them: the
+// builder then finds every table already sorted and has nothing to reorder.
+void sortLikeTheModel(StoreRows& rows) {
+  std::stable_sort(rows.streams.begin(), rows.streams.end(), [](const trace::StreamRow& a, const trace::StreamRow& b) {
+    return std::make_pair(a.device_id, a.handle.value_or(a.id)) < std::make_pair(b.device_id, b.handle.value_or(b.id));
+  });
+  std::stable_sort(rows.threads.begin(), rows.threads.end(),
+                   [](const trace::ThreadRow& a, const trace::ThreadRow& b) { return a.tid < b.tid; });
+  auto positions = [](const auto& table) {
+    std::vector<std::uint32_t> at;
+    for (std::uint32_t i = 0; i < table.size(); ++i) {
+      if (table[i].id >= at.size()) at.resize(table[i].id + 1, UINT32_MAX);
+      at[table[i].id] = i;
+    }
+    return at;
+  };
+  const std::vector<std::uint32_t> stream_at = positions(rows.streams), thread_at = positions(rows.threads);
+  auto pos = [](const std::vector<std::uint32_t>& at, std::uint32_t id) { return id < at.size() ? at[id] : UINT32_MAX; };
+  auto opKey = [&](const OpLite& o) { return std::make_tuple(pos(stream_at, o.stream), o.start, o.end); };
+  if (!std::is_sorted(rows.ops.begin(), rows.ops.end(), [&](const OpLite& a, const OpLite& b) { return opKey(a) < opKey(b); }))
+    std::stable_sort(rows.ops.begin(), rows.ops.end(), [&](const OpLite& a, const OpLite& b) { return opKey(a) < opKey(b); });
+  auto callKey = [&](const CallLite& c) { return std::make_pair(pos(thread_at, c.thread), c.start); };
+  if (!std::is_sorted(rows.calls.begin(), rows.calls.end(), [&](const CallLite& a, const CallLite& b) { return callKey(a) < callKey(b); }))
+    std::stable_sort(rows.calls.begin(), rows.calls.end(),
+                     [&](const CallLite& a, const CallLite& b) { return callKey(a) < callKey(b); });
 }
 
 // Fills `rows` (emptied first; its buffers are reused from store to store, since faulting in
@@ -132,34 +158,39 @@ Status readStore(const trace::StoreReader& r, StoreRows& rows) {
   std::unique_ptr<sqlite3, DbCloser> db(raw);
   if (rc != SQLITE_OK) return Error{"cannot open " + r.path().string() + ": " + sqlite3_errstr(rc)};
   Status s = scanColumns(db.get(), r.path(),
-                         "SELECT id, thread_id, domain, name_id, start_ns, end_ns, correlation_id FROM api_calls",
+                         "SELECT id, thread_id, domain, name_id, start_ns, end_ns, IFNULL(correlation_id, -1) FROM api_calls",
                          [&](sqlite3_stmt* q) {
                            rows.calls.push_back({sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 4),
-                                                 sqlite3_column_int64(q, 5), intOr(q, 6, kUnknown),
+                                                 sqlite3_column_int64(q, 5), sqlite3_column_int64(q, 6),
                                                  static_cast<trace::ThreadId>(sqlite3_column_int64(q, 1)),
                                                  static_cast<trace::StringId>(sqlite3_column_int64(q, 3)),
                                                  static_cast<trace::ApiDomain>(sqlite3_column_int(q, 2))});
                          });
   if (!s) return s;
   s = scanColumns(db.get(), r.path(),
-                  "SELECT id, kind, stream_id, name_id, start_ns, end_ns, correlation_id, bytes, event_id, sync_kind FROM ops",
+                  "SELECT id, kind, IFNULL(stream_id, 0), name_id, start_ns, end_ns, IFNULL(correlation_id, -1), "
+                  "IFNULL(bytes, -1), IFNULL(event_id, -1), IFNULL(sync_kind, 255) FROM ops",
                   [&](sqlite3_stmt* q) {
                     rows.ops.push_back({sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
-                                        intOr(q, 6, kUnknown), intOr(q, 7, kUnknown), intOr(q, 8, kUnknown),
-                                        static_cast<trace::StreamId>(intOr(q, 2, 0)),
+                                        sqlite3_column_int64(q, 6), sqlite3_column_int64(q, 7), sqlite3_column_int64(q, 8),
+                                        static_cast<trace::StreamId>(sqlite3_column_int64(q, 2)),
                                         static_cast<trace::StringId>(sqlite3_column_int64(q, 3)),
                                         static_cast<trace::OpKind>(sqlite3_column_int(q, 1)),
-                                        static_cast<std::uint8_t>(intOr(q, 9, 255))});
+                                        static_cast<std::uint8_t>(sqlite3_column_int(q, 9))});
                   });
   if (!s) return s;
-  s = scanColumns(db.get(), r.path(), "SELECT id, thread_id, domain_id, name_id, start_ns, end_ns, depth FROM nvtx_ranges",
+  s = scanColumns(db.get(), r.path(),
+                  "SELECT id, IFNULL(thread_id, 0), IFNULL(domain_id, 0), name_id, start_ns, end_ns, IFNULL(depth, -1) "
+                  "FROM nvtx_ranges",
                   [&](sqlite3_stmt* q) {
                     rows.ranges.push_back({sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
-                                           static_cast<trace::ThreadId>(intOr(q, 1, trace::kNoThread)),
-                                           static_cast<trace::StringId>(intOr(q, 2, trace::kNoString)),
-                                           static_cast<trace::StringId>(sqlite3_column_int64(q, 3)), intOr(q, 6, -1)});
+                                           static_cast<trace::ThreadId>(sqlite3_column_int64(q, 1)),
+                                           static_cast<trace::StringId>(sqlite3_column_int64(q, 2)),
+                                           static_cast<trace::StringId>(sqlite3_column_int64(q, 3)), sqlite3_column_int64(q, 6)});
                   });
-  return s;
+  if (!s) return s;
+  sortLikeTheModel(rows);
+  return {};
 }
 
 // One store's rows into the builder. Store-local ids (strings, streams, threads, correlation)
