@@ -232,61 +232,81 @@ class Parser {
       if (auto err = f.key().get(key)) return jsonError(err);
       od::value v;
       if (auto err = f.value().get(v)) return jsonError(err);
+      // Events carry a dozen arguments of which a few matter: dispatching on the first letter
+      // rejects the others after one comparison or two.
       std::int64_t n = 0;
-      if (key == "correlation") {
-        if (getInt(v, n)) e.correlation = n;
-      } else if (key == "External id") {
-        if (getInt(v, n)) e.external_id = n;
-      } else if (key == "stream") {
-        if (getInt(v, n)) e.stream = n;
-      } else if (key == "device") {
-        if (getInt(v, n)) e.device = n;
-      } else if (key == "grid" || key == "block") {
-        od::array a;
-        if (v.get_array().get(a)) continue;
-        std::int32_t* dims = key == "grid" ? e.grid : e.block;
-        int i = 0;
-        for (auto x : a) {
-          od::value xv;
-          if (i < 3 && !x.get(xv) && getInt(xv, n)) dims[i] = static_cast<std::int32_t>(n);
-          ++i;
-        }
-      } else if (key == "bytes") {
-        if (getInt(v, n)) e.bytes = n;
-      } else if (key == "Collective name") {
-        e.coll_name = internString(v);
-      } else if (key == "dtype") {
-        e.dtype = internString(v);
-      } else if (key == "Process Group Name") {
-        e.pg_name = internString(v);
-      } else if (key == "Process Group Ranks") {
-        e.pg_ranks = internString(v);
-      } else if (key == "In msg nelems") {
-        if (getInt(v, n)) e.in_nelems = n;
-      } else if (key == "Out msg nelems") {
-        if (getInt(v, n)) e.out_nelems = n;
-      } else if (key == "Group size") {
-        if (getInt(v, n)) e.group_size = n;
-      } else if (key == "cuda_sync_kind") {
-        e.sync_kind = internString(v);
-      } else if (key == "wait_on_stream") {
-        if (getInt(v, n)) e.wait_stream = n;
-      } else if (key == "wait_on_cuda_event_record_corr_id") {
-        if (getInt(v, n)) e.wait_record_corr = n;
-      } else if (key == "wait_on_cuda_event_id") {
-        if (getInt(v, n)) e.wait_event = n;
-      } else if (key == "Addr") {
-        if (getInt(v, n)) e.addr = n;
-      } else if (key == "Bytes") {
-        if (getInt(v, n)) e.mem_bytes = n;
-      } else if (key == "Device Type") {
-        if (getInt(v, n)) e.device_type = n;
-      } else if (key == "Device Id") {
-        if (getInt(v, n)) e.device_id = n;
-      } else if (key == "name") {
-        e.arg_name = internString(v);
-      } else if (key == "labels") {
-        e.arg_labels = internString(v);
+      auto integer = [&](std::int64_t& out) {
+        if (getInt(v, n)) out = n;
+      };
+      switch (key.raw()[0]) {
+        case 'c':
+          if (key == "correlation") integer(e.correlation);
+          else if (key == "cuda_sync_kind") e.sync_kind = internString(v);
+          break;
+        case 'E':
+          if (key == "External id") integer(e.external_id);
+          break;
+        case 's':
+          if (key == "stream") integer(e.stream);
+          break;
+        case 'd':
+          if (key == "device") integer(e.device);
+          else if (key == "dtype") e.dtype = internString(v);
+          break;
+        case 'g':
+        case 'b':
+          if (key == "grid" || key == "block") {
+            od::array a;
+            if (v.get_array().get(a)) break;
+            std::int32_t* dims = key == "grid" ? e.grid : e.block;
+            int i = 0;
+            for (auto x : a) {
+              od::value xv;
+              if (i < 3 && !x.get(xv) && getInt(xv, n)) dims[i] = static_cast<std::int32_t>(n);
+              ++i;
+            }
+          } else if (key == "bytes") {
+            integer(e.bytes);
+          }
+          break;
+        case 'C':
+          if (key == "Collective name") e.coll_name = internString(v);
+          break;
+        case 'P':
+          if (key == "Process Group Name") e.pg_name = internString(v);
+          else if (key == "Process Group Ranks") e.pg_ranks = internString(v);
+          break;
+        case 'I':
+          if (key == "In msg nelems") integer(e.in_nelems);
+          break;
+        case 'O':
+          if (key == "Out msg nelems") integer(e.out_nelems);
+          break;
+        case 'G':
+          if (key == "Group size") integer(e.group_size);
+          break;
+        case 'w':
+          if (key == "wait_on_stream") integer(e.wait_stream);
+          else if (key == "wait_on_cuda_event_record_corr_id") integer(e.wait_record_corr);
+          else if (key == "wait_on_cuda_event_id") integer(e.wait_event);
+          break;
+        case 'A':
+          if (key == "Addr") integer(e.addr);
+          break;
+        case 'B':
+          if (key == "Bytes") integer(e.mem_bytes);
+          break;
+        case 'D':
+          if (key == "Device Type") integer(e.device_type);
+          else if (key == "Device Id") integer(e.device_id);
+          break;
+        case 'n':
+          if (key == "name") e.arg_name = internString(v);
+          break;
+        case 'l':
+          if (key == "labels") e.arg_labels = internString(v);
+          break;
+        default: break;
       }
     }
     return {};
