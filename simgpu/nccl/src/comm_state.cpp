@@ -100,6 +100,12 @@ void CommState::abort() {
   order.wakeAll();
 }
 
+void CommState::noteModelEnd(std::int64_t end_ns) {
+  std::int64_t seen = last_model_end_ns_.load();
+  while (seen < end_ns && !last_model_end_ns_.compare_exchange_weak(seen, end_ns)) {
+  }
+}
+
 CommState* commFromHandle(ncclComm_t comm, const char* api, Status* why) {
   if (comm == nullptr) {
     *why = Status::error(ncclInvalidArgument, std::string(api) + ": comm argument is NULL");

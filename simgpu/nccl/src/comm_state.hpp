@@ -101,6 +101,9 @@ class CommState {
   std::string label();  // "rank 1 of communicator 1a2b3c4d"
 
   IssueOrder order;
+  // The latest modelled end of an operation that ran (ncclCommFinalize waits for it).
+  void noteModelEnd(std::int64_t end_ns);
+  std::int64_t lastModelEnd() const { return last_model_end_ns_.load(); }
   std::uint64_t derived_comms = 0;  // ncclCommSplit/Shrink calls so far (API thread)
 
   std::mutex redop_mu;
@@ -114,6 +117,7 @@ class CommState {
   std::atomic<ncclResult_t> async_{ncclInProgress};
   std::atomic<bool> init_done_{false};
   std::atomic<bool> aborted_{false};
+  std::atomic<std::int64_t> last_model_end_ns_{0};
   std::mutex mu_;
   std::condition_variable cv_;
   std::string failure_;

@@ -94,6 +94,8 @@ simgpu::OpTiming runFused(Fused& f, const simgpu::OpContext& ctx) {
     return simgpu::OpTiming{};
   }
   const GroupTiming timing = group.timing();
+  const std::int64_t start = timing.start_ns != 0 ? timing.start_ns : ctx.start_ns;
+  for (auto& [comm, ticket] : f.tickets) comm->noteModelEnd(start + timing.duration_ns);
   return simgpu::OpTiming{timing.start_ns, timing.duration_ns, cudaSuccess};
 }
 
