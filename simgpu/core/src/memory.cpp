@@ -101,33 +101,33 @@ cudaError_t allocateDevice(int device, std::size_t size, void** out) {
   return cudaSuccess;
 }
 
-cudaError_t freeDevice(void* ptr) {
-  if (ptr == nullptr) return cudaSuccess;
+cudaError_t releaseDeviceNow(void* ptr) {
   Registry& r = registry();
-  int device = -1;
-  {
-    std::shared_lock lock(r.mu);
-    auto it = r.by_base.find(address(ptr));
-    if (it == r.by_base.end() || it->second.info.kind != MemoryKind::Device) return cudaErrorInvalidValue;
-    device = it->second.info.device;
-  }
-  const cudaError_t sync = synchronizeDevice(device);
   std::unique_lock lock(r.mu);
   auto it = r.by_base.find(address(ptr));
-  if (it == r.by_base.end()) return cudaErrorInvalidValue;  // freed concurrently
+  if (it == r.by_base.end() || it->second.info.kind != MemoryKind::Device) return cudaErrorInvalidValue;
   releaseBlock(it->second);
-  r.device_bytes[static_cast<std::size_t>(device)] -= it->second.info.size;
+  r.device_bytes[static_cast<std::size_t>(it->second.info.device)] -= it->second.info.size;
   r.by_base.erase(it);
-  return sync;
+  return cudaSuccess;
 }
 
-cudaError_t allocateHost(std::size_t size, unsigned flags, void** out) {
+cudaError_t freeDevice(void* ptr) {
+  if (ptr == nullptr) return cudaSuccess;
+  const PointerInfo info = lookupPointer(ptr);
+  if (info.kind != MemoryKind::Device || info.base != ptr) return cudaErrorInvalidValue;
+  const cudaError_t sync = synchronizeDevice(info.device);
+  const cudaError_t freed = releaseDeviceNow(ptr);  // invalid if freed concurrently
+  return freed != cudaSuccess ? freed : sync;
+}
+
+cudaError_t allocateHost(int device, std::size_t size, unsigned flags, void** out) {
   *out = nullptr;
   if (size == 0) return cudaSuccess;
   Allocation a;
   void* p = allocateBlock(size, a.mapped);
   if (p == nullptr) return cudaErrorMemoryAllocation;
-  a.info = PointerInfo{MemoryKind::PinnedHost, -1, p, size, flags};
+  a.info = PointerInfo{MemoryKind::PinnedHost, device, p, size, flags};
   Registry& r = registry();
   std::unique_lock lock(r.mu);
   r.by_base.emplace(address(p), a);
@@ -153,13 +153,13 @@ cudaError_t freeHost(void* ptr) {
   return cudaSuccess;
 }
 
-cudaError_t registerHost(void* ptr, std::size_t size, unsigned flags) {
+cudaError_t registerHost(int device, void* ptr, std::size_t size, unsigned flags) {
   if (ptr == nullptr || size == 0) return cudaErrorInvalidValue;
   Registry& r = registry();
   std::unique_lock lock(r.mu);
   if (overlaps(r, ptr, size)) return cudaErrorHostMemoryAlreadyRegistered;
   Allocation a;
-  a.info = PointerInfo{MemoryKind::Registered, -1, ptr, size, flags};
+  a.info = PointerInfo{MemoryKind::Registered, device, ptr, size, flags};
   r.by_base.emplace(address(ptr), a);
   return cudaSuccess;
 }

@@ -42,6 +42,8 @@ enum class CollType : std::uint8_t {
   Recv = 7,
   AllToAll = 8,
   Barrier = 9,
+  Gather = 10,   // ncclGather (rooted)
+  Scatter = 11,  // ncclScatter (rooted)
 };
 
 // Element types, in the order of ncclDataType_t (NCCL 2.28).
@@ -72,6 +74,15 @@ enum class SyncKind : std::uint8_t { Unknown = 0, Stream = 1, Event = 2, Device 
 
 enum class Severity : std::uint8_t { Info = 0, Warning = 1, Error = 2 };
 
+// What kind of memory an `allocations` row describes.
+enum class AllocKind : std::uint8_t {
+  Device = 1,   // cudaMalloc, cuMemAlloc
+  Pinned = 2,   // page-locked host memory (cudaMallocHost, cudaHostAlloc)
+  Managed = 3,  // cudaMallocManaged
+  Nccl = 4,     // ncclMemAlloc
+  Async = 5,    // stream-ordered: cudaMallocAsync / cudaFreeAsync
+};
+
 // Size in bytes of one element; 0 for Unknown.
 constexpr std::uint32_t dataTypeSize(DataType t) {
   switch (t) {
@@ -100,5 +111,6 @@ std::string_view toString(RedOp op);
 std::string_view toString(ApiDomain d);
 std::string_view toString(SyncKind k);
 std::string_view toString(Severity s);
+std::string_view toString(AllocKind k);
 
 }  // namespace syncopate::trace

@@ -20,7 +20,7 @@ enum class MemoryKind : unsigned char {
 
 struct PointerInfo {
   MemoryKind kind = MemoryKind::Pageable;
-  int device = -1;  // for Device memory; -1 otherwise
+  int device = -1;  // the device it is on, or (host memory) that was current when it was allocated
   void* base = nullptr;
   std::size_t size = 0;
   unsigned flags = 0;  // cudaHostAlloc / cudaHostRegister flags
@@ -31,9 +31,12 @@ SIMGPU_API cudaError_t allocateDevice(int device, std::size_t size, void** out);
 // Waits for the pointer's device to be idle first (as cudaFree does), so no pending op ever
 // touches freed memory. cudaErrorInvalidValue for a pointer that is not an allocation's base.
 SIMGPU_API cudaError_t freeDevice(void* ptr);
-SIMGPU_API cudaError_t allocateHost(std::size_t size, unsigned flags, void** out);
+// Frees a device allocation at once, without waiting for the device (stream-ordered frees,
+// which run when their stream reaches them).
+SIMGPU_API cudaError_t releaseDeviceNow(void* ptr);
+SIMGPU_API cudaError_t allocateHost(int device, std::size_t size, unsigned flags, void** out);
 SIMGPU_API cudaError_t freeHost(void* ptr);
-SIMGPU_API cudaError_t registerHost(void* ptr, std::size_t size, unsigned flags);
+SIMGPU_API cudaError_t registerHost(int device, void* ptr, std::size_t size, unsigned flags);
 SIMGPU_API cudaError_t unregisterHost(void* ptr);
 // The allocation containing `ptr` (kind Pageable when none).
 SIMGPU_API PointerInfo lookupPointer(const void* ptr);

@@ -1,0 +1,35 @@
+// The store's schema, defined once: schemaSql() is the DDL the writer executes, and
+// docs/store-schema.md quotes it verbatim (tests/trace checks that they agree).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace syncopate::trace {
+
+// MAJOR changes what existing tables mean (readers refuse unknown majors); MINOR only adds
+// tables or nullable columns (older readers read newer minors).
+struct SchemaVersion {
+  int major = 0;
+  int minor = 0;
+  friend constexpr bool operator==(const SchemaVersion&, const SchemaVersion&) = default;
+};
+
+inline constexpr SchemaVersion kSchemaVersion{1, 0};
+
+// SQLite's header field for "which application's file is this": 'SYNC'.
+inline constexpr std::int32_t kApplicationId = 0x53594E43;
+
+// "MAJOR.MINOR"
+std::string toString(SchemaVersion version);
+// Parses "MAJOR.MINOR"; false when `text` is not of that form.
+bool parseSchemaVersion(std::string_view text, SchemaVersion& out) noexcept;
+
+// Every CREATE statement of schema kSchemaVersion, in order.
+std::string_view schemaSql() noexcept;
+
+// The syncopate version that writes stores and meta.json (the CMake project version).
+std::string_view toolVersion() noexcept;
+
+}  // namespace syncopate::trace

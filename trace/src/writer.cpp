@@ -1,0 +1,735 @@
+#include "syncopate/trace/writer.hpp"
+
+#include <sqlite3.h>
+#include <stdio.h>  // renameat2
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "record_rows.hpp"
+#include "sqlite_util.hpp"
+#include "store_connection.hpp"
+#include "syncopate/trace/clock.hpp"
+#include "syncopate/trace/run_dir.hpp"
+#include "syncopate/trace/schema.hpp"
+
+namespace syncopate::trace {
+
+namespace {
+
+using detail::bindBits;
+using detail::bindInt;
+using detail::bindOptional;
+using detail::bindText;
+using detail::bindTextOrNull;
+
+constexpr const char* kWriterSource = "trace.writer";
+
+// How far the catalog has been written.
+struct CatalogMarks {
+  std::uint32_t strings = 0, streams = 0, threads = 0, devices = 0, communicators = 0;
+};
+
+struct Diagnostic {
+  Severity severity;
+  std::string source;
+  std::string message;
+  std::int64_t count;
+  std::optional<std::int64_t> first_ns;
+};
+
+// An allocation or a free, held until the flush orders them by time: they may come from
+// different threads' buffers, drained in any order.
+struct MemoryEvent {
+  std::int64_t time_ns;
+  bool is_free;
+  bool carried;  // a free already held over one flush waiting for its allocation
+  AllocRecord alloc;
+  std::uint64_t address;
+};
+
+std::string hostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+// rename(2) that never replaces `to`: renameat2(RENAME_NOREPLACE) where the filesystem has
+// it, else link+unlink (link fails on an existing name).
+int renameNoReplace(const std::filesystem::path& from, const std::filesystem::path& to) {
+  if (renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return 0;
+  if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP) return errno;
+  if (::link(from.c_str(), to.c_str()) != 0) return errno;
+  ::unlink(from.c_str());
+  return 0;
+}
+
+}  // namespace
+
+struct StoreWriter::Impl {
+  Impl(Catalog& c, StoreIdentity id, std::filesystem::path p)
+      : catalog(c), rows(c), identity(std::move(id)), path(std::move(p)) {}
+
+  Catalog& catalog;
+  detail::RecordRows rows;
+  StoreIdentity identity;
+  std::filesystem::path path;
+  detail::StoreConnection connection;
+
+  bool in_batch = false;
+  std::uint64_t batch_rows = 0;
+  CatalogMarks committed, pending;
+
+  std::map<std::string, std::string, std::less<>> meta;
+  std::map<std::string, std::int64_t, std::less<>> counters;
+  std::vector<Diagnostic> diagnostics;  // row id = index + 1
+  bool state_dirty = true;
+
+  std::unordered_map<std::uint64_t, std::int64_t> live_allocations;  // address -> allocations.id
+  std::int64_t next_allocation_id = 1;
+  std::vector<MemoryEvent> memory_events;
+
+  WriterStats stats;
+  std::uint64_t frees_without_alloc = 0;
+  std::uint64_t negative_durations = 0;
+  std::uint64_t unknown_records = 0;
+  std::optional<Status> closed;  // the result of close(), once closed
+  Status broken;                 // set when the store could not be reopened after a rename
+
+  sqlite3* db() { return connection.db(); }
+  detail::WriteStatements& st() { return connection.statements(); }
+
+  Status usable() const {
+    if (closed) return {StatusCode::InvalidArgument, path.string() + " is closed"};
+    return broken;
+  }
+
+  Status begin() {
+    if (in_batch) return {};
+    const int rc = sqlite3_exec(db(), "BEGIN", nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) return detail::sqliteStatus(db(), rc, connection.doing());
+    in_batch = true;
+    return {};
+  }
+
+  Status run(sqlite3_stmt* statement) {
+    const int rc = sqlite3_step(statement);
+    if (rc != SQLITE_DONE) {
+      Status status = detail::sqliteStatus(db(), rc, connection.doing());
+      sqlite3_reset(statement);
+      return status;
+    }
+    sqlite3_reset(statement);
+    return {};
+  }
+
+  // A row of a data table: counted, because a failed batch loses it (catalog, meta, counters
+  // and diagnostics are rewritten by the next flush instead).
+  Status runData(sqlite3_stmt* statement) {
+    Status status = run(statement);
+    if (status.ok()) ++batch_rows;
+    return status;
+  }
+
+  // Abandons the open batch after `status`: its rows (and `unwritten` more) are lost and
+  // counted; catalog entries it held are written again by the next flush.
+  Status fail(Status status, std::uint64_t unwritten) {
+    if (in_batch && sqlite3_get_autocommit(db()) == 0) sqlite3_exec(db(), "ROLLBACK", nullptr, nullptr, nullptr);
+    in_batch = false;
+    stats.rows_lost += batch_rows + unwritten;
+    batch_rows = 0;
+    pending = committed;
+    state_dirty = true;
+    return status;
+  }
+
+  void checkDuration(std::int64_t start, std::int64_t end) {
+    if (end < start) ++negative_durations;
+  }
+
+  // Rows, shared by records and the row API. They do not call fail(): the caller does.
+  Status insert(const ApiCallRow& r) {
+    if (Status s = begin(); !s.ok()) return s;
+    checkDuration(r.start_ns, r.end_ns);
+    sqlite3_stmt* s = st().api_call.get();
+    bindInt(s, 1, r.thread_id);
+    bindInt(s, 2, static_cast<std::int64_t>(r.domain));
+    bindInt(s, 3, r.name_id);
+    bindInt(s, 4, r.start_ns);
+    bindInt(s, 5, r.end_ns);
+    bindOptional(s, 6, r.correlation_id);
+    bindOptional(s, 7, r.result);
+    return runData(s);
+  }
+
+  Status insert(const OpRow& r) {
+    if (Status s = begin(); !s.ok()) return s;
+    checkDuration(r.start_ns, r.end_ns);
+    sqlite3_stmt* s = st().op.get();
+    bindInt(s, 1, static_cast<std::int64_t>(r.kind));
+    bindOptional(s, 2, r.device_id);
+    bindOptional(s, 3, r.stream_id);
+    bindInt(s, 4, r.name_id);
+    bindInt(s, 5, r.start_ns);
+    bindInt(s, 6, r.end_ns);
+    bindOptional(s, 7, r.correlation_id);
+    bindOptional(s, 8, r.bytes);
+    bindOptional(s, 9, r.memcpy_kind);
+    const auto dim = [&](int index, const std::optional<Dim3>& d, std::uint32_t Dim3::*axis) {
+      bindOptional(s, index, d ? std::optional<std::int64_t>((*d).*axis) : std::nullopt);
+    };
+    dim(10, r.grid, &Dim3::x);
+    dim(11, r.grid, &Dim3::y);
+    dim(12, r.grid, &Dim3::z);
+    dim(13, r.block, &Dim3::x);
+    dim(14, r.block, &Dim3::y);
+    dim(15, r.block, &Dim3::z);
+    bindOptional(s, 16, r.event_id);
+    bindOptional(s, 17, r.sync_kind);
+    return runData(s);
+  }
+
+  Status insert(const CollectiveRow& r) {
+    if (Status s = begin(); !s.ok()) return s;
+    sqlite3_stmt* s = st().collective.get();
+    bindInt(s, 1, r.correlation_id);
+    bindBits(s, 2, r.comm_id);
+    bindOptional(s, 3, r.comm_rank);
+    bindOptional(s, 4, r.comm_size);
+    bindBits(s, 5, r.seq);
+    bindInt(s, 6, static_cast<std::int64_t>(r.coll_type));
+    bindOptional(s, 7, r.dtype);
+    bindOptional(s, 8, r.red_op);
+    bindOptional(s, 9, r.count);
+    bindOptional(s, 10, r.bytes);
+    bindOptional(s, 11, r.root_or_peer);
+    bindOptional(s, 12, r.group_id);
+    return runData(s);
+  }
+
+  Status insert(const OpArgRow& r) {
+    if (Status s = begin(); !s.ok()) return s;
+    sqlite3_stmt* s = st().op_arg.get();
+    bindInt(s, 1, r.correlation_id);
+    bindInt(s, 2, r.arg_index);
+    bindBits(s, 3, r.address);
+    return runData(s);
+  }
+
+  Status insert(const NvtxRangeRow& r) {
+    if (Status s = begin(); !s.ok()) return s;
+    checkDuration(r.start_ns, r.end_ns);
+    sqlite3_stmt* s = st().nvtx.get();
+    bindOptional(s, 1, r.thread_id);
+    bindOptional(s, 2, r.domain_id);
+    bindInt(s, 3, r.name_id);
+    bindInt(s, 4, r.start_ns);
+    bindInt(s, 5, r.end_ns);
+    bindOptional(s, 6, r.depth);
+    bindOptional(s, 7, r.color);
+    bindOptional(s, 8, r.category);
+    return runData(s);
+  }
+
+  Status insert(const AllocationRow& r) {
+    if (Status s = begin(); !s.ok()) return s;
+    sqlite3_stmt* s = st().allocation.get();
+    bindInt(s, 1, next_allocation_id);
+    bindOptional(s, 2, r.device_id);
+    bindBits(s, 3, r.address);
+    bindBits(s, 4, r.bytes);
+    bindInt(s, 5, static_cast<std::int64_t>(r.kind));
+    bindInt(s, 6, r.alloc_ns);
+    bindOptional(s, 7, r.free_ns);
+    if (Status status = runData(s); !status.ok()) return status;
+    ++next_allocation_id;
+    return {};
+  }
+
+  Status setFreed(std::int64_t allocation_id, std::int64_t free_ns) {
+    sqlite3_stmt* s = st().free_allocation.get();
+    bindInt(s, 1, free_ns);
+    bindInt(s, 2, allocation_id);
+    return runData(s);
+  }
+
+  // Orders the held allocations and frees by time and applies them. A free whose allocation
+  // is unknown waits one more flush (its allocation may sit in a buffer drained later), then
+  // is counted; at close nothing waits.
+  Status applyMemoryEvents(bool final) {
+    if (memory_events.empty()) return {};
+    std::stable_sort(memory_events.begin(), memory_events.end(), [](const MemoryEvent& a, const MemoryEvent& b) {
+      if (a.time_ns != b.time_ns) return a.time_ns < b.time_ns;
+      return a.is_free && !b.is_free;  // at one instant an address is freed before it is reused
+    });
+    std::vector<MemoryEvent> waiting;
+    for (const MemoryEvent& e : memory_events) {
+      if (!e.is_free) {
+        const std::int64_t id = next_allocation_id;
+        if (Status s = insert(rows.allocation(e.alloc)); !s.ok()) return s;
+        live_allocations[e.address] = id;
+        continue;
+      }
+      const auto it = live_allocations.find(e.address);
+      if (it != live_allocations.end()) {
+        if (Status s = setFreed(it->second, e.time_ns); !s.ok()) return s;
+        live_allocations.erase(it);
+      } else if (!final && !e.carried) {
+        MemoryEvent again = e;
+        again.carried = true;
+        waiting.push_back(again);
+      } else {
+        ++frees_without_alloc;
+      }
+    }
+    memory_events = std::move(waiting);
+    return {};
+  }
+
+  bool catalogHasNews() const {
+    return catalog.stringCount() > pending.strings || catalog.streamCount() > pending.streams ||
+           catalog.threadCount() > pending.threads || catalog.deviceCount() > pending.devices ||
+           catalog.communicatorCount() > pending.communicators;
+  }
+
+  Status writeCatalogNews() {
+    auto& s = st();
+    for (std::uint32_t id = pending.strings + 1, n = catalog.stringCount(); id <= n; ++id) {
+      bindInt(s.string.get(), 1, id);
+      bindText(s.string.get(), 2, catalog.string(id));
+      if (Status status = run(s.string.get()); !status.ok()) return status;
+      pending.strings = id;
+    }
+    for (std::uint32_t id = pending.streams + 1, n = catalog.streamCount(); id <= n; ++id) {
+      const StreamInfo info = catalog.stream(id).value_or(StreamInfo{});
+      sqlite3_stmt* q = s.stream.get();
+      bindInt(q, 1, id);
+      bindInt(q, 2, info.device);
+      bindBits(q, 3, info.handle);
+      bindOptional(q, 4, info.flags);
+      bindOptional(q, 5, info.priority);
+      bindTextOrNull(q, 6, catalog.string(info.name_id));
+      if (Status status = run(q); !status.ok()) return status;
+      pending.streams = id;
+    }
+    for (std::uint32_t id = pending.threads + 1, n = catalog.threadCount(); id <= n; ++id) {
+      const ThreadInfo info = catalog.thread(id).value_or(ThreadInfo{});
+      sqlite3_stmt* q = s.thread.get();
+      bindInt(q, 1, id);
+      bindInt(q, 2, info.tid);
+      bindTextOrNull(q, 3, catalog.string(info.name_id));
+      if (Status status = run(q); !status.ok()) return status;
+      pending.threads = id;
+    }
+    for (std::uint32_t index = pending.devices + 1, n = catalog.deviceCount(); index <= n; ++index) {
+      const DeviceInfo info = catalog.deviceAt(index).value_or(DeviceInfo{});
+      sqlite3_stmt* q = s.device.get();
+      bindInt(q, 1, info.ordinal);
+      bindTextOrNull(q, 2, catalog.string(info.name_id));
+      bindTextOrNull(q, 3, catalog.string(info.uuid_id));
+      bindTextOrNull(q, 4, catalog.string(info.pci_bus_id_id));
+      bindOptional(q, 5, info.sm_count);
+      bindOptional(q, 6, info.memory_bytes);
+      if (Status status = run(q); !status.ok()) return status;
+      pending.devices = index;
+    }
+    for (std::uint32_t id = pending.communicators + 1, n = catalog.communicatorCount(); id <= n; ++id) {
+      const CommunicatorInfo info = catalog.communicator(id).value_or(CommunicatorInfo{});
+      sqlite3_stmt* q = s.communicator.get();
+      bindBits(q, 1, info.comm_id);
+      bindInt(q, 2, info.comm_rank);
+      bindInt(q, 3, info.comm_size);
+      bindOptional(q, 4, info.device);
+      bindBits(q, 5, info.handle);
+      bindOptional(q, 6, info.init_ns);
+      bindOptional(q, 7, info.parent_comm_id);
+      if (Status status = run(q); !status.ok()) return status;
+      pending.communicators = id;
+    }
+    return {};
+  }
+
+  // The writer's own counters, each with a sentence when it is not zero.
+  void refreshOwnCounters() {
+    struct Own {
+      const char* name;
+      std::uint64_t value;
+      const char* sentence;
+    };
+    const Own own[] = {
+        {"rows_lost", stats.rows_lost, "rows could not be written (disk full or I/O error) and are missing"},
+        {"failed_flushes", stats.failed_flushes, "flushes failed; their batches are missing"},
+        {"ops_bytes_clamped", rows.bytesClamped(), "memcpy/memset byte counts of 1 TiB or more were stored as 2^40-1"},
+        {"unknown_references", rows.unknownReferences(),
+         "records named a stream, launch shape or communicator the catalog never had (collectives among them "
+         "were skipped)"},
+        {"frees_without_alloc", frees_without_alloc,
+         "frees had no recorded allocation (allocated before recording started, or the allocation was dropped)"},
+        {"negative_durations", negative_durations, "rows end before they start"},
+        {"unknown_records", unknown_records, "records of an unknown type were skipped"},
+        {"catalog_failures", catalog.failedRegistrations(),
+         "names, streams or other catalog entries could not be registered (out of memory); records using them "
+         "lost their reference"},
+    };
+    for (const Own& o : own) {
+      if (o.value == 0) continue;
+      counters[o.name] = static_cast<std::int64_t>(o.value);
+      setDiagnosticCount(Severity::Warning, kWriterSource, o.sentence, static_cast<std::int64_t>(o.value));
+    }
+  }
+
+  Diagnostic& diagnostic(Severity severity, std::string_view source, std::string_view message) {
+    for (Diagnostic& d : diagnostics) {
+      if (d.severity == severity && d.source == source && d.message == message) return d;
+    }
+    diagnostics.push_back({severity, std::string(source), std::string(message), 0, std::nullopt});
+    return diagnostics.back();
+  }
+
+  void setDiagnosticCount(Severity severity, std::string_view source, std::string_view message, std::int64_t count) {
+    Diagnostic& d = diagnostic(severity, source, message);
+    if (d.count != count) {
+      d.count = count;
+      state_dirty = true;
+    }
+  }
+
+  // meta, counters and diagnostics are small and kept in memory: every flush rewrites them,
+  // so a failed flush loses none of them.
+  Status writeState() {
+    auto& s = st();
+    for (const auto& [key, value] : meta) {
+      bindText(s.meta.get(), 1, key);
+      bindText(s.meta.get(), 2, value);
+      if (Status status = run(s.meta.get()); !status.ok()) return status;
+    }
+    for (const auto& [name, value] : counters) {
+      bindText(s.counter.get(), 1, name);
+      bindInt(s.counter.get(), 2, value);
+      if (Status status = run(s.counter.get()); !status.ok()) return status;
+    }
+    for (std::size_t i = 0; i < diagnostics.size(); ++i) {
+      const Diagnostic& d = diagnostics[i];
+      sqlite3_stmt* q = s.diagnostic.get();
+      bindInt(q, 1, static_cast<std::int64_t>(i + 1));
+      bindInt(q, 2, static_cast<std::int64_t>(d.severity));
+      bindText(q, 3, d.source);
+      bindText(q, 4, d.message);
+      bindInt(q, 5, d.count);
+      bindOptional(q, 6, d.first_ns);
+      if (Status status = run(q); !status.ok()) return status;
+    }
+    return {};
+  }
+
+  Status flush(bool final) {
+    if (Status s = usable(); !s.ok()) return s;
+    refreshOwnCounters();
+    if (!in_batch && !state_dirty && memory_events.empty() && !catalogHasNews()) return {};
+    Status status = begin();
+    if (status.ok()) status = applyMemoryEvents(final);
+    if (status.ok()) status = writeCatalogNews();
+    if (status.ok()) {
+      refreshOwnCounters();  // applyMemoryEvents may have counted frees
+      status = writeState();
+    }
+    if (status.ok()) {
+      const int rc = sqlite3_exec(db(), "COMMIT", nullptr, nullptr, nullptr);
+      if (rc != SQLITE_OK) status = detail::sqliteStatus(db(), rc, connection.doing());
+    }
+    if (!status.ok()) {
+      ++stats.failed_flushes;
+      return fail(std::move(status), 0);
+    }
+    in_batch = false;
+    committed = pending;
+    stats.rows_written += batch_rows;
+    batch_rows = 0;
+    state_dirty = false;
+    ++stats.flushes;
+    return {};
+  }
+
+  Status appendRecords(ThreadId thread, std::span<const Record> records) {
+    if (Status s = usable(); !s.ok()) return s;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      const Record& record = records[i];
+      Status status;
+      switch (record.type()) {
+        case RecordType::ApiCall: status = insert(rows.apiCall(thread, record.as<ApiCallRecord>())); break;
+        case RecordType::Op: status = insert(rows.op(record.as<OpRecord>())); break;
+        case RecordType::Collective:
+          if (const auto row = rows.collective(record.as<CollectiveRecord>())) status = insert(*row);
+          break;
+        case RecordType::OpArgs: {
+          const auto args = record.as<OpArgsRecord>();
+          for (std::uint8_t a = 0; a < std::min<std::uint8_t>(args.count, 2) && status.ok(); ++a) {
+            status = insert(OpArgRow{args.correlation_id, args.index[a], args.address[a]});
+          }
+          break;
+        }
+        case RecordType::Nvtx: status = insert(rows.nvtx(thread, record.as<NvtxRecord>())); break;
+        case RecordType::Alloc: {
+          const auto alloc = record.as<AllocRecord>();
+          memory_events.push_back({alloc.time_ns, false, false, alloc, alloc.address});
+          break;
+        }
+        case RecordType::Free: {
+          const auto free_record = record.as<FreeRecord>();
+          memory_events.push_back({free_record.time_ns, true, false, AllocRecord{}, free_record.address});
+          break;
+        }
+        default: ++unknown_records; break;
+      }
+      if (!status.ok()) return fail(std::move(status), records.size() - i - 1);
+      ++stats.records_appended;
+    }
+    return {};
+  }
+
+  template <class Row>
+  Status writeRow(const Row& row) {
+    if (Status s = usable(); !s.ok()) return s;
+    if (Status s = insert(row); !s.ok()) return fail(std::move(s), 0);
+    return {};
+  }
+
+  Status setRank(std::int32_t rank) {
+    if (Status s = usable(); !s.ok()) return s;
+    if (rank < 0) return {StatusCode::InvalidArgument, "rank " + std::to_string(rank) + " is negative"};
+    if (identity.rank) {
+      if (*identity.rank == rank) return {};
+      return {StatusCode::InvalidArgument, path.string() + " already belongs to rank " +
+                                               std::to_string(*identity.rank) + ", not " + std::to_string(rank)};
+    }
+    meta["rank"] = std::to_string(rank);
+    state_dirty = true;
+    if (Status s = flush(false); !s.ok()) return s;
+    identity.rank = rank;
+    if (path.filename() != pidStoreName(identity.pid)) return {};  // a named file keeps its name
+
+    // Everything is committed; fold the WAL into the main file and close, so that nothing of
+    // the store lives under the old name when it is renamed.
+    const std::filesystem::path target = path.parent_path() / rankStoreName(rank);
+    if (Status s = connection.checkpoint(); !s.ok()) return s;
+    if (Status s = connection.close(); !s.ok()) return s;
+    const int err = renameNoReplace(path, target);
+    Status renamed;
+    if (err != 0) {
+      renamed = detail::errnoStatus(err, "cannot rename " + path.string() + " to " + target.filename().string());
+      if (err == EEXIST) {
+        renamed = {StatusCode::AlreadyExists, "cannot rename " + path.string() + " to " + target.filename().string() +
+                                                  ": a store for rank " + std::to_string(rank) +
+                                                  " already exists; this store keeps its pid name"};
+      }
+    } else {
+      path = target;
+    }
+    if (Status s = connection.reopen(path); !s.ok()) {
+      broken = s;
+      return s;
+    }
+    return renamed;
+  }
+
+  Status close() {
+    if (closed) return *closed;
+    Status status = usable();
+    if (status.ok()) {
+      meta["end_ns"] = std::to_string(monotonicNs());
+      state_dirty = true;
+      status = flush(true);
+      if (Status s = connection.checkpoint(); status.ok()) status = s;
+    }
+    if (Status s = connection.close(); status.ok()) status = s;
+    closed = status;
+    return status;
+  }
+};
+
+StoreWriter::StoreWriter(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+
+StoreWriter::~StoreWriter() {
+  if (impl_) (void)impl_->close();
+}
+
+Result<std::unique_ptr<StoreWriter>> StoreWriter::create(const std::filesystem::path& run_dir,
+                                                         const StoreIdentity& identity, Catalog& catalog) noexcept {
+  try {
+    std::error_code ec;
+    std::filesystem::create_directories(run_dir, ec);
+    if (ec) return detail::errnoStatus(ec.value(), "cannot create run directory " + run_dir.string());
+    const std::int64_t pid = identity.pid != 0 ? identity.pid : ::getpid();
+    const std::string name = identity.rank ? rankStoreName(*identity.rank) : pidStoreName(pid);
+    StoreIdentity resolved = identity;
+    resolved.pid = pid;
+    return createFile(run_dir / name, resolved, catalog);
+  } catch (const std::bad_alloc&) {
+    return Status{StatusCode::OutOfMemory, "out of memory creating a store in " + run_dir.string()};
+  } catch (...) {
+    return Status{StatusCode::Internal, "unexpected failure creating a store"};
+  }
+}
+
+Result<std::unique_ptr<StoreWriter>> StoreWriter::createFile(const std::filesystem::path& file,
+                                                             const StoreIdentity& identity, Catalog& catalog) noexcept {
+  try {
+    if (!catalog.valid()) return Status{StatusCode::OutOfMemory, "the catalog could not allocate its tables"};
+    if (identity.rank && *identity.rank < 0) {
+      return Status{StatusCode::InvalidArgument, "rank " + std::to_string(*identity.rank) + " is negative"};
+    }
+    if (file.has_parent_path()) {
+      std::error_code ec;
+      std::filesystem::create_directories(file.parent_path(), ec);
+      if (ec) return detail::errnoStatus(ec.value(), "cannot create directory " + file.parent_path().string());
+    }
+    auto impl = std::make_unique<Impl>(catalog, identity, file);
+    StoreIdentity& id = impl->identity;
+    if (id.pid == 0) id.pid = ::getpid();
+    if (id.host.empty()) id.host = hostName();
+    if (Status s = impl->connection.create(file); !s.ok()) return s;
+    if (!impl->connection.walMode()) {
+      impl->diagnostic(Severity::Warning, kWriterSource,
+                       "the filesystem refused WAL mode; the store is written with a rollback journal")
+          .count = 1;
+    }
+
+    const std::int64_t start = monotonicNs();
+    auto& meta = impl->meta;
+    meta["schema_version"] = toString(kSchemaVersion);
+    meta["tool_version"] = std::string(toolVersion());
+    meta["source"] = id.source;
+    meta["host"] = id.host;
+    meta["pid"] = std::to_string(id.pid);
+    meta["rank"] = std::to_string(id.rank.value_or(-1));
+    meta["clock"] = "CLOCK_MONOTONIC";
+    meta["realtime_offset_ns"] = std::to_string(realtimeOffsetNs());
+    meta["start_ns"] = std::to_string(start);
+    // The store is identifiable (meta) and its header final (checkpoint) from the start, so
+    // a reader can tell what it is even if this process dies before its first flush.
+    Status status = impl->flush(false);
+    if (status.ok()) status = impl->connection.checkpoint();
+    if (!status.ok()) {
+      (void)impl->connection.close();
+      ::unlink(file.c_str());
+      for (const char* suffix : {"-wal", "-shm"}) ::unlink((file.string() + suffix).c_str());
+      return status;
+    }
+    return std::unique_ptr<StoreWriter>(new StoreWriter(std::move(impl)));
+  } catch (const std::bad_alloc&) {
+    return Status{StatusCode::OutOfMemory, "out of memory creating " + file.string()};
+  } catch (...) {
+    return Status{StatusCode::Internal, "unexpected failure creating " + file.string()};
+  }
+}
+
+// The public entry points only add the no-throw guarantee: std::string and the containers
+// may throw bad_alloc, which becomes a Status here.
+#define SYNCOPATE_NOTHROW(expr)                                                   \
+  try {                                                                           \
+    return expr;                                                                  \
+  } catch (const std::bad_alloc&) {                                               \
+    return Status{StatusCode::OutOfMemory, "out of memory writing the store"};    \
+  } catch (...) {                                                                 \
+    return Status{StatusCode::Internal, "unexpected failure writing the store"};  \
+  }
+
+const std::filesystem::path& StoreWriter::path() const noexcept { return impl_->path; }
+
+Status StoreWriter::setMeta(std::string_view key, std::string_view value) noexcept {
+  SYNCOPATE_NOTHROW(([&] {
+    if (Status s = impl_->usable(); !s.ok()) return s;
+    impl_->meta[std::string(key)] = std::string(value);
+    impl_->state_dirty = true;
+    return Status{};
+  })())
+}
+
+Status StoreWriter::append(ThreadId thread, std::span<const Record> records) noexcept {
+  SYNCOPATE_NOTHROW(impl_->appendRecords(thread, records))
+}
+
+namespace {
+Status invalidRow(std::string_view what) {
+  return {StatusCode::InvalidArgument, std::string(what) + " row has no name (name_id 0)"};
+}
+}  // namespace
+
+Status StoreWriter::writeApiCall(const ApiCallRow& row) noexcept {
+  if (row.name_id == kNoString) return invalidRow("an api_calls");
+  SYNCOPATE_NOTHROW(impl_->writeRow(row))
+}
+
+Status StoreWriter::writeOp(const OpRow& row) noexcept {
+  if (row.name_id == kNoString) return invalidRow("an ops");
+  SYNCOPATE_NOTHROW(impl_->writeRow(row))
+}
+
+Status StoreWriter::writeCollective(const CollectiveRow& row) noexcept {
+  SYNCOPATE_NOTHROW(impl_->writeRow(row))
+}
+
+Status StoreWriter::writeOpArg(const OpArgRow& row) noexcept {
+  SYNCOPATE_NOTHROW(impl_->writeRow(row))
+}
+
+Status StoreWriter::writeNvtxRange(const NvtxRangeRow& row) noexcept {
+  if (row.name_id == kNoString) return invalidRow("an nvtx_ranges");
+  SYNCOPATE_NOTHROW(impl_->writeRow(row))
+}
+
+Status StoreWriter::writeAllocation(const AllocationRow& row) noexcept {
+  SYNCOPATE_NOTHROW(impl_->writeRow(row))
+}
+
+Status StoreWriter::setCounter(std::string_view name, std::int64_t value) noexcept {
+  SYNCOPATE_NOTHROW(([&] {
+    if (Status s = impl_->usable(); !s.ok()) return s;
+    auto& slot = impl_->counters[std::string(name)];
+    if (slot != value) impl_->state_dirty = true;
+    slot = value;
+    return Status{};
+  })())
+}
+
+Status StoreWriter::addCounter(std::string_view name, std::int64_t delta) noexcept {
+  SYNCOPATE_NOTHROW(([&] {
+    if (Status s = impl_->usable(); !s.ok()) return s;
+    impl_->counters[std::string(name)] += delta;
+    impl_->state_dirty = impl_->state_dirty || delta != 0;
+    return Status{};
+  })())
+}
+
+Status StoreWriter::addDiagnostic(Severity severity, std::string_view source, std::string_view message,
+                                  std::optional<std::int64_t> first_ns) noexcept {
+  return countDiagnostic(severity, source, message, 1, first_ns);
+}
+
+Status StoreWriter::countDiagnostic(Severity severity, std::string_view source, std::string_view message,
+                                    std::int64_t count, std::optional<std::int64_t> first_ns) noexcept {
+  if (count < 0) return {StatusCode::InvalidArgument, "a diagnostic's count cannot be negative"};
+  SYNCOPATE_NOTHROW(([&] {
+    if (Status s = impl_->usable(); !s.ok()) return s;
+    Diagnostic& d = impl_->diagnostic(severity, source, message);
+    d.count += count;
+    if (first_ns && (!d.first_ns || *first_ns < *d.first_ns)) d.first_ns = first_ns;
+    impl_->state_dirty = true;
+    return Status{};
+  })())
+}
+
+Status StoreWriter::flush() noexcept { SYNCOPATE_NOTHROW(impl_->flush(false)) }
+
+Status StoreWriter::setRank(std::int32_t rank) noexcept { SYNCOPATE_NOTHROW(impl_->setRank(rank)) }
+
+Status StoreWriter::close() noexcept { SYNCOPATE_NOTHROW(impl_->close()) }
+
+WriterStats StoreWriter::stats() const noexcept { return impl_->stats; }
+
+}  // namespace syncopate::trace
