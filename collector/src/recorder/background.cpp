@@ -203,7 +203,7 @@ void BackgroundThread::flush(std::int64_t now_ns) {
 
 void BackgroundThread::step(std::int64_t now_ns) {
   State& s = *state_;
-  if (!s.writer && !s.store_failed && recorder_.recording()) createStore();
+  if (!s.writer && !s.store_failed && recorder_.everRecorded()) createStore();
   drainRings();
   TimingBackend& timing = recorder_.timing();
   timing.collect();
@@ -226,6 +226,7 @@ void BackgroundThread::step(std::int64_t now_ns) {
 void BackgroundThread::finish() {
   State& s = *state_;
   std::int64_t now = monotonicNs();
+  if (!s.writer && !s.store_failed && recorder_.everRecorded()) createStore();
   drainRings();
   TimingBackend& timing = recorder_.timing();
   timing.drain(now + kFinalDrainNs);

@@ -51,6 +51,8 @@ class Recorder {
   // Recording is switched on and off by arm/attach (and on at activation otherwise).
   void setRecording(bool on) noexcept;
   std::int64_t windowStartNs() const noexcept { return window_start_ns_.load(std::memory_order_relaxed); }
+  // Whether recording was ever switched on (an armed process that was never attached has no store).
+  bool everRecorded() const noexcept { return window_start_ns_.load(std::memory_order_relaxed) != 0; }
 
   // This thread's state; null if it could not be allocated (counted).
   ThreadState* thread() noexcept;

@@ -207,19 +207,22 @@ std::unique_ptr<CuptiTiming> CuptiTiming::create(std::string& why) noexcept {
     }
     resolve(api.resultString, "cuptiGetResultString");
     activeImpl = impl.get();
-    // The clock first: every record must carry CLOCK_MONOTONIC times.
-    const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_RUNTIME,
-                                        CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                        CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
+    // The clock first: every record must carry CLOCK_MONOTONIC times. CUPTI writes external
+    // correlation records only for API activity records, so API activity is wanted too; a
+    // CUPTI that correlates without it (simgpu's) may refuse those kinds.
+    const CUpti_ActivityKind required[] = {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                           CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
+    const CUpti_ActivityKind wanted[] = {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER};
     CUptiResult result = api.registerTimestampCallback(monotonicTimestamp);
     if (result == CUPTI_SUCCESS) result = api.registerCallbacks(bufferRequested, bufferCompleted);
-    for (std::size_t i = 0; result == CUPTI_SUCCESS && i < std::size(kinds); ++i) result = api.enable(kinds[i]);
+    for (std::size_t i = 0; result == CUPTI_SUCCESS && i < std::size(required); ++i) result = api.enable(required[i]);
     if (result != CUPTI_SUCCESS) {
       why = "CUPTI could not be enabled (" + resultText(api, result) + "; is another profiler attached?)";
-      for (CUpti_ActivityKind kind : kinds) api.disable(kind);
+      for (CUpti_ActivityKind kind : required) api.disable(kind);
       activeImpl = nullptr;
       return nullptr;
     }
+    for (CUpti_ActivityKind kind : wanted) api.enable(kind);
     return std::unique_ptr<CuptiTiming>(new CuptiTiming(std::move(impl)));
   } catch (...) {
     why = "out of memory while setting up CUPTI";
