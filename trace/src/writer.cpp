@@ -708,10 +708,16 @@ Status StoreWriter::addCounter(std::string_view name, std::int64_t delta) noexce
 
 Status StoreWriter::addDiagnostic(Severity severity, std::string_view source, std::string_view message,
                                   std::optional<std::int64_t> first_ns) noexcept {
+  return countDiagnostic(severity, source, message, 1, first_ns);
+}
+
+Status StoreWriter::countDiagnostic(Severity severity, std::string_view source, std::string_view message,
+                                    std::int64_t count, std::optional<std::int64_t> first_ns) noexcept {
+  if (count < 0) return {StatusCode::InvalidArgument, "a diagnostic's count cannot be negative"};
   SYNCOPATE_NOTHROW(([&] {
     if (Status s = impl_->usable(); !s.ok()) return s;
     Diagnostic& d = impl_->diagnostic(severity, source, message);
-    ++d.count;
+    d.count += count;
     if (first_ns && (!d.first_ns || *first_ns < *d.first_ns)) d.first_ns = first_ns;
     impl_->state_dirty = true;
     return Status{};
