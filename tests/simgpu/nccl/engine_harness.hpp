@@ -8,6 +8,7 @@
 #include "simgpu/nccl/endpoint.hpp"
 #include "simgpu/nccl/p2p_task.hpp"
 #include "simgpu/nccl/task_runner.hpp"
+#include "reference.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -82,42 +83,5 @@ inline Status runOne(Task& task) {
   Task* tasks[] = {&task};
   return runTasks(tasks);
 }
-
-// A deterministic, type-appropriate input: small values so that sums and products of a few
-// ranks stay meaningful in every type (including fp8).
-inline void fillInput(ncclDataType_t type, int rank, std::size_t n, void* out, std::uint32_t salt = 0) {
-  for (std::size_t i = 0; i < n; ++i) {
-    const std::uint32_t h = static_cast<std::uint32_t>(i * 2654435761u) ^ (static_cast<std::uint32_t>(rank + 1) * 40503u) ^ salt;
-    const int small = static_cast<int>(h % 7) - 3;            // -3..3
-    const float frac = static_cast<float>(h % 16) / 8.0f - 1.0f;  // -1..0.875 in steps of 1/8
-    char* p = static_cast<char*>(out) + i * datatypeSize(type);
-    switch (type) {
-      case ncclInt8: { std::int8_t v = static_cast<std::int8_t>(small); std::memcpy(p, &v, 1); break; }
-      case ncclUint8: { std::uint8_t v = static_cast<std::uint8_t>(h % 5 + 1); std::memcpy(p, &v, 1); break; }
-      case ncclInt32: { std::int32_t v = small * 1000 + rank; std::memcpy(p, &v, 4); break; }
-      case ncclUint32: { std::uint32_t v = h % 1000 + 1; std::memcpy(p, &v, 4); break; }
-      case ncclInt64: { std::int64_t v = static_cast<std::int64_t>(small) * 100000 - rank; std::memcpy(p, &v, 8); break; }
-      case ncclUint64: { std::uint64_t v = h % 100000 + 1; std::memcpy(p, &v, 8); break; }
-      case ncclFloat16: { std::uint16_t v = floatToHalf(frac + static_cast<float>(small)); std::memcpy(p, &v, 2); break; }
-      case ncclFloat32: { float v = frac * 3.7f + static_cast<float>(small); std::memcpy(p, &v, 4); break; }
-      case ncclFloat64: { double v = frac * 1.3 + small * 0.1; std::memcpy(p, &v, 8); break; }
-      case ncclBfloat16: { std::uint16_t v = floatToBfloat16(frac * 2.0f + static_cast<float>(small)); std::memcpy(p, &v, 2); break; }
-      case ncclFloat8e4m3: { std::uint8_t v = floatToFp8e4m3(frac + static_cast<float>(small) / 2.0f); std::memcpy(p, &v, 1); break; }
-      case ncclFloat8e5m2: { std::uint8_t v = floatToFp8e5m2(frac * 4.0f); std::memcpy(p, &v, 1); break; }
-      default: break;
-    }
-  }
-}
-
-inline std::vector<char> inputOf(ncclDataType_t type, int rank, std::size_t n, std::uint32_t salt = 0) {
-  std::vector<char> v(n * datatypeSize(type));
-  fillInput(type, rank, n, v.data(), salt);
-  return v;
-}
-
-inline constexpr ncclDataType_t kAllTypes[] = {ncclInt8, ncclUint8, ncclInt32, ncclUint32, ncclInt64, ncclUint64,
-                                                ncclFloat16, ncclFloat32, ncclFloat64, ncclBfloat16,
-                                                ncclFloat8e4m3, ncclFloat8e5m2};
-inline constexpr RedOp kAllOps[] = {RedOp::Sum, RedOp::Prod, RedOp::Max, RedOp::Min, RedOp::Avg};
 
 }  // namespace simgpu::nccl::testing

@@ -19,62 +19,14 @@ using testing::kAllOps;
 using testing::kAllTypes;
 using testing::onThreads;
 using testing::runOne;
+using testing::everyCall;
+using testing::expected;
+using testing::holdsResult;
+using testing::isRooted;
+using testing::recvElements;
+using testing::sendElements;
 
 const CostParams kCost = testing::testCost();
-
-bool isRooted(CollKind kind) {
-  return kind == CollKind::Broadcast || kind == CollKind::Reduce || kind == CollKind::Gather || kind == CollKind::Scatter;
-}
-
-// What rank `rank` must hold after the collective, from every rank's input.
-std::vector<char> expected(const CollectiveArgs& a, int nranks, int rank, const std::vector<std::vector<char>>& inputs) {
-  const std::size_t es = datatypeSize(a.datatype);
-  const std::size_t n = a.count;
-  std::vector<const void*> ptrs;
-  for (const auto& in : inputs) ptrs.push_back(in.data());
-  std::vector<char> out;
-  switch (a.kind) {
-    case CollKind::AllReduce:
-    case CollKind::Reduce:
-      out.resize(n * es);
-      reduceInRankOrder(a.datatype, a.op, ptrs.data(), nranks, out.data(), n);
-      break;
-    case CollKind::ReduceScatter:
-      out.resize(n * es);
-      for (auto& p : ptrs) p = static_cast<const char*>(p) + static_cast<std::size_t>(rank) * n * es;
-      reduceInRankOrder(a.datatype, a.op, ptrs.data(), nranks, out.data(), n);
-      break;
-    case CollKind::Broadcast:
-      out = inputs[static_cast<std::size_t>(a.root)];
-      break;
-    case CollKind::AllGather:
-    case CollKind::Gather:
-      for (const auto& in : inputs) out.insert(out.end(), in.begin(), in.end());
-      break;
-    case CollKind::AlltoAll:
-      for (const auto& in : inputs) {
-        const auto* seg = in.data() + static_cast<std::size_t>(rank) * n * es;
-        out.insert(out.end(), seg, seg + n * es);
-      }
-      break;
-    case CollKind::Scatter: {
-      const auto* seg = inputs[static_cast<std::size_t>(a.root)].data() + static_cast<std::size_t>(rank) * n * es;
-      out.assign(seg, seg + n * es);
-      break;
-    }
-  }
-  return out;
-}
-
-std::size_t sendElements(CollKind kind, std::size_t count, int nranks) {
-  const bool per_peer = kind == CollKind::ReduceScatter || kind == CollKind::AlltoAll || kind == CollKind::Scatter;
-  return per_peer ? count * static_cast<std::size_t>(nranks) : count;
-}
-
-std::size_t recvElements(CollKind kind, std::size_t count, int nranks) {
-  const bool gathers = kind == CollKind::AllGather || kind == CollKind::Gather || kind == CollKind::AlltoAll;
-  return gathers ? count * static_cast<std::size_t>(nranks) : count;
-}
 
 // Runs `calls` on every rank of a fresh communicator of `nranks` threads and checks every
 // rank's output; returns the number of wrong outputs.
@@ -100,8 +52,7 @@ int runAndCheck(int nranks, std::size_t chunk, const std::vector<CollectiveArgs>
         ADD_FAILURE() << st.message;
         return 1000;
       }
-      const bool holds_result = !((a.kind == CollKind::Reduce || a.kind == CollKind::Gather) && rank != a.root);
-      if (holds_result && recv != expected(a, nranks, rank, inputs)) {
+      if (holdsResult(a, rank) && recv != expected(a, nranks, rank, inputs)) {
         ADD_FAILURE() << "rank " << rank << ": wrong result of " << task.describe();
         ++bad;
       }
@@ -111,32 +62,6 @@ int runAndCheck(int nranks, std::size_t chunk, const std::vector<CollectiveArgs>
   int total = 0;
   for (int w : wrong) total += w;
   return total;
-}
-
-std::vector<CollectiveArgs> everyCall(std::size_t count, int nranks) {
-  std::vector<CollectiveArgs> calls;
-  for (ncclDataType_t type : kAllTypes) {
-    for (CollKind kind : {CollKind::AllReduce, CollKind::Reduce, CollKind::ReduceScatter}) {
-      for (RedOp op : kAllOps) {
-        CollectiveArgs a;
-        a.kind = kind;
-        a.datatype = type;
-        a.op = op;
-        a.count = count;
-        a.root = static_cast<int>(calls.size()) % nranks;
-        calls.push_back(a);
-      }
-    }
-    for (CollKind kind : {CollKind::Broadcast, CollKind::AllGather, CollKind::AlltoAll, CollKind::Gather, CollKind::Scatter}) {
-      CollectiveArgs a;
-      a.kind = kind;
-      a.datatype = type;
-      a.count = count;
-      a.root = isRooted(kind) ? static_cast<int>(calls.size()) % nranks : -1;
-      calls.push_back(a);
-    }
-  }
-  return calls;
 }
 
 TEST(Transport, EveryCollectiveTypeAndOperatorOnTwoRanks) {

@@ -20,13 +20,13 @@ void TaskGroup::addP2p(Endpoint& endpoint, const P2pArgs& args, const CostParams
   lane(endpoint, 2 * args.peer + (args.is_send ? 0 : 1)).tasks.push_back(std::make_unique<P2pTask>(endpoint, args, cost));
 }
 
-Status TaskGroup::run() {
+Status TaskGroup::run(const std::function<Status()>& cancelled) {
   std::vector<Task*> tasks;
   for (Lane& l : lanes_) {
     sequences_.push_back(std::make_unique<TaskSequence>(std::move(l.tasks)));
     tasks.push_back(sequences_.back().get());
   }
-  return runTasks(tasks);
+  return runTasks(tasks, cancelled);
 }
 
 GroupTiming TaskGroup::timing() const {

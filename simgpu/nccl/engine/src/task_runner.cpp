@@ -13,7 +13,7 @@ constexpr std::int64_t kPollSliceNs = 1'000'000;
 
 }  // namespace
 
-Status runTasks(std::span<Task* const> tasks) {
+Status runTasks(std::span<Task* const> tasks, const std::function<Status()>& cancelled) {
   std::vector<Endpoint*> endpoints;
   std::int64_t timeout_ns = 0;
   for (Task* task : tasks) {
@@ -50,6 +50,9 @@ Status runTasks(std::span<Task* const> tasks) {
     if (advanced) {
       dog.progressed();
       continue;
+    }
+    if (cancelled) {
+      if (Status st = cancelled(); !st.ok()) return fail(st);
     }
     dog.startRound();
     for (std::size_t i = 0; i < tasks.size(); ++i) {

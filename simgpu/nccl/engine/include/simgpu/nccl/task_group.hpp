@@ -23,7 +23,7 @@ class TaskGroup {
   void addP2p(Endpoint& endpoint, const P2pArgs& args, const CostParams& cost);
   bool empty() const { return lanes_.empty(); }
 
-  Status run();
+  Status run(const std::function<Status()>& cancelled = {});  // see runTasks
   // The modelled execution of the group, once run() succeeded.
   GroupTiming timing() const;
 

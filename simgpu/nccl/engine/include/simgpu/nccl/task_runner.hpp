@@ -8,11 +8,14 @@
 #include "simgpu/nccl/task.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <span>
 
 namespace simgpu::nccl {
 
-Status runTasks(std::span<Task* const> tasks);
+// `cancelled`, when given, is polled while the tasks wait: it returns a failure to give up
+// with (the process is exiting, the device is being reset).
+Status runTasks(std::span<Task* const> tasks, const std::function<Status()>& cancelled = {});
 
 // The modelled execution of a group: it starts when the last rank of any of its transfers
 // arrives; collectives run one after the other, point-to-point lanes alongside each other.
