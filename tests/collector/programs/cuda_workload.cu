@@ -2,7 +2,7 @@
 // a known number of times, through both kernel launch paths, with PyTorch-style NVTX step
 // markers. It prints what it issued (the tests compare the store with it):
 //   workload_counts kernels=K memcpys=M memsets=S event_records=E stream_waits=W stream_syncs=Y
-//                   iterations=N nvtx_ranges=R nvtx_marks=K
+//                   device_syncs=1 iterations=N nvtx_ranges=R nvtx_marks=K
 // Options:
 //   --iterations N       iterations (default 3); 0 with --forever
 //   --forever            iterate until killed (SIGKILL tests)
@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
   CHECK(cudaDeviceSynchronize());
   std::printf(
       "workload_counts kernels=%ld memcpys=%ld memsets=%ld event_records=%ld stream_waits=%ld stream_syncs=%ld "
-      "iterations=%ld nvtx_ranges=%ld nvtx_marks=%ld\n",
+      "device_syncs=1 iterations=%ld nvtx_ranges=%ld nvtx_marks=%ld\n",
       kernels, memcpys, memsets, records, waits, syncs, options.iterations, ranges, marks);
   CHECK(cudaFree(scratch));
   CHECK(cudaFree(device));
