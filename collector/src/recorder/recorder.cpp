@@ -141,8 +141,8 @@ Recorder* Recorder::create() noexcept {
   }
 }
 
-void Recorder::setRecording(bool on) noexcept {
-  if (on) window_start_ns_.store(monotonicNs(), std::memory_order_relaxed);
+void Recorder::setRecording(bool on, std::int64_t at_ns) noexcept {
+  if (on) window_start_ns_.store(at_ns != 0 ? at_ns : monotonicNs(), std::memory_order_relaxed);
   recording_.store(on, std::memory_order_release);
 }
 

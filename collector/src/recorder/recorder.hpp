@@ -48,8 +48,9 @@ class Recorder {
   bool recording() const noexcept { return recording_.load(std::memory_order_relaxed); }
   // Which recorder instance ids cached outside it belong to (a forked child starts a new one).
   std::uint64_t generation() const noexcept { return generation_; }
-  // Recording is switched on and off by arm/attach (and on at activation otherwise).
-  void setRecording(bool on) noexcept;
+  // Recording is switched on and off by arm/attach (and on at activation otherwise); a window
+  // switched on at `at_ns` holds the NVTX ranges that start from then on.
+  void setRecording(bool on, std::int64_t at_ns = 0) noexcept;
   std::int64_t windowStartNs() const noexcept { return window_start_ns_.load(std::memory_order_relaxed); }
   // Whether recording was ever switched on (an armed process that was never attached has no store).
   bool everRecorded() const noexcept { return window_start_ns_.load(std::memory_order_relaxed) != 0; }
