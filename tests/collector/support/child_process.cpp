@@ -123,6 +123,13 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
+std::vector<std::string> splitFlags(const std::string& flags) {
+  std::istringstream words(flags);
+  std::vector<std::string> split;
+  for (std::string word; words >> word;) split.push_back(word);
+  return split;
+}
+
 // Given at build time: ctest's ENVIRONMENT holds only the first variable of the shared test
 // environment once gtest_discover_tests has split its list.
 std::filesystem::path buildDir() { return COLLECTOR_TEST_BUILD_DIR; }

@@ -59,6 +59,9 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// Words of a flag string given at build time ("--oversubscribe --bind-to none ...").
+std::vector<std::string> splitFlags(const std::string& flags);
+
 // The build tree's artefacts and the source tree.
 std::filesystem::path buildDir();
 std::filesystem::path sourceDir();
