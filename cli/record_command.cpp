@@ -53,7 +53,8 @@ void run(const RecordArguments& arguments) {
                               : std::string())
             << ")\n";
 
-  auto exit_code = collector::runCommand(options.command, environment);
+  auto exit_code = collector::runCommand(
+      collector::launcherCommand(options.command, environment, collector::currentEnvironment()), environment);
   if (!exit_code.ok()) fail(exit_code.message(), 127);
 
   auto summary = collector::summarizeRun(options.output_dir);

@@ -14,6 +14,7 @@
 #include "support/child_process.hpp"
 #include "support/recorded_store.hpp"
 #include "support/recording.hpp"
+#include "syncopate/collector/record.hpp"
 
 namespace collector_test {
 namespace {
@@ -35,8 +36,13 @@ TrainerRun recordTrainer(const TempDir& dir, const std::string& mode, const std:
   argv.insert(argv.end(), {COLLECTOR_TEST_DP_TRAINER, "--mode", mode});
   argv.insert(argv.end(), kTrainerOptions.begin(), kTrainerOptions.end());
   TrainerRun run_result;
-  // Nothing but the recording environment: mpirun passes it on to every rank.
-  run_result.result = run(argv, recordingEnvironment({dir.path(), backend}), std::chrono::seconds(240));
+  // As `syncopate record` runs it: the recording environment, and mpirun told to forward it
+  // (-x) as it would to ranks on other nodes.
+  auto environment = recordingEnvironment({dir.path(), backend});
+  syncopate::collector::Environment changes(environment.begin(), environment.end());
+  argv = syncopate::collector::launcherCommand(argv, changes, syncopate::collector::currentEnvironment());
+  EXPECT_EQ(argv[1], "-x") << "Open MPI's mpirun forwards the recording's variables";
+  run_result.result = run(argv, environment, std::chrono::seconds(240));
   if (run_result.result.exit_code == 0) run_result.stores = readRun(dir.path());
   return run_result;
 }

@@ -31,13 +31,26 @@ TEST(RecordEnvironment, LoadsTheCollectorIntoEveryProcessOfTheJob) {
   EXPECT_EQ(env.at("SYNCOPATE_BACKEND"), "events");
   EXPECT_EQ(env.at("SYNCOPATE_ARMED"), "1");
   EXPECT_EQ(env.at("SYNCOPATE_ITERATION_MARKER"), "step");
-  // Open MPI forwards all of them to remote ranks, after what the user already forwards.
+  // Open MPI's forwarding list is only extended when the job already uses it (-x otherwise).
+  EXPECT_EQ(env.count("OMPI_MCA_mca_base_env_list"), 0u);
+  env = collector::recordEnvironment(options("out"), {{"OMPI_MCA_mca_base_env_list", "FOO;BAR=1"}}, warnings);
   const std::string& forwarded = env.at("OMPI_MCA_mca_base_env_list");
+  EXPECT_TRUE(forwarded.ends_with(";FOO;BAR=1"));
   for (const char* name : {"LD_PRELOAD", "NVTX_INJECTION64_PATH", "SYNCOPATE_OUTPUT_DIR", "SYNCOPATE_BACKEND"}) {
     EXPECT_NE(forwarded.find(name), std::string::npos) << name;
   }
-  env = collector::recordEnvironment(options("out"), {{"OMPI_MCA_mca_base_env_list", "FOO;BAR=1"}}, warnings);
-  EXPECT_TRUE(env.at("OMPI_MCA_mca_base_env_list").ends_with(";FOO;BAR=1"));
+}
+
+TEST(RecordEnvironment, OpenMpisMpirunForwardsTheVariablesToRemoteRanks) {
+  const collector::Environment changes{{"LD_PRELOAD", "x"}, {"SYNCOPATE_OUTPUT_DIR", "y"}};
+  auto command = collector::launcherCommand({COLLECTOR_TEST_MPIEXEC, "-np", "4", "-x", "FOO", "prog"}, changes, {});
+  EXPECT_EQ(command, (std::vector<std::string>{COLLECTOR_TEST_MPIEXEC, "-x", "LD_PRELOAD", "-x", "SYNCOPATE_OUTPUT_DIR",
+                                               "-np", "4", "-x", "FOO", "prog"}));
+  // Jobs forwarding through Open MPI's list keep to it; other programs are left alone.
+  EXPECT_EQ(collector::launcherCommand({COLLECTOR_TEST_MPIEXEC, "prog"}, changes, {{"OMPI_MCA_mca_base_env_list", "A"}}),
+            (std::vector<std::string>{COLLECTOR_TEST_MPIEXEC, "prog"}));
+  EXPECT_EQ(collector::launcherCommand({"torchrun", "--nproc-per-node", "4", "train.py"}, changes, {}),
+            (std::vector<std::string>{"torchrun", "--nproc-per-node", "4", "train.py"}));
 }
 
 TEST(RecordEnvironment, LeavesAnotherToolsNvtxInjectionAlone) {
