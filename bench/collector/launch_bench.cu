@@ -3,7 +3,8 @@
 // call timed on its own (CLOCK_MONOTONIC around the call), on whatever CUDA runtime is on the
 // library path and with whatever collector configuration the environment sets up.
 //   collector_launch_bench [--calls N] [--threads T] [--api launch|memcpy] [--rate CALLS_PER_S]
-// (--rate paces each thread to that many calls per second, for the sustained-rate figure).
+// (--rate paces each thread to that many calls per second in bursts of 256, for the
+// sustained-rate figure).
 // prints:
 //   launch_bench api=launch threads=T calls=N median_ns=… p99_ns=… calls_per_s=…
 //                collector=active|absent recording=… records_dropped=… ops_untimed=…
@@ -59,11 +60,12 @@ void issue(const Options& options, cudaStream_t stream, std::vector<std::int64_t
   void* args[1] = {nullptr};
   const std::int64_t begin = nowNs();
   for (long i = 0; i < options.calls; ++i) {
-    if (options.rate > 0) {
-      // Spin until this call's turn: sleeping would be too coarse at these rates.
+    if (options.rate > 0 && i % 256 == 0) {
+      // Paced in bursts of 256 calls, sleeping until each burst is due: the core is free in
+      // between, as it is when a training step waits for its GPU.
       const auto due = begin + static_cast<std::int64_t>(static_cast<double>(i) * 1e9 / options.rate);
-      while (nowNs() < due) {
-      }
+      const std::int64_t wait = due - nowNs();
+      if (wait > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
     }
     std::int64_t start = samples != nullptr ? nowNs() : 0;
     cudaError_t error = options.memcpy
