@@ -200,11 +200,14 @@ TEST_F(WriterTest, UnknownReferencesAreCountedNotInvented) {
   CollectiveRecord orphan;
   orphan.comm = 77;  // never registered
   orphan.correlation_id = 3;
+  ApiCallRecord threadless;  // a host call drained from a buffer with no registered thread
+  threadless.name_id = catalog.intern("cudaMalloc");
   const std::vector<Record> records = {kernel(999, 1, shape, 0), kernel(stream, 2, 12345, 0), orphan,
-                                       OpRecord::memcpy(MemcpyKind::HostToDevice, stream, 4, OpRecord::kMaxBytes + 5, 0, 1)};
+                                       OpRecord::memcpy(MemcpyKind::HostToDevice, stream, 4, OpRecord::kMaxBytes + 5, 0, 1),
+                                       threadless};
   ASSERT_TRUE((*writer)->append(kNoThread, records).ok());
   ASSERT_TRUE((*writer)->close().ok());
-  EXPECT_EQ((*writer)->stats().records_appended, 4u);
+  EXPECT_EQ((*writer)->stats().records_appended, 5u);
 
   auto reader = StoreReader::open(dir / "s.sqlite");
   ASSERT_TRUE(reader.ok());
@@ -217,7 +220,7 @@ TEST_F(WriterTest, UnknownReferencesAreCountedNotInvented) {
   EXPECT_EQ(ops[2].bytes, static_cast<std::int64_t>(OpRecord::kMaxBytes));
   EXPECT_EQ(*reader->rowCount(Table::Collectives), 0);
   const auto c = counters(*reader);
-  EXPECT_EQ(c.at("unknown_references"), 3);
+  EXPECT_EQ(c.at("unknown_references"), 4);
   EXPECT_EQ(c.at("ops_bytes_clamped"), 1);
   EXPECT_EQ(diagnostics(*reader).size(), 2u);
 }

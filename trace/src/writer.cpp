@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "record_rows.hpp"
+#include "row_binding.hpp"
 #include "sqlite_util.hpp"
 #include "store_connection.hpp"
 #include "syncopate/trace/clock.hpp"
@@ -25,8 +26,10 @@ namespace {
 using detail::bindBits;
 using detail::bindInt;
 using detail::bindOptional;
+using detail::bindRow;
 using detail::bindText;
 using detail::bindTextOrNull;
+using detail::columnsOf;
 
 constexpr const char* kWriterSource = "trace.writer";
 
@@ -69,20 +72,26 @@ int renameNoReplace(const std::filesystem::path& from, const std::filesystem::pa
   return 0;
 }
 
+
 }  // namespace
 
 struct StoreWriter::Impl {
   Impl(Catalog& c, StoreIdentity id, std::filesystem::path p)
-      : catalog(c), rows(c), identity(std::move(id)), path(std::move(p)) {}
+      : catalog(c), converter(c), identity(std::move(id)), path(std::move(p)) {}
 
   Catalog& catalog;
-  detail::RecordRows rows;
+  detail::RecordRows converter;
   StoreIdentity identity;
   std::filesystem::path path;
   detail::StoreConnection connection;
 
   bool in_batch = false;
-  std::uint64_t batch_rows = 0;
+  std::uint64_t batch_rows = 0;  // rows of data tables in the open batch, written or pending
+  std::vector<ApiCallRow> pending_api_calls;
+  std::vector<OpRow> pending_ops;
+  std::vector<CollectiveRow> pending_collectives;
+  std::vector<OpArgRow> pending_op_args;
+  std::vector<NvtxRangeRow> pending_nvtx;
   CatalogMarks committed, pending;
 
   std::map<std::string, std::string, std::less<>> meta;
@@ -141,6 +150,7 @@ struct StoreWriter::Impl {
   Status fail(Status status, std::uint64_t unwritten) {
     if (in_batch && sqlite3_get_autocommit(db()) == 0) sqlite3_exec(db(), "ROLLBACK", nullptr, nullptr, nullptr);
     in_batch = false;
+    dropAllPending();
     stats.rows_lost += batch_rows + unwritten;
     batch_rows = 0;
     pending = committed;
@@ -152,90 +162,64 @@ struct StoreWriter::Impl {
     if (end < start) ++negative_durations;
   }
 
-  // Rows, shared by records and the row API. They do not call fail(): the caller does.
+  // Rows of the batched tables, shared by records and the row API: buffered, and written
+  // kRowsPerInsert at a time (the rest at flush). They do not call fail(): the caller does.
+  template <class Row>
+  Status add(detail::BatchedInsert& insert, std::vector<Row>& rows, const Row& row) {
+    if (Status s = begin(); !s.ok()) return s;
+    rows.push_back(row);
+    ++batch_rows;
+    if (rows.size() < static_cast<std::size_t>(detail::kRowsPerInsert)) return {};
+    sqlite3_stmt* many = insert.many.get();
+    for (std::size_t i = 0; i < rows.size(); ++i) bindRow(many, static_cast<int>(i * columnsOf(row)) + 1, rows[i]);
+    rows.clear();
+    return run(many);
+  }
+
+  template <class Row>
+  Status writePending(detail::BatchedInsert& insert, std::vector<Row>& rows) {
+    for (const Row& row : rows) {
+      bindRow(insert.one.get(), 1, row);
+      if (Status s = run(insert.one.get()); !s.ok()) return s;
+    }
+    rows.clear();
+    return {};
+  }
+
+  Status writeAllPending() {
+    auto& s = st();
+    Status status = writePending(s.api_call, pending_api_calls);
+    if (status.ok()) status = writePending(s.op, pending_ops);
+    if (status.ok()) status = writePending(s.collective, pending_collectives);
+    if (status.ok()) status = writePending(s.op_arg, pending_op_args);
+    if (status.ok()) status = writePending(s.nvtx, pending_nvtx);
+    return status;
+  }
+
+  void dropAllPending() {
+    pending_api_calls.clear();
+    pending_ops.clear();
+    pending_collectives.clear();
+    pending_op_args.clear();
+    pending_nvtx.clear();
+  }
+
   Status insert(const ApiCallRow& r) {
-    if (Status s = begin(); !s.ok()) return s;
     checkDuration(r.start_ns, r.end_ns);
-    sqlite3_stmt* s = st().api_call.get();
-    bindInt(s, 1, r.thread_id);
-    bindInt(s, 2, static_cast<std::int64_t>(r.domain));
-    bindInt(s, 3, r.name_id);
-    bindInt(s, 4, r.start_ns);
-    bindInt(s, 5, r.end_ns);
-    bindOptional(s, 6, r.correlation_id);
-    bindOptional(s, 7, r.result);
-    return runData(s);
+    return add(st().api_call, pending_api_calls, r);
   }
-
   Status insert(const OpRow& r) {
-    if (Status s = begin(); !s.ok()) return s;
     checkDuration(r.start_ns, r.end_ns);
-    sqlite3_stmt* s = st().op.get();
-    bindInt(s, 1, static_cast<std::int64_t>(r.kind));
-    bindOptional(s, 2, r.device_id);
-    bindOptional(s, 3, r.stream_id);
-    bindInt(s, 4, r.name_id);
-    bindInt(s, 5, r.start_ns);
-    bindInt(s, 6, r.end_ns);
-    bindOptional(s, 7, r.correlation_id);
-    bindOptional(s, 8, r.bytes);
-    bindOptional(s, 9, r.memcpy_kind);
-    const auto dim = [&](int index, const std::optional<Dim3>& d, std::uint32_t Dim3::*axis) {
-      bindOptional(s, index, d ? std::optional<std::int64_t>((*d).*axis) : std::nullopt);
-    };
-    dim(10, r.grid, &Dim3::x);
-    dim(11, r.grid, &Dim3::y);
-    dim(12, r.grid, &Dim3::z);
-    dim(13, r.block, &Dim3::x);
-    dim(14, r.block, &Dim3::y);
-    dim(15, r.block, &Dim3::z);
-    bindOptional(s, 16, r.event_id);
-    bindOptional(s, 17, r.sync_kind);
-    return runData(s);
+    return add(st().op, pending_ops, r);
   }
-
-  Status insert(const CollectiveRow& r) {
-    if (Status s = begin(); !s.ok()) return s;
-    sqlite3_stmt* s = st().collective.get();
-    bindInt(s, 1, r.correlation_id);
-    bindBits(s, 2, r.comm_id);
-    bindOptional(s, 3, r.comm_rank);
-    bindOptional(s, 4, r.comm_size);
-    bindBits(s, 5, r.seq);
-    bindInt(s, 6, static_cast<std::int64_t>(r.coll_type));
-    bindOptional(s, 7, r.dtype);
-    bindOptional(s, 8, r.red_op);
-    bindOptional(s, 9, r.count);
-    bindOptional(s, 10, r.bytes);
-    bindOptional(s, 11, r.root_or_peer);
-    bindOptional(s, 12, r.group_id);
-    return runData(s);
-  }
-
-  Status insert(const OpArgRow& r) {
-    if (Status s = begin(); !s.ok()) return s;
-    sqlite3_stmt* s = st().op_arg.get();
-    bindInt(s, 1, r.correlation_id);
-    bindInt(s, 2, r.arg_index);
-    bindBits(s, 3, r.address);
-    return runData(s);
-  }
-
+  Status insert(const CollectiveRow& r) { return add(st().collective, pending_collectives, r); }
+  Status insert(const OpArgRow& r) { return add(st().op_arg, pending_op_args, r); }
   Status insert(const NvtxRangeRow& r) {
-    if (Status s = begin(); !s.ok()) return s;
     checkDuration(r.start_ns, r.end_ns);
-    sqlite3_stmt* s = st().nvtx.get();
-    bindOptional(s, 1, r.thread_id);
-    bindOptional(s, 2, r.domain_id);
-    bindInt(s, 3, r.name_id);
-    bindInt(s, 4, r.start_ns);
-    bindInt(s, 5, r.end_ns);
-    bindOptional(s, 6, r.depth);
-    bindOptional(s, 7, r.color);
-    bindOptional(s, 8, r.category);
-    return runData(s);
+    return add(st().nvtx, pending_nvtx, r);
   }
 
+  // Allocations are few and later updated by id, so they are written at once.
   Status insert(const AllocationRow& r) {
     if (Status s = begin(); !s.ok()) return s;
     sqlite3_stmt* s = st().allocation.get();
@@ -271,7 +255,7 @@ struct StoreWriter::Impl {
     for (const MemoryEvent& e : memory_events) {
       if (!e.is_free) {
         const std::int64_t id = next_allocation_id;
-        if (Status s = insert(rows.allocation(e.alloc)); !s.ok()) return s;
+        if (Status s = insert(converter.allocation(e.alloc)); !s.ok()) return s;
         live_allocations[e.address] = id;
         continue;
       }
@@ -364,10 +348,10 @@ struct StoreWriter::Impl {
     const Own own[] = {
         {"rows_lost", stats.rows_lost, "rows could not be written (disk full or I/O error) and are missing"},
         {"failed_flushes", stats.failed_flushes, "flushes failed; their batches are missing"},
-        {"ops_bytes_clamped", rows.bytesClamped(), "memcpy/memset byte counts of 1 TiB or more were stored as 2^40-1"},
-        {"unknown_references", rows.unknownReferences(),
-         "records named a stream, launch shape or communicator the catalog never had (collectives among them "
-         "were skipped)"},
+        {"ops_bytes_clamped", converter.bytesClamped(), "memcpy/memset byte counts of 1 TiB or more were stored as 2^40-1"},
+        {"unknown_references", converter.unknownReferences(),
+         "records named a thread, stream, launch shape or communicator the catalog never had (collectives among "
+         "them were skipped)"},
         {"frees_without_alloc", frees_without_alloc,
          "frees had no recorded allocation (allocated before recording started, or the allocation was dropped)"},
         {"negative_durations", negative_durations, "rows end before they start"},
@@ -432,6 +416,7 @@ struct StoreWriter::Impl {
     refreshOwnCounters();
     if (!in_batch && !state_dirty && memory_events.empty() && !catalogHasNews()) return {};
     Status status = begin();
+    if (status.ok()) status = writeAllPending();
     if (status.ok()) status = applyMemoryEvents(final);
     if (status.ok()) status = writeCatalogNews();
     if (status.ok()) {
@@ -461,10 +446,10 @@ struct StoreWriter::Impl {
       const Record& record = records[i];
       Status status;
       switch (record.type()) {
-        case RecordType::ApiCall: status = insert(rows.apiCall(thread, record.as<ApiCallRecord>())); break;
-        case RecordType::Op: status = insert(rows.op(record.as<OpRecord>())); break;
+        case RecordType::ApiCall: status = insert(converter.apiCall(thread, record.as<ApiCallRecord>())); break;
+        case RecordType::Op: status = insert(converter.op(record.as<OpRecord>())); break;
         case RecordType::Collective:
-          if (const auto row = rows.collective(record.as<CollectiveRecord>())) status = insert(*row);
+          if (const auto row = converter.collective(record.as<CollectiveRecord>())) status = insert(*row);
           break;
         case RecordType::OpArgs: {
           const auto args = record.as<OpArgsRecord>();
@@ -473,7 +458,7 @@ struct StoreWriter::Impl {
           }
           break;
         }
-        case RecordType::Nvtx: status = insert(rows.nvtx(thread, record.as<NvtxRecord>())); break;
+        case RecordType::Nvtx: status = insert(converter.nvtx(thread, record.as<NvtxRecord>())); break;
         case RecordType::Alloc: {
           const auto alloc = record.as<AllocRecord>();
           memory_events.push_back({alloc.time_ns, false, false, alloc, alloc.address});
@@ -555,7 +540,7 @@ struct StoreWriter::Impl {
 StoreWriter::StoreWriter(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
 
 StoreWriter::~StoreWriter() {
-  if (impl_) (void)impl_->close();
+  if (impl_) (void)close();  // the no-throw entry point: a destructor must not throw
 }
 
 Result<std::unique_ptr<StoreWriter>> StoreWriter::create(const std::filesystem::path& run_dir,

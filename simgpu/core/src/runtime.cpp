@@ -143,7 +143,7 @@ cudaError_t synchronizeDevice(int device) {
   std::vector<std::pair<std::shared_ptr<detail::Stream>, std::uint64_t>> targets;
   for (const auto& s : d.streams)
     if (!s->idle()) targets.emplace_back(s, s->enqueued);
-  for (auto& [s, seq] : targets) detail::waitForSeq(lock, *s, seq);
+  for (auto& [s, seq] : targets) detail::waitForSeq(lock, *s, seq, detail::hostWaitFor(d));
   detail::reapStreams(d);
   return d.sticky;
 }
