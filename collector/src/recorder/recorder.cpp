@@ -184,11 +184,22 @@ std::vector<ThreadState*> Recorder::threadsSnapshot() {
 }
 
 void Recorder::forgetThread(ThreadState* thread) {
-  {
-    std::lock_guard lock(threads_mutex_);
-    std::erase(threads_, thread);
-  }
+  std::lock_guard lock(threads_mutex_);
+  std::erase(threads_, thread);
+  dropped_by_exited_threads_ += thread->ring->dropped();
   delete thread;
+}
+
+Recorder::RingStats Recorder::ringStats() {
+  std::lock_guard lock(threads_mutex_);
+  RingStats stats;
+  stats.dropped = dropped_by_exited_threads_;
+  for (ThreadState* thread : threads_) {
+    stats.dropped += thread->ring->dropped();
+    stats.buffered += thread->ring->sizeApprox();
+    ++stats.threads;
+  }
+  return stats;
 }
 
 std::uint32_t Recorder::nextCorrelation(ThreadState& thread) noexcept {
