@@ -5,7 +5,10 @@
 // simgpu's modelled time; NVTX phases and steps are there.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include "dp_trainer/machine_profile.hpp"
@@ -15,6 +18,7 @@
 #include "support/recorded_store.hpp"
 #include "support/recording.hpp"
 #include "syncopate/collector/record.hpp"
+#include "syncopate/trace/reader.hpp"
 
 namespace collector_test {
 namespace {
@@ -30,19 +34,31 @@ struct TrainerRun {
   std::vector<RecordedStore> stores;
 };
 
+// The trainer under mpirun as `syncopate record` runs it: the recording environment, and mpirun
+// told to forward it (-x) as it would to ranks on other nodes.
+struct TrainerLaunch {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> environment;
+};
+
+TrainerLaunch trainerLaunch(const TempDir& dir, const std::string& mode, const std::string& backend,
+                            const std::vector<std::string>& options) {
+  TrainerLaunch launch;
+  launch.argv = {COLLECTOR_TEST_MPIEXEC, "-np", std::to_string(kRanks)};
+  for (const std::string& flag : splitFlags(COLLECTOR_TEST_MPIRUN_FLAGS)) launch.argv.push_back(flag);
+  launch.argv.insert(launch.argv.end(), {COLLECTOR_TEST_DP_TRAINER, "--mode", mode});
+  launch.argv.insert(launch.argv.end(), options.begin(), options.end());
+  launch.environment = recordingEnvironment({dir.path(), backend});
+  syncopate::collector::Environment changes(launch.environment.begin(), launch.environment.end());
+  launch.argv = syncopate::collector::launcherCommand(launch.argv, changes, syncopate::collector::currentEnvironment());
+  return launch;
+}
+
 TrainerRun recordTrainer(const TempDir& dir, const std::string& mode, const std::string& backend) {
-  std::vector<std::string> argv = {COLLECTOR_TEST_MPIEXEC, "-np", std::to_string(kRanks)};
-  for (const std::string& flag : splitFlags(COLLECTOR_TEST_MPIRUN_FLAGS)) argv.push_back(flag);
-  argv.insert(argv.end(), {COLLECTOR_TEST_DP_TRAINER, "--mode", mode});
-  argv.insert(argv.end(), kTrainerOptions.begin(), kTrainerOptions.end());
+  TrainerLaunch launch = trainerLaunch(dir, mode, backend, kTrainerOptions);
+  EXPECT_EQ(launch.argv[1], "-x") << "Open MPI's mpirun forwards the recording's variables";
   TrainerRun run_result;
-  // As `syncopate record` runs it: the recording environment, and mpirun told to forward it
-  // (-x) as it would to ranks on other nodes.
-  auto environment = recordingEnvironment({dir.path(), backend});
-  syncopate::collector::Environment changes(environment.begin(), environment.end());
-  argv = syncopate::collector::launcherCommand(argv, changes, syncopate::collector::currentEnvironment());
-  EXPECT_EQ(argv[1], "-x") << "Open MPI's mpirun forwards the recording's variables";
-  run_result.result = run(argv, environment, std::chrono::seconds(240));
+  run_result.result = run(launch.argv, launch.environment, std::chrono::seconds(240));
   if (run_result.result.exit_code == 0) run_result.stores = readRun(dir.path());
   return run_result;
 }
@@ -154,6 +170,49 @@ TEST(TrainerRecording, KernelDurationsAreSimgpusModel) {
     }
   }
   EXPECT_GT(checked, 300);
+}
+
+// One rank of the job killed with SIGKILL in the middle of training: its store stays readable,
+// holding whole rows up to its last flush (the job itself fails, as it would).
+TEST(TrainerRecording, ARankKilledMidRunLeavesItsStoreReadable) {
+  TempDir dir;
+  TrainerLaunch launch = trainerLaunch(dir, "naive", "cupti", {"--iterations", "100000", "--warmup", "1", "--watchdog", "30"});
+  Child job(launch.argv, launch.environment);
+  const auto victim = dir.path() / "rank-2.sqlite";
+  // Wait until rank 2 has committed a few iterations.
+  std::int64_t pid = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    if (!std::filesystem::exists(victim)) continue;
+    try {
+      RecordedStore store = readStore(victim);
+      int steps = 0;
+      for (const NvtxRange& range : store.nvtx) steps += range.name.starts_with("ProfilerStep#") ? 1 : 0;
+      if (steps >= 3) {
+        pid = std::stoll(store.meta.at("pid"));
+        break;
+      }
+    } catch (const std::exception&) {
+      // Not committed yet.
+    }
+  }
+  ASSERT_GT(pid, 0) << "rank 2 never committed 3 iterations: " << job.outSoFar();
+  ASSERT_EQ(::kill(static_cast<pid_t>(pid), SIGKILL), 0);
+  ChildResult result = job.wait(std::chrono::seconds(120));
+  EXPECT_NE(result.exit_code, 0) << "the job fails without one of its ranks";
+
+  auto reader = syncopate::trace::StoreReader::open(victim);
+  ASSERT_TRUE(reader.ok()) << reader.message();
+  EXPECT_TRUE(reader->checkIntegrity().ok());
+  RecordedStore store = readStore(victim);
+  EXPECT_EQ(store.rank, 2);
+  int steps = 0;
+  for (const NvtxRange& range : store.nvtx) steps += range.name.starts_with("ProfilerStep#") ? 1 : 0;
+  EXPECT_GE(steps, 3);
+  EXPECT_GE(store.count(OpKind::Kernel), 3 * 96);
+  EXPECT_GE(store.collectives.size(), 3u * 24);
+  for (const Op& op : store.ops) EXPECT_GE(op.row.end_ns, op.row.start_ns);
 }
 
 }  // namespace
