@@ -130,6 +130,8 @@ struct Machine {
   Stats stats;
   std::atomic<OpObserver> observer{nullptr};
   std::atomic<void*> observer_data{nullptr};
+  std::atomic<EnqueueObserver> enqueue_observer{nullptr};
+  std::atomic<void*> enqueue_observer_data{nullptr};
 };
 
 // The machine, created (and the profile loaded) on first use; never destroyed, so that worker
@@ -144,6 +146,9 @@ Machine* machineIfCreated();
 Stream* resolveStream(Machine& m, cudaStream_t handle);
 Stream& legacyStream(Machine& m, Device& d);
 std::shared_ptr<Stream> newStream(Machine& m, Device& d, StreamKind kind, unsigned flags, int priority);
+// enqueue(); with `current_device_only`, a stream of another device than the calling thread's
+// current one is refused (CUDA's rule for kernel launches). Takes the lock itself.
+cudaError_t enqueueOn(cudaStream_t stream, StreamOp&& op, bool current_device_only);
 // Takes ownership of `op`; fills the dependencies that CUDA's default-stream rules imply.
 cudaError_t enqueueLocked(Machine& m, Stream& s, cudaStream_t given, StreamOp&& op,
                           std::vector<Watch> watches = {}, std::shared_ptr<Event> event = {},

@@ -208,6 +208,12 @@ void setOpObserver(OpObserver observer, void* user_data) {
   m.observer.store(observer, std::memory_order_release);
 }
 
+void setEnqueueObserver(EnqueueObserver observer, void* user_data) {
+  Machine& m = machine();
+  m.enqueue_observer_data.store(user_data, std::memory_order_release);
+  m.enqueue_observer.store(observer, std::memory_order_release);
+}
+
 std::uint64_t nextCorrelationId() {
   static std::atomic<std::uint64_t> next{1};
   return next.fetch_add(1, std::memory_order_relaxed);
@@ -222,13 +228,20 @@ bool shuttingDown(int device) {
          m->devices[static_cast<std::size_t>(device)]->resetting;
 }
 
-cudaError_t enqueue(cudaStream_t stream, StreamOp op) {
+namespace detail {
+
+cudaError_t enqueueOn(cudaStream_t stream, StreamOp&& op, bool current_device_only) {
   if (cudaError_t err = initialize(); err != cudaSuccess) return err;
   Machine& m = machine();
   std::lock_guard lock(m.mu);
-  detail::Stream* s = detail::resolveStream(m, stream);
+  Stream* s = resolveStream(m, stream);
   if (s == nullptr) return cudaErrorInvalidResourceHandle;
-  return detail::enqueueLocked(m, *s, stream, std::move(op));
+  if (current_device_only && s->device->index != t_current_device) return cudaErrorInvalidResourceHandle;
+  return enqueueLocked(m, *s, stream, std::move(op));
 }
+
+}  // namespace detail
+
+cudaError_t enqueue(cudaStream_t stream, StreamOp op) { return detail::enqueueOn(stream, std::move(op), false); }
 
 }  // namespace simgpu

@@ -1,11 +1,12 @@
 // An ordinary CUDA program, compiled by nvcc against the toolkit's shared runtime and run
 // unchanged on simgpu by a test: kernels launched with <<<...>>> (CUDA 13's __cudaGetKernel +
 // __cudaLaunchKernel path), with cudaLaunchKernel and with cudaLaunchKernelExC, a __device__
-// variable set with cudaMemcpyToSymbol, streams and events. Each kernel also ships the CPU
+// variable set with cudaMemcpyToSymbol, streams, events, and a captured graph. Each kernel also ships the CPU
 // implementation simgpu runs, exported by name. Exits 0 only if every result is right.
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <string>
 #include <vector>
 
 __device__ float bias;
@@ -74,8 +75,18 @@ void expectAll(const std::vector<float>& v, float expected, const char* what) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   constexpr int n = 1 << 16;
+  // With --exit-with-pending-work the program queues work and returns without waiting for
+  // it, as programs do: the runtime must still exit promptly and cleanly.
+  if (argc > 1 && std::string(argv[1]) == "--exit-with-pending-work") {
+    float* data = nullptr;
+    check(cudaMalloc(&data, n * sizeof(float)), "cudaMalloc");
+    for (int i = 0; i < 2000; ++i) saxpy<<<(n + 255) / 256, 256>>>(1.0f, data, data, n);
+    check(cudaGetLastError(), "queued launches");
+    std::printf("queued work, exiting\n");
+    return failures == 0 ? 0 : 1;
+  }
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   std::printf("device: %s, %d SMs, compute capability %d.%d\n", prop.name, prop.multiProcessorCount,
@@ -133,7 +144,22 @@ int main() {
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize 2");
   expectAll(host, 10.5f, "add_bias via cudaLaunchKernelExC");
 
-  // 4. A launch error is reported by cudaGetLastError and cleared by it.
+  // 4. A captured <<<...>>> launch replayed twice by a graph: y = 10.5 * 2 * 2 = 42
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+  scale<float><<<(n + 255) / 256, 256, 0, stream>>>(y, 2.0f, n);
+  check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch 1");
+  check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch 2");
+  check(cudaMemcpyAsync(host.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost, stream), "async copy back 2");
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize 3");
+  expectAll(host, 42.0f, "scale<float> captured in a graph, launched twice");
+  check(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
+  check(cudaGraphDestroy(graph), "cudaGraphDestroy");
+
+  // 5. A launch error is reported by cudaGetLastError and cleared by it.
   saxpy<<<1, 2048>>>(1.0f, x, y, n);
   const cudaError_t launch_error = cudaGetLastError();
   if (launch_error != cudaErrorInvalidConfiguration) {

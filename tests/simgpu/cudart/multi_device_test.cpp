@@ -2,6 +2,7 @@
 // memory, streams and synchronisation per device, peer copies, and events across devices.
 #include "op_recorder.hpp"
 
+#include <simgpu/core/kernels.hpp>
 #include <simgpu/core/profile.hpp>
 #include <simgpu/core/runtime.hpp>
 
@@ -146,6 +147,24 @@ TEST_F(MultiDevice, EventsOrderStreamsOfDifferentDevices) {
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   ASSERT_EQ(cudaStreamDestroy(s0), cudaSuccess);
   ASSERT_EQ(cudaEventDestroy(done0), cudaSuccess);
+}
+
+TEST_F(MultiDevice, KernelsMayOnlyBeLaunchedIntoStreamsOfTheCurrentDevice) {
+  static char stub;  // stands for a kernel's host stub
+  simgpu::registerKernel(&stub, "_Z6kernelv");
+  cudaStream_t s0 = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&s0), cudaSuccess);
+  ASSERT_EQ(cudaLaunchKernel(&stub, dim3(1), dim3(1), nullptr, 0, s0), cudaSuccess);
+  ASSERT_EQ(cudaSetDevice(1), cudaSuccess);
+  EXPECT_EQ(cudaLaunchKernel(&stub, dim3(1), dim3(1), nullptr, 0, s0), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidResourceHandle);
+  void* p = nullptr;
+  ASSERT_EQ(cudaMalloc(&p, 64), cudaSuccess);
+  EXPECT_EQ(cudaMemsetAsync(p, 0, 64, s0), cudaSuccess) << "copies and memsets may use any device's stream";
+  ASSERT_EQ(cudaStreamSynchronize(s0), cudaSuccess);
+  ASSERT_EQ(cudaFree(p), cudaSuccess);
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  ASSERT_EQ(cudaStreamDestroy(s0), cudaSuccess);
 }
 
 }  // namespace
