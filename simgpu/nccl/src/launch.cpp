@@ -6,6 +6,8 @@
 #include "simgpu/nccl/datatype.hpp"
 #include "simgpu/nccl/task_group.hpp"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <mutex>
 #include <utility>
@@ -154,6 +156,18 @@ simgpu::StreamOp makeStreamOp(std::shared_ptr<Fused> fused) {
   return op;
 }
 
+// Whether `stream` is capturing a CUDA graph, asked of the process's libcudart.so.13 itself
+// (not of whatever interposes cudaStreamIsCapturing), on the current device.
+bool capturing(cudaStream_t stream) {
+  using IsCapturing = cudaError_t (*)(cudaStream_t, cudaStreamCaptureStatus*);
+  static const IsCapturing is_capturing = [] {
+    void* cudart = dlopen("libcudart.so.13", RTLD_LAZY | RTLD_NOLOAD);
+    return cudart != nullptr ? reinterpret_cast<IsCapturing>(dlsym(cudart, "cudaStreamIsCapturing")) : nullptr;
+  }();
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  return is_capturing != nullptr && is_capturing(stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone;
+}
+
 // Tickets are taken and operations enqueued under one lock, so that on every stream the
 // operations of a communicator sit in ticket order.
 std::mutex g_launch_mu;
@@ -168,6 +182,11 @@ Status launchCalls(std::vector<PendingCall> calls, const GroupApiEvent& group_ap
     if (err != cudaSuccess) {
       return Status::error(ncclUnhandledCudaError, std::string(f.calls.front().kernel) + ": the stream is not valid (CUDA error " +
                                                        std::to_string(static_cast<int>(err)) + ")");
+    }
+    // Running the call now would be a silent lie: in a graph it runs when the graph does.
+    if (onDevice(f.device, [&] { return capturing(f.stream); })) {
+      return Status::error(ncclInvalidUsage,
+                           std::string("nccl") + f.calls.front().func + " during CUDA graph capture is not simulated");
     }
   }
   std::lock_guard lock(g_launch_mu);
