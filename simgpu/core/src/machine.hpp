@@ -130,6 +130,8 @@ struct Machine {
   Stats stats;
   std::atomic<OpObserver> observer{nullptr};
   std::atomic<void*> observer_data{nullptr};
+  std::atomic<EnqueueObserver> enqueue_observer{nullptr};
+  std::atomic<void*> enqueue_observer_data{nullptr};
 };
 
 // The machine, created (and the profile loaded) on first use; never destroyed, so that worker

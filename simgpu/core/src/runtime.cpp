@@ -208,6 +208,12 @@ void setOpObserver(OpObserver observer, void* user_data) {
   m.observer.store(observer, std::memory_order_release);
 }
 
+void setEnqueueObserver(EnqueueObserver observer, void* user_data) {
+  Machine& m = machine();
+  m.enqueue_observer_data.store(user_data, std::memory_order_release);
+  m.enqueue_observer.store(observer, std::memory_order_release);
+}
+
 std::uint64_t nextCorrelationId() {
   static std::atomic<std::uint64_t> next{1};
   return next.fetch_add(1, std::memory_order_relaxed);

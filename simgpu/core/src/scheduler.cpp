@@ -325,6 +325,9 @@ cudaError_t enqueueLocked(Machine& m, Stream& s, cudaStream_t given, StreamOp&& 
   Entry& e = s.queue.push();
   e.op = std::move(op);
   if (e.op.correlation_id == 0) e.op.correlation_id = nextCorrelationId();
+  if (EnqueueObserver observer = m.enqueue_observer.load(std::memory_order_acquire)) {
+    observer(e.op.correlation_id, m.enqueue_observer_data.load(std::memory_order_acquire));
+  }
   e.owner = &s;
   e.given = given;
   e.seq = ++s.enqueued;

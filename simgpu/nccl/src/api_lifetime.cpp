@@ -4,7 +4,9 @@
 #include "comm_state.hpp"
 #include "group.hpp"
 #include "log.hpp"
+#include "simgpu/core/stream_op.hpp"
 
+#include <chrono>
 #include <thread>
 
 using namespace simgpu::nccl;
@@ -29,6 +31,14 @@ CommState* readyComm(ncclComm_t comm, const char* api, const void* out, Status* 
 
 Status finalizeStop(CommState* state) {
   if (state->aborted()) return Status::error(ncclRemoteError, state->label() + " was aborted");
+  return Status::success();
+}
+
+// Every operation issued so far has run its transfers, then its modelled duration.
+Status drainIssued(CommState* state) {
+  if (Status st = state->order.drain(state->plan().timeout_ns, [&] { return finalizeStop(state); }); !st.ok()) return st;
+  const std::int64_t end = state->lastModelEnd();
+  while (simgpu::nowNs() < end) std::this_thread::sleep_for(std::chrono::nanoseconds(end - simgpu::nowNs()));
   return Status::success();
 }
 
@@ -71,8 +81,8 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
   return ncclSuccess;
 }
 
-// Waits until every operation issued on the communicator has run (a non-blocking
-// communicator reports ncclInProgress until then).
+// Waits until every operation issued on the communicator has run to its modelled end (a
+// non-blocking communicator reports ncclInProgress until then).
 SIMGPU_NCCL_API(ncclResult_t, ncclCommFinalize, ncclComm_t comm);
 ncclResult_t ncclCommFinalize(ncclComm_t comm) {
   Status why;
@@ -83,13 +93,13 @@ ncclResult_t ncclCommFinalize(ncclComm_t comm) {
   if (!keep->plan().config.blocking) {
     keep->setInProgress();
     std::thread([keep] {
-      Status st = keep->order.drain(keep->plan().timeout_ns, [&] { return finalizeStop(keep.get()); });
+      Status st = drainIssued(keep.get());
       if (st.ok()) keep->clearInProgress();
       else keep->recordFailure(st);
     }).detach();
     return ncclInProgress;
   }
-  if (Status st = keep->order.drain(keep->plan().timeout_ns, [&] { return finalizeStop(keep.get()); }); !st.ok()) {
+  if (Status st = drainIssued(keep.get()); !st.ok()) {
     keep->recordFailure(st);
     return st.code;
   }

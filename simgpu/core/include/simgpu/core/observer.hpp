@@ -32,4 +32,10 @@ using OpObserver = void (*)(const CompletedOp& op, void* user_data);
 // change may be seen by the old observer.
 SIMGPU_API void setOpObserver(OpObserver observer, void* user_data);
 
+// Called on the thread that enqueues an op, once the op has its correlation id: what the CUPTI
+// layer needs to tie the op to the external correlation id that thread has pushed. Runs with
+// the core's lock held, so it must be quick and must not call simgpu.
+using EnqueueObserver = void (*)(std::uint64_t correlation_id, void* user_data);
+SIMGPU_API void setEnqueueObserver(EnqueueObserver observer, void* user_data);
+
 }  // namespace simgpu
