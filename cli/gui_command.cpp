@@ -65,7 +65,7 @@ void run(const GuiArgs& args) {
     if (analyzer::Status s = gui::saveScreenshot(options); !s) fail("gui", s.error().message);
     return;
   }
-  if (const int code = gui::runInteractive(options); code != 0) std::exit(code);
+  if (const int code = gui::runInteractive(options); code != 0) throw CLI::RuntimeError(code);
 }
 
 }  // namespace

@@ -1,13 +1,14 @@
-// The `syncopate` executable: a CLI11 app whose subcommands live in <name>_command.cpp.
+// syncopate: one executable, one subcommand per cli/<name>_command.cpp (CONVENTIONS.md).
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"Syncopate: profile distributed GPU training jobs, find where the time goes, and tune their "
-               "gradient synchronisation."};
+  CLI::App app{"Syncopate: record, analyze and tune distributed GPU training jobs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", SYNCOPATE_VERSION);
+  addRecordCommand(app);
+  addAttachCommand(app);
   syncopate::cli::addAnalyzeCommand(app);
   syncopate::cli::addImportCommand(app);
   syncopate::cli::addExportCommand(app);
@@ -16,8 +17,9 @@ int main(int argc, char** argv) {
 #endif
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+  } catch (const CLI::ParseError& error) {
+    // A command's failure arrives as CLI::RuntimeError carrying its exit code (already reported).
+    return app.exit(error);
   }
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "issue_order.hpp"
+#include "parallel.hpp"
 
 namespace syncopate::analyzer {
 
@@ -381,8 +382,11 @@ CriticalPath criticalPathTo(const RunModel& m, Index sink, std::int64_t window_s
 
 std::vector<CriticalPath> criticalPaths(const RunModel& m, const Iterations& its) {
   PathIndex index(m);
-  std::vector<CriticalPath> out;
-  for (std::int64_t number : its.numbers) {
+  std::vector<CriticalPath> out(its.numbers.size());
+  std::vector<bool> found(its.numbers.size(), false);
+  // Iterations are independent walks over a shared, read-only index.
+  parallelFor(its.numbers.size(), [&](std::size_t k) {
+    const std::int64_t number = its.numbers[k];
     std::int64_t window_start = INT64_MAX;
     Index sink = kNone;
     for (Index r = 0; r < its.per_rank.size(); ++r) {
@@ -403,15 +407,19 @@ std::vector<CriticalPath> criticalPaths(const RunModel& m, const Iterations& its
         }
       }
     }
-    if (sink == kNone) continue;
+    if (sink == kNone) return;
     CriticalPath p;
     p.iteration = number;
     p.start = window_start;
     p.end = m.ops.end[sink];
     p.segments = Walker(m, index, window_start).walkFrom(sink);
-    out.push_back(finish(std::move(p)));
-  }
-  return out;
+    out[k] = finish(std::move(p));
+    found[k] = true;
+  });
+  std::vector<CriticalPath> paths;
+  for (std::size_t k = 0; k < out.size(); ++k)
+    if (found[k]) paths.push_back(std::move(out[k]));
+  return paths;
 }
 
 }  // namespace syncopate::analyzer

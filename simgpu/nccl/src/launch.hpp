@@ -1,0 +1,18 @@
+// Puts validated calls on their streams. The calls of one group that share a stream become
+// one stream operation (as NCCL fuses a group into one kernel per stream), whose body runs
+// all their transfers together on the stream's worker and reports the modelled timing.
+#pragma once
+
+#include "pending.hpp"
+
+#include <vector>
+
+namespace simgpu::nccl {
+
+// `group_api` is the calls' GroupApi event: each stream operation gets a KernelLaunch event in it.
+Status launchCalls(std::vector<PendingCall> calls, const GroupApiEvent& group_api);
+
+// ncclGroupSimulateEnd: the modelled duration of the calls in microseconds, without running them.
+float estimateMicroseconds(const std::vector<PendingCall>& calls);
+
+}  // namespace simgpu::nccl
