@@ -27,20 +27,37 @@ void write(const std::filesystem::path& file, const std::string& text) {
   std::ofstream(file) << text;
 }
 
+// A plan and a tune report as docs/tuner.md ("Plan format", `syncopate tune`) documents them.
 const char* kPlan = R"({
   "format": "syncopate-plan",
-  "version": 1,
-  "source_run": "runs/baseline",
-  "recommended": true,
-  "reason": "Gradient all-reduces are exposed for 40% of the step; overlapping them with backward hides most of it.",
-  "changes_training_math": false,
-  "predicted": {"baseline_iteration_ms": 0.19, "iteration_ms": 0.15, "speedup": 1.2667,
-                "ideal_iteration_ms": 0.14, "replay_error": 0.012},
-  "knobs": {"communication_stream": true, "bucket_bytes": 26214400, "priority": "first layers first"},
+  "version": "1.0",
+  "checksum": "fnv1a64:0123456789abcdef",
+  "created_by": "0.1.0",
+  "source": {"run": "runs/baseline", "ranks": 4, "predicted_iterations": [2, 3, 4]},
+  "knobs": {"communication_stream": true, "bucket_bytes": 26214400, "order": "ready", "priority_tail": 4,
+            "split_bytes": 0, "per_bucket_waits": false, "delayed": false},
+  "description": "communication stream, 25 MiB buckets, ready order, last 4 first",
+  "changes_training_mathematics": false,
+  "prediction": {"baseline_measured_ms": 0.19, "baseline_replay_ms": 0.188, "replay_error": -0.0105,
+                 "iteration_ms": 0.15, "speedup": 1.2533, "ideal_ms": 0.14, "compute_ms": 0.14,
+                 "communication_ms": 0.09},
+  "why": "Gradient all-reduces are exposed for 40% of the step; overlapping them with backward hides most of it.",
+  "model": {"compute_slowdown": 0.1, "communication_slowdown": 0.15, "interference_measured": true},
+  "groups": []
+})";
+
+const char* kTune = R"({
+  "run": "runs/baseline", "ranks": 4, "measured_iteration_ms": 0.19, "replay_iteration_ms": 0.188,
+  "replay_error": -0.0105, "ideal_iteration_ms": 0.14,
   "candidates": [
-    {"name": "overlap, 25 MiB buckets", "predicted_iteration_ms": 0.15, "speedup": 1.2667},
-    {"name": "one-step delayed", "predicted_iteration_ms": 0.14, "speedup": 1.357, "changes_training_math": true}
-  ]
+    {"schedule": "one-step delayed", "predicted_iteration_ms": 0.14, "gain": 0.255, "changes_training_mathematics": true,
+     "recommended": false},
+    {"schedule": "communication stream, 25 MiB buckets", "predicted_iteration_ms": 0.15, "gain": 0.202,
+     "changes_training_mathematics": false, "recommended": true},
+    {"schedule": "no fusion", "error": "a group could not be modelled", "changes_training_mathematics": false,
+     "recommended": false}
+  ],
+  "recommended": 1
 })";
 
 }  // namespace
@@ -126,22 +143,32 @@ class MetricsPlanTest : public QObject {
 
   void readsADocumentedPlan() {
     QTemporaryDir dir;
-    const std::filesystem::path file = std::filesystem::path(dir.path().toStdString()) / kPlanFileName;
-    write(file, kPlan);
-    auto plan = readPlan(file);
+    const std::filesystem::path run(dir.path().toStdString());
+    write(run / kPlanFileName, kPlan);
+    auto plan = readPlan(run / kPlanFileName);
     QVERIFY2(plan.ok(), plan.ok() ? "" : plan.error().message.c_str());
-    QCOMPARE(plan->version, 1);
-    QVERIFY(plan->recommended);
+    QCOMPARE(plan->version, std::string("1.0"));
     QVERIFY(!plan->changes_training_math);
     QCOMPARE(*plan->predicted_ms, 0.15);
     QCOMPARE(*plan->ideal_ms, 0.14);
-    QCOMPARE(*plan->replay_error, 0.012);
+    QCOMPARE(*plan->baseline_replay_ms, 0.188);
+    QCOMPARE(*plan->replay_error, -0.0105);
     QCOMPARE(plan->source_run, std::string("runs/baseline"));
-    QCOMPARE(plan->knobs.size(), std::size_t{3});
+    QCOMPARE(plan->description, std::string("communication stream, 25 MiB buckets, ready order, last 4 first"));
+    QCOMPARE(plan->knobs.size(), std::size_t{7});
     QCOMPARE(plan->knobs[0], (std::pair<std::string, std::string>("bucket_bytes", "26214400")));
     QCOMPARE(plan->knobs[1], (std::pair<std::string, std::string>("communication_stream", "yes")));
-    QCOMPARE(plan->candidates.size(), std::size_t{2});
-    QVERIFY(plan->candidates[1].changes_training_math);
+
+    write(run / kTuneFileName, kTune);
+    auto tune = readTune(run / kTuneFileName);
+    QVERIFY2(tune.ok(), tune.ok() ? "" : tune.error().message.c_str());
+    QCOMPARE(tune->candidates.size(), std::size_t{3});
+    QVERIFY(tune->candidates[0].changes_training_math);
+    QVERIFY(!tune->candidates[0].recommended);
+    QVERIFY(tune->candidates[1].recommended);
+    QCOMPARE(*tune->candidates[1].gain, 0.202);
+    QVERIFY(!tune->candidates[2].predicted_ms.has_value());
+    QCOMPARE(tune->candidates[2].error, std::string("a group could not be modelled"));
 
     // Predicted versus measured against the analysis of a run that applied it.
     TimelineModel m;
@@ -166,10 +193,15 @@ class MetricsPlanTest : public QObject {
     QVERIFY(truncated.error().message.find("not valid JSON") != std::string::npos);
     write(file, R"({"version": 1})");
     QVERIFY(readPlan(file).error().message.find("not a plan") != std::string::npos);
-    write(file, R"({"format": "syncopate-plan", "version": 7})");
+    write(file, R"({"format": "syncopate-plan", "version": "2.0"})");
     auto newer = readPlan(file);
     QVERIFY(!newer.ok());
-    QVERIFY(newer.error().message.find("version 7") != std::string::npos);
+    QVERIFY(newer.error().message.find("version 2.0") != std::string::npos);
+    write(file, R"({"format": "syncopate-plan", "version": 1})");
+    QVERIFY(readPlan(file).error().message.find("MAJOR.MINOR") != std::string::npos);
+    const std::filesystem::path tune = std::filesystem::path(dir.path().toStdString()) / kTuneFileName;
+    write(tune, R"({"run": "x"})");
+    QVERIFY(readTune(tune).error().message.find("no \"candidates\"") != std::string::npos);
   }
 
   void watcherShowsAPlanAsSoonAsItIsWritten() {
@@ -185,7 +217,11 @@ class MetricsPlanTest : public QObject {
     write(run_dir / "plan.json.tmp", kPlan);
     std::filesystem::rename(run_dir / "plan.json.tmp", run_dir / kPlanFileName);
     QTRY_VERIFY_WITH_TIMEOUT(watcher.plan().has_value(), 5000);
-    QCOMPARE(*watcher.plan()->speedup, 1.2667);
+    QCOMPARE(*watcher.plan()->speedup, 1.2533);
+    QVERIFY(!watcher.tune().has_value());
+    write(run_dir / kTuneFileName, kTune);
+    QTRY_VERIFY_WITH_TIMEOUT(watcher.tune().has_value(), 5000);
+    QCOMPARE(watcher.tune()->candidates.size(), std::size_t{3});
     // A broken rewrite shows its error rather than a stale plan.
     write(run_dir / kPlanFileName, "not json");
     QTRY_VERIFY_WITH_TIMEOUT(!watcher.error().empty(), 5000);

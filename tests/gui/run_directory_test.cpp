@@ -6,6 +6,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <fstream>
+
 #include "enum_compare.hpp"
 #include "syncopate/gui/widgets/gui_app.hpp"
 #include "syncopate/gui/widgets/main_window.hpp"
@@ -120,6 +122,35 @@ class RunDirectoryTest : public QObject {
       const QColor c = shot.pixelColor(tl->mapTo(&w, QPoint(x, y)));
       if (c != palette::kCriticalPath) QCOMPARE(c, palette::kExposed);
     }
+  }
+
+  void recommendationsAppearAsSoonAsThePlanIsWritten() {
+    QTemporaryDir tmp;
+    const auto baseline = path(tmp, "baseline"), tuned = path(tmp, "tuned");
+    QCOMPARE(writeTwoRankRun(baseline), std::string());
+    QCOMPARE(writeTwoRankRun(tuned), std::string());
+    MainWindow w;
+    w.show();
+    QSignalSpy done(&w, &MainWindow::finishedLoading);
+    w.open({baseline, tuned});
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 10000);
+    QVERIFY(!w.recommendations()->hasPlan());
+    QVERIFY(w.recommendations()->toPlainText().contains("No recommendation yet"));
+    // `syncopate tune baseline` writes its plan (docs/tuner.md's format) while the window is open.
+    const char* plan = R"({"format": "syncopate-plan", "version": "1.0", "source": {"run": "baseline"},
+      "knobs": {"bucket_bytes": 1048576}, "description": "1 MiB buckets on a communication stream",
+      "changes_training_mathematics": false, "why": "Exposed all-reduces.",
+      "prediction": {"baseline_measured_ms": 0.1, "baseline_replay_ms": 0.1, "replay_error": 0.0,
+                     "iteration_ms": 0.08, "speedup": 1.25, "ideal_ms": 0.07, "compute_ms": 0.07,
+                     "communication_ms": 0.04}})";
+    std::ofstream(baseline / "plan.json.tmp") << plan;
+    std::filesystem::rename(baseline / "plan.json.tmp", baseline / "plan.json");
+    QTRY_VERIFY_WITH_TIMEOUT(w.recommendations()->hasPlan(), 5000);
+    const QString text = w.recommendations()->toPlainText();
+    QVERIFY(text.contains("Recommended: 1 MiB buckets on a communication stream"));
+    // The tuned run is open beside it: predicted versus measured.
+    QVERIFY(text.contains("measured with the plan"));
+    QVERIFY(text.contains("prediction error"));
   }
 
   void headlessScreenshotSucceedsOrSaysWhy() {

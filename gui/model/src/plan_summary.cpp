@@ -32,50 +32,80 @@ std::string text(const QJsonValue& v) {
   }
 }
 
-}  // namespace
-
-analyzer::Expected<PlanSummary> readPlan(const std::filesystem::path& file) {
-  const QString name = QString::fromStdString(file.string());
-  QFile f(name);
-  if (!f.exists()) return analyzer::Error{file.string() + " does not exist: run `syncopate tune` on the run first."};
-  if (!f.open(QIODevice::ReadOnly)) return analyzer::Error{file.string() + " cannot be read: " + f.errorString().toStdString() + "."};
+// The top-level object of a JSON file, or why there is none.
+analyzer::Expected<QJsonObject> readObject(const std::filesystem::path& file, const char* what_to_run) {
+  QFile f(QString::fromStdString(file.string()));
+  if (!f.exists()) return analyzer::Error{file.string() + " does not exist: run `" + what_to_run + "` first."};
+  if (!f.open(QIODevice::ReadOnly))
+    return analyzer::Error{file.string() + " cannot be read: " + f.errorString().toStdString() + "."};
   QJsonParseError parse_error;
   const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &parse_error);
   if (doc.isNull()) {
     return analyzer::Error{file.string() + " is not valid JSON (" + parse_error.errorString().toStdString() +
                            " at offset " + std::to_string(parse_error.offset) + ")."};
   }
-  if (!doc.isObject()) return analyzer::Error{file.string() + " is not a plan: its top level is not a JSON object."};
-  const QJsonObject o = doc.object();
+  if (!doc.isObject()) return analyzer::Error{file.string() + " does not hold a JSON object."};
+  return doc.object();
+}
+
+}  // namespace
+
+analyzer::Expected<PlanSummary> readPlan(const std::filesystem::path& file) {
+  auto read = readObject(file, "syncopate tune DIR");
+  if (!read) return read.error();
+  const QJsonObject& o = read.value();
   if (o.value("format").toString() != QLatin1String("syncopate-plan")) {
     return analyzer::Error{file.string() + " is not a plan: it lacks \"format\": \"syncopate-plan\"."};
   }
   PlanSummary p;
   p.path = file;
-  if (!o.value("version").isDouble()) return analyzer::Error{file.string() + " has no numeric \"version\"."};
-  p.version = o.value("version").toInt();
-  if (p.version > kPlanMajorVersion || p.version < 1) {
-    return analyzer::Error{file.string() + " is plan version " + std::to_string(p.version) + "; this build reads version " +
-                           std::to_string(kPlanMajorVersion) + ": use the syncopate that wrote it."};
+  p.version = o.value("version").toString().toStdString();
+  bool major_ok = false;
+  const int major = QString::fromStdString(p.version).section(QLatin1Char('.'), 0, 0).toInt(&major_ok);
+  if (!major_ok) return analyzer::Error{file.string() + " has no \"version\" of the form \"MAJOR.MINOR\"."};
+  if (major != kPlanMajorVersion) {
+    return analyzer::Error{file.string() + " is plan version " + p.version + "; this build reads version " +
+                           std::to_string(kPlanMajorVersion) + ".x: use the syncopate that wrote it."};
   }
-  p.source_run = o.value("source_run").toString().toStdString();
-  p.recommended = o.value("recommended").toBool(false);
-  p.reason = o.value("reason").toString().toStdString();
-  p.changes_training_math = o.value("changes_training_math").toBool(false);
-  const QJsonObject predicted = o.value("predicted").toObject();
-  p.baseline_ms = number(predicted, "baseline_iteration_ms");
-  p.predicted_ms = number(predicted, "iteration_ms");
-  p.speedup = number(predicted, "speedup");
-  p.ideal_ms = number(predicted, "ideal_iteration_ms");
-  p.replay_error = number(predicted, "replay_error");
+  p.source_run = o.value("source").toObject().value("run").toString().toStdString();
+  p.description = o.value("description").toString().toStdString();
+  p.why = o.value("why").toString().toStdString();
+  p.changes_training_math = o.value("changes_training_mathematics").toBool(false);
+  const QJsonObject q = o.value("prediction").toObject();
+  p.baseline_measured_ms = number(q, "baseline_measured_ms");
+  p.baseline_replay_ms = number(q, "baseline_replay_ms");
+  p.replay_error = number(q, "replay_error");
+  p.predicted_ms = number(q, "iteration_ms");
+  p.speedup = number(q, "speedup");
+  p.ideal_ms = number(q, "ideal_ms");
+  p.compute_ms = number(q, "compute_ms");
+  p.communication_ms = number(q, "communication_ms");
   const QJsonObject knobs = o.value("knobs").toObject();
   for (auto it = knobs.begin(); it != knobs.end(); ++it) p.knobs.emplace_back(it.key().toStdString(), text(it.value()));
+  return p;
+}
+
+analyzer::Expected<TuneSummary> readTune(const std::filesystem::path& file) {
+  auto read = readObject(file, "syncopate tune DIR");
+  if (!read) return read.error();
+  const QJsonObject& o = read.value();
+  if (!o.value("candidates").isArray()) {
+    return analyzer::Error{file.string() + " is not a tune report: it has no \"candidates\" list."};
+  }
+  TuneSummary t;
+  t.path = file;
+  t.measured_ms = number(o, "measured_iteration_ms");
+  t.replay_ms = number(o, "replay_iteration_ms");
+  t.replay_error = number(o, "replay_error");
+  t.ideal_ms = number(o, "ideal_iteration_ms");
+  t.note = o.value("note").toString().toStdString();
   for (const QJsonValue& v : o.value("candidates").toArray()) {
     const QJsonObject c = v.toObject();
-    p.candidates.push_back({c.value("name").toString().toStdString(), number(c, "predicted_iteration_ms"),
-                            number(c, "speedup"), c.value("changes_training_math").toBool(false)});
+    t.candidates.push_back({c.value("schedule").toString().toStdString(), number(c, "predicted_iteration_ms"),
+                            number(c, "gain"), c.value("error").toString().toStdString(),
+                            c.value("changes_training_mathematics").toBool(false), c.value("recommended").toBool(false)});
   }
-  return p;
+  return t;
 }
 
 std::optional<PredictionCheck> checkPrediction(const PlanSummary& plan, const analyzer::Analysis& measured) {
@@ -101,19 +131,27 @@ void PlanWatcher::watch(const std::filesystem::path& run_dir) {
 }
 
 void PlanWatcher::reread() {
-  const std::filesystem::path file = dir_ / kPlanFileName;
   std::error_code ec;
-  std::optional<PlanSummary> plan;
   std::string error;
-  if (std::filesystem::exists(file, ec)) {
-    // Watch the file too: the tuner may rewrite it in place.
+  // Watch the files too: the tuner may rewrite them in place.
+  auto watchFile = [&](const std::filesystem::path& file) {
     const QString name = QString::fromStdString(file.string());
     if (!watcher_.files().contains(name)) watcher_.addPath(name);
-    auto read = readPlan(file);
-    if (read) plan = std::move(read).value();
+  };
+  std::optional<PlanSummary> plan;
+  if (const auto file = dir_ / kPlanFileName; std::filesystem::exists(file, ec)) {
+    watchFile(file);
+    if (auto read = readPlan(file)) plan = std::move(read).value();
     else error = read.error().message;
   }
+  std::optional<TuneSummary> tune;
+  if (const auto file = dir_ / kTuneFileName; std::filesystem::exists(file, ec)) {
+    watchFile(file);
+    if (auto read = readTune(file)) tune = std::move(read).value();
+    else error += (error.empty() ? "" : " ") + read.error().message;
+  }
   plan_ = std::move(plan);
+  tune_ = std::move(tune);
   error_ = std::move(error);
   emit changed();
 }

@@ -260,15 +260,23 @@ void MainWindow::updateCriticalPath() {
 }
 
 void MainWindow::updateRecommendations() {
-  // The first run directory with a plan is the baseline; the other run (if any) applied it.
+  // The baseline is the run `syncopate tune` wrote tune.json into (`syncopate run` copies only
+  // plan.json into the tuned run), else the first run holding the tuner's files; the other run
+  // of a comparison is the one that applied the plan.
+  const PlanWatcher* chosen = nullptr;
+  std::uint32_t baseline_run = 0;
   for (const auto& [run, w] : plan_watchers_) {
-    if (!w->plan() && w->error().empty()) continue;
-    const analyzer::Analysis* baseline = model_.analysis(run);
-    const analyzer::Analysis* tuned = model_.runCount() > 1 ? model_.analysis(run == 0 ? 1 : 0) : nullptr;
-    recommendations_->showPlan(w->plan() ? &*w->plan() : nullptr, QString::fromStdString(w->error()), baseline, tuned);
+    if (w->tune() && (!chosen || !chosen->tune())) chosen = w, baseline_run = run;
+    if (!chosen && (w->plan() || !w->error().empty())) chosen = w, baseline_run = run;
+  }
+  if (!chosen) {
+    recommendations_->showPlan(nullptr, nullptr, {}, nullptr, nullptr);
     return;
   }
-  recommendations_->showPlan(nullptr, {}, nullptr, nullptr);
+  const analyzer::Analysis* baseline = model_.analysis(baseline_run);
+  const analyzer::Analysis* tuned = model_.runCount() > 1 ? model_.analysis(baseline_run == 0 ? 1 : 0) : nullptr;
+  recommendations_->showPlan(chosen->plan() ? &*chosen->plan() : nullptr, chosen->tune() ? &*chosen->tune() : nullptr,
+                             QString::fromStdString(chosen->error()), baseline, tuned);
 }
 
 void MainWindow::updateDiagnostics() {

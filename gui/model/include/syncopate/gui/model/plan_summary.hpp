@@ -1,10 +1,14 @@
-// The tuner's plan as the recommendations panel shows it: read from `plan.json` in a run
-// directory (docs/gui.md, "Plan file", lists the fields read), plus the check of its prediction
-// against a measured (tuned) run.
+// The tuner's recommendation as the recommendations panel shows it, read from the run
+// directory: `plan.json` (the plan `syncopate tune` writes when a schedule is worth it; format in
+// docs/tuner.md, "Plan format") and `tune.json` (the ranked candidates, or why nothing was
+// recommended). Plus the check of a plan's prediction against a run that applied it.
+//
+// The GUI only displays the plan: it does not verify the plan's checksum (the runtime does,
+// on every rank, before applying it).
 #pragma once
 
-#include <QObject>
 #include <QFileSystemWatcher>
+#include <QObject>
 
 #include <filesystem>
 #include <optional>
@@ -18,29 +22,41 @@
 namespace syncopate::gui {
 
 inline constexpr const char* kPlanFileName = "plan.json";
+inline constexpr const char* kTuneFileName = "tune.json";
 inline constexpr int kPlanMajorVersion = 1;
-
-struct PlanCandidate {
-  std::string name;
-  std::optional<double> predicted_ms, speedup;
-  bool changes_training_math = false;
-};
 
 struct PlanSummary {
   std::filesystem::path path;
-  int version = 0;
+  std::string version;                  // "1.0"
   std::string source_run;
-  bool recommended = false;
-  std::string reason;
+  std::string description;              // the knobs in words
+  std::string why;                      // one paragraph for the user
   bool changes_training_math = false;
-  std::optional<double> baseline_ms, predicted_ms, speedup, ideal_ms, replay_error;
+  std::optional<double> baseline_measured_ms, baseline_replay_ms, replay_error;
+  std::optional<double> predicted_ms, speedup, ideal_ms, compute_ms, communication_ms;
   std::vector<std::pair<std::string, std::string>> knobs;  // name, value as text, by name
-  std::vector<PlanCandidate> candidates;                   // ranked, best first
 };
 
-// Fails with a sentence naming the file when it is missing, not JSON, not a plan, or of a
-// newer major version.
+// The search's ranked candidates (tune.json).
+struct TuneCandidate {
+  std::string schedule;
+  std::optional<double> predicted_ms, gain;
+  std::string error;                    // why it could not be predicted
+  bool changes_training_math = false;
+  bool recommended = false;
+};
+
+struct TuneSummary {
+  std::filesystem::path path;
+  std::optional<double> measured_ms, replay_ms, replay_error, ideal_ms;
+  std::vector<TuneCandidate> candidates;  // best first
+  std::string note;                       // why nothing is recommended, when nothing is
+};
+
+// Each fails with a sentence naming the file when it is missing, not JSON, not of that kind,
+// or (plan) of another major version.
 analyzer::Expected<PlanSummary> readPlan(const std::filesystem::path& file);
+analyzer::Expected<TuneSummary> readTune(const std::filesystem::path& file);
 
 // Predicted versus measured: the plan's predicted iteration time against the mean iteration
 // time of a run that applied it.
@@ -50,19 +66,20 @@ struct PredictionCheck {
 };
 std::optional<PredictionCheck> checkPrediction(const PlanSummary& plan, const analyzer::Analysis& measured);
 
-// Watches a run directory and reports its plan whenever plan.json appears or changes, so the
-// panel shows a plan as soon as the tuner writes one.
+// Watches a run directory and rereads plan.json and tune.json whenever they appear or change,
+// so the panel shows a recommendation as soon as the tuner writes one.
 class PlanWatcher : public QObject {
   Q_OBJECT
  public:
   explicit PlanWatcher(QObject* parent = nullptr);
-  // Starts watching `run_dir` (and reads its plan now).
+  // Starts watching `run_dir` (and reads what is there now).
   void watch(const std::filesystem::path& run_dir);
   const std::optional<PlanSummary>& plan() const { return plan_; }
+  const std::optional<TuneSummary>& tune() const { return tune_; }
+  // Why a file that exists could not be read (empty when both read or are absent).
   const std::string& error() const { return error_; }
 
  signals:
-  // The plan was read (plan() holds it) or could not be (error() says why; empty: no plan).
   void changed();
 
  private:
@@ -70,6 +87,7 @@ class PlanWatcher : public QObject {
   QFileSystemWatcher watcher_;
   std::filesystem::path dir_;
   std::optional<PlanSummary> plan_;
+  std::optional<TuneSummary> tune_;
   std::string error_;
 };
 

@@ -1,6 +1,7 @@
-// The tuner's recommendation for the run: the plan's knobs and why, its predicted iteration
-// time and speedup against the measured baseline and the ideal bound, and — when the tuned
-// run is open too — predicted versus measured.
+// The tuner's recommendation for the run: the plan (what to change and why), its predicted
+// iteration time and speedup against the measured baseline and the ideal bound, the ranked
+// candidates of the search, and — when the run that applied the plan is open too — predicted
+// versus measured.
 #pragma once
 
 #include <QTextBrowser>
@@ -14,10 +15,10 @@ class RecommendationsPanel : public QTextBrowser {
   Q_OBJECT
  public:
   explicit RecommendationsPanel(QWidget* parent = nullptr);
-  // `plan` may be null (then `error` says why, or is empty when there is simply no plan yet);
+  // Any of `plan` / `tune` may be null; `error` says why a file that exists could not be read.
   // `baseline` is the analysis of the run the plan came from, `tuned` of the run that applied it.
-  void showPlan(const PlanSummary* plan, const QString& error, const analyzer::Analysis* baseline,
-                const analyzer::Analysis* tuned);
+  void showPlan(const PlanSummary* plan, const TuneSummary* tune, const QString& error,
+                const analyzer::Analysis* baseline, const analyzer::Analysis* tuned);
   bool hasPlan() const { return has_plan_; }
 
  private:
