@@ -170,15 +170,42 @@ class MetricsPlanTest : public QObject {
     QVERIFY(!tune->candidates[2].predicted_ms.has_value());
     QCOMPARE(tune->candidates[2].error, std::string("a group could not be modelled"));
 
-    // Predicted versus measured against the analysis of a run that applied it.
+    // Predicted versus measured against a run of two iterations: no steady one, so both count:
+    // the mean over ranks of each iteration's window, then over the iterations.
     TimelineModel m;
     m.setRuns({prepared(twoRankRun())});
     analyse(m, 0);
+    auto all = measureIterations(*m.analysis(0));
+    QVERIFY(all.has_value());
+    QVERIFY(!all->steady);
+    QCOMPARE(all->first_iteration, std::int64_t{1});
+    QCOMPARE(all->last_iteration, std::int64_t{2});
+    double expected = 0;
+    for (const auto& ri : m.analysis(0)->rank_iterations) expected += static_cast<double>(ri.window.end - ri.window.start) / 1e6;
+    expected /= static_cast<double>(m.analysis(0)->rank_iterations.size());
+    QVERIFY(std::abs(all->mean_ms - expected) < 1e-12);
+  }
+
+  // As `syncopate compare`: only iterations 2 and 3 are steady; (150+100)/2 and (150+200)/2 µs
+  // average to 0.150 ms, where the mean of every window (0.1025 ms) would count the tail.
+  void predictionIsCheckedOnSteadyIterations() {
+    QTemporaryDir dir;
+    const std::filesystem::path file = std::filesystem::path(dir.path().toStdString()) / kPlanFileName;
+    write(file, kPlan);
+    auto plan = readPlan(file);
+    QVERIFY(plan.ok());
+    TimelineModel m;
+    m.setRuns({prepared(fourIterationRun())});
+    analyse(m, 0);
+    QCOMPARE(m.analysis(0)->iterations.numbers.size(), std::size_t{4});
     auto check = checkPrediction(*plan, *m.analysis(0));
     QVERIFY(check.has_value());
-    const double measured = static_cast<double>(m.analysis(0)->aggregate.window_ns) / 1e6;
-    QCOMPARE(check->measured_ms, measured);
-    QVERIFY(std::abs(check->error - (measured - 0.15) / 0.15) < 1e-12);
+    QVERIFY(check->measured.steady);
+    QCOMPARE(check->measured.first_iteration, std::int64_t{2});
+    QCOMPARE(check->measured.last_iteration, std::int64_t{3});
+    QVERIFY(std::abs(check->measured.mean_ms - 0.150) < 1e-12);
+    QCOMPARE(check->predicted_ms, 0.15);
+    QVERIFY(std::abs(check->error) < 1e-12);
   }
 
   void refusesBrokenPlans() {

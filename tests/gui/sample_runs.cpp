@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "syncopate/analyzer/run_model_builder.hpp"
 
@@ -65,6 +66,28 @@ analyzer::RunModel twoRankRun(std::int64_t shift) {
                                        .name = b.intern("cudaStreamSynchronize"), .start = t(160), .end = t(175)});
       b.addHostSync({.rank = rank, .api_call = sync, .sync_kind = trace::SyncKind::Stream, .stream = nccl,
                      .start = t(161), .end = t(175)});
+    }
+  }
+  return finish(std::move(b));
+}
+
+analyzer::RunModel fourIterationRun() {
+  RunModelBuilder b;
+  const std::int64_t starts[2][4] = {{0, 100, 250, 400}, {0, 100, 200, 400}};
+  for (int r = 0; r < 2; ++r) {
+    analyzer::RankInfo info;
+    info.rank = r;
+    info.world_size = 2;
+    info.host = "node-a";
+    const Index rank = b.addRank(info);
+    const Index thread = b.addThread(rank, 100 + r, "main");
+    const Index stream = b.addStream(rank, 0, 7, "compute");
+    for (int k = 0; k < 4; ++k) {
+      const std::int64_t start = us(starts[r][k]), end = k < 3 ? us(starts[r][k + 1]) : us(starts[r][k] + 10);
+      b.addRange({.rank = rank, .thread = thread, .name = b.intern("ProfilerStep#" + std::to_string(k + 1)), .start = start,
+                  .end = end});
+      b.addOp({.stream = stream, .kind = trace::OpKind::Kernel, .name = b.intern("step"), .start = start,
+               .end = start + us(10)});
     }
   }
   return finish(std::move(b));

@@ -29,6 +29,11 @@ analyzer::RunModel twoRankRun(std::int64_t shift_ns = 0);
 // ProfilerStep#1 range on its thread "main" (lanes: the thread's NVTX lane, then the stream).
 analyzer::RunModel denseRun(std::size_t n, std::int64_t width, std::int64_t period, std::int64_t start = 0);
 
+// Four iterations on two ranks: ProfilerStep#1..4 on each rank's thread "main", one 10 µs kernel
+// "step" per iteration on its stream, starting (µs) at rank 0: 0, 100, 250, 400 and rank 1:
+// 0, 100, 200, 400. Iteration windows: rank 0 100, 150, 150, 10; rank 1 100, 100, 200, 10.
+analyzer::RunModel fourIterationRun();
+
 // prepareRun of a model, failing the test's QVERIFY-style check through the returned pointer.
 std::shared_ptr<const LoadedRun> prepared(analyzer::RunModel model, std::uint32_t run = 0, std::string label = "run");
 

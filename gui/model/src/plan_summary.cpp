@@ -108,13 +108,34 @@ analyzer::Expected<TuneSummary> readTune(const std::filesystem::path& file) {
   return t;
 }
 
+std::optional<MeasuredIterations> measureIterations(const analyzer::Analysis& analysis) {
+  const std::vector<std::int64_t>& numbers = analysis.iterations.numbers;
+  MeasuredIterations m;
+  m.steady = numbers.size() >= 3;
+  const std::size_t first = m.steady ? 1 : 0, end = m.steady ? numbers.size() - 1 : numbers.size();
+  double sum_ms = 0;
+  std::size_t counted = 0;
+  for (std::size_t i = first; i < end; ++i) {
+    const auto rows = analysis.iteration(numbers[i]);
+    if (rows.empty()) continue;
+    double ranks_ms = 0;
+    for (const analyzer::RankIterationMetrics* r : rows) {
+      ranks_ms += static_cast<double>(r->window.end - r->window.start) / 1e6;
+    }
+    sum_ms += ranks_ms / static_cast<double>(rows.size());
+    if (counted++ == 0) m.first_iteration = numbers[i];
+    m.last_iteration = numbers[i];
+  }
+  if (counted == 0) return std::nullopt;
+  m.mean_ms = sum_ms / static_cast<double>(counted);
+  return m;
+}
+
 std::optional<PredictionCheck> checkPrediction(const PlanSummary& plan, const analyzer::Analysis& measured) {
-  if (!plan.predicted_ms || *plan.predicted_ms <= 0 || measured.aggregate.window_ns <= 0) return std::nullopt;
-  PredictionCheck c;
-  c.predicted_ms = *plan.predicted_ms;
-  c.measured_ms = static_cast<double>(measured.aggregate.window_ns) / 1e6;
-  c.error = (c.measured_ms - c.predicted_ms) / c.predicted_ms;
-  return c;
+  if (!plan.predicted_ms || *plan.predicted_ms <= 0) return std::nullopt;
+  const auto m = measureIterations(measured);
+  if (!m || m->mean_ms <= 0) return std::nullopt;
+  return PredictionCheck{*plan.predicted_ms, *m, (m->mean_ms - *plan.predicted_ms) / *plan.predicted_ms};
 }
 
 PlanWatcher::PlanWatcher(QObject* parent) : QObject(parent) {

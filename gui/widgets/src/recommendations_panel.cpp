@@ -16,6 +16,15 @@ QString mathWarning() {
   return QStringLiteral(" <b>(changes the training mathematics: gradients applied one step late)</b>");
 }
 
+// "12.345 ms per iteration (iterations 2–5)", as `syncopate compare` measures it.
+QString measuredText(const MeasuredIterations& m) {
+  return QStringLiteral("%1 ms per iteration (iterations %2–%3%4)")
+      .arg(m.mean_ms, 0, 'f', 3)
+      .arg(m.first_iteration)
+      .arg(m.last_iteration)
+      .arg(m.steady ? QString() : QStringLiteral(", all of them: too few to leave out the first and the last"));
+}
+
 }  // namespace
 
 RecommendationsPanel::RecommendationsPanel(QWidget* parent) : QTextBrowser(parent) {
@@ -41,9 +50,8 @@ void RecommendationsPanel::showPlan(const PlanSummary* plan, const TuneSummary* 
     if (plan->changes_training_math) out += QStringLiteral("<p>%1</p>").arg(mathWarning());
     if (!plan->why.empty()) out += QStringLiteral("<p>%1</p>").arg(esc(plan->why));
     out += QStringLiteral("<table cellspacing=4>");
-    if (baseline) {
-      row(QStringLiteral("measured here"), QString::number(static_cast<double>(baseline->aggregate.window_ns) / 1e6, 'f', 3) +
-                                               QLatin1String(" ms per iteration"));
+    if (const auto here = baseline ? measureIterations(*baseline) : std::nullopt) {
+      row(QStringLiteral("measured here"), measuredText(*here));
     }
     row(QStringLiteral("baseline (measured / replayed)"),
         msText(plan->baseline_measured_ms) + QStringLiteral(" / ") + msText(plan->baseline_replay_ms) +
@@ -56,7 +64,8 @@ void RecommendationsPanel::showPlan(const PlanSummary* plan, const TuneSummary* 
     if (tuned) {
       if (auto check = checkPrediction(*plan, *tuned)) {
         row(QStringLiteral("<u>measured with the plan</u>"),
-            QStringLiteral("%1 ms — prediction error %2 %").arg(check->measured_ms, 0, 'f', 3).arg(check->error * 100, 0, 'f', 1));
+            measuredText(check->measured) +
+                QStringLiteral(" — prediction error %1 %").arg(check->error * 100, 0, 'f', 1));
       }
     }
     out += QStringLiteral("</table>");

@@ -10,6 +10,7 @@
 #include <QFileSystemWatcher>
 #include <QObject>
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -58,10 +59,21 @@ struct TuneSummary {
 analyzer::Expected<PlanSummary> readPlan(const std::filesystem::path& file);
 analyzer::Expected<TuneSummary> readTune(const std::filesystem::path& file);
 
-// Predicted versus measured: the plan's predicted iteration time against the mean iteration
-// time of a run that applied it.
+// A run's iteration time as `syncopate compare` measures it (docs/tuner.md): the mean over the
+// steady iterations (all but the first, a warm-up, and the last, whose window has no successor)
+// of the mean over ranks of the iteration window. A run of fewer than three iterations has no
+// steady one; all of its iterations are then measured, and `steady` says so.
+struct MeasuredIterations {
+  double mean_ms = 0;
+  std::int64_t first_iteration = 0, last_iteration = 0;  // the iterations measured
+  bool steady = true;
+};
+std::optional<MeasuredIterations> measureIterations(const analyzer::Analysis& analysis);
+
+// Predicted versus measured: the plan's predicted iteration time against a run that applied it.
 struct PredictionCheck {
-  double predicted_ms = 0, measured_ms = 0;
+  double predicted_ms = 0;
+  MeasuredIterations measured;
   double error = 0;  // (measured - predicted) / predicted
 };
 std::optional<PredictionCheck> checkPrediction(const PlanSummary& plan, const analyzer::Analysis& measured);
