@@ -249,6 +249,9 @@ class MetricsPlanTest : public QObject {
     write(run_dir / kTuneFileName, kTune);
     QTRY_VERIFY_WITH_TIMEOUT(watcher.tune().has_value(), 5000);
     QCOMPARE(watcher.tune()->candidates.size(), std::size_t{3});
+    QVERIFY(!watcher.appliedPlan());
+    write(run_dir / "runtime-rank-0.json", "{}");
+    QTRY_VERIFY_WITH_TIMEOUT(watcher.appliedPlan(), 5000);
     // A broken rewrite shows its error rather than a stale plan.
     write(run_dir / kPlanFileName, "not json");
     QTRY_VERIFY_WITH_TIMEOUT(!watcher.error().empty(), 5000);

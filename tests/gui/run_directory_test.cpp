@@ -161,6 +161,23 @@ class RunDirectoryTest : public QObject {
     QVERIFY(text.contains("prediction error"));
   }
 
+  void aTunedRunAloneChecksThePlanItApplied() {
+    QTemporaryDir tmp;
+    const auto tuned = path(tmp, "tuned");
+    QCOMPARE(writeTwoRankRun(tuned), std::string());
+    // What `syncopate run --plan` leaves: the plan it copied and the runtime's reports.
+    std::ofstream(tuned / "plan.json") << R"({"format": "syncopate-plan", "version": "1.0", "source": {"run": "baseline"},
+      "knobs": {}, "description": "ready order", "why": "", "prediction": {"iteration_ms": 0.08}})";
+    std::ofstream(tuned / "runtime-rank-0.json") << "{}";
+    MainWindow w;
+    w.show();
+    QSignalSpy done(&w, &MainWindow::finishedLoading);
+    w.open({tuned});
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(w.recommendations()->toPlainText().contains("measured with the plan"), 5000);
+    QVERIFY(!w.recommendations()->toPlainText().contains("measured here"));
+  }
+
   void headlessScreenshotSucceedsOrSaysWhy() {
     QTemporaryDir tmp;
     const auto dir = path(tmp, "run");

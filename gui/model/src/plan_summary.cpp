@@ -171,8 +171,14 @@ void PlanWatcher::reread() {
     if (auto read = readTune(file)) tune = std::move(read).value();
     else error += (error.empty() ? "" : " ") + read.error().message;
   }
+  bool applied = false;
+  for (std::filesystem::directory_iterator it(dir_, ec), end; !ec && it != end && !applied; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    applied = name.starts_with("runtime-rank-") && name.ends_with(".json");
+  }
   plan_ = std::move(plan);
   tune_ = std::move(tune);
+  applied_plan_ = applied;
   error_ = std::move(error);
   emit changed();
 }

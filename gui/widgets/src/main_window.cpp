@@ -6,6 +6,7 @@
 #include <QToolBar>
 
 #include <limits>
+#include <utility>
 
 #include "syncopate/gui/model/critical_path_overlay.hpp"
 
@@ -262,7 +263,8 @@ void MainWindow::updateCriticalPath() {
 void MainWindow::updateRecommendations() {
   // The baseline is the run `syncopate tune` wrote tune.json into (`syncopate run` copies only
   // plan.json into the tuned run), else the first run holding the tuner's files; the other run
-  // of a comparison is the one that applied the plan.
+  // of a comparison is the one that applied the plan. A run without tune.json whose job applied
+  // the plan (its runtime reports are there) is the tuned run, and the other one the baseline.
   const PlanWatcher* chosen = nullptr;
   std::uint32_t baseline_run = 0;
   for (const auto& [run, w] : plan_watchers_) {
@@ -275,6 +277,7 @@ void MainWindow::updateRecommendations() {
   }
   const analyzer::Analysis* baseline = model_.analysis(baseline_run);
   const analyzer::Analysis* tuned = model_.runCount() > 1 ? model_.analysis(baseline_run == 0 ? 1 : 0) : nullptr;
+  if (!chosen->tune() && chosen->appliedPlan()) std::swap(baseline, tuned);
   recommendations_->showPlan(chosen->plan() ? &*chosen->plan() : nullptr, chosen->tune() ? &*chosen->tune() : nullptr,
                              QString::fromStdString(chosen->error()), baseline, tuned);
 }

@@ -90,6 +90,9 @@ class PlanWatcher : public QObject {
   const std::optional<TuneSummary>& tune() const { return tune_; }
   // Why a file that exists could not be read (empty when both read or are absent).
   const std::string& error() const { return error_; }
+  // Whether the job of this run applied a plan: `syncopate run --plan` leaves the runtime's
+  // reports (`runtime-rank-<R>.json`, docs/tuner.md) beside the plan it copied.
+  bool appliedPlan() const { return applied_plan_; }
 
  signals:
   void changed();
@@ -101,6 +104,7 @@ class PlanWatcher : public QObject {
   std::optional<PlanSummary> plan_;
   std::optional<TuneSummary> tune_;
   std::string error_;
+  bool applied_plan_ = false;
 };
 
 }  // namespace syncopate::gui
