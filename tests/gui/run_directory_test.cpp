@@ -137,13 +137,16 @@ class RunDirectoryTest : public QObject {
     QVERIFY(!w.recommendations()->hasPlan());
     QVERIFY(w.recommendations()->toPlainText().contains("No recommendation yet"));
     // A first `syncopate tune` found nothing worth a plan: tune.json alone, with its note.
-    std::ofstream(baseline / "tune.json") << R"({"run": "baseline", "candidates": [{"schedule": "no fusion",
+    std::ofstream(baseline / "tune.json") << R"({"run": "baseline", "measured_iteration_ms": 0.1, "replay_iteration_ms": 0.102,
+      "replay_error": 0.02, "ideal_iteration_ms": 0.09, "candidates": [{"schedule": "no fusion",
       "predicted_iteration_ms": 0.099, "gain": 0.01, "changes_training_mathematics": false, "recommended": false}],
       "recommended": -1, "note": "the best schedule gains 1.0%, under the 2.0% asked"})";
     QTRY_VERIFY_WITH_TIMEOUT(w.recommendations()->toPlainText().contains("No change recommended"), 5000);
     QVERIFY(!w.recommendations()->hasPlan());
     QVERIFY(w.recommendations()->toPlainText().contains("the best schedule gains 1.0%, under the 2.0% asked"));
     QVERIFY(w.recommendations()->toPlainText().contains("no fusion"));
+    QVERIFY(w.recommendations()->toPlainText().contains("0.100 ms / 0.102 ms (replay error 2.0 %)"));
+    QVERIFY(w.recommendations()->toPlainText().contains("0.090 ms"));
     // `syncopate tune baseline` writes its plan (docs/tuner.md's format) while the window is open.
     const char* plan = R"({"format": "syncopate-plan", "version": "1.0", "source": {"run": "baseline"},
       "knobs": {"bucket_bytes": 1048576}, "description": "1 MiB buckets on a communication stream",

@@ -77,6 +77,12 @@ void RecommendationsPanel::showPlan(const PlanSummary* plan, const TuneSummary* 
   } else {
     out += QStringLiteral("<h3>No change recommended</h3>");
     if (!tune->note.empty()) out += QStringLiteral("<p>%1</p>").arg(esc(tune->note));
+    out += QStringLiteral("<table cellspacing=4>");
+    row(QStringLiteral("measured / replayed by the model"),
+        msText(tune->measured_ms) + QStringLiteral(" / ") + msText(tune->replay_ms) +
+            (tune->replay_error ? QStringLiteral(" (replay error %1 %)").arg(*tune->replay_error * 100, 0, 'f', 1) : QString()));
+    row(QStringLiteral("ideal bound"), msText(tune->ideal_ms) + QStringLiteral(" (compute and communication fully overlapped)"));
+    out += QStringLiteral("</table>");
   }
   if (tune && !tune->candidates.empty()) {
     out += QStringLiteral("<p><b>Schedules searched</b> (best first)</p><table cellspacing=4><tr><th>schedule</th>"
