@@ -6,10 +6,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "drawn_ops.hpp"
 #include "enum_compare.hpp"
 #include "syncopate/analyzer/importers.hpp"
 #include "syncopate/gui/widgets/main_window.hpp"
-#include "syncopate/gui/widgets/palette.hpp"
 
 using namespace syncopate::gui;
 
@@ -48,40 +48,9 @@ class ImportedTraceTest : public QObject {
     }
     QCOMPARE(ops_on_lanes, m.run(0).model.ops.size());
 
-    // Each rank's streams in turn (their NVTX lanes make the ranks taller than the window).
-    TimelineWidget* tl = w.timeline();
-    const TimelineGeometry g0 = tl->geometry();
-    std::vector<double> iteration_x;
-    for (const IterationSpan& s : m.run(0).iteration_spans) iteration_x.push_back(g0.canvasLeft() + tl->axis().toPixel(s.start));
-    int checked = 0, communication = 0;
-    for (syncopate::analyzer::Index r = 0; r < 2; ++r) {
-      std::vector<std::uint32_t> streams;
-      for (std::uint32_t l : m.group(static_cast<std::uint32_t>(m.rankGroup(0, r))).lanes)
-        if (m.lane(l).kind == LaneKind::Stream) streams.push_back(l);
-      tl->scrollToRow(m.rowOfLane(streams.back()));
-      QApplication::processEvents();
-      const QImage shot = w.grab().toImage();
-      const TimelineGeometry g = tl->geometry();
-      for (std::uint32_t l : streams) {
-        const Lane& lane = m.lane(l);
-        const LayoutRow& row = m.rows()[static_cast<std::size_t>(m.rowOfLane(l))];
-        const double y = g.rowTop(row) + row.height / 2;
-        QVERIFY2(y > g.ruler_height && y < g.size.height() - 2, lane.label.c_str());  // the rank's streams fit on screen
-        for (std::size_t i = 0; i < lane.size(); ++i) {
-          const double x0 = g.canvasLeft() + tl->axis().toPixel(lane.start[i]);
-          const double x1 = g.canvasLeft() + tl->axis().toPixel(lane.end[i]);
-          if (x1 - x0 < 4 || x0 < g.canvasLeft() || x1 > g.size.width()) continue;
-          // Just inside the right end: clear of the op's label; not where an iteration line is.
-          const double x = x1 - 1.5;
-          if (std::any_of(iteration_x.begin(), iteration_x.end(), [&](double ix) { return std::abs(ix - x) < 2; })) continue;
-          const QColor c = shot.pixelColor(tl->mapTo(&w, QPoint(static_cast<int>(x), static_cast<int>(y))));
-          if (c == palette::kCriticalPath) continue;  // the path outlines this op
-          QCOMPARE(c, palette::kindColor(lane.visual[i]));
-          ++checked;
-          communication += lane.visual[i] == VisualKind::Communication;
-        }
-      }
-    }
+    const syncopate::gui::testing::DrawnOps drawn = syncopate::gui::testing::checkDrawnOps(w);
+    QVERIFY2(drawn.failure.empty(), drawn.failure.c_str());
+    const int checked = drawn.checked, communication = drawn.communication;
     QVERIFY2(checked >= 10, qPrintable(QString("only %1 ops were wide enough to check").arg(checked)));
     QVERIFY(communication >= 2);  // NCCL kernels (on both ranks) are drawn as communication
   }
