@@ -7,3 +7,11 @@
 
 void addRecordCommand(CLI::App& app);
 void addAttachCommand(CLI::App& app);
+
+namespace syncopate::cli {
+
+void addAnalyzeCommand(CLI::App& app);
+void addImportCommand(CLI::App& app);
+void addExportCommand(CLI::App& app);
+
+}  // namespace syncopate::cli

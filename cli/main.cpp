@@ -6,8 +6,12 @@
 int main(int argc, char** argv) {
   CLI::App app{"Syncopate: record, analyze and tune distributed GPU training jobs"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", SYNCOPATE_VERSION);
   addRecordCommand(app);
   addAttachCommand(app);
+  syncopate::cli::addAnalyzeCommand(app);
+  syncopate::cli::addImportCommand(app);
+  syncopate::cli::addExportCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

@@ -1,0 +1,63 @@
+// `syncopate analyze` as a library call: every metric of a loaded run, per rank and per
+// iteration, in one value that the report writers (text, JSON, results store), the tuner and
+// the GUI read. docs/analyzer.md defines each field.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "syncopate/analyzer/collectives.hpp"
+#include "syncopate/analyzer/critical_path.hpp"
+#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/analyzer/iterations.hpp"
+#include "syncopate/analyzer/metrics.hpp"
+#include "syncopate/analyzer/run_model.hpp"
+
+namespace syncopate::analyzer {
+
+struct AnalysisOptions {
+  IterationOptions iterations;
+  std::int64_t kernel_wait_threshold_ns = kHtaKernelWaitThresholdNs;
+  bool critical_path = true;
+};
+
+// One rank in one iteration.
+struct RankIterationMetrics {
+  Index rank = 0;                   // row in RunModel::ranks
+  RankIteration window;
+  TimeBreakdown time;
+  std::int64_t collective_wait_ns = 0;  // its collectives starting in the window waited this long for others
+};
+
+struct RankSummary {
+  Index rank = 0;
+  std::int64_t iterations = 0;
+  TimeBreakdown total;              // sums over its iterations
+  TimeBreakdown mean;               // total / iterations (per-iteration figures)
+  std::int64_t collective_wait_ns = 0;  // per iteration, mean
+  std::vector<StreamIdle> streams;
+  KernelTypeBreakdown kernel_types{};
+  RankCollectiveSummary collectives;
+};
+
+struct Analysis {
+  AnalysisOptions options;
+  Iterations iterations;
+  std::vector<RankIterationMetrics> rank_iterations;  // by (iteration number, rank)
+  std::vector<RankSummary> ranks;                     // index: rank row
+  TimeBreakdown aggregate;          // mean over ranks of RankSummary::mean
+  std::int64_t aggregate_collective_wait_ns = 0;
+  std::vector<KernelStat> kernels;  // every op name, longest total first
+  KernelTypeBreakdown kernel_types{};  // summed over ranks
+  CollectiveAnalysis collectives;
+  std::vector<CriticalPath> critical_paths;  // one per iteration number
+
+  // Rows of rank_iterations for one iteration number.
+  std::vector<const RankIterationMetrics*> iteration(std::int64_t number) const;
+  // Start and end of an iteration across ranks (earliest start, latest end).
+  std::pair<std::int64_t, std::int64_t> iterationSpan(std::int64_t number) const;
+};
+
+Expected<Analysis> analyze(const RunModel& model, const AnalysisOptions& options = {});
+
+}  // namespace syncopate::analyzer

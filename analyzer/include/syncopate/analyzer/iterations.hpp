@@ -1,0 +1,56 @@
+// Finding the training iterations of each rank.
+//
+// With step markers — NVTX (or PyTorch record_function) ranges on a host thread named
+// `ProfilerStep#<N>`, or the name given to --iteration-marker (a range whose name equals it or
+// starts with `NAME ` / `NAME#`) — an op belongs to the step whose host range contains the
+// start of the API call that launched it (the op's own start when it has no recorded launch),
+// as HTA assigns iterations. Without markers, iterations are found from the repeating sequence
+// of launched ops (see iterations.cpp).
+//
+// On the GPU an iteration's window runs from the start of its first op to the start of the
+// next iteration's first op (to the end of its last op for the last one, or when the next
+// step is not the following number), so consecutive windows tile the timeline and their
+// lengths are the iteration times.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/analyzer/run_model.hpp"
+
+namespace syncopate::analyzer {
+
+enum class IterationSource : std::uint8_t { Markers, Pattern, WholeRun };
+
+struct IterationOptions {
+  std::string marker;  // empty: the default markers (ProfilerStep#N)
+};
+
+struct RankIteration {
+  std::int64_t number = 0;
+  std::int64_t start = 0, end = 0;            // GPU window, aligned ns
+  std::int64_t host_start = 0, host_end = 0;  // the step marker, or first/last launch of the pattern
+  Index op_count = 0;                         // GPU ops that belong to it
+};
+
+struct Iterations {
+  IterationSource source = IterationSource::WholeRun;
+  std::string marker;                              // marker name used (Markers)
+  std::int64_t pattern_length = 0;                 // ops per iteration (Pattern)
+  std::vector<std::vector<RankIteration>> per_rank;  // index: row in RunModel::ranks
+  std::vector<std::int64_t> numbers;               // all iteration numbers, ascending
+  std::vector<std::string> notes;                  // what was skipped and why, one sentence each
+};
+
+// Fails only when --iteration-marker names a range that no rank has.
+Expected<Iterations> detectIterations(const RunModel& model, const IterationOptions& options = {});
+
+// True if `name` is an iteration marker for `marker` (empty: ProfilerStep#N); sets *number to
+// the number after '#' when there is one.
+bool isIterationMarker(std::string_view name, std::string_view marker, std::int64_t* number);
+
+std::string_view toString(IterationSource s);
+
+}  // namespace syncopate::analyzer

@@ -1,0 +1,104 @@
+// Builds a RunModel from rows given in any order: the store loader uses it, and so do tests
+// that describe a run by hand. Rows refer to each other by the ids the add* functions return;
+// finish() sorts every table into the model's order, rewrites the references, matches
+// collectives across ranks and builds the flow table.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/analyzer/run_model.hpp"
+
+namespace syncopate::analyzer {
+
+struct OpRow {
+  Index stream = kNone;                  // id from addStream
+  trace::OpKind kind = trace::OpKind::Kernel;
+  StringId name = 0;
+  std::int64_t start = 0, end = 0;
+  Index api_call = kNone;                // id from addApiCall: the call that launched it
+  std::int64_t bytes = kUnknown;
+  std::int64_t event_id = kUnknown;      // EventRecord / StreamWait: the cudaEvent_t
+  std::int64_t store_id = kUnknown;
+};
+
+struct CollectiveRow {
+  std::int64_t comm_id = 0;
+  std::int32_t comm_rank = -1, comm_size = -1;
+  std::int64_t seq = 0;
+  trace::CollType coll_type = trace::CollType::Unknown;
+  trace::DataType dtype = trace::DataType::Unknown;
+  trace::RedOp red_op = trace::RedOp::Unknown;
+  std::int64_t count = kUnknown, bytes = kUnknown;
+  std::int32_t root_or_peer = -1;
+  std::int64_t group_id = kUnknown;
+};
+
+struct ApiCallRow {
+  Index thread = kNone;                  // id from addThread
+  trace::ApiDomain domain = trace::ApiDomain::CudaRuntime;
+  StringId name = 0;
+  std::int64_t start = 0, end = 0;
+  std::int64_t store_id = kUnknown;
+};
+
+struct HostSyncRow {
+  Index rank = kNone;                    // id from addRank
+  Index api_call = kNone;
+  trace::SyncKind sync_kind = trace::SyncKind::Unknown;
+  Index stream = kNone;                  // id from addStream, or kNone
+  std::int64_t event_id = kUnknown;
+  std::int64_t start = 0, end = 0;
+  std::int64_t store_id = kUnknown;
+};
+
+struct RangeRow {
+  Index rank = kNone;
+  Index thread = kNone;                  // id from addThread, or kNone
+  StringId domain = 0;
+  StringId name = 0;
+  std::int64_t start = 0, end = 0;
+  std::int16_t depth = -1;               // -1: computed from nesting on its thread
+  std::int64_t store_id = kUnknown;
+};
+
+class RunModelBuilder {
+ public:
+  StringId intern(std::string_view s) { return model_.strings.intern(s); }
+
+  // Only the descriptive fields of `info` are used; ranges are filled by finish().
+  Index addRank(RankInfo info);
+  Index addStream(Index rank, std::int32_t device, std::int64_t handle, std::string_view name,
+                  std::int32_t priority = 0, std::int64_t store_id = kUnknown);
+  Index addThread(Index rank, std::int64_t tid, std::string_view name, std::int64_t store_id = kUnknown);
+  Index addApiCall(const ApiCallRow& row);
+  Index addOp(const OpRow& row);
+  // Details of a Collective/P2P op added with addOp.
+  void addCollective(Index op, const CollectiveRow& row);
+  Index addHostSync(const HostSyncRow& row);
+  void addRange(const RangeRow& row);
+  void addDiagnostic(trace::Severity severity, std::string source, std::string message,
+                     std::int64_t count = 1);
+  void reserveOps(std::size_t n);
+  void reserveApiCalls(std::size_t n);
+
+  // Fails (with a message naming the row) when a reference points nowhere.
+  Expected<RunModel> finish() &&;
+
+ private:
+  Status validate() const;
+  OpClass classOf(trace::OpKind kind, StringId name);
+  static constexpr std::uint8_t kUnclassified = 0xff;
+  std::vector<std::uint8_t> kernel_class_;  // per kernel name: its OpClass, or kUnclassified
+  RunModel model_;  // rows accumulate here in insertion order
+  std::vector<std::pair<Index, std::int64_t>> op_events_;  // (op row, event id) of event markers
+  struct PendingCollective {
+    Index op;
+    CollectiveRow row;
+  };
+  std::vector<PendingCollective> collectives_;
+};
+
+}  // namespace syncopate::analyzer

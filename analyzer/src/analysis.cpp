@@ -1,0 +1,129 @@
+#include "syncopate/analyzer/analysis.hpp"
+
+#include <algorithm>
+
+#include "parallel.hpp"
+
+namespace syncopate::analyzer {
+
+namespace {
+
+TimeBreakdown divided(const TimeBreakdown& t, std::int64_t n) {
+  if (n <= 0) return {};
+  TimeBreakdown r;
+  r.window_ns = t.window_ns / n;
+  r.compute_ns = t.compute_ns / n;
+  r.communication_ns = t.communication_ns / n;
+  r.memory_ns = t.memory_ns / n;
+  r.overlapped_communication_ns = t.overlapped_communication_ns / n;
+  r.exposed_communication_ns = t.exposed_communication_ns / n;
+  r.busy_ns = t.busy_ns / n;
+  r.idle_ns = t.idle_ns / n;
+  r.non_compute_ns = t.non_compute_ns / n;
+  return r;
+}
+
+// Collective wait of each rank, by the iteration window its collectives start in.
+void addCollectiveWaits(const RunModel& m, const CollectiveAnalysis& coll, std::vector<RankIterationMetrics>& rows,
+                        const std::vector<std::vector<std::size_t>>& rows_of_rank) {
+  for (const CollectiveTiming& t : coll.calls) {
+    for (Index p : m.matches.of(t.match)) {
+      const Index op = m.collectives.op[p];
+      const Index rank = m.rankOfOp(op);
+      const std::int64_t start = m.ops.start[op];
+      for (std::size_t row : rows_of_rank[rank]) {
+        RankIterationMetrics& r = rows[row];
+        if (start >= r.window.start && start < r.window.end) {
+          r.collective_wait_ns += t.last_arrival - start;
+          break;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<const RankIterationMetrics*> Analysis::iteration(std::int64_t number) const {
+  std::vector<const RankIterationMetrics*> out;
+  for (const auto& r : rank_iterations)
+    if (r.window.number == number) out.push_back(&r);
+  return out;
+}
+
+std::pair<std::int64_t, std::int64_t> Analysis::iterationSpan(std::int64_t number) const {
+  std::int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (const auto& r : rank_iterations) {
+    if (r.window.number != number) continue;
+    lo = std::min(lo, r.window.start);
+    hi = std::max(hi, r.window.end);
+  }
+  return lo > hi ? std::make_pair<std::int64_t, std::int64_t>(0, 0) : std::make_pair(lo, hi);
+}
+
+Expected<Analysis> analyze(const RunModel& m, const AnalysisOptions& options) {
+  Analysis a;
+  a.options = options;
+  auto its = detectIterations(m, options.iterations);
+  if (!its) return its.error();
+  a.iterations = std::move(its).value();
+
+  const std::size_t nranks = m.ranks.size();
+  a.ranks.resize(nranks);
+  std::vector<std::vector<RankIterationMetrics>> per_rank(nranks);
+  std::vector<IntervalSet> windows(nranks);
+  parallelFor(nranks, [&](std::size_t r) {
+    const auto rank = static_cast<Index>(r);
+    const RankActivity activity = rankActivity(m, rank);
+    std::vector<Interval> w;
+    RankSummary& s = a.ranks[r];
+    s.rank = rank;
+    for (const RankIteration& it : a.iterations.per_rank[r]) {
+      RankIterationMetrics row;
+      row.rank = rank;
+      row.window = it;
+      row.time = breakdown(activity, it.start, it.end);
+      s.total += row.time;
+      ++s.iterations;
+      w.push_back({it.start, it.end});
+      per_rank[r].push_back(row);
+    }
+    s.mean = divided(s.total, s.iterations);
+    windows[r] = IntervalSet::unionOf(std::move(w));
+    s.streams = streamIdle(m, rank, windows[r], options.kernel_wait_threshold_ns);
+    s.kernel_types = kernelTypeBreakdown(activity, windows[r]);
+  });
+
+  std::vector<std::vector<std::size_t>> rows_of_rank(nranks);
+  for (std::size_t r = 0; r < nranks; ++r) {
+    for (auto& row : per_rank[r]) {
+      rows_of_rank[r].push_back(a.rank_iterations.size());
+      a.rank_iterations.push_back(row);
+    }
+  }
+  a.collectives = analyzeCollectives(m);
+  addCollectiveWaits(m, a.collectives, a.rank_iterations, rows_of_rank);
+  std::int64_t ranks_with_iterations = 0;
+  for (std::size_t r = 0; r < nranks; ++r) {
+    RankSummary& s = a.ranks[r];
+    s.collectives = a.collectives.ranks[r];
+    std::int64_t wait = 0;
+    for (std::size_t row : rows_of_rank[r]) wait += a.rank_iterations[row].collective_wait_ns;
+    s.collective_wait_ns = s.iterations > 0 ? wait / s.iterations : 0;
+    for (std::size_t k = 0; k < a.kernel_types.size(); ++k) a.kernel_types[k] += s.kernel_types[k];
+    if (s.iterations == 0) continue;
+    ++ranks_with_iterations;
+    a.aggregate += s.mean;
+    a.aggregate_collective_wait_ns += s.collective_wait_ns;
+  }
+  a.aggregate = divided(a.aggregate, ranks_with_iterations);
+  a.aggregate_collective_wait_ns = ranks_with_iterations > 0 ? a.aggregate_collective_wait_ns / ranks_with_iterations : 0;
+  std::stable_sort(a.rank_iterations.begin(), a.rank_iterations.end(), [](const auto& x, const auto& y) {
+    return x.window.number != y.window.number ? x.window.number < y.window.number : x.rank < y.rank;
+  });
+  a.kernels = kernelStats(m, windows);
+  if (options.critical_path) a.critical_paths = criticalPaths(m, a.iterations);
+  return a;
+}
+
+}  // namespace syncopate::analyzer

@@ -1,0 +1,147 @@
+#include "syncopate/analyzer/clock_alignment.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+namespace syncopate::analyzer {
+
+namespace {
+
+std::int64_t median(std::vector<std::int64_t> v) {
+  if (v.empty()) return 0;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (v.size() % 2 == 1) return *mid;
+  const std::int64_t upper = *mid;
+  const std::int64_t lower = *std::max_element(v.begin(), mid);
+  return lower + (upper - lower) / 2;
+}
+
+// One complete collective: the end time and host of each participant.
+struct Sample {
+  std::vector<std::int64_t> end;
+  std::vector<Index> host;
+};
+
+std::pair<std::int64_t, std::int64_t> spread(const std::vector<Sample>& samples,
+                                             const std::vector<std::int64_t>& delta) {
+  std::vector<std::int64_t> spreads;
+  spreads.reserve(samples.size());
+  for (const Sample& s : samples) {
+    std::int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (std::size_t i = 0; i < s.end.size(); ++i) {
+      lo = std::min(lo, s.end[i] + delta[s.host[i]]);
+      hi = std::max(hi, s.end[i] + delta[s.host[i]]);
+    }
+    spreads.push_back(hi - lo);
+  }
+  if (spreads.empty()) return {0, 0};
+  return {median(spreads), *std::max_element(spreads.begin(), spreads.end())};
+}
+
+}  // namespace
+
+void shiftRank(RunModel& m, Index rank, std::int64_t d) {
+  if (d == 0) return;
+  RankInfo& r = m.ranks[rank];
+  r.to_aligned_ns += d;
+  if (r.recording_start_ns != 0 || r.recording_end_ns != 0) r.recording_start_ns += d, r.recording_end_ns += d;
+  for (Index i = r.first_op; i < r.first_op + r.op_count; ++i) m.ops.start[i] += d, m.ops.end[i] += d;
+  for (Index t = r.first_thread; t < r.first_thread + r.thread_count; ++t) {
+    const ThreadInfo& th = m.threads[t];
+    for (Index i = th.first_call; i < th.first_call + th.call_count; ++i) m.api_calls.start[i] += d, m.api_calls.end[i] += d;
+  }
+  for (Index i = r.first_host_sync; i < r.first_host_sync + r.host_sync_count; ++i)
+    m.host_syncs.start[i] += d, m.host_syncs.end[i] += d;
+  for (Index i = r.first_range; i < r.first_range + r.range_count; ++i) m.ranges.start[i] += d, m.ranges.end[i] += d;
+}
+
+ClockAlignment alignClocks(RunModel& m, const ClockAlignmentOptions& options) {
+  ClockAlignment out;
+  // Hosts, in the order of their lowest rank (so hosts[0] holds rank 0).
+  std::map<std::string, Index> host_of_name;
+  std::vector<Index> host_of_rank(m.ranks.size());
+  for (Index r = 0; r < m.ranks.size(); ++r) {
+    const std::string name = m.ranks[r].host.empty() ? "rank " + std::to_string(m.ranks[r].rank) : m.ranks[r].host;
+    auto [it, added] = host_of_name.emplace(name, static_cast<Index>(out.hosts.size()));
+    if (added) out.hosts.push_back({name, {}, 0, 0, 0});
+    host_of_rank[r] = it->second;
+    out.hosts[it->second].ranks.push_back(r);
+  }
+  for (HostClock& h : out.hosts) {
+    std::vector<std::int64_t> offsets;
+    for (Index r : h.ranks) offsets.push_back(m.ranks[r].realtime_offset_ns);
+    h.realtime_offset_ns = median(offsets);
+  }
+
+  // End times of complete collectives, on the realtime axis.
+  std::vector<Sample> measured, cross_host;
+  for (Index k = 0; k < m.matches.size(); ++k) {
+    if (!m.matches.complete(k) || m.matches.count[k] < 2) continue;
+    Sample s;
+    for (Index row : m.matches.of(k)) {
+      const Index op = m.collectives.op[row];
+      const Index rank = m.rankOfOp(op);
+      s.host.push_back(host_of_rank[rank]);
+      s.end.push_back(m.ops.end[op] - m.ranks[rank].to_aligned_ns + out.hosts[host_of_rank[rank]].realtime_offset_ns);
+    }
+    const bool spans_hosts = std::any_of(s.host.begin(), s.host.end(), [&](Index h) { return h != s.host[0]; });
+    if (spans_hosts) cross_host.push_back(s);
+    measured.push_back(std::move(s));
+  }
+  out.collectives_measured = measured.size();
+  out.collectives_used = cross_host.size();
+
+  std::vector<std::int64_t> delta(out.hosts.size(), 0);
+  std::tie(out.residual_before_median_ns, out.residual_before_max_ns) = spread(measured, delta);
+  if (options.refine && out.hosts.size() > 1) {
+    // Gauss-Seidel on medians: each host moves to where its ranks' end times agree best with
+    // the other hosts' current estimates. The reference host stays put.
+    for (int iteration = 0; iteration < 100; ++iteration) {
+      std::int64_t moved = 0;
+      for (Index h = 1; h < out.hosts.size(); ++h) {
+        std::vector<std::int64_t> votes;
+        for (const Sample& s : cross_host) {
+          std::int64_t sum = 0, n = 0;
+          for (std::size_t i = 0; i < s.end.size(); ++i)
+            if (s.host[i] != h) sum += s.end[i] + delta[s.host[i]], ++n;
+          if (n == 0) continue;
+          const std::int64_t others = sum / n;
+          for (std::size_t i = 0; i < s.end.size(); ++i)
+            if (s.host[i] == h) votes.push_back(others - s.end[i]);
+        }
+        out.hosts[h].samples = votes.size();
+        if (votes.size() < options.min_samples) continue;
+        const std::int64_t next = median(std::move(votes));
+        moved = std::max(moved, std::abs(next - delta[h]));
+        delta[h] = next;
+      }
+      if (moved <= 1) break;
+    }
+    for (Index h = 1; h < out.hosts.size(); ++h) {
+      if (out.hosts[h].samples >= options.min_samples) {
+        out.hosts[h].refinement_ns = delta[h];
+        out.refined = true;
+      } else {
+        delta[h] = 0;
+        const std::size_t n = out.hosts[h].samples;
+        m.addDiagnostic(n == 0 ? trace::Severity::Info : trace::Severity::Warning, "clock-alignment",
+                        n == 0 ? "no complete collective joins host " + out.hosts[h].host +
+                                     " to the other hosts, so its clock cannot be checked: its realtime offset is used as is"
+                               : "host " + out.hosts[h].host + " shares too few collectives with the others to refine its clock (" +
+                                     std::to_string(n) + " end times); its realtime offset is used as is");
+      }
+    }
+  }
+  std::tie(out.residual_median_ns, out.residual_max_ns) = spread(measured, delta);
+
+  for (Index r = 0; r < m.ranks.size(); ++r) {
+    const HostClock& h = out.hosts[host_of_rank[r]];
+    shiftRank(m, r, h.realtime_offset_ns + h.refinement_ns);
+  }
+  m.clock = out;
+  return out;
+}
+
+}  // namespace syncopate::analyzer

@@ -1,0 +1,425 @@
+#include "syncopate/analyzer/critical_path.hpp"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "issue_order.hpp"
+#include "parallel.hpp"
+
+namespace syncopate::analyzer {
+
+std::string_view toString(PathCategory c) {
+  switch (c) {
+    case PathCategory::Compute: return "compute";
+    case PathCategory::Memory: return "memory";
+    case PathCategory::Communication: return "communication";
+    case PathCategory::StragglerWait: return "straggler_wait";
+    case PathCategory::Launch: return "launch";
+    case PathCategory::Host: return "host";
+    case PathCategory::Sync: return "sync";
+    case PathCategory::Idle: return "idle";
+  }
+  return "?";
+}
+
+namespace {
+
+PathCategory categoryOf(OpClass c) {
+  switch (c) {
+    case OpClass::Compute: return PathCategory::Compute;
+    case OpClass::Memory: return PathCategory::Memory;
+    case OpClass::Communication: return PathCategory::Communication;
+    case OpClass::Marker: return PathCategory::Idle;
+  }
+  return PathCategory::Idle;
+}
+
+// What the walk needs beyond the model's columns, built once per model.
+class PathIndex {
+ public:
+  explicit PathIndex(const RunModel& m) : m_(m) {
+    buildIssueOrder();
+    for (Index h = 0; h < m.host_syncs.size(); ++h)
+      if (m.host_syncs.api_call[h] != kNone) sync_of_call_.emplace(m.host_syncs.api_call[h], h);
+    for (std::size_t i = 0; i < m.event_markers.size(); ++i) {
+      const Index op = m.event_markers.op[i];
+      if (m.ops.kind[op] != trace::OpKind::EventRecord) continue;
+      records_[{m.rankOfOp(op), m.event_markers.event_id[i]}].push_back({issueTime(m, op), op});
+    }
+    for (auto& [key, list] : records_) std::sort(list.begin(), list.end());
+    // Calls that block until the device (or a stream of it) is idle. Importers of traces
+    // without synchronization records give no host-sync rows for them, so the path infers
+    // what they waited for: the last op that ended while they blocked.
+    // Launching calls of each rank by end time, for hand-offs between host threads.
+    std::vector<bool> launched(m.api_calls.size(), false);
+    for (Index op = 0; op < m.ops.size(); ++op)
+      if (m.ops.launch[op] != kNone) launched[m.ops.launch[op]] = true;
+    launches_by_end_.resize(m.ranks.size());
+    for (Index c = 0; c < m.api_calls.size(); ++c)
+      if (launched[c]) launches_by_end_[m.rankOfCall(c)].push_back(c);
+    for (auto& list : launches_by_end_)
+      std::sort(list.begin(), list.end(), [&](Index a, Index b) { return m.api_calls.end[a] < m.api_calls.end[b]; });
+    for (std::string_view name : {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
+                                  "cudaThreadSynchronize", "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize"})
+      if (auto id = m.strings.find(name)) blocking_names_.push_back(*id);
+  }
+
+  // The last call of another thread of `rank` that launched GPU work and ended in (after, by].
+  Index lastLaunchElsewhere(Index rank, Index thread, std::int64_t after, std::int64_t by) const {
+    const auto& list = launches_by_end_[rank];
+    auto it = std::upper_bound(list.begin(), list.end(), by,
+                               [&](std::int64_t t, Index c) { return t < m_.api_calls.end[c]; });
+    while (it != list.begin()) {
+      --it;
+      if (m_.api_calls.end[*it] <= after) return kNone;
+      if (m_.api_calls.thread[*it] != thread) return *it;
+    }
+    return kNone;
+  }
+
+  // What a blocking call without a host-sync row waited for: an op it issued itself that
+  // finished before it returned (a synchronous copy), or, for the synchronize calls, the last
+  // op of its rank that finished while it blocked. kNone when it did not wait for the GPU.
+  Index waitedByCall(Index call) const {
+    const std::int64_t start = m_.api_calls.start[call], end = m_.api_calls.end[call];
+    Index best = kNone;
+    for (Index e : m_.flows.outgoing(NodeRef::apiCall(call))) {
+      if (m_.flows.kind(e) != FlowKind::Launch) continue;
+      const Index op = m_.flows.dst(e).index();
+      if (m_.ops.end[op] > start && m_.ops.end[op] <= end && (best == kNone || m_.ops.end[op] > m_.ops.end[best])) best = op;
+    }
+    if (best != kNone) return best;
+    if (std::find(blocking_names_.begin(), blocking_names_.end(), m_.api_calls.name[call]) == blocking_names_.end())
+      return kNone;
+    const RankInfo& r = m_.ranks[m_.rankOfCall(call)];
+    for (Index st = r.first_stream; st < r.first_stream + r.stream_count; ++st) {
+      const Index op = lastOpBefore(st, end + 1, end);
+      if (op != kNone && m_.ops.end[op] > start && (best == kNone || m_.ops.end[op] > m_.ops.end[best])) best = op;
+    }
+    return best;
+  }
+
+  // The op issued to the same stream just before `op` (a stream runs its ops in the order they
+  // were issued), or kNone. This is the start order except for markers whose timestamps are
+  // those of their host call rather than of the GPU.
+  Index streamPredecessor(Index op) const { return issue_pred_[op]; }
+
+  Index syncOfCall(Index call) const {
+    auto it = sync_of_call_.find(call);
+    return it == sync_of_call_.end() ? kNone : it->second;
+  }
+
+  // The GPU op a host sync waited for, or kNone.
+  Index waitedOp(Index h) const {
+    const auto& s = m_.host_syncs;
+    const Index rank = s.rank[h];
+    if (s.sync_kind[h] == trace::SyncKind::Event && s.event_id[h] != kUnknown) {
+      auto it = records_.find({rank, s.event_id[h]});
+      if (it == records_.end()) return kNone;
+      const std::int64_t issued = s.api_call[h] != kNone ? m_.api_calls.start[s.api_call[h]] : s.start[h];
+      auto rec = std::upper_bound(it->second.begin(), it->second.end(), std::make_pair(issued, kNone));
+      if (rec == it->second.begin()) return kNone;
+      return lastOpBefore(m_.ops.stream[std::prev(rec)->second], m_.ops.start[std::prev(rec)->second] + 1, s.end[h]);
+    }
+    if (s.stream[h] != kNone) return lastOpBefore(s.stream[h], s.end[h] + 1, s.end[h]);
+    // Device / context sync: the last op of any stream of the rank.
+    Index best = kNone;
+    const RankInfo& r = m_.ranks[rank];
+    for (Index st = r.first_stream; st < r.first_stream + r.stream_count; ++st) {
+      const Index op = lastOpBefore(st, s.end[h] + 1, s.end[h]);
+      if (op != kNone && (best == kNone || m_.ops.end[op] > m_.ops.end[best])) best = op;
+    }
+    return best;
+  }
+
+ private:
+  // The op of `stream` that started before `limit` and ended last, but not after `latest_end`.
+  Index lastOpBefore(Index stream, std::int64_t limit, std::int64_t latest_end) const {
+    const StreamInfo& st = m_.streams[stream];
+    const auto* begin = m_.ops.start.data() + st.first_op;
+    const auto* end = begin + st.op_count;
+    const auto* it = std::lower_bound(begin, end, limit);
+    for (const auto* p = it; p != begin;) {
+      --p;
+      const auto op = static_cast<Index>(p - m_.ops.start.data());
+      if (m_.ops.op_class[op] == OpClass::Marker && m_.ops.kind[op] != trace::OpKind::EventRecord) continue;
+      if (m_.ops.end[op] <= latest_end) return op;
+    }
+    return kNone;
+  }
+
+  void buildIssueOrder() {
+    issue_pred_.assign(m_.ops.size(), kNone);
+    std::vector<std::pair<std::int64_t, Index>> order;
+    for (const StreamInfo& st : m_.streams) {
+      const Index first = st.first_op, last = st.first_op + st.op_count;
+      bool in_order = true;
+      for (Index op = first + 1; op < last && in_order; ++op) in_order = issueTime(m_, op - 1) <= issueTime(m_, op);
+      if (in_order) {
+        for (Index op = first + 1; op < last; ++op) issue_pred_[op] = op - 1;
+        continue;
+      }
+      order.clear();
+      for (Index op = first; op < last; ++op) order.push_back({issueTime(m_, op), op});
+      std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (std::size_t i = 1; i < order.size(); ++i) issue_pred_[order[i].second] = order[i - 1].second;
+    }
+  }
+
+  const RunModel& m_;
+  std::vector<Index> issue_pred_;
+  std::unordered_map<Index, Index> sync_of_call_;
+  std::map<std::pair<Index, std::int64_t>, std::vector<std::pair<std::int64_t, Index>>> records_;
+  std::vector<StringId> blocking_names_;
+  std::vector<std::vector<Index>> launches_by_end_;  // per rank
+};
+
+class Walker {
+ public:
+  Walker(const RunModel& m, const PathIndex& index, std::int64_t floor) : m_(m), index_(index), floor_(floor) {}
+
+  std::vector<PathSegment> walkFrom(Index sink) {
+    std::int64_t t = m_.ops.end[sink];
+    State s{NodeRef::op(sink), t, false};
+    const std::size_t limit = 4 * (m_.ops.size() + m_.api_calls.size()) + 16;
+    for (std::size_t step = 0; step < limit && s.time > floor_; ++step) {
+      if (!advance(s)) break;
+    }
+    if (s.time > floor_) emit(s.node, floor_, s.time, PathCategory::Idle, true);
+    std::reverse(out_.begin(), out_.end());
+    return merged();
+  }
+
+ private:
+  struct State {
+    NodeRef node;
+    std::int64_t time;       // the walk has covered everything after `time`
+    bool at_start;           // the node is entered at its start (launch edge): none of it is covered
+  };
+
+  Index rankOf(NodeRef n) const {
+    switch (n.kind()) {
+      case NodeRef::Kind::Op: return m_.rankOfOp(n.index());
+      case NodeRef::Kind::ApiCall: return m_.rankOfCall(n.index());
+      case NodeRef::Kind::HostSync: return m_.host_syncs.rank[n.index()];
+    }
+    return 0;
+  }
+
+  // Records [a, b] (clipped to the floor) backwards; the part inside an open straggler window is
+  // the straggler's lateness.
+  void emit(NodeRef node, std::int64_t a, std::int64_t b, PathCategory cat, bool waiting = false) {
+    a = std::max(a, floor_);
+    if (b <= a) return;
+    if (straggler_ != kNone && b > straggler_floor_) {
+      const std::int64_t split = std::max(a, straggler_floor_);
+      out_.push_back({node, rankOf(node), split, b, PathCategory::StragglerWait, straggler_, waiting});
+      b = split;
+      if (b <= straggler_floor_) straggler_ = kNone;
+      if (b <= a) return;
+    }
+    out_.push_back({node, rankOf(node), a, b, cat, kNone, waiting});
+  }
+
+  bool advance(State& s) {
+    switch (s.node.kind()) {
+      case NodeRef::Kind::Op: return advanceOp(s);
+      case NodeRef::Kind::ApiCall: return advanceCall(s);
+      case NodeRef::Kind::HostSync: return false;  // not reached: syncs are entered through their calls
+    }
+    return false;
+  }
+
+  bool advanceOp(State& s) {
+    const Index op = s.node.index();
+    const std::int64_t start = m_.ops.start[op];
+    const Index row = m_.ops.collective[op];
+    const Index match = row == kNone ? kNone : m_.collectives.match[row];
+    if (match != kNone && m_.matches.count[match] > 1) {
+      // A collective ends after its last participant arrived.
+      Index last_op = op;
+      std::int64_t last = INT64_MIN, second = INT64_MIN;
+      for (Index p : m_.matches.of(match)) {
+        const Index other = m_.collectives.op[p];
+        const std::int64_t arrival = m_.ops.start[other];
+        if (arrival > last || (arrival == last && other == op)) {
+          second = std::max(second, last);
+          last = arrival;
+          last_op = other;
+        } else {
+          second = std::max(second, arrival);
+        }
+      }
+      emit(s.node, std::max(last, start), s.time, PathCategory::Communication);
+      const std::int64_t at = std::min(last, s.time);
+      if (second < last) openStragglerWindow(second, last, m_.rankOfOp(last_op));
+      return continueBeforeOp(s, last_op, at);
+    }
+    emit(s.node, start, s.time, categoryOf(m_.ops.op_class[op]));
+    return continueBeforeOp(s, op, std::min(start, s.time));
+  }
+
+  void openStragglerWindow(std::int64_t from, std::int64_t to, Index rank) {
+    if (to <= floor_) return;
+    straggler_floor_ = straggler_ == kNone ? from : std::min(straggler_floor_, from);
+    straggler_ = rank;
+  }
+
+  // Moves the walk to whatever `op` (which started at `t`) waited for last.
+  bool continueBeforeOp(State& s, Index op, std::int64_t t) {
+    NodeRef best;
+    std::int64_t ready = INT64_MIN;
+    PathCategory gap = PathCategory::Idle;
+    bool best_at_start = false;
+    auto consider = [&](NodeRef n, std::int64_t r, PathCategory g, bool at_start) {
+      r = std::min(r, t);
+      if (r > ready) ready = r, best = n, gap = g, best_at_start = at_start;
+    };
+    // A stream wait is done when the event it waits for is recorded, whatever time the marker
+    // itself carries, so the record is a predecessor of the wait and of the op after it.
+    auto considerRecordsOf = [&](Index wait) {
+      if (m_.ops.kind[wait] != trace::OpKind::StreamWait) return;
+      for (Index e : m_.flows.incoming(NodeRef::op(wait)))
+        if (m_.flows.kind(e) == FlowKind::EventWait)
+          consider(m_.flows.src(e), m_.ops.end[m_.flows.src(e).index()], PathCategory::Idle, false);
+    };
+    // GPU-side predecessors first: on a tie the op waited for the GPU, not for the host.
+    if (const Index pred = index_.streamPredecessor(op); pred != kNone) {
+      consider(NodeRef::op(pred), m_.ops.end[pred], PathCategory::Idle, false);
+      considerRecordsOf(pred);
+    }
+    considerRecordsOf(op);
+    if (const Index call = m_.ops.launch[op]; call != kNone)
+      consider(NodeRef::apiCall(call), m_.api_calls.start[call], PathCategory::Launch, true);
+    if (ready == INT64_MIN) {
+      emit(NodeRef::op(op), floor_, t, PathCategory::Idle, true);
+      s.time = floor_;
+      return false;
+    }
+    emit(NodeRef::op(op), ready, t, gap, true);
+    s = {best, ready, best_at_start};
+    return true;
+  }
+
+  bool advanceCall(State& s) {
+    const Index call = s.node.index();
+    const std::int64_t start = m_.api_calls.start[call];
+    if (!s.at_start) {
+      // A blocking call that returned when the GPU op it waited for finished.
+      const Index h = index_.syncOfCall(call);
+      const Index waited = h != kNone ? index_.waitedOp(h) : index_.waitedByCall(call);
+      {
+        if (waited != kNone && m_.ops.end[waited] > start && m_.ops.end[waited] <= s.time) {
+          emit(s.node, m_.ops.end[waited], s.time, PathCategory::Sync);
+          s = {NodeRef::op(waited), m_.ops.end[waited], false};
+          return true;
+        }
+      }
+      emit(s.node, start, s.time, PathCategory::Host);
+    }
+    const std::int64_t t = std::min(start, s.time);
+    const Index thread = m_.api_calls.thread[call];
+    const bool has_previous = call > 0 && m_.api_calls.thread[call - 1] == thread;
+    const std::int64_t previous_end = has_previous ? std::min(m_.api_calls.end[call - 1], t) : INT64_MIN;
+    // A thread that made no call while another thread of its process launched GPU work is
+    // taken to have waited for that thread (PyTorch's main thread waits for its autograd
+    // thread during backward): the path continues on the thread that was active last.
+    const Index elsewhere = index_.lastLaunchElsewhere(m_.rankOfCall(call), thread, previous_end, t);
+    if (elsewhere != kNone) {
+      const std::int64_t ready = m_.api_calls.end[elsewhere];
+      emit(s.node, ready, t, PathCategory::Host, true);
+      s = {NodeRef::apiCall(elsewhere), ready, false};
+      return true;
+    }
+    if (has_previous) {
+      emit(s.node, previous_end, t, PathCategory::Host, true);  // CPU work between the two calls
+      s = {NodeRef::apiCall(call - 1), previous_end, false};
+      return true;
+    }
+    emit(s.node, floor_, t, PathCategory::Host, true);  // before the thread's first recorded call
+    s.time = floor_;
+    return false;
+  }
+
+  // Adjacent segments on the same node and category become one.
+  std::vector<PathSegment> merged() const {
+    std::vector<PathSegment> r;
+    for (const PathSegment& seg : out_) {
+      if (!r.empty() && r.back().node == seg.node && r.back().category == seg.category &&
+          r.back().straggler == seg.straggler && r.back().waiting == seg.waiting && r.back().end == seg.start) {
+        r.back().end = seg.end;
+      } else if (seg.end > seg.start) {
+        r.push_back(seg);
+      }
+    }
+    return r;
+  }
+
+  const RunModel& m_;
+  const PathIndex& index_;
+  std::int64_t floor_;
+  std::vector<PathSegment> out_;
+  Index straggler_ = kNone;
+  std::int64_t straggler_floor_ = 0;
+};
+
+CriticalPath finish(CriticalPath p) {
+  for (const PathSegment& s : p.segments) p.attribution[static_cast<std::size_t>(s.category)] += s.end - s.start;
+  return p;
+}
+
+}  // namespace
+
+CriticalPath criticalPathTo(const RunModel& m, Index sink, std::int64_t window_start) {
+  PathIndex index(m);
+  CriticalPath p;
+  p.start = window_start;
+  p.end = m.ops.end[sink];
+  p.segments = Walker(m, index, window_start).walkFrom(sink);
+  return finish(std::move(p));
+}
+
+std::vector<CriticalPath> criticalPaths(const RunModel& m, const Iterations& its) {
+  PathIndex index(m);
+  std::vector<CriticalPath> out(its.numbers.size());
+  std::vector<bool> found(its.numbers.size(), false);
+  // Iterations are independent walks over a shared, read-only index.
+  parallelFor(its.numbers.size(), [&](std::size_t k) {
+    const std::int64_t number = its.numbers[k];
+    std::int64_t window_start = INT64_MAX;
+    Index sink = kNone;
+    for (Index r = 0; r < its.per_rank.size(); ++r) {
+      for (const RankIteration& it : its.per_rank[r]) {
+        if (it.number != number || it.op_count == 0) continue;
+        window_start = std::min(window_start, it.start);
+        // The op of this iteration that ended last: ops that start inside the window.
+        const RankInfo& info = m.ranks[r];
+        for (Index st = info.first_stream; st < info.first_stream + info.stream_count; ++st) {
+          const StreamInfo& stream = m.streams[st];
+          const auto* begin = m.ops.start.data() + stream.first_op;
+          const auto* end = begin + stream.op_count;
+          for (const auto* p = std::lower_bound(begin, end, it.start); p != end && *p < it.end; ++p) {
+            const auto op = static_cast<Index>(p - m.ops.start.data());
+            if (m.ops.op_class[op] == OpClass::Marker) continue;
+            if (sink == kNone || m.ops.end[op] > m.ops.end[sink]) sink = op;
+          }
+        }
+      }
+    }
+    if (sink == kNone) return;
+    CriticalPath p;
+    p.iteration = number;
+    p.start = window_start;
+    p.end = m.ops.end[sink];
+    p.segments = Walker(m, index, window_start).walkFrom(sink);
+    out[k] = finish(std::move(p));
+    found[k] = true;
+  });
+  std::vector<CriticalPath> paths;
+  for (std::size_t k = 0; k < out.size(); ++k)
+    if (found[k]) paths.push_back(std::move(out[k]));
+  return paths;
+}
+
+}  // namespace syncopate::analyzer

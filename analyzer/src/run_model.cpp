@@ -1,0 +1,154 @@
+#include "syncopate/analyzer/run_model.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace syncopate::analyzer {
+
+void FlowTable::add(NodeRef src, NodeRef dst, FlowKind kind) {
+  src_.push_back(src);
+  dst_.push_back(dst);
+  kind_.push_back(kind);
+}
+
+namespace {
+// Edge indices ordered by key (stable): an LSD radix sort of (key, index) packed in 64 bits,
+// 11 bits of key a pass over contiguous memory, since a run's edges number in the millions and
+// a comparison sort of them would cost seconds.
+std::vector<Index> orderBy(const std::vector<NodeRef>& key) {
+  const std::size_t n = key.size();
+  std::vector<Index> order(n);
+  if (std::is_sorted(key.begin(), key.end(), [](NodeRef a, NodeRef b) { return a.raw() < b.raw(); })) {
+    std::iota(order.begin(), order.end(), Index{0});
+    return order;
+  }
+  std::vector<std::uint64_t> packed(n), next(n);
+  for (std::size_t e = 0; e < n; ++e) packed[e] = (std::uint64_t{key[e].raw()} << 32) | e;
+  constexpr int kBits = 11;
+  constexpr std::size_t kBuckets = std::size_t{1} << kBits;
+  for (int shift = 32; shift < 64; shift += kBits) {
+    std::vector<std::size_t> count(kBuckets + 1, 0);
+    for (std::uint64_t v : packed) ++count[((v >> shift) & (kBuckets - 1)) + 1];
+    for (std::size_t b = 1; b <= kBuckets; ++b) count[b] += count[b - 1];
+    for (std::uint64_t v : packed) next[count[(v >> shift) & (kBuckets - 1)]++] = v;
+    packed.swap(next);
+  }
+  for (std::size_t e = 0; e < n; ++e) order[e] = static_cast<Index>(packed[e] & 0xffffffffu);
+  return order;
+}
+}  // namespace
+
+void FlowTable::buildIndex() {
+  by_src_ = orderBy(src_);
+  by_dst_ = orderBy(dst_);
+}
+
+namespace {
+std::span<const Index> equalRange(const std::vector<Index>& order, const std::vector<NodeRef>& key,
+                                  NodeRef node) {
+  auto lo = std::lower_bound(order.begin(), order.end(), node.raw(),
+                             [&](Index e, std::uint32_t v) { return key[e].raw() < v; });
+  auto hi = std::upper_bound(lo, order.end(), node.raw(),
+                             [&](std::uint32_t v, Index e) { return v < key[e].raw(); });
+  return {order.data() + (lo - order.begin()), static_cast<std::size_t>(hi - lo)};
+}
+}  // namespace
+
+std::span<const Index> FlowTable::outgoing(NodeRef node) const { return equalRange(by_src_, src_, node); }
+std::span<const Index> FlowTable::incoming(NodeRef node) const { return equalRange(by_dst_, dst_, node); }
+
+std::size_t FlowTable::bytes() const {
+  return src_.capacity() * sizeof(NodeRef) * 2 + kind_.capacity() + by_src_.capacity() * sizeof(Index) * 2;
+}
+
+std::int64_t RunModel::eventOf(Index op) const {
+  auto it = std::lower_bound(event_markers.op.begin(), event_markers.op.end(), op);
+  if (it == event_markers.op.end() || *it != op) return kUnknown;
+  return event_markers.event_id[static_cast<std::size_t>(it - event_markers.op.begin())];
+}
+
+namespace {
+template <class Table>
+void widen(const Table& t, std::int64_t& lo, std::int64_t& hi) {
+  if (t.start.empty()) return;
+  lo = std::min(lo, *std::min_element(t.start.begin(), t.start.end()));
+  hi = std::max(hi, *std::max_element(t.end.begin(), t.end.end()));
+}
+std::pair<std::int64_t, std::int64_t> extent(const RunModel& m) {
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max();
+  std::int64_t hi = std::numeric_limits<std::int64_t>::min();
+  widen(m.ops, lo, hi);
+  widen(m.api_calls, lo, hi);
+  widen(m.host_syncs, lo, hi);
+  widen(m.ranges, lo, hi);
+  if (lo > hi) return {0, 0};
+  return {lo, hi};
+}
+template <class V>
+std::size_t vecBytes(const V& v) {
+  return v.capacity() * sizeof(typename V::value_type);
+}
+}  // namespace
+
+std::int64_t RunModel::beginNs() const { return extent(*this).first; }
+std::int64_t RunModel::endNs() const { return extent(*this).second; }
+
+std::size_t RunModel::bytes() const {
+  std::size_t b = strings.bytes() + flows.bytes();
+  b += vecBytes(ops.start) + vecBytes(ops.end) + vecBytes(ops.name) + vecBytes(ops.stream) +
+       vecBytes(ops.kind) + vecBytes(ops.op_class) + vecBytes(ops.bytes) + vecBytes(ops.collective) + vecBytes(ops.launch) +
+       vecBytes(ops.store_id);
+  b += vecBytes(api_calls.start) + vecBytes(api_calls.end) + vecBytes(api_calls.thread) +
+       vecBytes(api_calls.name) + vecBytes(api_calls.domain) + vecBytes(api_calls.store_id);
+  b += host_syncs.size() * 48 + ranges.size() * 40 + event_markers.size() * 12;
+  b += collectives.size() * 72 + matches.size() * 40 + matches.participants.size() * 4;
+  b += streams.size() * sizeof(StreamInfo) + threads.size() * sizeof(ThreadInfo);
+  return b;
+}
+
+void RunModel::addDiagnostic(trace::Severity severity, std::string source, std::string message,
+                             std::int64_t count) {
+  diagnostics.push_back({severity, std::move(source), std::move(message), count});
+}
+
+OpClass classify(trace::OpKind kind, std::string_view name) {
+  switch (kind) {
+    case trace::OpKind::Collective:
+    case trace::OpKind::P2P: return OpClass::Communication;
+    case trace::OpKind::Memcpy:
+    case trace::OpKind::Memset: return OpClass::Memory;
+    case trace::OpKind::EventRecord:
+    case trace::OpKind::StreamWait:
+    case trace::OpKind::HostSync: return OpClass::Marker;
+    case trace::OpKind::Kernel:
+      // NCCL's kernels recorded as plain kernels still communicate (HTA: "ncclKernel" in name;
+      // NCCL 2.19+ names them ncclDevKernel_*).
+      return name.starts_with("nccl") || name.find("ncclKernel") != std::string_view::npos ||
+                     name.find("ncclDevKernel") != std::string_view::npos
+                 ? OpClass::Communication
+                 : OpClass::Compute;
+  }
+  return OpClass::Compute;
+}
+
+std::string_view toString(OpClass c) {
+  switch (c) {
+    case OpClass::Compute: return "compute";
+    case OpClass::Communication: return "communication";
+    case OpClass::Memory: return "memory";
+    case OpClass::Marker: return "marker";
+  }
+  return "?";
+}
+
+std::string_view toString(FlowKind k) {
+  switch (k) {
+    case FlowKind::Launch: return "launch";
+    case FlowKind::EventWait: return "event_wait";
+    case FlowKind::Collective: return "collective";
+    case FlowKind::SendRecv: return "send_recv";
+  }
+  return "?";
+}
+
+}  // namespace syncopate::analyzer

@@ -1,0 +1,150 @@
+#include "syncopate/analyzer/critical_path.hpp"
+
+#include <gtest/gtest.h>
+
+#include "scenarios.hpp"
+#include "syncopate/analyzer/analysis.hpp"
+
+namespace syncopate::analyzer {
+namespace {
+
+using testing::RunSketch;
+using testing::us;
+
+std::int64_t at(const CriticalPath& p, PathCategory c) { return p.attribution[static_cast<std::size_t>(c)]; }
+
+void expectContiguous(const CriticalPath& p) {
+  ASSERT_FALSE(p.segments.empty());
+  EXPECT_EQ(p.segments.front().start, p.start);
+  EXPECT_EQ(p.segments.back().end, p.end);
+  std::int64_t total = 0;
+  for (std::size_t i = 0; i < p.segments.size(); ++i) {
+    if (i > 0) {
+      EXPECT_EQ(p.segments[i].start, p.segments[i - 1].end) << "segment " << i;
+    }
+    total += p.segments[i].end - p.segments[i].start;
+  }
+  EXPECT_EQ(total, p.length());
+  std::int64_t attributed = 0;
+  for (auto v : p.attribution) attributed += v;
+  EXPECT_EQ(attributed, p.length());
+}
+
+std::vector<CriticalPath> pathsOf(const RunModel& m) {
+  auto a = analyze(m);
+  EXPECT_TRUE(a.ok());
+  return a->critical_paths;
+}
+
+TEST(CriticalPath, StragglerWaitIsTheLateRanksLead) {
+  const RunModel m = testing::straggler();
+  const auto paths = pathsOf(m);
+  ASSERT_EQ(paths.size(), 1u);
+  const CriticalPath& p = paths[0];
+  expectContiguous(p);
+  EXPECT_EQ(p.start, us(5));
+  EXPECT_EQ(p.end, us(85));
+  // [5,45] rank 1 computes, [45,60] rank 1 still computes while rank 0 waits,
+  // [60,75] the all-reduce, [75,85] the optimizer.
+  ASSERT_EQ(p.segments.size(), 4u);
+  EXPECT_EQ(p.segments[0].category, PathCategory::Compute);
+  EXPECT_EQ(p.segments[0].rank, 1u);
+  EXPECT_EQ(p.segments[0].end, us(45));
+  EXPECT_EQ(p.segments[1].category, PathCategory::StragglerWait);
+  EXPECT_EQ(p.segments[1].straggler, 1u);
+  EXPECT_EQ(p.segments[1].start, us(45));
+  EXPECT_EQ(p.segments[1].end, us(60));
+  EXPECT_EQ(p.segments[2].category, PathCategory::Communication);
+  EXPECT_EQ(p.segments[2].start, us(60));
+  EXPECT_EQ(p.segments[3].category, PathCategory::Compute);
+  EXPECT_EQ(at(p, PathCategory::Compute), us(50));
+  EXPECT_EQ(at(p, PathCategory::StragglerWait), us(15));
+  EXPECT_EQ(at(p, PathCategory::Communication), us(15));
+  EXPECT_EQ(at(p, PathCategory::Host), 0);
+}
+
+TEST(CriticalPath, HostBoundIterationIsLaunchAndHostTime) {
+  RunSketch s;
+  const Index rank = s.rank(0);
+  const Index st = s.stream(rank, 7);
+  const Index t = s.thread(rank, 1);
+  s.range(rank, t, "ProfilerStep#1", 0, us(50));
+  for (int i = 0; i < 5; ++i) {
+    const Index c = s.call(t, "cudaLaunchKernel", us(10 * i), us(10 * i + 2));
+    s.kernel(st, "gemm", us(10 * i + 3), us(10 * i + 7), c);
+  }
+  const RunModel m = s.build();
+  const auto paths = pathsOf(m);
+  ASSERT_EQ(paths.size(), 1u);
+  const CriticalPath& p = paths[0];
+  expectContiguous(p);
+  EXPECT_EQ(p.length(), us(44));
+  // The last kernel (4us) waited 3us for its launch, which waited for the host's chain of calls.
+  EXPECT_EQ(at(p, PathCategory::Compute), us(4));
+  EXPECT_EQ(at(p, PathCategory::Launch), us(3));
+  EXPECT_EQ(at(p, PathCategory::Host), us(37));
+  EXPECT_EQ(p.segments.back().node, NodeRef::op(4));
+}
+
+TEST(CriticalPath, AllOverlappedIterationIsPureCompute) {
+  RunSketch s;
+  for (int r = 0; r < 2; ++r) {
+    const Index rank = s.rank(r);
+    const Index compute = s.stream(rank, 7), comm = s.stream(rank, 20);
+    const Index t = s.thread(rank, 100 + r);
+    s.range(rank, t, "ProfilerStep#0", 0, us(100));
+    const Index c1 = s.call(t, "cudaLaunchKernel", us(1), us(2));
+    const Index c2 = s.call(t, "cudaLaunchKernel", us(2), us(3));
+    const Index c3 = s.call(t, "ncclAllReduce", us(3), us(4));
+    s.kernel(compute, "fwd", us(10), us(40), c1);
+    s.kernel(compute, "bwd", us(40), us(80), c2);
+    s.allReduce(comm, 1, r, 2, 0, us(50), us(70), 1024, c3);
+  }
+  const auto paths = pathsOf(s.build());
+  ASSERT_EQ(paths.size(), 1u);
+  expectContiguous(paths[0]);
+  EXPECT_EQ(paths[0].length(), us(70));
+  EXPECT_EQ(at(paths[0], PathCategory::Compute), us(70));
+  EXPECT_EQ(at(paths[0], PathCategory::Communication), 0);
+}
+
+TEST(CriticalPath, HostSyncReturnsWhenTheAwaitedKernelEnds) {
+  const auto paths = pathsOf(testing::hostSync());
+  ASSERT_EQ(paths.size(), 1u);
+  const CriticalPath& p = paths[0];
+  expectContiguous(p);
+  EXPECT_EQ(p.start, us(5));
+  EXPECT_EQ(p.end, us(60));
+  EXPECT_EQ(at(p, PathCategory::Compute), us(50));  // k0 45 + k1 5
+  EXPECT_EQ(at(p, PathCategory::Sync), us(1));      // [50,51]
+  EXPECT_EQ(at(p, PathCategory::Host), us(1));      // [51,52]
+  EXPECT_EQ(at(p, PathCategory::Launch), us(3));    // [52,55]
+}
+
+TEST(CriticalPath, ToAnyOpFromAnyStart) {
+  const RunModel m = testing::hostSync();
+  // The path to k1 from 20us: k0's part before 20us is cut.
+  const Index k1 = 1;
+  ASSERT_EQ(m.str(m.ops.name[k1]), "k1");
+  const CriticalPath p = criticalPathTo(m, k1, us(20));
+  expectContiguous(p);
+  EXPECT_EQ(p.start, us(20));
+  EXPECT_EQ(p.end, us(60));
+  EXPECT_EQ(at(p, PathCategory::Compute), us(35));  // k0 [20,50] + k1 [55,60]
+  EXPECT_EQ(at(p, PathCategory::Sync), us(1));
+}
+
+TEST(CriticalPath, StreamWaitFollowsTheEventRecord) {
+  const auto paths = pathsOf(testing::eventWait());
+  ASSERT_EQ(paths.size(), 1u);
+  const CriticalPath& p = paths[0];
+  expectContiguous(p);
+  EXPECT_EQ(p.length(), us(50));
+  EXPECT_EQ(at(p, PathCategory::Compute), us(50));  // k1 30 + after_wait 20
+  EXPECT_EQ(at(p, PathCategory::Idle), 0);
+  ASSERT_EQ(p.segments.size(), 2u);
+  EXPECT_EQ(p.segments[0].end, us(35));
+}
+
+}  // namespace
+}  // namespace syncopate::analyzer
