@@ -23,8 +23,18 @@ function(syncopate_add_gtest target)
     set_target_properties(${target} PROPERTIES
       CROSSCOMPILING_EMULATOR "${CMAKE_COMMAND};-E;env;${SYNCOPATE_TEST_ENV}")
   endif()
-  gtest_discover_tests(${target} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
-    PROPERTIES LABELS "${arg_LABELS}")
+  gtest_discover_tests(${target} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60)
+  # gtest_discover_tests flattens list-valued PROPERTIES too (LABELS "a;b" would keep "a"), so
+  # the labels are set by a file that ctest reads after the one that adds the discovered tests:
+  # it walks the list of their names that file defines (<target>_TESTS).
+  if(arg_LABELS)
+    set(labels_file "${CMAKE_CURRENT_BINARY_DIR}/${target}_labels.cmake")
+    file(WRITE "${labels_file}"
+      "foreach(test IN LISTS ${target}_TESTS)\n"
+      "  set_tests_properties(\"\${test}\" PROPERTIES LABELS \"${arg_LABELS}\")\n"
+      "endforeach()\n")
+    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_file}")
+  endif()
 endfunction()
 
 # syncopate_add_mpi_test(NAME name NP n COMMAND exe args... [LABELS ...] [TIMEOUT s])
@@ -34,11 +44,14 @@ function(syncopate_add_mpi_test)
   if(NOT arg_TIMEOUT)
     set(arg_TIMEOUT 300)
   endif()
+  # Through scripts/run-on-simgpu.sh, which forwards SIMGPU_PROFILE only when it is set
+  # (mpirun warns about `-x` of an unset variable).
   add_test(NAME ${arg_NAME}
-    COMMAND ${SYNCOPATE_MPIEXEC} -np ${arg_NP} ${SYNCOPATE_MPIRUN_FLAGS}
-            -x LD_LIBRARY_PATH -x SIMGPU_PROFILE ${arg_COMMAND})
+    COMMAND ${PROJECT_SOURCE_DIR}/scripts/run-on-simgpu.sh -np ${arg_NP} ${arg_COMMAND})
+  string(REPLACE ";" " " mpirun_flags "${SYNCOPATE_MPIRUN_FLAGS}")
   set_tests_properties(${arg_NAME} PROPERTIES
-    ENVIRONMENT "${SYNCOPATE_TEST_ENV}" TIMEOUT ${arg_TIMEOUT} LABELS "mpi;${arg_LABELS}")
+    ENVIRONMENT "${SYNCOPATE_TEST_ENV};SYNCOPATE_MPIEXEC=${SYNCOPATE_MPIEXEC};SYNCOPATE_MPIRUN_FLAGS=${mpirun_flags}"
+    TIMEOUT ${arg_TIMEOUT} LABELS "mpi;${arg_LABELS}")
 endfunction()
 
 # syncopate_add_qtest(target SOURCES ... LIBS ... [LABELS ...] [TIMEOUT s])

@@ -179,7 +179,14 @@ TEST(TrainerRecording, ARankKilledMidRunLeavesItsStoreReadable) {
   TrainerLaunch launch = trainerLaunch(dir, "naive", "cupti", {"--iterations", "100000", "--warmup", "1", "--watchdog", "30"});
   Child job(launch.argv, launch.environment);
   const auto victim = dir.path() / "rank-2.sqlite";
-  // Wait until rank 2 has committed a few iterations.
+  // What rank 2's store held, committed, the last time it was read before the kill. The host
+  // runs iterations ahead of the device (NVTX steps are host ranges), so the device work of
+  // three whole iterations is waited for separately.
+  struct Committed {
+    int steps = 0;
+    int kernels = 0;
+    std::size_t collectives = 0;
+  } seen;
   std::int64_t pid = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (std::chrono::steady_clock::now() < deadline) {
@@ -187,9 +194,11 @@ TEST(TrainerRecording, ARankKilledMidRunLeavesItsStoreReadable) {
     if (!std::filesystem::exists(victim)) continue;
     try {
       RecordedStore store = readStore(victim);
-      int steps = 0;
-      for (const NvtxRange& range : store.nvtx) steps += range.name.starts_with("ProfilerStep#") ? 1 : 0;
-      if (steps >= 3) {
+      seen.steps = 0;
+      for (const NvtxRange& range : store.nvtx) seen.steps += range.name.starts_with("ProfilerStep#") ? 1 : 0;
+      seen.kernels = store.count(OpKind::Kernel);
+      seen.collectives = store.collectives.size();
+      if (seen.steps >= 3 && seen.kernels >= 3 * 96 && seen.collectives >= 3u * 24) {
         pid = std::stoll(store.meta.at("pid"));
         break;
       }
@@ -197,7 +206,8 @@ TEST(TrainerRecording, ARankKilledMidRunLeavesItsStoreReadable) {
       // Not committed yet.
     }
   }
-  ASSERT_GT(pid, 0) << "rank 2 never committed 3 iterations: " << job.outSoFar();
+  ASSERT_GT(pid, 0) << "rank 2 never committed 3 iterations (" << seen.steps << " steps, " << seen.kernels
+                    << " kernels, " << seen.collectives << " collectives): " << job.outSoFar();
   ASSERT_EQ(::kill(static_cast<pid_t>(pid), SIGKILL), 0);
   ChildResult result = job.wait(std::chrono::seconds(120));
   EXPECT_NE(result.exit_code, 0) << "the job fails without one of its ranks";
@@ -209,9 +219,10 @@ TEST(TrainerRecording, ARankKilledMidRunLeavesItsStoreReadable) {
   EXPECT_EQ(store.rank, 2);
   int steps = 0;
   for (const NvtxRange& range : store.nvtx) steps += range.name.starts_with("ProfilerStep#") ? 1 : 0;
-  EXPECT_GE(steps, 3);
-  EXPECT_GE(store.count(OpKind::Kernel), 3 * 96);
-  EXPECT_GE(store.collectives.size(), 3u * 24);
+  // Everything committed before the kill is still there.
+  EXPECT_GE(steps, seen.steps);
+  EXPECT_GE(store.count(OpKind::Kernel), seen.kernels);
+  EXPECT_GE(store.collectives.size(), seen.collectives);
   for (const Op& op : store.ops) EXPECT_GE(op.row.end_ns, op.row.start_ns);
 }
 

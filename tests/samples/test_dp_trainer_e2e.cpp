@@ -193,14 +193,15 @@ TEST_F(DpTrainerOnSimgpu, OverlapIsFasterThanNaiveByWhatTheProfilePredicts) {
   RecordProperty("naive_median_ms", std::to_string(median(naive())));
   RecordProperty("overlap_median_ms", std::to_string(median(overlap)));
   RecordProperty("predicted_speedup", std::to_string(predicted.speedup()));
-  // simgpu prices the naive step exactly; the overlapped one depends on when compute and
-  // communication meet on 2 shared cores, so medians are compared with 10 % of slack.
+  // simgpu decides where compute and communication meet in model time, whatever the load on
+  // the machine, so both steps come out as the profile prices them (to the microsecond when
+  // the host keeps ahead of the device); 2 % of slack covers a host that falls behind.
   EXPECT_GT(measured_speedup, 1.0);
-  EXPECT_NEAR(measured_speedup / predicted.speedup(), 1.0, 0.10)
+  EXPECT_NEAR(measured_speedup / predicted.speedup(), 1.0, 0.02)
       << "naive " << median(naive()) << " ms, overlap " << median(overlap) << " ms; predicted "
       << predicted.naive_ns / 1e6 << " and " << predicted.overlap_ns / 1e6 << " ms";
   EXPECT_NEAR(median(naive()) / (predicted.naive_ns / 1e6), 1.0, 0.02);
-  EXPECT_NEAR(median(overlap) / (predicted.overlap_ns / 1e6), 1.0, 0.10);
+  EXPECT_NEAR(median(overlap) / (predicted.overlap_ns / 1e6), 1.0, 0.02);
 }
 
 int freePort() {

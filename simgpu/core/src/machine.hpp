@@ -5,6 +5,7 @@
 #pragma once
 
 #include "ring_queue.hpp"
+#include "timeline.hpp"
 
 #include <simgpu/core/observer.hpp>
 #include <simgpu/core/profile.hpp>
@@ -37,6 +38,16 @@ struct Watch {
   bool done = false;
 };
 
+// Where an op is on its way through its stream's worker; what the scheduler can say about its
+// model times depends on it (see bounds.hpp).
+enum class Phase : std::uint8_t {
+  Queued,   // not yet taken by the worker
+  Waiting,  // taken: waiting for what it depends on or for the compute engine
+  Started,  // starts at start_ns (or later, if its body says so: collectives); the worker
+            // sleeps until then and runs the body
+  Timed,    // model start and end known (the end may still move under interference)
+};
+
 struct Entry {
   StreamOp op;
   Stream* owner = nullptr;
@@ -46,10 +57,12 @@ struct Entry {
   std::vector<Watch> watches;
   std::shared_ptr<Event> event;  // the event an EventRecord marker records
   std::uint64_t event_gen = 0;
-  // While running under interference: work left at full speed and current rate.
-  double remaining_ns = 0;
-  double rate = 1.0;
-  TimeNs end_ns = 0;
+  Phase phase = Phase::Queued;
+  TimeNs start_ns = 0;        // from Started: the model start the body is given
+  TimeNs model_start_ns = 0;  // from Timed: the model start
+  TimeNs work_ns = 0;         // from Timed: the modelled duration at full speed
+  TimeNs end_ns = 0;          // from Timed: the model end
+  bool on_timeline = false;   // an interfering op on its device's timeline (Device::running)
 };
 
 enum class StreamKind : std::uint8_t { LegacyDefault, PerThreadDefault, User };
@@ -78,7 +91,7 @@ struct Stream {
   bool worker_exited = false;
   bool retiring = false;  // destroyed by the program: drain, then stop
   std::atomic<bool> abandon{false};  // reset or exit: drop pending work, cut the running op short
-  std::uint64_t engine_ticket = 0;
+  TimeNs engine_asked_at = 0;  // while waiting for the compute engine: the model time it asked
 
   bool blocking() const { return kind != StreamKind::User || (flags & cudaStreamNonBlocking) == 0; }
   bool idle() const { return completed == enqueued; }
@@ -104,17 +117,18 @@ struct Device {
   bool resetting = false;
   unsigned flags = 0;
 
-  // Compute engine: Compute ops of all streams of the device run one at a time, the waiting
-  // op of the highest-priority stream first (then the earliest to ask).
-  bool engine_busy = false;
+  // Compute engine: Compute ops of all streams of the device run one at a time; when it frees,
+  // the waiting op of the highest-priority stream goes first, then the one that asked first
+  // (in model time).
+  Entry* engine_holder = nullptr;
   TimeNs engine_free_at = 0;
   std::vector<Stream*> engine_waiters;
-  std::uint64_t engine_tickets = 0;
 
-  // Compute/communication interference: the running ops of those classes and when their
-  // remaining work was last brought up to date.
-  std::vector<Entry*> active;
-  TimeNs active_updated = 0;
+  // Compute/communication interference (timeline.hpp): the interfering ops that run, and those
+  // that have completed but overlap one that runs.
+  std::vector<Entry*> running;
+  std::vector<TimelineOp> completed;
+  std::vector<TimelineOp> scratch;  // reused by every computation of the ends
 };
 
 struct Machine {
@@ -128,6 +142,9 @@ struct Machine {
   std::condition_variable reaper_cv;  // a worker exited
   unsigned long long next_stream_id = 1;
   Stats stats;
+  // Workers waiting until other streams' bounds pass a model time (bounds.hpp): woken whenever
+  // an op changes phase, so that they look again.
+  std::vector<Stream*> bound_waiters;
   std::atomic<OpObserver> observer{nullptr};
   std::atomic<void*> observer_data{nullptr};
   std::atomic<EnqueueObserver> enqueue_observer{nullptr};

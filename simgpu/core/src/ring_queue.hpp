@@ -15,7 +15,9 @@ class RingQueue {
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
   T& front() { return slots_[head_]; }
+  const T& front() const { return slots_[head_]; }
   T& at(std::size_t i) { return slots_[(head_ + i) & (slots_.size() - 1)]; }
+  const T& at(std::size_t i) const { return slots_[(head_ + i) & (slots_.size() - 1)]; }
 
   // Growing moves elements: callers must not keep pointers into elements across push().
   T& push() {

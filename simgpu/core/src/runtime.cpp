@@ -158,10 +158,11 @@ cudaError_t resetDevice(int device) {
   std::erase_if(m.events, [&](const auto& item) { return item.second->device == &d; });
   d.streams.clear();
   d.legacy.reset();
-  d.engine_busy = false;
+  d.engine_holder = nullptr;
   d.engine_free_at = 0;
   d.engine_waiters.clear();
-  d.active.clear();
+  d.running.clear();
+  d.completed.clear();
   d.sticky = cudaSuccess;
   d.flags = 0;
   detail::freeDeviceAllocations(device);

@@ -5,18 +5,30 @@
 // until that absolute CLOCK_MONOTONIC time, runs the body, then sleeps until the model end,
 // which interference may move while it sleeps. Reported times are model times, so a late
 // wake-up is absorbed rather than accumulated.
+//
+// Decisions that depend on other streams (the interference that sets an op's end, who gets the
+// compute engine) are taken in model time: a worker that is ahead in real time waits until the
+// streams that could still change the answer have caught up (bounds.hpp), so that the answer
+// is the same whatever the machine's load.
+#include "bounds.hpp"
 #include "clock.hpp"
 #include "machine.hpp"
 
 #include <pthread.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <exception>
 
 namespace simgpu::detail {
 namespace {
+
+// How long a worker waits, in real time, for other streams to catch up before it decides with
+// what it knows. Workers lag behind by scheduling delays (milliseconds, tens of them on a
+// loaded machine); a body that blocks on something outside simgpu (a host function waiting
+// for the host, a collective whose turn comes after an op queued behind this one) never
+// catches up, and then what it would have told is known not to change the answer anyway.
+constexpr TimeNs kBoundWaitLimitNs = 1'000'000'000;
 
 bool allDone(const std::vector<Watch>& watches) {
   return std::all_of(watches.begin(), watches.end(), [](const Watch& w) { return w.done; });
@@ -40,7 +52,12 @@ bool sleepUntil(std::unique_lock<std::mutex>& lock, Stream& s, TimeNs deadline) 
 
 // Sleeps until the running op's model end (s.current_end, which interference may move while
 // it sleeps); the last stretch is spun rather than slept, since a timed sleep can wake tens of
-// microseconds late on a loaded machine. False if abandoned.
+// microseconds late on a loaded machine. A late wake-up changes no model time, but a host
+// waiting on the op sees the end only when the worker reports it. The spin yields: measured
+// under load on 2 cores (docs/simgpu.md, "Host waits"), sleeping to the end, or spinning
+// without yielding (which starves the threads the spinner waits for), puts the host-seen end
+// of ops of 1 ms and more 2-4.5 % late (median), against 0.3-0.8 % with the yielding spin.
+// False if abandoned.
 bool sleepUntilEnd(std::unique_lock<std::mutex>& lock, Stream& s) {
   for (;;) {
     if (s.abandon) return false;
@@ -57,86 +74,155 @@ bool sleepUntilEnd(std::unique_lock<std::mutex>& lock, Stream& s) {
   }
 }
 
-// --- the compute engine -------------------------------------------------------------------
+// --- waiting for other streams to catch up ---------------------------------------------------
 
-Stream* bestEngineWaiter(const Device& d) {
-  Stream* best = nullptr;
-  for (Stream* w : d.engine_waiters)
-    if (best == nullptr || w->priority < best->priority ||
-        (w->priority == best->priority && w->engine_ticket < best->engine_ticket))
-      best = w;
-  return best;
+// Something that bounds depend on changed: workers waiting on bounds look again.
+void boundsMoved(Machine& m) {
+  for (Stream* waiter : m.bound_waiters) waiter->worker_cv.notify_one();
 }
 
-bool acquireEngine(std::unique_lock<std::mutex>& lock, Device& d, Stream& s) {
-  s.engine_ticket = ++d.engine_tickets;
+// One wait (lock released) of a worker whose decision depends on other streams' bounds, until
+// they move, the stream is abandoned or real time reaches `deadline`.
+void waitForBounds(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s, TimeNs deadline) {
+  m.bound_waiters.push_back(&s);
+  s.worker_cv.wait_until(lock, toTimePoint(deadline));
+  std::erase(m.bound_waiters, &s);
+}
+
+// --- the compute engine -------------------------------------------------------------------
+
+// The order in which the engine serves the ops asking for it: the model time each would start
+// at, then the stream's priority, then when it asked; the stream id breaks what remains.
+bool servedBefore(const Device& d, const Stream& a, const Stream& b) {
+  const TimeNs start_a = std::max(a.engine_asked_at, d.engine_free_at);
+  const TimeNs start_b = std::max(b.engine_asked_at, d.engine_free_at);
+  if (start_a != start_b) return start_a < start_b;
+  if (a.priority != b.priority) return a.priority < b.priority;
+  if (a.engine_asked_at != b.engine_asked_at) return a.engine_asked_at < b.engine_asked_at;
+  return a.id < b.id;
+}
+
+bool firstWaiting(const Device& d, const Stream& s) {
+  return std::none_of(d.engine_waiters.begin(), d.engine_waiters.end(),
+                      [&](const Stream* w) { return w != &s && servedBefore(d, *w, s); });
+}
+
+// True when no stream of the device that has not asked yet could still ask in time to be
+// served before `s` (its op `e`).
+bool noEarlierAsker(const Device& d, const Stream& s, const Entry& e) {
+  const TimeNs start = std::max(s.engine_asked_at, d.engine_free_at);
+  for (const auto& other : d.streams) {
+    if (other.get() == &s || std::find(d.engine_waiters.begin(), d.engine_waiters.end(), other.get()) != d.engine_waiters.end())
+      continue;
+    const TimeNs bound = nextStartBound(*other, ClassSet{.compute = true}, &e);
+    if (bound < start || (bound == start && other->priority <= s.priority)) return false;
+  }
+  return true;
+}
+
+// Waits until the engine is free and `e` is the op it serves next. False if abandoned.
+bool acquireEngine(std::unique_lock<std::mutex>& lock, Machine& m, Device& d, Stream& s, Entry& e, TimeNs asked) {
+  s.engine_asked_at = asked;
   d.engine_waiters.push_back(&s);
-  s.worker_cv.wait(lock, [&] { return s.abandon || (!d.engine_busy && bestEngineWaiter(d) == &s); });
+  TimeNs give_up = 0;  // set once only other streams' bounds stand in the way
+  for (;;) {
+    if (s.abandon) break;
+    if (d.engine_holder == nullptr && firstWaiting(d, s)) {
+      if (noEarlierAsker(d, s, e)) break;
+      if (give_up == 0) give_up = nowNs() + kBoundWaitLimitNs;
+      if (nowNs() >= give_up) {
+        ++m.stats.bound_waits_expired;
+        break;
+      }
+      waitForBounds(lock, m, s, give_up);
+      continue;
+    }
+    s.worker_cv.wait(lock);
+  }
   std::erase(d.engine_waiters, &s);
   if (s.abandon) {
-    if (Stream* next = bestEngineWaiter(d); next != nullptr && !d.engine_busy) next->worker_cv.notify_one();
+    for (Stream* w : d.engine_waiters) w->worker_cv.notify_one();
     return false;
   }
-  d.engine_busy = true;
+  d.engine_holder = &e;
   return true;
 }
 
 void releaseEngine(Device& d, TimeNs end) {
-  d.engine_busy = false;
+  d.engine_holder = nullptr;
   d.engine_free_at = std::max(d.engine_free_at, end);
-  if (Stream* next = bestEngineWaiter(d)) next->worker_cv.notify_one();
+  for (Stream* w : d.engine_waiters) w->worker_cv.notify_one();
 }
 
 // --- compute/communication interference ----------------------------------------------------
 
 bool interferes(WorkClass c) { return c == WorkClass::Compute || c == WorkClass::Communication; }
 
-void advanceActive(Device& d, TimeNs t) {
-  if (t <= d.active_updated) return;
-  const double elapsed = static_cast<double>(t - d.active_updated);
-  for (Entry* e : d.active) e->remaining_ns = std::max(0.0, e->remaining_ns - elapsed * e->rate);
-  d.active_updated = t;
-}
-
-// Recomputes every running op's rate and model end after the set of running ops changed, and
-// wakes the workers whose end moved.
-void retarget(const Machine& m, Device& d) {
-  int compute = 0;
-  int communication = 0;
-  for (const Entry* e : d.active) (e->op.work_class == WorkClass::Compute ? compute : communication)++;
-  for (Entry* e : d.active) {
-    const bool is_compute = e->op.work_class == WorkClass::Compute;
-    const bool overlapped = is_compute ? communication > 0 : compute > 0;
-    const double slowdown = is_compute ? m.profile.interference.compute_slowdown
-                                       : m.profile.interference.communication_slowdown;
-    e->rate = overlapped ? 1.0 / (1.0 + slowdown) : 1.0;
-    const TimeNs end = d.active_updated + static_cast<TimeNs>(std::llround(e->remaining_ns / e->rate));
-    if (end != e->end_ns) {
-      e->end_ns = end;
-      e->owner->current_end.store(end);
-      e->owner->worker_cv.notify_one();
-      if (e->owner->host_waiters > 0) e->owner->host_cv.notify_all();
-    }
+// Recomputes the end of every running interfering op of the device from the timeline and
+// wakes the workers (and host waiters) whose end moved.
+void retime(const Machine& m, Device& d) {
+  std::vector<TimelineOp>& ops = d.scratch;
+  ops.assign(d.completed.begin(), d.completed.end());
+  for (const Entry* e : d.running) ops.push_back(TimelineOp{e->op.work_class, e->model_start_ns, e->work_ns});
+  computeEnds(ops, Slowdowns{m.profile.interference.compute_slowdown, m.profile.interference.communication_slowdown});
+  for (std::size_t i = 0; i < d.running.size(); ++i) {
+    Entry& e = *d.running[i];
+    const TimeNs end = ops[d.completed.size() + i].end;
+    if (end == e.end_ns) continue;
+    e.end_ns = end;
+    e.owner->current_end.store(end);
+    e.owner->worker_cv.notify_one();
+    if (e.owner->host_waiters > 0) e.owner->host_cv.notify_all();
   }
 }
 
-void beginActive(const Machine& m, Device& d, Entry& e, TimeNs start, TimeNs duration) {
-  // Workers report starts in real-time order, which jitter can make slightly different from
-  // model order; a start before the last update counts from the last update.
-  if (d.active.empty()) d.active_updated = start;
-  const TimeNs late = std::max<TimeNs>(0, d.active_updated - start);
-  advanceActive(d, start);
-  e.remaining_ns = static_cast<double>(std::max<TimeNs>(0, duration - late));
-  e.rate = 1.0;
-  e.end_ns = start + duration;
-  d.active.push_back(&e);
-  retarget(m, d);
+void joinTimeline(const Machine& m, Device& d, Entry& e) {
+  e.on_timeline = true;
+  d.running.push_back(&e);
+  retime(m, d);
 }
 
-void finishActive(const Machine& m, Device& d, Entry& e, TimeNs end) {
-  advanceActive(d, end);
-  std::erase(d.active, &e);
-  retarget(m, d);
+// `e` completed at `end`: it stays on the timeline as a fixed interval for as long as it
+// overlaps an op that runs (no op can join that starts before it ended: see confirmEnd).
+void leaveTimeline(const Machine& m, Device& d, Entry& e, TimeNs end) {
+  e.on_timeline = false;
+  std::erase(d.running, &e);
+  d.completed.push_back(TimelineOp{e.op.work_class, e.model_start_ns, e.work_ns, true, end});
+  TimeNs earliest = kNever;
+  for (const Entry* r : d.running) earliest = std::min(earliest, r->model_start_ns);
+  std::erase_if(d.completed, [&](const TimelineOp& c) { return c.end <= earliest; });
+  if (end != e.end_ns) retime(m, d);  // cut short (abandoned): the others speed up sooner
+}
+
+// True when no op that is not on the device's timeline yet could start before `e` ends, so
+// that its end is final. Only ops of the other class change it directly; ops of its own class
+// do so through an op of the other class, if any is on the timeline.
+bool endIsFinal(const Device& d, const Stream& s, const Entry& e) {
+  const bool is_compute = e.op.work_class == WorkClass::Compute;
+  const auto other_class = [&](const TimelineOp& op) { return (op.work_class == WorkClass::Compute) != is_compute; };
+  bool other_on_timeline = std::any_of(d.completed.begin(), d.completed.end(), other_class);
+  for (const Entry* r : d.running) other_on_timeline = other_on_timeline || (r->op.work_class == WorkClass::Compute) != is_compute;
+  const ClassSet classes{.compute = !is_compute || other_on_timeline, .communication = is_compute || other_on_timeline};
+  return std::all_of(d.streams.begin(), d.streams.end(), [&](const auto& other) {
+    return other.get() == &s || nextStartBound(*other, classes, &e) >= e.end_ns;
+  });
+}
+
+// Sleeps until the op's model end and until that end is final (endIsFinal). False if
+// abandoned.
+bool confirmEnd(std::unique_lock<std::mutex>& lock, Machine& m, Device& d, Stream& s, Entry& e) {
+  TimeNs give_up = 0;
+  for (;;) {
+    if (!sleepUntilEnd(lock, s)) return false;
+    if (!e.on_timeline || endIsFinal(d, s, e)) return true;
+    if (give_up == 0) give_up = nowNs() + kBoundWaitLimitNs;
+    if (nowNs() >= give_up) {
+      ++m.stats.bound_waits_expired;
+      return true;
+    }
+    waitForBounds(lock, m, s, give_up);
+    if (s.abandon) return false;
+  }
 }
 
 // --- completion ----------------------------------------------------------------------------
@@ -213,6 +299,7 @@ void notifyObserver(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s, c
 
 void runEntry(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s, Entry& e) {
   Device& d = *s.device;
+  e.phase = Phase::Waiting;
   s.worker_cv.wait(lock, [&] { return s.abandon || allDone(e.watches); });
   TimeNs start = std::max(e.ready_ns, s.clock);
   for (const Watch& w : e.watches) start = std::max(start, w.end);
@@ -220,11 +307,14 @@ void runEntry(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s, Entry& 
   bool abandoned = s.abandon;
   const bool uses_engine = !abandoned && e.op.work_class == WorkClass::Compute;
   if (uses_engine) {
-    if (acquireEngine(lock, d, s))
+    if (acquireEngine(lock, m, d, s, e, start))
       start = std::max(start, d.engine_free_at);
     else
       abandoned = true;
   }
+  e.start_ns = start;
+  e.phase = Phase::Started;
+  boundsMoved(m);
   if (!abandoned) abandoned = !sleepUntil(lock, s, start);
 
   TimeNs model_start = start;
@@ -246,22 +336,24 @@ void runEntry(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s, Entry& 
     // took longer than the op's modelled time.
     const TimeNs waited = std::max<TimeNs>(0, model_start - start);
     if (duration > 0 && body_ns - waited > duration) ++m.stats.ops_overran;
-    const bool tracked = interferes(e.op.work_class) && duration > 0;
-    if (tracked)
-      beginActive(m, d, e, model_start, duration);
-    else
-      e.end_ns = model_start + duration;
+    e.model_start_ns = model_start;
+    e.work_ns = duration;
+    e.end_ns = model_start + duration;
+    e.phase = Phase::Timed;
+    if (interferes(e.op.work_class) && duration > 0) joinTimeline(m, d, e);
+    boundsMoved(m);
     s.current_end.store(std::max<TimeNs>(e.end_ns, 1));
     if (s.host_waiters > 0) s.host_cv.notify_all();  // a spinning host can now plan its spin
-    abandoned = !sleepUntilEnd(lock, s);
+    abandoned = !confirmEnd(lock, m, d, s, e);
     end = abandoned ? std::min(e.end_ns, nowNs()) : e.end_ns;
-    if (tracked) finishActive(m, d, e, end);
+    if (e.on_timeline) leaveTimeline(m, d, e, end);
   } else {
     model_start = end = nowNs();
   }
   if (uses_engine) releaseEngine(d, end);
   notifyObserver(lock, m, s, e, model_start, end, abandoned);
   completeEntry(m, s, e, end, abandoned);
+  boundsMoved(m);
 }
 
 void workerMain(Machine& m, Stream& s) {
@@ -346,6 +438,7 @@ cudaError_t enqueueLocked(Machine& m, Stream& s, cudaStream_t given, StreamOp&& 
     startWorker(m, s);
   else
     s.worker_cv.notify_one();
+  boundsMoved(m);
   return cudaSuccess;
 }
 
@@ -378,7 +471,7 @@ void waitForSeq(std::unique_lock<std::mutex>& lock, Stream& s, std::uint64_t seq
       waitUntil(s.host_cv, lock, end - window);
       continue;
     }
-    lock.unlock();
+    lock.unlock();  // yielding, for the reason sleepUntilEnd gives
     while (s.completed.load() < seq && nowNs() < end + window) std::this_thread::yield();
     lock.lock();
     if (s.completed.load() < seq) s.host_cv.wait(lock);  // the worker is late: stop spinning

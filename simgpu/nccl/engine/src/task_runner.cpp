@@ -16,7 +16,8 @@ constexpr std::int64_t kSleepSliceNs = 100'000'000;
 constexpr std::int64_t kPollSliceNs = 1'000'000;
 // A peer's next step usually comes within microseconds: look again (yielding the core to
 // whoever needs it) for this long before sleeping, which saves a sleep and a wake-up (two
-// context switches) per step.
+// context switches) per step. Yielding matters on a loaded machine with fewer cores than
+// ranks: a spin that holds its core keeps the peer it waits for from running.
 constexpr std::int64_t kSpinNs = 20'000;
 
 }  // namespace

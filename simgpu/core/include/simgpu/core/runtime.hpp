@@ -50,6 +50,11 @@ struct Stats {
   // Ops whose body (a CPU implementation, a collective waiting for peers) took longer in real
   // time than its modelled duration: their model times stay as modelled.
   std::uint64_t ops_overran = 0;
+  // Decisions taken in model time (an op's end under interference, the compute engine's next
+  // op) for which another stream did not catch up within a second of real time: its worker
+  // was blocked in a body that waits outside simgpu. The decision was taken with what was
+  // known.
+  std::uint64_t bound_waits_expired = 0;
 };
 SIMGPU_API Stats stats();
 

@@ -1,0 +1,77 @@
+#include "bounds.hpp"
+
+#include <algorithm>
+
+namespace simgpu::detail {
+namespace {
+
+// Chains of waits are short in practice; a longer one is cut, which only makes the bound
+// lower (more cautious), never wrong.
+constexpr int kMaxDepth = 64;
+
+TimeNs startBoundAt(const Stream& s, const Entry& e, const Entry* self, int depth);
+
+// How early the earliest op of `s` that has not completed could complete; every later op of
+// `s` completes after it.
+TimeNs completionBound(const Stream& s, const Entry* self, int depth) {
+  const Entry* first = s.current != nullptr ? s.current : (s.queue.empty() ? nullptr : &s.queue.front());
+  if (first == nullptr) return kNever;
+  if (first == self) return kNever;
+  switch (first->phase) {
+    case Phase::Queued:
+    case Phase::Waiting:
+      return startBoundAt(s, *first, self, depth + 1);
+    case Phase::Started:
+      return first->start_ns;
+    case Phase::Timed:
+      return first->end_ns;
+  }
+  return first->ready_ns;
+}
+
+// How early the op holding the compute engine frees it.
+TimeNs engineBound(const Device& d, const Entry& asking, const Entry* self) {
+  TimeNs bound = d.engine_free_at;
+  const Entry* holder = d.engine_holder;
+  if (holder == nullptr || holder == &asking) return bound;
+  if (holder == self) return kNever;
+  return std::max(bound, holder->phase == Phase::Timed ? holder->end_ns : holder->start_ns);
+}
+
+TimeNs startBoundAt(const Stream& s, const Entry& e, const Entry* self, int depth) {
+  if (e.phase == Phase::Started || e.phase == Phase::Timed) return e.start_ns;
+  TimeNs bound = std::max(e.ready_ns, s.clock);
+  if (depth > kMaxDepth) return bound;
+  for (const Watch& w : e.watches) {
+    bound = std::max(bound, w.done ? w.end : completionBound(*w.producer, self, depth));
+    if (bound == kNever) return kNever;
+  }
+  if (e.op.work_class == WorkClass::Compute) bound = std::max(bound, engineBound(*s.device, e, self));
+  return bound;
+}
+
+}  // namespace
+
+TimeNs startBound(const Stream& s, const Entry& e, const Entry* self) { return startBoundAt(s, e, self, 0); }
+
+TimeNs nextStartBound(const Stream& s, ClassSet classes, const Entry* self) {
+  // Each op starts no earlier than the one before it on the stream.
+  TimeNs floor = std::numeric_limits<TimeNs>::min();
+  if (const Entry* current = s.current; current != nullptr) {
+    if (current->phase == Phase::Timed) {
+      floor = current->end_ns;  // already on the timeline, if it belongs there
+    } else {
+      const TimeNs start = startBoundAt(s, *current, self, 0);
+      if (classes.has(current->op.work_class) || start == kNever) return start;
+      floor = start;
+    }
+  }
+  for (std::size_t i = 0; i < s.queue.size(); ++i) {
+    const Entry& queued = s.queue.at(i);
+    floor = std::max(floor, startBoundAt(s, queued, self, 0));
+    if (classes.has(queued.op.work_class) || floor == kNever) return floor;
+  }
+  return kNever;
+}
+
+}  // namespace simgpu::detail
