@@ -122,4 +122,11 @@ std::shared_ptr<const LoadedRun> prepared(analyzer::RunModel model, std::uint32_
   return std::move(r).value();
 }
 
+RunSource memorySource(std::string label, std::int64_t shift) {
+  RunSource s;
+  s.label = std::move(label);
+  s.load = [shift](const ProgressFn&) -> analyzer::Expected<analyzer::RunModel> { return twoRankRun(shift); };
+  return s;
+}
+
 }  // namespace syncopate::gui::testing

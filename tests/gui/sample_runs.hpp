@@ -18,6 +18,7 @@
 
 #include "syncopate/analyzer/run_model.hpp"
 #include "syncopate/gui/model/loaded_run.hpp"
+#include "syncopate/gui/model/workers.hpp"
 
 namespace syncopate::gui::testing {
 
@@ -36,5 +37,8 @@ analyzer::RunModel fourIterationRun();
 
 // prepareRun of a model, failing the test's QVERIFY-style check through the returned pointer.
 std::shared_ptr<const LoadedRun> prepared(analyzer::RunModel model, std::uint32_t run = 0, std::string label = "run");
+
+// A source that "loads" twoRankRun(shift) from memory, for the loader and window tests.
+RunSource memorySource(std::string label, std::int64_t shift = 0);
 
 }  // namespace syncopate::gui::testing

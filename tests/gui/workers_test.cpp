@@ -10,17 +10,6 @@
 using namespace syncopate::gui;
 using namespace syncopate::gui::testing;
 
-namespace {
-
-RunSource memorySource(std::string label, std::int64_t shift = 0) {
-  RunSource s;
-  s.label = std::move(label);
-  s.load = [shift](const ProgressFn&) -> syncopate::analyzer::Expected<syncopate::analyzer::RunModel> { return twoRankRun(shift); };
-  return s;
-}
-
-}  // namespace
-
 class WorkersTest : public QObject {
   Q_OBJECT
  private slots:
