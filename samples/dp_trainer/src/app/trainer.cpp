@@ -1,0 +1,286 @@
+#include "trainer.hpp"
+
+#include "dp_trainer/reference.hpp"
+
+#include <fmt/format.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+
+namespace dp_trainer {
+namespace {
+
+// An NVTX push/pop range for the enclosing scope (PyTorch's markers are push/pop ranges too).
+class NvtxRange {
+ public:
+  explicit NvtxRange(const char* name) { nvtxRangePushA(name); }
+  NvtxRange(const NvtxRange&) = delete;
+  NvtxRange& operator=(const NvtxRange&) = delete;
+  ~NvtxRange() { nvtxRangePop(); }
+};
+
+int selectDevice(const Membership& membership) {
+  int count = 0;
+  const cudaError_t result = cudaGetDeviceCount(&count);
+  if (result != cudaSuccess || count == 0) {
+    throw std::runtime_error(fmt::format(
+        "no CUDA device is visible (cudaGetDeviceCount: {}); on a machine without a GPU, run through "
+        "scripts/run-on-simgpu.sh",
+        cudaGetErrorString(result)));
+  }
+  const int device = membership.local_rank % count;
+  DPT_CUDA(cudaSetDevice(device));
+  return device;
+}
+
+ModelledCost modelledCost(const LlmConfig& config) {
+  return {static_cast<int>(config.tokens()), config.hidden, static_cast<int>(config.blockWidth())};
+}
+
+void printLine(const std::string& line) {
+  std::fputs((line + "\n").c_str(), stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+Trainer::Trainer(const Options& options, const Membership& membership)
+    : options_(options),
+      membership_(membership),
+      cost_(modelledCost(options.config)),
+      buckets_(planBuckets(options.shape, static_cast<double>(options.config.gradientBytesPerLayer()),
+                           options.bucketBytes())),
+      device_(selectDevice(membership)),
+      params_(options.shape.paramCount()),
+      grads_(options.shape.paramCount()),
+      outs_(options.shape.activationCount() * static_cast<std::size_t>(options.shape.layers + 1)),
+      acts_(options.shape.activationCount() * static_cast<std::size_t>(options.shape.layers)),
+      targets_(options.shape.activationCount()),
+      loss_(1),
+      grad_flow_{DeviceBuffer<float>(options.shape.activationCount()),
+                 DeviceBuffer<float>(options.shape.activationCount())},
+      host_inputs_{PinnedBuffer<float>(options.shape.activationCount()),
+                   PinnedBuffer<float>(options.shape.activationCount())},
+      host_targets_{PinnedBuffer<float>(options.shape.activationCount()),
+                    PinnedBuffer<float>(options.shape.activationCount())},
+      host_loss_{PinnedBuffer<float>(1), PinnedBuffer<float>(1)},
+      host_grads_{PinnedBuffer<float>(options.shape.paramCount()), PinnedBuffer<float>(options.shape.paramCount())},
+      step_start_{Event(cudaEventDefault), Event(cudaEventDefault)},
+      mirror_params_(initialParams(options.shape, options.seed)) {
+  bucket_ready_.reserve(buckets_.size());
+  for (std::size_t i = 0; i < buckets_.size(); ++i) bucket_ready_.emplace_back();
+  DPT_NCCL(ncclCommInitRank(&comm_, membership_.world_size, membership_.id, membership_.rank));
+
+  // Every rank drew the same initial parameters; rank 0's are broadcast anyway, as DDP does.
+  DPT_CUDA(cudaMemcpy(params_.get(), mirror_params_.data(), params_.bytes(), cudaMemcpyHostToDevice));
+  ++counts_.memcpys;
+  DPT_NCCL(ncclBroadcast(params_.get(), params_.get(), params_.size(), ncclFloat, 0, comm_, compute_.get()));
+  ++counts_.collectives;
+  DPT_CUDA(cudaStreamSynchronize(compute_.get()));
+  if (counts_ != setupOpCounts()) throw std::logic_error("set-up issued other operations than setupOpCounts() says");
+}
+
+Trainer::~Trainer() {
+  if (comm_ != nullptr) ncclCommDestroy(comm_);
+}
+
+void Trainer::launched(cudaError_t result, const char* kernel) {
+  checkCuda(result, kernel, __FILE__, __LINE__);
+  ++counts_.kernels;
+}
+
+void Trainer::copyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t stream) {
+  DPT_CUDA(cudaMemcpyAsync(dst, src, bytes, kind, stream));
+  ++counts_.memcpys;
+}
+
+void Trainer::allReduce(float* data, std::size_t count, cudaStream_t stream) {
+  DPT_NCCL(ncclAllReduce(data, data, count, ncclFloat, ncclAvg, comm_, stream));
+  ++counts_.collectives;
+}
+
+RunSummary Trainer::run(Watchdog& watchdog) {
+  RunSummary summary;
+  summary.options = options_;
+  summary.rank = membership_.rank;
+  summary.ranks = membership_.world_size;
+  summary.bootstrap = membership_.kind;
+  const OpCounts per_iteration = iterationOpCounts(options_.shape, options_.mode, buckets_.size());
+  summary.buckets = static_cast<int>(per_iteration.collectives);
+  summary.setup = counts_;
+  summary.per_iteration = per_iteration;
+  if (membership_.rank == 0) printLine(configLine(summary));
+
+  const auto report = [&](const IterationRecord& record) {
+    summary.iterations.push_back(record);
+    if (membership_.rank == 0) {
+      printLine(iterationLine(record));
+      printLine(checksumLine(record));
+    }
+  };
+  const int total = options_.totalIterations();
+  for (int n = 0; n < total; ++n) {
+    const NvtxRange step(fmt::format("ProfilerStep#{}", n).c_str());
+    const OpCounts before = counts_;
+    issueIteration(n);
+    if (counts_ - before != per_iteration) {
+      throw std::logic_error(fmt::format("iteration {} issued other operations than iterationOpCounts() says", n));
+    }
+    // The host stays one iteration ahead: it checks the previous one while this one runs.
+    if (n > 0) {
+      watchdog.progress(fmt::format("iteration {} to complete", n - 1));
+      report(finishIteration(n - 1));
+    }
+  }
+  // The last iteration ends where the next one would start.
+  DPT_CUDA(cudaEventRecord(step_start_[static_cast<std::size_t>(total % 2)].get(), compute_.get()));
+  watchdog.progress(fmt::format("iteration {} to complete", total - 1));
+  report(finishIteration(total - 1));
+  DPT_CUDA(cudaDeviceSynchronize());
+  summary.total = counts_;
+  return summary;
+}
+
+void Trainer::issueIteration(int iteration) {
+  DPT_CUDA(cudaEventRecord(step_start_[static_cast<std::size_t>(iteration % 2)].get(), compute_.get()));
+  {
+    const NvtxRange range("forward");
+    issueForward(iteration);
+  }
+  {
+    const NvtxRange range("backward");
+    issueBackward(iteration);
+  }
+  {
+    const NvtxRange range("gradient_sync");
+    issueGradientSync();
+  }
+  {
+    const NvtxRange range("optimizer");
+    issueOptimizer();
+  }
+  issueCheckCopy(iteration);
+}
+
+void Trainer::issueForward(int iteration) {
+  const ModelShape& shape = options_.shape;
+  const auto slot = static_cast<std::size_t>(iteration % 2);
+  const Batch batch = makeBatch(shape, options_.seed, membership_.rank, iteration);
+  std::memcpy(host_inputs_[slot].get(), batch.inputs.data(), host_inputs_[slot].bytes());
+  std::memcpy(host_targets_[slot].get(), batch.targets.data(), host_targets_[slot].bytes());
+  copyAsync(blockOutput(0), host_inputs_[slot].get(), host_inputs_[slot].bytes(), cudaMemcpyHostToDevice,
+            compute_.get());
+  copyAsync(targets_.get(), host_targets_[slot].get(), targets_.bytes(), cudaMemcpyHostToDevice, compute_.get());
+  for (int l = 0; l < shape.layers; ++l) {
+    launched(launchLayerForward(compute_.get(), blockOutput(l + 1), blockActivation(l), blockOutput(l), layerParams(l),
+                                shape.batch, shape.width, cost_),
+             "layer_forward");
+  }
+  // The gradient of block l's output lives in grad_flow_[l % 2].
+  const int last = shape.layers - 1;
+  launched(launchMseLoss(compute_.get(), grad_flow_[static_cast<std::size_t>(last % 2)].get(), loss_.get(),
+                         blockOutput(shape.layers), targets_.get(), shape.batch, shape.width, cost_),
+           "mse_loss");
+  copyAsync(host_loss_[slot].get(), loss_.get(), loss_.bytes(), cudaMemcpyDeviceToHost, compute_.get());
+}
+
+void Trainer::issueBackward(int iteration) {
+  const ModelShape& shape = options_.shape;
+  // zero_grad: the previous iteration's check copy must have read the gradients first.
+  if (iteration > 0) {
+    DPT_CUDA(cudaStreamWaitEvent(compute_.get(), check_done_[static_cast<std::size_t>((iteration - 1) % 2)].get(), 0));
+  }
+  DPT_CUDA(cudaMemsetAsync(grads_.get(), 0, grads_.bytes(), compute_.get()));
+  ++counts_.memsets;
+
+  std::size_t next_bucket = 0;
+  for (int l = shape.layers - 1; l >= 0; --l) {
+    const float* grad_out = grad_flow_[static_cast<std::size_t>(l % 2)].get();
+    launched(launchLayerBackwardParams(compute_.get(), layerGrads(l), grad_out, blockActivation(l), blockOutput(l),
+                                       shape.batch, shape.width, cost_),
+             "layer_backward_params");
+    if (options_.mode == SyncMode::Overlap && buckets_[next_bucket].first_layer == l) {
+      issueBucket(buckets_[next_bucket], next_bucket);
+      ++next_bucket;
+    }
+    if (l > 0) {
+      launched(launchLayerBackwardInput(compute_.get(), grad_flow_[static_cast<std::size_t>((l - 1) % 2)].get(),
+                                        grad_out, blockActivation(l), layerParams(l), shape.batch, shape.width, cost_),
+               "layer_backward_input");
+    }
+  }
+}
+
+void Trainer::issueBucket(const Bucket& bucket, std::size_t index) {
+  // As DDP's reducer: the bucket's last gradient is ready -> all-reduce it on the side stream.
+  const NvtxRange range("gradient_sync");
+  cudaEvent_t ready = bucket_ready_[index].get();
+  DPT_CUDA(cudaEventRecord(ready, compute_.get()));
+  DPT_CUDA(cudaStreamWaitEvent(communication_.get(), ready, 0));
+  allReduce(grads_.get() + bucket.offset, bucket.count, communication_.get());
+}
+
+void Trainer::issueGradientSync() {
+  if (options_.mode == SyncMode::Naive) {
+    // What many hand-written loops do: each parameter's gradient in turn, on the same stream.
+    for (int l = 0; l < options_.shape.layers; ++l) {
+      allReduce(layerGrads(l), options_.shape.paramsPerLayer(), compute_.get());
+    }
+    return;
+  }
+  // The buckets were issued during backward; the update waits for all of them.
+  DPT_CUDA(cudaEventRecord(communication_done_.get(), communication_.get()));
+  DPT_CUDA(cudaStreamWaitEvent(compute_.get(), communication_done_.get(), 0));
+}
+
+void Trainer::issueOptimizer() {
+  for (int l = 0; l < options_.shape.layers; ++l) {
+    launched(launchSgdUpdate(compute_.get(), layerParams(l), layerGrads(l),
+                             static_cast<int>(options_.shape.paramsPerLayer()), options_.lr, cost_),
+             "sgd_update");
+  }
+}
+
+void Trainer::issueCheckCopy(int iteration) {
+  // On its own stream, so that the next iteration's forward does not queue behind it.
+  const auto slot = static_cast<std::size_t>(iteration % 2);
+  DPT_CUDA(cudaEventRecord(optimizer_done_.get(), compute_.get()));
+  DPT_CUDA(cudaStreamWaitEvent(check_.get(), optimizer_done_.get(), 0));
+  copyAsync(host_grads_[slot].get(), grads_.get(), grads_.bytes(), cudaMemcpyDeviceToHost, check_.get());
+  DPT_CUDA(cudaEventRecord(check_done_[slot].get(), check_.get()));
+}
+
+IterationRecord Trainer::finishIteration(int iteration) {
+  const ModelShape& shape = options_.shape;
+  const auto slot = static_cast<std::size_t>(iteration % 2);
+  const auto next = static_cast<std::size_t>((iteration + 1) % 2);
+  DPT_CUDA(cudaEventSynchronize(check_done_[slot].get()));
+  DPT_CUDA(cudaEventSynchronize(step_start_[next].get()));
+  IterationRecord record;
+  record.iteration = iteration;
+  record.warmup = iteration < options_.warmup;
+  float elapsed_ms = 0.0f;
+  DPT_CUDA(cudaEventElapsedTime(&elapsed_ms, step_start_[slot].get(), step_start_[next].get()));
+  record.time_ms = elapsed_ms;
+
+  const ExpectedStep expected =
+      expectedStep(shape, mirror_params_, options_.seed, membership_.world_size, iteration);
+  const std::span<const float> grads(host_grads_[slot].get(), shape.paramCount());
+  const double loss = host_loss_[slot].get()[0];
+  if (const CheckResult c = checkLoss(loss, expected.losses[static_cast<std::size_t>(membership_.rank)]); !c.ok) {
+    throw VerificationError(fmt::format("iteration {}: rank {}'s {}", iteration, membership_.rank, c.message));
+  }
+  if (const CheckResult c = checkGradients(shape, grads, expected.grads); !c.ok) {
+    throw VerificationError(
+        fmt::format("iteration {}: the synchronised gradients differ from the reference: {}", iteration, c.message));
+  }
+  record.checksum = gradientChecksum(grads);
+  record.loss = std::accumulate(expected.losses.begin(), expected.losses.end(), 0.0) /
+                static_cast<double>(expected.losses.size());
+  sgdUpdate(mirror_params_, grads, options_.lr);
+  return record;
+}
+
+}  // namespace dp_trainer

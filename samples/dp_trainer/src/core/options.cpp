@@ -1,0 +1,150 @@
+#include "dp_trainer/options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <map>
+
+namespace dp_trainer {
+
+const char* toString(SyncMode mode) { return mode == SyncMode::Naive ? "naive" : "overlap"; }
+
+const char* toString(BootstrapKind kind) {
+  switch (kind) {
+    case BootstrapKind::Auto: return "auto";
+    case BootstrapKind::Mpi: return "mpi";
+    case BootstrapKind::Env: return "env";
+    case BootstrapKind::Single: return "single";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string presetTable() {
+  std::string table = "config      layers  hidden  seq_len  micro_batch  params/layer  grad MB/layer (bf16)\n";
+  for (const LlmConfig& c : llmPresets()) {
+    table += fmt::format("{:<10}  {:>6}  {:>6}  {:>7}  {:>11}  {:>12}  {:>20.1f}\n", c.name, c.layers, c.hidden,
+                         c.seq_len, c.micro_batch, c.paramsPerLayer(),
+                         static_cast<double>(c.gradientBytesPerLayer()) / 1e6);
+  }
+  return table;
+}
+
+ParseOutcome failure(const std::string& what) {
+  ParseOutcome outcome;
+  outcome.exit_code = 2;
+  outcome.err = fmt::format("dp_trainer: {}\nRun 'dp_trainer --help' for the options.\n", what);
+  return outcome;
+}
+
+}  // namespace
+
+ParseOutcome parseOptions(int argc, const char* const* argv) {
+  Options options;
+  std::string config_name = "gpt-1.3b";
+  int layers = 0, hidden = 0, seq_len = 0, micro_batch = 0;
+  int width = 32, batch = 8;
+  bool list_configs = false;
+
+  CLI::App app{
+      "dp_trainer: a data-parallel trainer (CUDA + NCCL) of a small residual MLP whose kernels carry the cost of\n"
+      "an LLM-sized configuration, so that on simgpu a step takes the time of that LLM's step. Every iteration's\n"
+      "synchronised gradients are checked against a host recomputation from all ranks' batches.\n"
+      "Launch: single process, 'mpirun -np N dp_trainer ...', or the torchrun-style environment\n"
+      "(RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT).",
+      "dp_trainer"};
+  app.add_option("--config", config_name, "Modelled LLM configuration: " + llmPresetNames())
+      ->capture_default_str();
+  app.add_option("--layers", layers, "Override the configuration's layers (also the real model's depth)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--hidden", hidden, "Override the configuration's hidden size")->check(CLI::PositiveNumber);
+  app.add_option("--seq-len", seq_len, "Override the configuration's sequence length")->check(CLI::PositiveNumber);
+  app.add_option("--micro-batch", micro_batch, "Override the sequences per rank per step")
+      ->check(CLI::PositiveNumber);
+  const std::map<std::string, SyncMode> modes{{"naive", SyncMode::Naive}, {"overlap", SyncMode::Overlap}};
+  app.add_option("--mode", options.mode,
+                 "Gradient synchronisation: naive (all-reduce each layer after backward, on the compute stream) "
+                 "or overlap (DDP-like buckets on a communication stream during backward)")
+      ->transform(CLI::CheckedTransformer(modes));
+  app.add_option("--bucket-mb", options.bucket_mb, "overlap: bucket cap in MiB of modelled gradient")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--iterations", options.iterations, "Measured iterations")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--warmup", options.warmup, "Iterations before the measured ones (checked, not summarised)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--seed", options.seed, "Seed of the data and the initial weights")->capture_default_str();
+  app.add_option("--lr", options.lr, "SGD learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--width", width, "Real model: features per layer")
+      ->check(CLI::Range(1, kMaxWidth))
+      ->capture_default_str();
+  app.add_option("--batch", batch, "Real model: samples per rank per step")
+      ->check(CLI::Range(1, kMaxBatch))
+      ->capture_default_str();
+  const std::map<std::string, BootstrapKind> bootstraps{{"auto", BootstrapKind::Auto},
+                                                       {"mpi", BootstrapKind::Mpi},
+                                                       {"env", BootstrapKind::Env},
+                                                       {"single", BootstrapKind::Single}};
+  app.add_option("--bootstrap", options.bootstrap,
+                 "How ranks meet: auto (mpirun's environment, else RANK/WORLD_SIZE, else single), mpi, env, single")
+      ->transform(CLI::CheckedTransformer(bootstraps));
+  app.add_option("--bootstrap-timeout", options.bootstrap_timeout_s,
+                 "Seconds to wait for all ranks (env bootstrap)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--watchdog", options.watchdog_s,
+                 "Seconds without progress before the run stops with an error instead of hanging")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--json", options.json_path, "Rank 0 writes a JSON summary to this file");
+  app.add_flag("--predict", options.predict,
+               "Print the step times the machine profile predicts for naive and overlap, then exit (no GPU used)");
+  app.add_option("--profile", options.profile_path, "Machine profile for --predict (default: $SIMGPU_PROFILE)");
+  app.add_option("--ranks", options.predict_ranks, "Ranks for --predict")->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_flag("--list-configs", list_configs, "List the LLM configurations and exit");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    ParseOutcome outcome;
+    outcome.out = app.help();
+    return outcome;
+  } catch (const CLI::ParseError& e) {
+    return failure(e.what());
+  }
+  if (list_configs) {
+    ParseOutcome outcome;
+    outcome.out = presetTable();
+    return outcome;
+  }
+
+  const std::optional<LlmConfig> preset = findLlmPreset(config_name);
+  if (!preset) return failure(fmt::format("unknown --config '{}'; known: {}", config_name, llmPresetNames()));
+  options.config = *preset;
+  if (layers > 0) options.config.layers = layers;
+  if (hidden > 0) options.config.hidden = hidden;
+  if (seq_len > 0) options.config.seq_len = seq_len;
+  if (micro_batch > 0) options.config.micro_batch = micro_batch;
+  if (const std::string problem = validateLlmConfig(options.config); !problem.empty()) return failure(problem);
+  if (!std::isfinite(options.lr)) return failure("--lr must be a finite positive number");
+  options.shape = ModelShape{options.config.layers, width, batch};
+
+  if (options.predict && options.profile_path.empty()) {
+    if (const char* env = std::getenv("SIMGPU_PROFILE"); env != nullptr && *env != '\0') {
+      options.profile_path = env;
+    } else {
+      return failure("--predict needs a machine profile: pass --profile PATH or set SIMGPU_PROFILE");
+    }
+  }
+  ParseOutcome outcome;
+  outcome.options = options;
+  return outcome;
+}
+
+}  // namespace dp_trainer
