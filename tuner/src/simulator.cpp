@@ -123,6 +123,8 @@ class Simulation {
       }
     devices_.assign(p_.hosts.size(), {});
     hosts_.assign(p_.hosts.size(), {});
+    step_end_.resize(p_.hosts.size());
+    for (std::size_t r = 0; r < p_.hosts.size(); ++r) step_end_[r].assign(p_.hosts[r].size(), 0);
     host_waiters_.assign(n, {});
     engine_ticket_.assign(n, 0);
     std::uint32_t barriers = 0;
@@ -188,7 +190,7 @@ class Simulation {
           barrier_waiting_[b].push_back(r);
           if (++barrier_arrived_[b] < p_.hosts.size()) {
             h.blocked = true;
-            ++h.step;
+            ++h.step;  // its end time is set when the barrier completes
             return;
           }
           const double t = barrier_time_[b] + st.ns;
@@ -196,11 +198,13 @@ class Simulation {
           for (std::uint32_t w : barrier_waiting_[b]) {
             if (w == r) continue;
             hosts_[w].t = t;
+            step_end_[w][hosts_[w].step - 1] = t;
             advanceHost(w);  // recursion at most one level per rank
           }
           break;
         }
       }
+      step_end_[r][h.step] = h.t;
       ++h.step;
     }
     h.finished = true;
@@ -323,6 +327,7 @@ class Simulation {
     host_waiters_[o].clear();
     for (std::uint32_t w : waiters) {
       hosts_[w].t = std::max(hosts_[w].t, now_);
+      step_end_[w][hosts_[w].step] = hosts_[w].t;
       ++hosts_[w].step;
       advanceHost(w);
     }
@@ -337,6 +342,7 @@ class Simulation {
       r.start[i] = op_[i].start;
       r.end[i] = op_[i].end;
     }
+    r.step_end = step_end_;
     r.host_end.resize(hosts_.size());
     for (std::size_t h = 0; h < hosts_.size(); ++h) r.host_end[h] = hosts_[h].t;
     for (std::size_t i = 0; i < n; ++i) {
@@ -374,6 +380,7 @@ class Simulation {
   std::vector<std::vector<std::uint32_t>> match_ops_;
   std::vector<Device> devices_;
   std::vector<Host> hosts_;
+  std::vector<std::vector<double>> step_end_;
   std::vector<std::vector<std::uint32_t>> host_waiters_;
   std::vector<std::uint32_t> barrier_arrived_;
   std::vector<double> barrier_time_;

@@ -64,6 +64,7 @@ struct SimResult {
   std::string error;                 // when not ok: what could never run (a deadlock)
   std::vector<double> start, end;    // per op, ns from the start of the simulation
   std::vector<double> host_end;      // per rank: when its host finished its steps
+  std::vector<std::vector<double>> step_end;  // per rank, per step: host time after it
 };
 
 SimResult simulate(const SimProgram& program);
