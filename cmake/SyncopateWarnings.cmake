@@ -12,7 +12,8 @@ target_compile_options(syncopate_warnings INTERFACE
 # Sanitizer builds (see CMakePresets.json): SYNCOPATE_SANITIZE=address|undefined|thread.
 set(SYNCOPATE_SANITIZE "" CACHE STRING "Sanitizer to build with (address, undefined, thread)")
 if(SYNCOPATE_SANITIZE)
-  add_compile_options($<$<COMPILE_LANGUAGE:CXX,C>:-fsanitize=${SYNCOPATE_SANITIZE};-fno-omit-frame-pointer>)
+  # Quoted: an unquoted ";" would split the generator expression in two.
+  add_compile_options("$<$<COMPILE_LANGUAGE:CXX,C>:-fsanitize=${SYNCOPATE_SANITIZE};-fno-omit-frame-pointer>")
   add_link_options(-fsanitize=${SYNCOPATE_SANITIZE})
 endif()
 

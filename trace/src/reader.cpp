@@ -43,14 +43,14 @@ Status checkHeader(const std::filesystem::path& file) {
   struct stat st {};
   unsigned char header[kHeaderSize] = {};
   ssize_t got = -1;
-  if (::fstat(fd, &st) == 0) got = ::pread(fd, header, sizeof header, 0);
+  if (::fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) got = ::pread(fd, header, sizeof header, 0);
   const int err = errno;
   ::close(fd);
-  if (got < 0) return detail::errnoStatus(err, "cannot read " + name);
   if (S_ISDIR(st.st_mode)) {
     return {StatusCode::InvalidArgument, name + " is a directory, not a store (a run directory's stores are its "
                                                 "rank-<R>.sqlite and pid-<P>.sqlite files)"};
   }
+  if (got < 0) return detail::errnoStatus(err, "cannot read " + name);
   const auto size = static_cast<std::size_t>(st.st_size);
   if (size == 0) return {StatusCode::NotAStore, name + " is empty: it is not a Syncopate store"};
   const std::size_t compared = std::min(size, sizeof kSqliteMagic);

@@ -45,6 +45,7 @@ StringId RecordRows::fixedName(std::size_t which, const char* text) noexcept {
 }
 
 ApiCallRow RecordRows::apiCall(ThreadId thread, const ApiCallRecord& r) noexcept {
+  if (thread == kNoThread || thread > catalog_.threadCount()) ++unknown_references_;  // api_calls.thread_id dangles
   ApiCallRow row;
   row.thread_id = thread;
   row.domain = r.domain;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -72,25 +73,49 @@ Status StoreConnection::open(const std::filesystem::path& file, bool fresh) {
   return prepareStatements();
 }
 
+namespace {
+
+// "INSERT INTO table(columns) VALUES(?,..)" with `rows` groups of placeholders.
+std::string insertSql(const char* table, const std::string& columns, int rows) {
+  const auto count = 1 + std::count(columns.begin(), columns.end(), ',');
+  std::string group = "(";
+  for (long i = 0; i < count; ++i) group += i == 0 ? "?" : ",?";
+  group += ")";
+  std::string sql = std::string("INSERT INTO ") + table + "(" + columns + ") VALUES";
+  for (int r = 0; r < rows; ++r) sql += (r == 0 ? "" : ",") + group;
+  return sql;
+}
+
+}  // namespace
+
 Status StoreConnection::prepareStatements() {
+  WriteStatements& s = statements_;
+  struct Batched {
+    BatchedInsert* insert;
+    const char* table;
+    const char* columns;
+  };
+  const Batched batched[] = {
+      {&s.api_call, "api_calls", "thread_id,domain,name_id,start_ns,end_ns,correlation_id,result"},
+      {&s.op, "ops",
+       "kind,device_id,stream_id,name_id,start_ns,end_ns,correlation_id,bytes,memcpy_kind,"
+       "grid_x,grid_y,grid_z,block_x,block_y,block_z,event_id,sync_kind"},
+      {&s.collective, "collectives",
+       "correlation_id,comm_id,comm_rank,comm_size,seq,coll_type,dtype,red_op,count,bytes,root_or_peer,group_id"},
+      {&s.op_arg, "op_args", "correlation_id,arg_index,address"},
+      {&s.nvtx, "nvtx_ranges", "thread_id,domain_id,name_id,start_ns,end_ns,depth,color,category"},
+  };
+  for (const Batched& b : batched) {
+    if (Status st = prepare(db_, insertSql(b.table, b.columns, 1), b.insert->one, doing_); !st.ok()) return st;
+    if (Status st = prepare(db_, insertSql(b.table, b.columns, kRowsPerInsert), b.insert->many, doing_); !st.ok()) {
+      return st;
+    }
+  }
   struct Sql {
     Statement* statement;
     const char* text;
   };
-  WriteStatements& s = statements_;
-  const Sql all[] = {
-      {&s.api_call,
-       "INSERT INTO api_calls(thread_id,domain,name_id,start_ns,end_ns,correlation_id,result) VALUES(?,?,?,?,?,?,?)"},
-      {&s.op,
-       "INSERT INTO ops(kind,device_id,stream_id,name_id,start_ns,end_ns,correlation_id,bytes,memcpy_kind,"
-       "grid_x,grid_y,grid_z,block_x,block_y,block_z,event_id,sync_kind) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
-      {&s.collective,
-       "INSERT INTO collectives(correlation_id,comm_id,comm_rank,comm_size,seq,coll_type,dtype,red_op,count,bytes,"
-       "root_or_peer,group_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)"},
-      {&s.op_arg, "INSERT INTO op_args(correlation_id,arg_index,address) VALUES(?,?,?)"},
-      {&s.nvtx,
-       "INSERT INTO nvtx_ranges(thread_id,domain_id,name_id,start_ns,end_ns,depth,color,category) "
-       "VALUES(?,?,?,?,?,?,?,?)"},
+  const Sql single[] = {
       {&s.allocation,
        "INSERT INTO allocations(id,device_id,address,bytes,kind,alloc_ns,free_ns) VALUES(?,?,?,?,?,?,?)"},
       {&s.free_allocation, "UPDATE allocations SET free_ns=? WHERE id=?"},
@@ -107,7 +132,7 @@ Status StoreConnection::prepareStatements() {
       {&s.diagnostic,
        "INSERT OR REPLACE INTO diagnostics(id,severity,source,message,count,first_ns) VALUES(?,?,?,?,?,?)"},
   };
-  for (const Sql& sql : all) {
+  for (const Sql& sql : single) {
     if (Status st = prepare(db_, sql.text, *sql.statement, doing_); !st.ok()) return st;
   }
   return {};

@@ -12,8 +12,17 @@
 
 namespace syncopate::trace::detail {
 
+// The big tables take their rows in groups of kRowsPerInsert per INSERT: SQLite's cost per
+// statement (opening a cursor, halting the VM) then falls on 32 rows instead of one.
+inline constexpr int kRowsPerInsert = 32;
+struct BatchedInsert {
+  Statement one;   // INSERT ... VALUES(?,...)
+  Statement many;  // INSERT ... VALUES(?,...),(?,...),... kRowsPerInsert times
+};
+
 struct WriteStatements {
-  Statement api_call, op, collective, op_arg, nvtx, allocation, free_allocation;
+  BatchedInsert api_call, op, collective, op_arg, nvtx;
+  Statement allocation, free_allocation;
   Statement string, stream, thread, device, communicator;
   Statement meta, counter, diagnostic;
 };

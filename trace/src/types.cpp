@@ -40,6 +40,8 @@ std::string_view toString(CollType t) {
     case CollType::Recv: return "Recv";
     case CollType::AllToAll: return "AllToAll";
     case CollType::Barrier: return "Barrier";
+    case CollType::Gather: return "Gather";
+    case CollType::Scatter: return "Scatter";
   }
   return "unknown";
 }

@@ -69,20 +69,102 @@ int renameNoReplace(const std::filesystem::path& from, const std::filesystem::pa
   return 0;
 }
 
+
+// Column count and parameter binding of each batched table's rows (the order of the column
+// lists in store_connection.cpp).
+constexpr int columnsOf(const ApiCallRow&) { return 7; }
+constexpr int columnsOf(const OpRow&) { return 17; }
+constexpr int columnsOf(const CollectiveRow&) { return 12; }
+constexpr int columnsOf(const OpArgRow&) { return 3; }
+constexpr int columnsOf(const NvtxRangeRow&) { return 8; }
+
+void bindRow(sqlite3_stmt* s, int i, const ApiCallRow& r) {
+  bindInt(s, i, r.thread_id);
+  bindInt(s, i + 1, static_cast<std::int64_t>(r.domain));
+  bindInt(s, i + 2, r.name_id);
+  bindInt(s, i + 3, r.start_ns);
+  bindInt(s, i + 4, r.end_ns);
+  bindOptional(s, i + 5, r.correlation_id);
+  bindOptional(s, i + 6, r.result);
+}
+
+void bindDim(sqlite3_stmt* s, int i, const std::optional<Dim3>& d) {
+  if (d) {
+    bindInt(s, i, d->x);
+    bindInt(s, i + 1, d->y);
+    bindInt(s, i + 2, d->z);
+  } else {
+    for (int k = 0; k < 3; ++k) sqlite3_bind_null(s, i + k);
+  }
+}
+
+void bindRow(sqlite3_stmt* s, int i, const OpRow& r) {
+  bindInt(s, i, static_cast<std::int64_t>(r.kind));
+  bindOptional(s, i + 1, r.device_id);
+  bindOptional(s, i + 2, r.stream_id);
+  bindInt(s, i + 3, r.name_id);
+  bindInt(s, i + 4, r.start_ns);
+  bindInt(s, i + 5, r.end_ns);
+  bindOptional(s, i + 6, r.correlation_id);
+  bindOptional(s, i + 7, r.bytes);
+  bindOptional(s, i + 8, r.memcpy_kind);
+  bindDim(s, i + 9, r.grid);
+  bindDim(s, i + 12, r.block);
+  bindOptional(s, i + 15, r.event_id);
+  bindOptional(s, i + 16, r.sync_kind);
+}
+
+void bindRow(sqlite3_stmt* s, int i, const CollectiveRow& r) {
+  bindInt(s, i, r.correlation_id);
+  bindBits(s, i + 1, r.comm_id);
+  bindOptional(s, i + 2, r.comm_rank);
+  bindOptional(s, i + 3, r.comm_size);
+  bindBits(s, i + 4, r.seq);
+  bindInt(s, i + 5, static_cast<std::int64_t>(r.coll_type));
+  bindOptional(s, i + 6, r.dtype);
+  bindOptional(s, i + 7, r.red_op);
+  bindOptional(s, i + 8, r.count);
+  bindOptional(s, i + 9, r.bytes);
+  bindOptional(s, i + 10, r.root_or_peer);
+  bindOptional(s, i + 11, r.group_id);
+}
+
+void bindRow(sqlite3_stmt* s, int i, const OpArgRow& r) {
+  bindInt(s, i, r.correlation_id);
+  bindInt(s, i + 1, r.arg_index);
+  bindBits(s, i + 2, r.address);
+}
+
+void bindRow(sqlite3_stmt* s, int i, const NvtxRangeRow& r) {
+  bindOptional(s, i, r.thread_id);
+  bindOptional(s, i + 1, r.domain_id);
+  bindInt(s, i + 2, r.name_id);
+  bindInt(s, i + 3, r.start_ns);
+  bindInt(s, i + 4, r.end_ns);
+  bindOptional(s, i + 5, r.depth);
+  bindOptional(s, i + 6, r.color);
+  bindOptional(s, i + 7, r.category);
+}
+
 }  // namespace
 
 struct StoreWriter::Impl {
   Impl(Catalog& c, StoreIdentity id, std::filesystem::path p)
-      : catalog(c), rows(c), identity(std::move(id)), path(std::move(p)) {}
+      : catalog(c), converter(c), identity(std::move(id)), path(std::move(p)) {}
 
   Catalog& catalog;
-  detail::RecordRows rows;
+  detail::RecordRows converter;
   StoreIdentity identity;
   std::filesystem::path path;
   detail::StoreConnection connection;
 
   bool in_batch = false;
-  std::uint64_t batch_rows = 0;
+  std::uint64_t batch_rows = 0;  // rows of data tables in the open batch, written or pending
+  std::vector<ApiCallRow> pending_api_calls;
+  std::vector<OpRow> pending_ops;
+  std::vector<CollectiveRow> pending_collectives;
+  std::vector<OpArgRow> pending_op_args;
+  std::vector<NvtxRangeRow> pending_nvtx;
   CatalogMarks committed, pending;
 
   std::map<std::string, std::string, std::less<>> meta;
@@ -141,6 +223,7 @@ struct StoreWriter::Impl {
   Status fail(Status status, std::uint64_t unwritten) {
     if (in_batch && sqlite3_get_autocommit(db()) == 0) sqlite3_exec(db(), "ROLLBACK", nullptr, nullptr, nullptr);
     in_batch = false;
+    dropAllPending();
     stats.rows_lost += batch_rows + unwritten;
     batch_rows = 0;
     pending = committed;
@@ -152,90 +235,64 @@ struct StoreWriter::Impl {
     if (end < start) ++negative_durations;
   }
 
-  // Rows, shared by records and the row API. They do not call fail(): the caller does.
+  // Rows of the batched tables, shared by records and the row API: buffered, and written
+  // kRowsPerInsert at a time (the rest at flush). They do not call fail(): the caller does.
+  template <class Row>
+  Status add(detail::BatchedInsert& insert, std::vector<Row>& rows, const Row& row) {
+    if (Status s = begin(); !s.ok()) return s;
+    rows.push_back(row);
+    ++batch_rows;
+    if (rows.size() < static_cast<std::size_t>(detail::kRowsPerInsert)) return {};
+    sqlite3_stmt* many = insert.many.get();
+    for (std::size_t i = 0; i < rows.size(); ++i) bindRow(many, static_cast<int>(i * columnsOf(row)) + 1, rows[i]);
+    rows.clear();
+    return run(many);
+  }
+
+  template <class Row>
+  Status writePending(detail::BatchedInsert& insert, std::vector<Row>& rows) {
+    for (const Row& row : rows) {
+      bindRow(insert.one.get(), 1, row);
+      if (Status s = run(insert.one.get()); !s.ok()) return s;
+    }
+    rows.clear();
+    return {};
+  }
+
+  Status writeAllPending() {
+    auto& s = st();
+    Status status = writePending(s.api_call, pending_api_calls);
+    if (status.ok()) status = writePending(s.op, pending_ops);
+    if (status.ok()) status = writePending(s.collective, pending_collectives);
+    if (status.ok()) status = writePending(s.op_arg, pending_op_args);
+    if (status.ok()) status = writePending(s.nvtx, pending_nvtx);
+    return status;
+  }
+
+  void dropAllPending() {
+    pending_api_calls.clear();
+    pending_ops.clear();
+    pending_collectives.clear();
+    pending_op_args.clear();
+    pending_nvtx.clear();
+  }
+
   Status insert(const ApiCallRow& r) {
-    if (Status s = begin(); !s.ok()) return s;
     checkDuration(r.start_ns, r.end_ns);
-    sqlite3_stmt* s = st().api_call.get();
-    bindInt(s, 1, r.thread_id);
-    bindInt(s, 2, static_cast<std::int64_t>(r.domain));
-    bindInt(s, 3, r.name_id);
-    bindInt(s, 4, r.start_ns);
-    bindInt(s, 5, r.end_ns);
-    bindOptional(s, 6, r.correlation_id);
-    bindOptional(s, 7, r.result);
-    return runData(s);
+    return add(st().api_call, pending_api_calls, r);
   }
-
   Status insert(const OpRow& r) {
-    if (Status s = begin(); !s.ok()) return s;
     checkDuration(r.start_ns, r.end_ns);
-    sqlite3_stmt* s = st().op.get();
-    bindInt(s, 1, static_cast<std::int64_t>(r.kind));
-    bindOptional(s, 2, r.device_id);
-    bindOptional(s, 3, r.stream_id);
-    bindInt(s, 4, r.name_id);
-    bindInt(s, 5, r.start_ns);
-    bindInt(s, 6, r.end_ns);
-    bindOptional(s, 7, r.correlation_id);
-    bindOptional(s, 8, r.bytes);
-    bindOptional(s, 9, r.memcpy_kind);
-    const auto dim = [&](int index, const std::optional<Dim3>& d, std::uint32_t Dim3::*axis) {
-      bindOptional(s, index, d ? std::optional<std::int64_t>((*d).*axis) : std::nullopt);
-    };
-    dim(10, r.grid, &Dim3::x);
-    dim(11, r.grid, &Dim3::y);
-    dim(12, r.grid, &Dim3::z);
-    dim(13, r.block, &Dim3::x);
-    dim(14, r.block, &Dim3::y);
-    dim(15, r.block, &Dim3::z);
-    bindOptional(s, 16, r.event_id);
-    bindOptional(s, 17, r.sync_kind);
-    return runData(s);
+    return add(st().op, pending_ops, r);
   }
-
-  Status insert(const CollectiveRow& r) {
-    if (Status s = begin(); !s.ok()) return s;
-    sqlite3_stmt* s = st().collective.get();
-    bindInt(s, 1, r.correlation_id);
-    bindBits(s, 2, r.comm_id);
-    bindOptional(s, 3, r.comm_rank);
-    bindOptional(s, 4, r.comm_size);
-    bindBits(s, 5, r.seq);
-    bindInt(s, 6, static_cast<std::int64_t>(r.coll_type));
-    bindOptional(s, 7, r.dtype);
-    bindOptional(s, 8, r.red_op);
-    bindOptional(s, 9, r.count);
-    bindOptional(s, 10, r.bytes);
-    bindOptional(s, 11, r.root_or_peer);
-    bindOptional(s, 12, r.group_id);
-    return runData(s);
-  }
-
-  Status insert(const OpArgRow& r) {
-    if (Status s = begin(); !s.ok()) return s;
-    sqlite3_stmt* s = st().op_arg.get();
-    bindInt(s, 1, r.correlation_id);
-    bindInt(s, 2, r.arg_index);
-    bindBits(s, 3, r.address);
-    return runData(s);
-  }
-
+  Status insert(const CollectiveRow& r) { return add(st().collective, pending_collectives, r); }
+  Status insert(const OpArgRow& r) { return add(st().op_arg, pending_op_args, r); }
   Status insert(const NvtxRangeRow& r) {
-    if (Status s = begin(); !s.ok()) return s;
     checkDuration(r.start_ns, r.end_ns);
-    sqlite3_stmt* s = st().nvtx.get();
-    bindOptional(s, 1, r.thread_id);
-    bindOptional(s, 2, r.domain_id);
-    bindInt(s, 3, r.name_id);
-    bindInt(s, 4, r.start_ns);
-    bindInt(s, 5, r.end_ns);
-    bindOptional(s, 6, r.depth);
-    bindOptional(s, 7, r.color);
-    bindOptional(s, 8, r.category);
-    return runData(s);
+    return add(st().nvtx, pending_nvtx, r);
   }
 
+  // Allocations are few and later updated by id, so they are written at once.
   Status insert(const AllocationRow& r) {
     if (Status s = begin(); !s.ok()) return s;
     sqlite3_stmt* s = st().allocation.get();
@@ -271,7 +328,7 @@ struct StoreWriter::Impl {
     for (const MemoryEvent& e : memory_events) {
       if (!e.is_free) {
         const std::int64_t id = next_allocation_id;
-        if (Status s = insert(rows.allocation(e.alloc)); !s.ok()) return s;
+        if (Status s = insert(converter.allocation(e.alloc)); !s.ok()) return s;
         live_allocations[e.address] = id;
         continue;
       }
@@ -364,10 +421,10 @@ struct StoreWriter::Impl {
     const Own own[] = {
         {"rows_lost", stats.rows_lost, "rows could not be written (disk full or I/O error) and are missing"},
         {"failed_flushes", stats.failed_flushes, "flushes failed; their batches are missing"},
-        {"ops_bytes_clamped", rows.bytesClamped(), "memcpy/memset byte counts of 1 TiB or more were stored as 2^40-1"},
-        {"unknown_references", rows.unknownReferences(),
-         "records named a stream, launch shape or communicator the catalog never had (collectives among them "
-         "were skipped)"},
+        {"ops_bytes_clamped", converter.bytesClamped(), "memcpy/memset byte counts of 1 TiB or more were stored as 2^40-1"},
+        {"unknown_references", converter.unknownReferences(),
+         "records named a thread, stream, launch shape or communicator the catalog never had (collectives among "
+         "them were skipped)"},
         {"frees_without_alloc", frees_without_alloc,
          "frees had no recorded allocation (allocated before recording started, or the allocation was dropped)"},
         {"negative_durations", negative_durations, "rows end before they start"},
@@ -432,6 +489,7 @@ struct StoreWriter::Impl {
     refreshOwnCounters();
     if (!in_batch && !state_dirty && memory_events.empty() && !catalogHasNews()) return {};
     Status status = begin();
+    if (status.ok()) status = writeAllPending();
     if (status.ok()) status = applyMemoryEvents(final);
     if (status.ok()) status = writeCatalogNews();
     if (status.ok()) {
@@ -461,10 +519,10 @@ struct StoreWriter::Impl {
       const Record& record = records[i];
       Status status;
       switch (record.type()) {
-        case RecordType::ApiCall: status = insert(rows.apiCall(thread, record.as<ApiCallRecord>())); break;
-        case RecordType::Op: status = insert(rows.op(record.as<OpRecord>())); break;
+        case RecordType::ApiCall: status = insert(converter.apiCall(thread, record.as<ApiCallRecord>())); break;
+        case RecordType::Op: status = insert(converter.op(record.as<OpRecord>())); break;
         case RecordType::Collective:
-          if (const auto row = rows.collective(record.as<CollectiveRecord>())) status = insert(*row);
+          if (const auto row = converter.collective(record.as<CollectiveRecord>())) status = insert(*row);
           break;
         case RecordType::OpArgs: {
           const auto args = record.as<OpArgsRecord>();
@@ -473,7 +531,7 @@ struct StoreWriter::Impl {
           }
           break;
         }
-        case RecordType::Nvtx: status = insert(rows.nvtx(thread, record.as<NvtxRecord>())); break;
+        case RecordType::Nvtx: status = insert(converter.nvtx(thread, record.as<NvtxRecord>())); break;
         case RecordType::Alloc: {
           const auto alloc = record.as<AllocRecord>();
           memory_events.push_back({alloc.time_ns, false, false, alloc, alloc.address});
@@ -708,10 +766,16 @@ Status StoreWriter::addCounter(std::string_view name, std::int64_t delta) noexce
 
 Status StoreWriter::addDiagnostic(Severity severity, std::string_view source, std::string_view message,
                                   std::optional<std::int64_t> first_ns) noexcept {
+  return countDiagnostic(severity, source, message, 1, first_ns);
+}
+
+Status StoreWriter::countDiagnostic(Severity severity, std::string_view source, std::string_view message,
+                                    std::int64_t count, std::optional<std::int64_t> first_ns) noexcept {
+  if (count < 0) return {StatusCode::InvalidArgument, "a diagnostic's count cannot be negative"};
   SYNCOPATE_NOTHROW(([&] {
     if (Status s = impl_->usable(); !s.ok()) return s;
     Diagnostic& d = impl_->diagnostic(severity, source, message);
-    ++d.count;
+    d.count += count;
     if (first_ns && (!d.first_ns || *first_ns < *d.first_ns)) d.first_ns = first_ns;
     impl_->state_dirty = true;
     return Status{};

@@ -21,6 +21,7 @@ struct ApiCallRow {
   std::int64_t end_ns = 0;
   std::optional<std::int64_t> correlation_id;
   std::optional<std::int64_t> result;
+  friend bool operator==(const ApiCallRow&, const ApiCallRow&) = default;
 };
 
 struct OpRow {
@@ -38,6 +39,7 @@ struct OpRow {
   std::optional<Dim3> block;
   std::optional<EventId> event_id;  // EventRecord, StreamWait, HostSync on an event
   std::optional<SyncKind> sync_kind;  // HostSync
+  friend bool operator==(const OpRow&, const OpRow&) = default;
 };
 
 struct CollectiveRow {
@@ -53,12 +55,14 @@ struct CollectiveRow {
   std::optional<std::uint64_t> bytes;
   std::optional<std::int32_t> root_or_peer;
   std::optional<std::uint32_t> group_id;
+  friend bool operator==(const CollectiveRow&, const CollectiveRow&) = default;
 };
 
 struct OpArgRow {
   std::int64_t correlation_id = 0;
   std::uint32_t arg_index = 0;
   std::uint64_t address = 0;
+  friend bool operator==(const OpArgRow&, const OpArgRow&) = default;
 };
 
 struct NvtxRangeRow {
@@ -71,6 +75,7 @@ struct NvtxRangeRow {
   std::optional<std::uint32_t> depth;
   std::optional<std::uint32_t> color;
   std::optional<std::uint32_t> category;
+  friend bool operator==(const NvtxRangeRow&, const NvtxRangeRow&) = default;
 };
 
 struct AllocationRow {
@@ -81,6 +86,7 @@ struct AllocationRow {
   AllocKind kind = AllocKind::Device;
   std::int64_t alloc_ns = 0;
   std::optional<std::int64_t> free_ns;
+  friend bool operator==(const AllocationRow&, const AllocationRow&) = default;
 };
 
 struct StreamRow {
@@ -90,6 +96,7 @@ struct StreamRow {
   std::optional<std::uint32_t> flags;
   std::optional<std::int32_t> priority;
   std::string name;
+  friend bool operator==(const StreamRow&, const StreamRow&) = default;
 };
 
 struct DeviceRow {
@@ -99,12 +106,14 @@ struct DeviceRow {
   std::string pci_bus_id;
   std::optional<std::int32_t> sm_count;
   std::optional<std::int64_t> memory_bytes;
+  friend bool operator==(const DeviceRow&, const DeviceRow&) = default;
 };
 
 struct ThreadRow {
   ThreadId id = kNoThread;
   std::int64_t tid = 0;
   std::string name;
+  friend bool operator==(const ThreadRow&, const ThreadRow&) = default;
 };
 
 struct CommunicatorRow {
@@ -115,11 +124,13 @@ struct CommunicatorRow {
   std::optional<std::uint64_t> handle;
   std::optional<std::int64_t> init_ns;
   std::optional<std::uint64_t> parent_comm_id;
+  friend bool operator==(const CommunicatorRow&, const CommunicatorRow&) = default;
 };
 
 struct CounterRow {
   std::string name;
   std::int64_t value = 0;
+  friend bool operator==(const CounterRow&, const CounterRow&) = default;
 };
 
 struct DiagnosticRow {
@@ -129,6 +140,7 @@ struct DiagnosticRow {
   std::string message;
   std::int64_t count = 1;
   std::optional<std::int64_t> first_ns;
+  friend bool operator==(const DiagnosticRow&, const DiagnosticRow&) = default;
 };
 
 }  // namespace syncopate::trace

@@ -7,8 +7,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <optional>
+#include <type_traits>
 #include <utility>
-#include <variant>
 
 namespace syncopate::trace {
 
@@ -48,34 +49,31 @@ class [[nodiscard]] Status {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) noexcept(std::is_nothrow_move_constructible_v<T>) : state_(std::move(value)) {}
-  Result(Status status) noexcept : state_(std::move(status)) {}
+  Result(T value) noexcept(std::is_nothrow_move_constructible_v<T>) : value_(std::move(value)) {}
+  Result(Status status) noexcept : status_(std::move(status)) {
+    if (status_.ok()) status_ = Status(StatusCode::Internal, "a Result was made from an ok Status");
+  }
 
-  bool ok() const noexcept { return state_.index() == 0; }
+  bool ok() const noexcept { return value_.has_value(); }
   explicit operator bool() const noexcept { return ok(); }
 
   // The failure; an ok Status when there is a value.
-  Status status() const {
-    if (ok()) return Status{};
-    return std::get<1>(state_);
-  }
-  const std::string& message() const noexcept {
-    static const std::string empty;
-    return ok() ? empty : std::get<1>(state_).message();
-  }
-  StatusCode code() const noexcept { return ok() ? StatusCode::Ok : std::get<1>(state_).code(); }
+  const Status& status() const noexcept { return status_; }
+  const std::string& message() const noexcept { return status_.message(); }
+  StatusCode code() const noexcept { return status_.code(); }
 
   // Precondition: ok().
-  T& value() & noexcept { return *std::get_if<0>(&state_); }
-  const T& value() const& noexcept { return *std::get_if<0>(&state_); }
-  T&& value() && noexcept { return std::move(*std::get_if<0>(&state_)); }
-  T* operator->() noexcept { return std::get_if<0>(&state_); }
-  const T* operator->() const noexcept { return std::get_if<0>(&state_); }
-  T& operator*() & noexcept { return value(); }
-  const T& operator*() const& noexcept { return value(); }
+  T& value() & noexcept { return *value_; }
+  const T& value() const& noexcept { return *value_; }
+  T&& value() && noexcept { return std::move(*value_); }
+  T* operator->() noexcept { return &*value_; }
+  const T* operator->() const noexcept { return &*value_; }
+  T& operator*() & noexcept { return *value_; }
+  const T& operator*() const& noexcept { return *value_; }
 
  private:
-  std::variant<T, Status> state_;
+  std::optional<T> value_;
+  Status status_;
 };
 
 }  // namespace syncopate::trace

@@ -42,6 +42,8 @@ enum class CollType : std::uint8_t {
   Recv = 7,
   AllToAll = 8,
   Barrier = 9,
+  Gather = 10,   // ncclGather (rooted)
+  Scatter = 11,  // ncclScatter (rooted)
 };
 
 // Element types, in the order of ncclDataType_t (NCCL 2.28).

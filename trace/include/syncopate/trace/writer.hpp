@@ -88,6 +88,9 @@ class StoreWriter {
   // A `diagnostics` row; the same (severity, source, message) again only raises its count.
   Status addDiagnostic(Severity severity, std::string_view source, std::string_view message,
                        std::optional<std::int64_t> first_ns = std::nullopt) noexcept;
+  // The same, for `count` occurrences at once (an importer's tally of skipped events).
+  Status countDiagnostic(Severity severity, std::string_view source, std::string_view message, std::int64_t count,
+                         std::optional<std::int64_t> first_ns = std::nullopt) noexcept;
 
   // Commits everything written since the last flush (see the top of this file).
   Status flush() noexcept;
