@@ -15,6 +15,7 @@ packages=(
   libopenmpi-dev openmpi-bin                # samples bootstrap with MPI; multi-rank tests use mpirun
   libsimdjson-dev libdeflate-dev zlib1g-dev # fast import of Kineto .json.gz traces
   qt6-base-dev libgl-dev                    # the GUI (Qt 6 Widgets; Qt's Gui module needs GL headers)
+  libiberty-dev                             # simgpu: kernel parameter layouts from mangled names
 )
 
 sudo_cmd=()

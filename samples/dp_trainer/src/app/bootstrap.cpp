@@ -82,8 +82,14 @@ void leaveJob(const Membership& membership) {
 void abortJob(int exit_code) {
   int initialized = 0;
   if (MPI_Initialized(&initialized) == MPI_SUCCESS && initialized != 0) {
+    std::fflush(stdout);
+    std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, exit_code);
   }
+  exitNow(exit_code);
+}
+
+void exitNow(int exit_code) {
   // Other threads (the CUDA runtime's, the watchdog) may still run: skip static destructors.
   std::fflush(stdout);
   std::fflush(stderr);

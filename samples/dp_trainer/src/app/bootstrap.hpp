@@ -26,4 +26,8 @@ void leaveJob(const Membership& membership);
 // waiting in a collective); otherwise this process exits and the launcher ends the others.
 [[noreturn]] void abortJob(int exit_code);
 
+// Ends this process at once (from any thread), without MPI calls or static destructors;
+// mpirun ends the job when a rank exits without MPI_Finalize.
+[[noreturn]] void exitNow(int exit_code);
+
 }  // namespace dp_trainer

@@ -73,10 +73,12 @@ int main(int argc, char** argv) {
   const int rank = membership.rank;
   Watchdog watchdog(std::chrono::milliseconds(static_cast<long long>(options.watchdog_s * 1000.0)),
                     [&](const std::string& waiting_for) {
-                      fail(rank, kExitHung,
-                           fmt::format("no progress for {:g} s while waiting for {}; stopping (a rank may have "
-                                       "failed or a collective never completed)",
-                                       options.watchdog_s, waiting_for));
+                      std::fputs(fmt::format("dp_trainer: rank {}: no progress for {:g} s while waiting for {}; "
+                                             "stopping (a rank may have failed or a collective never completed)\n",
+                                             rank, options.watchdog_s, waiting_for)
+                                     .c_str(),
+                                 stderr);
+                      exitNow(kExitHung);  // from the watchdog's thread: no MPI calls
                     });
 
   // Errors end the job from inside the trainer's scope: its destructor (which would wait

@@ -64,11 +64,11 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
   app.add_option("--seq-len", seq_len, "Override the configuration's sequence length")->check(CLI::PositiveNumber);
   app.add_option("--micro-batch", micro_batch, "Override the sequences per rank per step")
       ->check(CLI::PositiveNumber);
-  const std::map<std::string, SyncMode> modes{{"naive", SyncMode::Naive}, {"overlap", SyncMode::Overlap}};
-  app.add_option("--mode", options.mode,
+  std::string mode = "naive";
+  app.add_option("--mode", mode,
                  "Gradient synchronisation: naive (all-reduce each layer after backward, on the compute stream) "
                  "or overlap (DDP-like buckets on a communication stream during backward)")
-      ->transform(CLI::CheckedTransformer(modes));
+      ->capture_default_str();
   app.add_option("--bucket-mb", options.bucket_mb, "overlap: bucket cap in MiB of modelled gradient")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -86,13 +86,10 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
   app.add_option("--batch", batch, "Real model: samples per rank per step")
       ->check(CLI::Range(1, kMaxBatch))
       ->capture_default_str();
-  const std::map<std::string, BootstrapKind> bootstraps{{"auto", BootstrapKind::Auto},
-                                                       {"mpi", BootstrapKind::Mpi},
-                                                       {"env", BootstrapKind::Env},
-                                                       {"single", BootstrapKind::Single}};
-  app.add_option("--bootstrap", options.bootstrap,
+  std::string bootstrap = "auto";
+  app.add_option("--bootstrap", bootstrap,
                  "How ranks meet: auto (mpirun's environment, else RANK/WORLD_SIZE, else single), mpi, env, single")
-      ->transform(CLI::CheckedTransformer(bootstraps));
+      ->capture_default_str();
   app.add_option("--bootstrap-timeout", options.bootstrap_timeout_s,
                  "Seconds to wait for all ranks (env bootstrap)")
       ->check(CLI::PositiveNumber)
@@ -124,6 +121,19 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
     return outcome;
   }
 
+  if (mode != "naive" && mode != "overlap") {
+    return failure(fmt::format("--mode must be naive or overlap (got '{}')", mode));
+  }
+  options.mode = mode == "overlap" ? SyncMode::Overlap : SyncMode::Naive;
+  const std::map<std::string, BootstrapKind> bootstraps{{"auto", BootstrapKind::Auto},
+                                                       {"mpi", BootstrapKind::Mpi},
+                                                       {"env", BootstrapKind::Env},
+                                                       {"single", BootstrapKind::Single}};
+  const auto kind = bootstraps.find(bootstrap);
+  if (kind == bootstraps.end()) {
+    return failure(fmt::format("--bootstrap must be auto, mpi, env or single (got '{}')", bootstrap));
+  }
+  options.bootstrap = kind->second;
   const std::optional<LlmConfig> preset = findLlmPreset(config_name);
   if (!preset) return failure(fmt::format("unknown --config '{}'; known: {}", config_name, llmPresetNames()));
   options.config = *preset;

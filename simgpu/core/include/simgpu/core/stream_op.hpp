@@ -11,6 +11,9 @@
 #include <functional>
 #include <string_view>
 
+// libsimgpu.so hides everything it does not export on purpose; the seam is exported.
+#pragma GCC visibility push(default)
+
 namespace simgpu {
 
 using TimeNs = std::int64_t;  // nanoseconds on CLOCK_MONOTONIC, the clock of every simgpu time
@@ -38,14 +41,47 @@ struct OpTiming {
   cudaError_t error = cudaSuccess;
 };
 
+// What an op is, for observers (the CUPTI layer, tests); the scheduler itself only looks at
+// WorkClass.
+enum class OpKind : std::uint8_t {
+  Kernel,
+  Memcpy,
+  Memset,
+  Collective,
+  P2P,
+  EventRecord,
+  StreamWait,
+  HostFunc,
+};
+
+// Direction of a Memcpy op (OpKind::Memcpy); None for every other kind.
+enum class CopyDirection : std::uint8_t { None, HostToDevice, DeviceToHost, DeviceToDevice, HostToHost, Peer };
+
 struct StreamOp {
   WorkClass work_class = WorkClass::Compute;
   std::string_view name;  // must outlive the op (a string literal or a registry entry)
   std::function<OpTiming(const OpContext&)> body;
+  // Fields added after the seam was first fixed (defaults keep older callers unchanged):
+  OpKind kind = OpKind::Kernel;
+  CopyDirection direction = CopyDirection::None;
+  std::uint64_t bytes = 0;           // bytes moved or written, reported to observers
+  std::uint64_t correlation_id = 0;  // 0: the core assigns the next id (nextCorrelationId)
 };
 
 // Enqueue on `stream` of the calling thread's current device, with CUDA's ordering rules
 // (legacy default stream, per-thread default stream, non-blocking streams).
 cudaError_t enqueue(cudaStream_t stream, StreamOp op);
 
+// Added after the seam was first fixed:
+
+// A process-wide increasing id for API calls and the ops they create (never 0).
+std::uint64_t nextCorrelationId();
+
+// True once the process is exiting or the op's device is being reset: a body that waits for
+// something outside its stream (peers of a collective) must poll this and give up (returning
+// an error in OpTiming) so that exit and cudaDeviceReset never hang.
+bool shuttingDown(int device);
+
 }  // namespace simgpu
+
+#pragma GCC visibility pop

@@ -1,0 +1,9 @@
+// The subcommands; each lives in cli/<name>_command.cpp and registers itself on the app. A
+// command that fails prints `syncopate <cmd>: <what was wrong and what to do>` on stderr and
+// throws CLI::RuntimeError(exit code).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+void addRecordCommand(CLI::App& app);
+void addAttachCommand(CLI::App& app);

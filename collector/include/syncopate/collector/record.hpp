@@ -1,0 +1,70 @@
+// What `syncopate record` does, as a library (cli/record_command.cpp is only its command line):
+// prepare the run directory, build the environment that loads the collector into the command
+// and every process it starts (LD_PRELOAD and NVTX's injection variable, inherited through
+// launchers; Open MPI is told to forward them to remote ranks too), run the command, and
+// write the run's meta.json.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "syncopate/trace/status.hpp"
+
+namespace syncopate::collector {
+
+struct RecordOptions {
+  std::filesystem::path output_dir;
+  std::vector<std::string> command;       // argv of the job
+  bool armed = false;                     // load dormant; record when `syncopate attach` asks
+  std::string backend = "auto";           // auto | cupti | events
+  std::string iteration_marker = "ProfilerStep";
+  std::filesystem::path preload_library;  // libsyncopate_preload.so
+};
+
+// The environment variables a recording sets (the values of the variables it extends, such as
+// LD_PRELOAD, already include what was there).
+using Environment = std::map<std::string, std::string>;
+
+// The collector library installed next to the running executable (<exe>/../lib), or named by
+// SYNCOPATE_PRELOAD_LIBRARY. NotFound with the places looked at.
+trace::Result<std::filesystem::path> findPreloadLibrary();
+
+// Creates the run directory if needed and checks that it can be written. When not inside a
+// launched rank (no launcher rank variable), a directory that already holds stores is
+// refused: a second recording would mix with the first.
+trace::Status prepareRunDirectory(const std::filesystem::path& directory);
+
+// The variables to set for the job, given the current environment (`current`, usually
+// environ). Warnings (e.g. another tool already owns NVTX's injection) go to `warnings`.
+Environment recordEnvironment(const RecordOptions& options, const Environment& current,
+                              std::vector<std::string>& warnings);
+
+// The current process's environment as a map.
+Environment currentEnvironment();
+
+// Runs `command` with `changes` applied to the environment and waits for it; SIGINT, SIGTERM
+// and SIGHUP are passed on to it rather than ending this process. Its exit code, or 128 + the
+// signal that killed it; an error when it could not be started.
+trace::Result<int> runCommand(const std::vector<std::string>& command, const Environment& changes);
+
+// meta.json: written when the recording starts (command, host, start time, what was asked),
+// then completed when the job ended (hosts, the backends the processes used and why). Several
+// `syncopate record` of one run (one per rank under srun) merge their hosts under a lock.
+trace::Status writeStartMeta(const RecordOptions& options, std::int64_t start_unix_ns);
+struct RecordSummary {
+  int stores = 0;
+  std::vector<std::int32_t> ranks;
+  std::vector<std::string> hosts;
+  std::map<std::string, int> backends;  // backend -> number of stores
+  std::vector<std::string> backend_reasons;
+  std::map<std::string, std::int64_t> counters;  // summed over stores, non-zero ones
+  std::vector<std::string> problems;             // stores that could not be read
+};
+trace::Result<RecordSummary> summarizeRun(const std::filesystem::path& directory);
+trace::Status writeEndMeta(const std::filesystem::path& directory, const RecordSummary& summary);
+
+}  // namespace syncopate::collector

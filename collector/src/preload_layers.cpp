@@ -1,0 +1,19 @@
+// Which layers this process stacks over the real libraries, decided once from the
+// environment. The recorder is the bottom layer, so that it records what really reaches the
+// libraries; a layer that reorders or redirects calls (the tuner's runtime) goes above it.
+#include "dispatch/layer.hpp"
+#include "recorder/config.hpp"
+#include "recorder/layers.hpp"
+
+namespace syncopate::preload {
+
+const LayerList& activeLayers() noexcept {
+  static const LayerList list = [] {
+    LayerList layers;
+    if (recorderConfig().enabled) layers.layers[layers.count++] = &kRecordingLayer;
+    return layers;
+  }();
+  return list;
+}
+
+}  // namespace syncopate::preload

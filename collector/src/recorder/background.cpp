@@ -1,0 +1,278 @@
+#include "recorder/background.hpp"
+
+#include <pthread.h>
+
+#include <unordered_set>
+#include <vector>
+
+#include "common/clock.hpp"
+#include "common/log.hpp"
+#include "control/control_channel.hpp"
+#include "dispatch/chain.hpp"
+#include "dispatch/kernel_registry.hpp"
+#include "dispatch/proc_address.hpp"
+#include "recorder/recorder.hpp"
+#include "syncopate/trace/writer.hpp"
+#include "timing/stream_order.hpp"
+
+namespace syncopate::preload {
+namespace {
+
+constexpr std::int64_t kPollIntervalNs = 5'000'000;
+// How long the final drain waits for the GPU to finish what was issued.
+constexpr std::int64_t kFinalDrainNs = 10'000'000'000;
+
+}  // namespace
+
+struct BackgroundThread::State {
+  explicit State(Recorder& recorder) : window(recorder.config().iteration_marker) {}
+
+  std::unique_ptr<trace::StoreWriter> writer;
+  bool store_failed = false;
+  bool disk_problem_reported = false;
+  std::int32_t rank_in_store = -1;
+  StreamOrder order;
+  std::vector<trace::Record> batch;
+  std::vector<trace::Record> resolved;
+  std::int64_t last_flush_ns = 0;
+  std::uint64_t dropped_by_exited_threads = 0;
+  std::uint32_t streams_seen = 0;
+  std::unordered_set<int> devices;
+  IterationWindow window;
+  std::unique_ptr<ControlChannel> control;
+};
+
+BackgroundThread* BackgroundThread::start(Recorder& recorder) noexcept {
+  try {
+    auto* background = new BackgroundThread(recorder);
+    if (recorder.config().armed) {
+      background->state_->control = ControlChannel::open(recorder, background->state_->window);
+    }
+    background->thread_ = std::thread([background] { background->run(); });
+    return background;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+BackgroundThread::BackgroundThread(Recorder& recorder) : recorder_(recorder), state_(std::make_unique<State>(recorder)) {}
+
+IterationWindow* BackgroundThread::window() noexcept { return &state_->window; }
+
+void BackgroundThread::requestFlush() noexcept {
+  std::lock_guard lock(mutex_);
+  flush_requested_ = true;
+  wake_.notify_one();
+}
+
+void BackgroundThread::stopAndJoin() noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    if (stop_) return;
+    stop_ = true;
+    wake_.notify_one();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+namespace {
+
+// Records from a thread's ring: pending ops go to stream order, everything else to the batch.
+void sortDrained(std::span<const trace::Record> records, std::vector<trace::Record>& batch, StreamOrder& order,
+                 std::int64_t& last_call_ns) {
+  for (const trace::Record& record : records) {
+    if (record.type() == trace::RecordType::ApiCall) {
+      last_call_ns = record.as<trace::ApiCallRecord>().start_ns;
+    } else if (record.type() == trace::RecordType::Op) {
+      trace::OpRecord op = record.as<trace::OpRecord>();
+      if (op.start_ns == 0) {
+        order.add(op, last_call_ns);
+        continue;
+      }
+    }
+    batch.push_back(record);
+  }
+}
+
+}  // namespace
+
+void BackgroundThread::createStore() {
+  State& s = *state_;
+  const ProcessIdentity& identity = recorder_.identity();
+  trace::StoreIdentity store_identity;
+  store_identity.host = identity.host;
+  store_identity.pid = identity.pid;
+  if (recorder_.rank() >= 0) store_identity.rank = recorder_.rank();
+  auto created = trace::StoreWriter::create(recorder_.config().output_dir, store_identity, recorder_.catalog());
+  if (!created.ok()) {
+    s.store_failed = true;
+    recorder_.setRecording(false);
+    std::string message = "cannot create this process's store in " + recorder_.config().output_dir + ": " +
+                          created.message() + "; this process is not recorded (the job continues)";
+    log(LogLevel::Error, "%s", message.c_str());
+    if (s.control) s.control->setError(message);
+    return;
+  }
+  s.writer = std::move(created.value());
+  s.rank_in_store = recorder_.rank();
+  (void)s.writer->setMeta("backend", recorder_.timing().name());
+  (void)s.writer->setMeta("backend_reason", recorder_.backendReason());
+  (void)s.writer->setMeta("command", identity.command);
+  if (identity.local_rank) (void)s.writer->setMeta("local_rank", std::to_string(*identity.local_rank));
+  if (recorder_.worldSize() >= 0) (void)s.writer->setMeta("world_size", std::to_string(recorder_.worldSize()));
+  if (!identity.rank_source.empty()) (void)s.writer->setMeta("rank_source", identity.rank_source);
+  (void)s.writer->setMeta("recording_mode", recorder_.config().armed ? "armed" : "continuous");
+  (void)s.writer->setMeta("iteration_marker", recorder_.config().iteration_marker);
+}
+
+void BackgroundThread::drainRings() {
+  State& s = *state_;
+  for (ThreadState* thread : recorder_.threadsSnapshot()) {
+    bool exited = thread->exited.load(std::memory_order_acquire);
+    std::int64_t last_call_ns = 0;
+    s.batch.clear();
+    thread->ring->drain([&](std::span<const trace::Record> records) {
+      sortDrained(records, s.batch, s.order, last_call_ns);
+    });
+    if (s.writer && !s.batch.empty()) (void)s.writer->append(thread->thread_id, s.batch);
+    if (exited && thread->ring->sizeApprox() == 0) {
+      s.dropped_by_exited_threads += thread->ring->dropped();
+      recorder_.forgetThread(thread);
+    }
+  }
+}
+
+void BackgroundThread::describeNewDevices() {
+  State& s = *state_;
+  trace::Catalog& catalog = recorder_.catalog();
+  std::uint32_t streams = catalog.streamCount();
+  for (std::uint32_t id = s.streams_seen + 1; id <= streams; ++id) {
+    auto stream = catalog.stream(id);
+    if (!stream || !s.devices.insert(stream->device).second) continue;
+    trace::DeviceInfo info;
+    info.ordinal = stream->device;
+    const CudartHelpers* helpers = cudartHelpers();
+    cudaDeviceProp properties{};
+    if (helpers != nullptr && helpers->cudaGetDeviceProperties != nullptr &&
+        helpers->cudaGetDeviceProperties(&properties, stream->device) == cudaSuccess) {
+      info.name_id = catalog.intern(properties.name);
+      info.sm_count = properties.multiProcessorCount;
+      info.memory_bytes = static_cast<std::int64_t>(properties.totalGlobalMem);
+      char uuid[64];
+      const auto* bytes = reinterpret_cast<const unsigned char*>(properties.uuid.bytes);
+      std::snprintf(uuid, sizeof uuid, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                    bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
+                    bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]);
+      info.uuid_id = catalog.intern(uuid);
+    }
+    char bus[32] = {};
+    if (helpers != nullptr && helpers->cudaDeviceGetPCIBusId != nullptr &&
+        helpers->cudaDeviceGetPCIBusId(bus, sizeof bus, stream->device) == cudaSuccess) {
+      info.pci_bus_id_id = catalog.intern(bus);
+    }
+    catalog.registerDevice(info);
+  }
+  s.streams_seen = streams;
+}
+
+void BackgroundThread::flush(std::int64_t now_ns) {
+  State& s = *state_;
+  s.last_flush_ns = now_ns;
+  if (!s.writer) return;
+  RecorderCounters& counters = recorder_.counters();
+#define SYNCOPATE_STORE_COUNTER(name, text) \
+  (void)s.writer->setCounter(#name, static_cast<std::int64_t>(counters.name.load(std::memory_order_relaxed)));
+  SYNCOPATE_RECORDER_COUNTERS(SYNCOPATE_STORE_COUNTER)
+#undef SYNCOPATE_STORE_COUNTER
+  std::uint64_t dropped = s.dropped_by_exited_threads;
+  for (ThreadState* thread : recorder_.threadsSnapshot()) dropped += thread->ring->dropped();
+  (void)s.writer->setCounter("records_dropped_buffer_full", static_cast<std::int64_t>(dropped));
+  (void)s.writer->setCounter("kernel_registry_overflow", static_cast<std::int64_t>(kernelRegistry().overflowCount()));
+  (void)s.writer->setCounter("driver_entry_points_untraced", static_cast<std::int64_t>(untracedDriverEntryPoints()));
+  (void)s.writer->setCounter("ops_pending_gpu_time", static_cast<std::int64_t>(s.order.pendingCount()));
+  trace::Status status = s.writer->flush();
+  if (!status.ok() && !s.disk_problem_reported) {
+    s.disk_problem_reported = true;
+    log(LogLevel::Error, "writing %s failed: %s; the rows of that batch are lost and counted, recording goes on",
+        s.writer->path().c_str(), status.message().c_str());
+  } else if (status.ok() && s.disk_problem_reported) {
+    s.disk_problem_reported = false;
+    log(LogLevel::Warn, "writing %s works again", s.writer->path().c_str());
+  }
+}
+
+void BackgroundThread::step(std::int64_t now_ns) {
+  State& s = *state_;
+  if (!s.writer && !s.store_failed && recorder_.everRecorded()) createStore();
+  drainRings();
+  TimingBackend& timing = recorder_.timing();
+  timing.collect();
+  s.resolved.clear();
+  s.order.resolve(timing, s.resolved, recorder_.counters());
+  if (s.writer && !s.resolved.empty()) (void)s.writer->append(trace::kNoThread, s.resolved);
+  describeNewDevices();
+  if (s.writer && recorder_.rank() != s.rank_in_store && recorder_.rank() >= 0) {
+    s.rank_in_store = recorder_.rank();
+    (void)s.writer->setMeta("world_size", std::to_string(recorder_.worldSize()));
+    trace::Status renamed = s.writer->setRank(s.rank_in_store);
+    if (!renamed.ok()) log(LogLevel::Warn, "the store keeps its pid name: %s", renamed.message().c_str());
+  }
+  if (now_ns - s.last_flush_ns >= static_cast<std::int64_t>(recorder_.config().flush_interval_ms) * 1'000'000) {
+    flush(now_ns);
+  }
+  if (s.control) s.control->poll(now_ns);
+}
+
+void BackgroundThread::finish() {
+  State& s = *state_;
+  std::int64_t now = monotonicNs();
+  if (!s.writer && !s.store_failed && recorder_.everRecorded()) createStore();
+  drainRings();
+  TimingBackend& timing = recorder_.timing();
+  timing.drain(now + kFinalDrainNs);
+  s.resolved.clear();
+  s.order.resolve(timing, s.resolved, recorder_.counters());
+  s.order.abandon(timing, recorder_.counters());
+  if (s.writer && !s.resolved.empty()) (void)s.writer->append(trace::kNoThread, s.resolved);
+  describeNewDevices();
+  flush(monotonicNs());
+  if (s.writer) {
+    trace::Status closed = s.writer->close();
+    if (!closed.ok()) log(LogLevel::Error, "closing the store failed: %s", closed.message().c_str());
+  }
+  if (s.control) s.control->close();
+}
+
+void BackgroundThread::run() noexcept {
+  pthread_setname_np(pthread_self(), "syncopate-io");
+  // This thread's own CUDA calls (event queries, device properties) must never count as
+  // unsafe calls during another thread's stream capture in global mode.
+  if (const CudartHelpers* helpers = cudartHelpers(); helpers != nullptr && helpers->cudaThreadExchangeStreamCaptureMode) {
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    (void)helpers->cudaThreadExchangeStreamCaptureMode(&mode);
+  }
+  try {
+    state_->last_flush_ns = monotonicNs();
+    for (;;) {
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait_for(lock, std::chrono::nanoseconds(kPollIntervalNs), [this] { return stop_ || flush_requested_; });
+        if (stop_) break;
+      }
+      std::int64_t now = monotonicNs();
+      step(now);
+      bool flush_now = false;
+      {
+        std::lock_guard lock(mutex_);
+        std::swap(flush_now, flush_requested_);
+      }
+      if (flush_now) flush(now);
+    }
+    finish();
+  } catch (...) {
+    log(LogLevel::Error, "the background writer stopped (out of memory); what was flushed stays readable");
+    recorder_.setRecording(false);
+  }
+}
+
+}  // namespace syncopate::preload

@@ -1,0 +1,57 @@
+// The recorder's background thread: the only writer of the process's store. Every few
+// milliseconds it drains the threads' rings, lets the timing backend make progress, turns
+// resolved pending ops into rows (in stream order), and at least every flush interval
+// (<= 100 ms) commits a batch, so a process killed with SIGKILL leaves a store that is
+// readable up to its last flush. It also serves the arm/attach control channel.
+//
+// A store that cannot be created (unwritable directory) or written (full disk) is reported
+// once on stderr with what to do; the traced program keeps running either way.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace syncopate::preload {
+
+class IterationWindow;
+class Recorder;
+
+class BackgroundThread {
+ public:
+  // Null if the thread could not be started.
+  static BackgroundThread* start(Recorder& recorder) noexcept;
+
+  // Final drain (waiting a bounded time for outstanding GPU timing), flush and close.
+  void stopAndJoin() noexcept;
+
+  // Asks for a flush as soon as possible (the C interface's flush, tests).
+  void requestFlush() noexcept;
+
+  // The iteration window of this process (armed mode), fed by NVTX markers.
+  IterationWindow* window() noexcept;
+
+ private:
+  struct State;
+  explicit BackgroundThread(Recorder& recorder);
+  void run() noexcept;
+  void step(std::int64_t now_ns);
+  void createStore();
+  void drainRings();
+  void describeNewDevices();
+  void flush(std::int64_t now_ns);
+  void finish();
+
+  Recorder& recorder_;
+  std::unique_ptr<State> state_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  bool flush_requested_ = false;
+  std::thread thread_;
+};
+
+}  // namespace syncopate::preload

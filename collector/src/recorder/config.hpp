@@ -1,0 +1,33 @@
+// What the recorder was asked to do, read once from the environment that `syncopate record`
+// (or `syncopate run`) prepared. A process without SYNCOPATE_OUTPUT_DIR has no recorder: the
+// library then only passes calls through.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace syncopate::preload {
+
+enum class BackendChoice : std::uint8_t { Auto, Cupti, Events };
+
+struct RecorderConfig {
+  bool enabled = false;           // SYNCOPATE_OUTPUT_DIR is set
+  std::string output_dir;         // SYNCOPATE_OUTPUT_DIR: the run directory
+  bool armed = false;             // SYNCOPATE_ARMED=1: load dormant, record when attached
+  BackendChoice backend = BackendChoice::Auto;  // SYNCOPATE_BACKEND=auto|cupti|events
+  std::string iteration_marker = "ProfilerStep";  // SYNCOPATE_ITERATION_MARKER
+  std::uint32_t ring_records = 1u << 16;          // SYNCOPATE_BUFFER_RECORDS, per thread
+  std::uint32_t flush_interval_ms = 100;          // SYNCOPATE_FLUSH_MS (at most 100)
+  std::uint32_t event_pairs_per_device = 1u << 14;  // SYNCOPATE_EVENT_PAIRS
+  std::string problem;            // a sentence when a variable had to be corrected
+};
+
+// Parsed on first use; the same object for the life of the process.
+const RecorderConfig& recorderConfig() noexcept;
+
+// Exposed for tests: parse from a getenv-like function.
+RecorderConfig parseRecorderConfig(const char* (*lookup)(const char* name));
+
+const char* toString(BackendChoice choice) noexcept;
+
+}  // namespace syncopate::preload

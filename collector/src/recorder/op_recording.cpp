@@ -1,0 +1,78 @@
+#include "recorder/op_recording.hpp"
+
+#include <bit>
+#include <cstring>
+
+namespace syncopate::preload {
+
+trace::OpRecord pendingOp(const IssuedOp& op, trace::StreamId stream, std::uint32_t correlation, Ticket ticket) {
+  trace::OpRecord record;
+  switch (op.kind) {
+    case trace::OpKind::Memcpy:
+      record = trace::OpRecord::memcpy(op.memcpy_kind, stream, correlation, op.bytes, 0, 0);
+      break;
+    case trace::OpKind::Memset:
+      record = trace::OpRecord::memset(stream, correlation, op.bytes, 0, 0);
+      break;
+    default:
+      record = trace::OpRecord::launch(op.kind, stream, correlation, op.shape, 0, 0);
+      break;
+  }
+  record.start_ns = 0;  // pending: the background thread fills in the GPU times
+  record.end_ns = static_cast<std::int64_t>(ticket);
+  return record;
+}
+
+int pointerArgumentRecords(const IssuedOp& op, std::uint32_t correlation, trace::Record* out) {
+  int count = 0;
+  if (op.pointer_count > 0) {
+    trace::OpArgsRecord args;
+    args.correlation_id = correlation;
+    args.count = op.pointer_count;
+    for (std::uint8_t i = 0; i < op.pointer_count; ++i) {
+      args.index[i] = i;
+      args.address[i] = op.pointers[i];
+    }
+    out[count++] = args;
+  }
+  if (op.kernel == nullptr || op.kernel_args == nullptr) return count;
+  std::uint64_t mask = op.kernel->pointerParameters();
+  trace::OpArgsRecord args;
+  args.correlation_id = correlation;
+  while (mask != 0 && count < kMaxArgumentRecords) {
+    int index = std::countr_zero(mask);
+    mask &= mask - 1;
+    std::uint64_t address = 0;
+    std::memcpy(&address, op.kernel_args[index], sizeof address);
+    args.index[args.count] = static_cast<std::uint16_t>(index);
+    args.address[args.count] = address;
+    if (++args.count == 2) {
+      out[count++] = args;
+      args.count = 0;
+    }
+  }
+  if (args.count > 0 && count < kMaxArgumentRecords) out[count++] = args;
+  return count;
+}
+
+trace::ShapeId kernelShape(Recorder& recorder, const KernelInfo* kernel, dim3 grid, dim3 block) noexcept {
+  trace::LaunchShape shape;
+  shape.name_id = kernel != nullptr ? recorder.kernelName(*kernel) : recorder.internName("<unknown kernel>");
+  shape.grid = {grid.x, grid.y, grid.z};
+  shape.block = {block.x, block.y, block.z};
+  return recorder.catalog().internShape(shape);
+}
+
+void recordHostCall(Recorder& recorder, ThreadState& thread, trace::ApiDomain domain, ApiName api, std::int32_t result,
+                    std::int64_t start, std::int64_t end) noexcept {
+  trace::ApiCallRecord call_record;
+  call_record.domain = domain;
+  call_record.name_id = recorder.apiName(api);
+  call_record.result = result;
+  call_record.start_ns = start;
+  call_record.end_ns = end;
+  trace::Record record = call_record;
+  recorder.push(thread, std::span<const trace::Record>(&record, 1));
+}
+
+}  // namespace syncopate::preload

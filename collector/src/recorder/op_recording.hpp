@@ -1,0 +1,169 @@
+// The recording of one intercepted call, shared by the runtime and driver layers: the host
+// call (ApiCallRecord) and, when it issued GPU work, the op with its timing ticket (a pending
+// OpRecord) and its pointer arguments (OpArgsRecord). Everything is pushed to the thread's
+// ring at once, after the real call returned.
+#pragma once
+
+#include <cstdint>
+
+#include "common/clock.hpp"
+#include "dispatch/kernel_registry.hpp"
+#include "recorder/recorder.hpp"
+#include "timing/stream_order.hpp"
+
+namespace syncopate::preload {
+
+inline bool succeeded(cudaError_t result) { return result == cudaSuccess; }
+inline bool succeeded(CUresult result) { return result == CUDA_SUCCESS; }
+
+// What a call issues, besides its stream.
+struct IssuedOp {
+  trace::OpKind kind = trace::OpKind::Kernel;
+  // Kernel: the launch shape (name, grid, block); Memcpy/Memset: byte count.
+  trace::ShapeId shape = trace::kNoShape;
+  std::uint64_t bytes = 0;
+  trace::MemcpyKind memcpy_kind = trace::MemcpyKind::Unknown;
+  // Up to two pointer arguments (Memcpy: 0 = dst, 1 = src; Memset: 0 = dst).
+  std::uint8_t pointer_count = 0;
+  std::uint64_t pointers[2] = {0, 0};
+  // Kernels whose parameter layout is known: the launch's argument array.
+  const KernelInfo* kernel = nullptr;
+  void** kernel_args = nullptr;
+};
+
+inline trace::MemcpyKind memcpyKindOf(cudaMemcpyKind kind) {
+  switch (kind) {
+    case cudaMemcpyHostToHost: return trace::MemcpyKind::HostToHost;
+    case cudaMemcpyHostToDevice: return trace::MemcpyKind::HostToDevice;
+    case cudaMemcpyDeviceToHost: return trace::MemcpyKind::DeviceToHost;
+    case cudaMemcpyDeviceToDevice: return trace::MemcpyKind::DeviceToDevice;
+    default: return trace::MemcpyKind::Unknown;  // cudaMemcpyDefault: the runtime decides
+  }
+}
+
+// The pending op record of an issued op (start_ns = 0, end_ns = its timing ticket).
+trace::OpRecord pendingOp(const IssuedOp& op, trace::StreamId stream, std::uint32_t correlation, Ticket ticket);
+
+// Appends the op's pointer-argument records to `out` (room for kMaxArgumentRecords); returns
+// how many.
+inline constexpr int kMaxArgumentRecords = 16;
+int pointerArgumentRecords(const IssuedOp& op, std::uint32_t correlation, trace::Record* out);
+
+// The launch shape of a kernel launch (interned on first sight).
+trace::ShapeId kernelShape(Recorder& recorder, const KernelInfo* kernel, dim3 grid, dim3 block) noexcept;
+
+// Runs `call` (the real function, through the next layer) and records it as an API call that
+// issues the op `describe(recorder)` returns, on `stream` (already the stream the runtime
+// means: cudaStreamPerThread for a per-thread-default-stream call on stream 0). `describe` is
+// only called while recording.
+template <class Describe, class Call>
+auto recordIssue(trace::ApiDomain domain, ApiName api, cudaStream_t stream, Describe&& describe, Call&& call) noexcept
+    -> decltype(call()) {
+  Recorder* recorder = Recorder::activate();
+  if (recorder == nullptr || !recorder->recording()) [[unlikely]] return call();
+  ThreadState* thread = recorder->thread();
+  // Work an NCCL call issues on its own is that call's, not an op of its own.
+  if (thread == nullptr || thread->nccl_depth > 0) return call();
+
+  const std::int64_t start = monotonicNs();
+  const std::uint32_t correlation = recorder->nextCorrelation(*thread);
+  const int device = recorder->currentDevice(*thread);
+  const bool captured = recorder->capturing(stream);
+  TimingBackend& timing = recorder->timing();
+  const Ticket ticket = captured ? kNoTicket : timing.begin(device, stream, correlation);
+  auto result = call();
+  const bool issued = succeeded(result);
+  const bool timed = ticket != kNoTicket && timing.end(ticket, stream, issued);
+  const std::int64_t end = monotonicNs();
+
+  trace::Record records[2 + kMaxArgumentRecords];
+  int count = 0;
+  trace::ApiCallRecord call_record;
+  call_record.domain = domain;
+  call_record.name_id = recorder->apiName(api);
+  call_record.correlation_id = issued && !captured ? correlation : 0;
+  call_record.result = static_cast<std::int32_t>(result);
+  call_record.start_ns = start;
+  call_record.end_ns = end;
+  records[count++] = call_record;
+  if (issued) {
+    if (captured) {
+      recorder->counters().ops_captured_into_graphs.fetch_add(1, std::memory_order_relaxed);
+    } else if (!timed) {
+      recorder->counters().ops_untimed_no_timing_slot.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      const IssuedOp op = describe(*recorder);
+      records[count++] = pendingOp(op, recorder->streamId(*thread, device, stream), correlation, ticket);
+      count += pointerArgumentRecords(op, correlation, records + count);
+    }
+  }
+  recorder->push(*thread, std::span<const trace::Record>(records, static_cast<std::size_t>(count)));
+  return result;
+}
+
+// Runs a call that puts a marker on `stream` (cudaEventRecord: EventRecord, cudaStreamWaitEvent:
+// StreamWait) and records it; the marker's GPU time comes from stream order.
+template <class Call>
+auto recordMarker(trace::ApiDomain domain, ApiName api, trace::OpKind kind, cudaStream_t stream, std::uint64_t event,
+                  Call&& call) noexcept -> decltype(call()) {
+  Recorder* recorder = Recorder::activate();
+  if (recorder == nullptr || !recorder->recording()) [[unlikely]] return call();
+  ThreadState* thread = recorder->thread();
+  if (thread == nullptr || thread->nccl_depth > 0) return call();
+  const std::int64_t start = monotonicNs();
+  const bool captured = recorder->capturing(stream);
+  auto result = call();
+  const std::int64_t end = monotonicNs();
+  const bool issued = succeeded(result) && !captured;
+  const std::uint32_t correlation = recorder->nextCorrelation(*thread);
+  trace::ApiCallRecord call_record;
+  call_record.domain = domain;
+  call_record.name_id = recorder->apiName(api);
+  call_record.correlation_id = issued ? correlation : 0;
+  call_record.result = static_cast<std::int32_t>(result);
+  call_record.start_ns = start;
+  call_record.end_ns = end;
+  trace::Record records[2] = {call_record, {}};
+  std::size_t count = 1;
+  if (issued) {
+    const int device = recorder->currentDevice(*thread);
+    trace::OpRecord marker = trace::OpRecord::event(kind, recorder->streamId(*thread, device, stream), correlation,
+                                                    recorder->catalog().eventId(event), 0, 0);
+    marker.end_ns = static_cast<std::int64_t>(kStreamOrderTicket);
+    records[count++] = marker;
+  } else if (captured && succeeded(result)) {
+    recorder->counters().ops_captured_into_graphs.fetch_add(1, std::memory_order_relaxed);
+  }
+  recorder->push(*thread, std::span<const trace::Record>(records, count));
+  return result;
+}
+
+// Records a call that issues no GPU work (ApiCallRecord only, correlation 0).
+void recordHostCall(Recorder& recorder, ThreadState& thread, trace::ApiDomain domain, ApiName api, std::int32_t result,
+                    std::int64_t start, std::int64_t end) noexcept;
+
+// Runs a host-blocking call and records it with its HostSync op (built by `sync`, given the
+// correlation id and the call's host window).
+template <class Call, class MakeSync>
+auto recordSync(trace::ApiDomain domain, ApiName api, Call&& call, MakeSync&& sync) noexcept -> decltype(call()) {
+  Recorder* recorder = Recorder::activate();
+  if (recorder == nullptr || !recorder->recording()) [[unlikely]] return call();
+  ThreadState* thread = recorder->thread();
+  if (thread == nullptr || thread->nccl_depth > 0) return call();
+  const std::int64_t start = monotonicNs();
+  auto result = call();
+  const std::int64_t end = monotonicNs();
+  const std::uint32_t correlation = recorder->nextCorrelation(*thread);
+  trace::ApiCallRecord call_record;
+  call_record.domain = domain;
+  call_record.name_id = recorder->apiName(api);
+  call_record.correlation_id = correlation;
+  call_record.result = static_cast<std::int32_t>(result);
+  call_record.start_ns = start;
+  call_record.end_ns = end;
+  trace::Record records[2] = {call_record, sync(*recorder, *thread, correlation, start, end)};
+  recorder->push(*thread, records);
+  return result;
+}
+
+}  // namespace syncopate::preload

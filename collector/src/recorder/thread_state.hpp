@@ -1,0 +1,69 @@
+// What the recorder keeps per traced thread: its record ring (drained by the background
+// thread), its block of correlation ids, caches that spare the hot path a lookup, the open NVTX
+// push/pop ranges and the NCCL calls of an open group. Only its own thread touches it, except
+// the ring's consumer side and `exited`.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "common/cuda_headers.hpp"
+#include "syncopate/trace/ids.hpp"
+#include "syncopate/trace/records.hpp"
+#include "syncopate/trace/spsc_ring.hpp"
+
+namespace syncopate::preload {
+
+using Ring = trace::SpscRing<trace::Record>;
+
+inline constexpr int kMaxNvtxDepth = 128;
+inline constexpr int kMaxGroupOps = 512;
+
+// An open NVTX push/pop range; start_ns = 0: not recorded (pushed while not recording).
+struct NvtxFrame {
+  std::int64_t start_ns = 0;
+  trace::StringId name_id = trace::kNoString;
+  trace::StringId domain_id = trace::kNoString;
+  std::uint32_t color = 0;
+  bool has_color = false;
+};
+
+// A collective or send/recv issued inside ncclGroupStart/End: its GPU work is launched by
+// ncclGroupEnd, so its records wait here until then (and are dropped if the group fails).
+struct GroupedOp {
+  trace::CollectiveRecord collective;
+  trace::OpArgsRecord buffers;
+  trace::OpRecord pending;  // gets its timing ticket at ncclGroupEnd
+  cudaStream_t stream = nullptr;
+  int device = 0;
+};
+
+struct ThreadState {
+  std::uint64_t generation = 0;  // the recorder instance it belongs to (a forked child starts anew)
+  std::unique_ptr<Ring> ring;
+  trace::ThreadId thread_id = trace::kNoThread;
+  std::int64_t tid = 0;
+
+  std::uint32_t next_correlation = 0;
+  std::uint32_t correlation_end = 0;
+
+  int device = -1;  // the thread's current device as last seen; -1: ask the runtime
+
+  // The last stream looked up (a training loop launches on the same one or two).
+  std::uint64_t cached_stream_handle = ~std::uint64_t{0};
+  int cached_stream_device = -1;
+  trace::StreamId cached_stream_id = trace::kNoStream;
+
+  int nccl_depth = 0;  // > 0 inside an intercepted NCCL call: its own launches belong to it
+  int group_depth = 0;
+  std::uint32_t group_id = 0;
+  int group_count = 0;
+  GroupedOp group_ops[kMaxGroupOps];
+
+  NvtxFrame nvtx[kMaxNvtxDepth];  // by push/pop level (the level itself is kept by the NVTX layer)
+
+  std::atomic<bool> exited{false};  // set when the thread ends; its ring is drained, then freed
+};
+
+}  // namespace syncopate::preload

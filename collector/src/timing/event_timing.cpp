@@ -1,0 +1,246 @@
+#include "timing/event_timing.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#include "common/clock.hpp"
+#include "common/log.hpp"
+#include "dispatch/chain.hpp"
+
+namespace syncopate::preload {
+namespace {
+
+constexpr std::uint32_t kFirstChunk = 256;  // created on the issuing thread
+constexpr std::uint32_t kGrowChunk = 1024;  // created by the background thread
+constexpr std::int64_t kAnchorIntervalNs = 1'000'000'000;
+constexpr std::int64_t kTightAnchorNs = 20'000;
+
+Ticket makeTicket(int device, std::uint32_t index) { return (static_cast<Ticket>(device) << 32) | (index + 1); }
+int ticketDevice(Ticket ticket) { return static_cast<int>(ticket >> 32); }
+std::uint32_t ticketIndex(Ticket ticket) { return static_cast<std::uint32_t>(ticket) - 1; }
+
+// The background thread works on whatever device a pool belongs to; only its own current
+// device changes, never an application thread's.
+void useDevice(int device) {
+  static thread_local int current = -1;
+  if (current == device) return;
+  if (const CudartTable* real = realCudart(); real != nullptr && real->cudaSetDevice(device) == cudaSuccess) {
+    current = device;
+  }
+}
+
+}  // namespace
+
+EventTiming::EventTiming(std::uint32_t pairs_per_device) : pairs_per_device_(pairs_per_device) {}
+
+// The pools live as long as the process: events are never destroyed while work may still
+// refer to them, and at exit the runtime tears the context down anyway.
+EventTiming::~EventTiming() = default;
+
+EventTiming::Pool* EventTiming::pool(int device) noexcept {
+  if (device < 0 || device >= kMaxDevices) return nullptr;
+  if (Pool* existing = pools_[static_cast<std::size_t>(device)].load(std::memory_order_acquire)) [[likely]] return existing;
+  return createPool(device);
+}
+
+EventTiming::Pool* EventTiming::createPool(int device) noexcept {
+  std::lock_guard lock(create_mutex_);
+  auto& slot = pools_[static_cast<std::size_t>(device)];
+  if (Pool* existing = slot.load(std::memory_order_acquire)) return existing;
+  auto* created = new (std::nothrow) Pool;
+  if (created == nullptr) return nullptr;
+  created->device = device;
+  created->capacity = pairs_per_device_;
+  created->slots.reset(new (std::nothrow) Slot[pairs_per_device_]);
+  // The first chunk is made here, on the thread issuing the device's first op, whose current
+  // device is that device.
+  if (!created->slots || !grow(*created, std::min(kFirstChunk, pairs_per_device_))) {
+    log(LogLevel::Error, "cannot create CUDA events for timing on device %d; its ops are not timed", device);
+    delete created;
+    return nullptr;
+  }
+  slot.store(created, std::memory_order_release);
+  return created;
+}
+
+bool EventTiming::grow(Pool& pool, std::uint32_t count) noexcept {
+  const CudartHelpers* helpers = cudartHelpers();
+  if (helpers == nullptr || helpers->cudaEventCreateWithFlags == nullptr) return false;
+  std::uint32_t first = pool.created.load(std::memory_order_relaxed);
+  std::uint32_t last = std::min(pool.capacity, first + count);
+  std::uint32_t made = first;
+  for (; made < last; ++made) {
+    Slot& slot = pool.slots[made];
+    if (helpers->cudaEventCreateWithFlags(&slot.start, cudaEventDefault) != cudaSuccess) break;
+    if (helpers->cudaEventCreateWithFlags(&slot.end, cudaEventDefault) != cudaSuccess) {
+      helpers->cudaEventDestroy(slot.start);
+      break;
+    }
+  }
+  pool.created.store(made, std::memory_order_release);
+  for (std::uint32_t index = first; index < made; ++index) push(pool, index);
+  return made > first;
+}
+
+std::uint32_t EventTiming::pop(Pool& pool) noexcept {
+  std::uint64_t head = pool.free_head.load(std::memory_order_acquire);
+  for (;;) {
+    auto top = static_cast<std::uint32_t>(head);
+    if (top == 0) return 0;
+    std::uint32_t next = pool.slots[top - 1].next_free.load(std::memory_order_relaxed);
+    std::uint64_t replacement = ((head >> 32) + 1) << 32 | next;
+    if (pool.free_head.compare_exchange_weak(head, replacement, std::memory_order_acq_rel)) {
+      pool.free_count.fetch_sub(1, std::memory_order_relaxed);
+      pool.in_use.fetch_add(1, std::memory_order_relaxed);
+      return top;
+    }
+  }
+}
+
+void EventTiming::push(Pool& pool, std::uint32_t index) noexcept {
+  std::uint64_t head = pool.free_head.load(std::memory_order_acquire);
+  for (;;) {
+    pool.slots[index].next_free.store(static_cast<std::uint32_t>(head), std::memory_order_relaxed);
+    std::uint64_t replacement = ((head >> 32) + 1) << 32 | (index + 1);
+    if (pool.free_head.compare_exchange_weak(head, replacement, std::memory_order_acq_rel)) break;
+  }
+  pool.free_count.fetch_add(1, std::memory_order_relaxed);
+}
+
+Ticket EventTiming::begin(int device, cudaStream_t stream, std::uint32_t) noexcept {
+  Pool* p = pool(device);
+  if (p == nullptr) return kNoTicket;
+  std::uint32_t top = pop(*p);
+  if (top == 0) return kNoTicket;
+  Slot& slot = p->slots[top - 1];
+  slot.references.store(1, std::memory_order_relaxed);
+  slot.anchor.store(p->anchor_count.load(std::memory_order_acquire) - 1, std::memory_order_relaxed);
+  if (realCudart()->cudaEventRecord(slot.start, stream) != cudaSuccess) {
+    p->in_use.fetch_sub(1, std::memory_order_relaxed);
+    push(*p, top - 1);
+    return kNoTicket;
+  }
+  return makeTicket(device, top - 1);
+}
+
+bool EventTiming::end(Ticket ticket, cudaStream_t stream, bool issued) noexcept {
+  Pool* p = pools_[static_cast<std::size_t>(ticketDevice(ticket))].load(std::memory_order_acquire);
+  Slot& slot = p->slots[ticketIndex(ticket)];
+  if (issued && realCudart()->cudaEventRecord(slot.end, stream) == cudaSuccess) return true;
+  release(ticket);
+  return false;
+}
+
+void EventTiming::share(Ticket ticket, int extra_references) noexcept {
+  Pool* p = pools_[static_cast<std::size_t>(ticketDevice(ticket))].load(std::memory_order_acquire);
+  p->slots[ticketIndex(ticket)].references.fetch_add(extra_references, std::memory_order_relaxed);
+}
+
+void EventTiming::release(Ticket ticket) noexcept {
+  Pool* p = pools_[static_cast<std::size_t>(ticketDevice(ticket))].load(std::memory_order_acquire);
+  std::uint32_t index = ticketIndex(ticket);
+  if (p->slots[index].references.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    p->in_use.fetch_sub(1, std::memory_order_relaxed);
+    push(*p, index);
+  }
+}
+
+bool EventTiming::makeAnchor(Pool& p) noexcept {
+  const CudartHelpers* helpers = cudartHelpers();
+  const CudartTable* real = realCudart();
+  if (helpers == nullptr || real == nullptr) return false;
+  useDevice(p.device);
+  if (p.anchor_stream == nullptr &&
+      helpers->cudaStreamCreateWithFlags(&p.anchor_stream, cudaStreamNonBlocking) != cudaSuccess) {
+    return false;
+  }
+  std::int32_t count = p.anchor_count.load(std::memory_order_relaxed);
+  Anchor& anchor = p.anchors[static_cast<std::size_t>(count % Pool::kAnchors)];
+  if (anchor.event == nullptr && helpers->cudaEventCreateWithFlags(&anchor.event, cudaEventDefault) != cudaSuccess) {
+    return false;
+  }
+  // The event is taken somewhere between the two host readings, so half their distance
+  // bounds the error; a try disturbed by the scheduler is repeated (the event keeps the
+  // time of the last try, which is the one measured).
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    std::int64_t before = monotonicNs();
+    if (real->cudaEventRecord(anchor.event, p.anchor_stream) != cudaSuccess) return false;
+    if (real->cudaEventSynchronize(anchor.event) != cudaSuccess) return false;
+    std::int64_t after = monotonicNs();
+    anchor.host_ns = before + (after - before) / 2;
+    if (after - before < kTightAnchorNs) break;
+  }
+  p.anchor_count.store(count + 1, std::memory_order_release);
+  return true;
+}
+
+const EventTiming::Anchor* EventTiming::anchorFor(const Pool& p, std::int32_t issued_with) const noexcept {
+  std::int32_t count = p.anchor_count.load(std::memory_order_acquire);
+  if (count == 0) return nullptr;
+  // The anchor that was newest when the op was issued (so the elapsed time is short), else
+  // the oldest one still kept, else (ops issued before the first anchor) the first.
+  std::int32_t oldest_kept = std::max(0, count - Pool::kAnchors + 1);
+  std::int32_t index = std::clamp(issued_with, oldest_kept, count - 1);
+  return &p.anchors[static_cast<std::size_t>(index % Pool::kAnchors)];
+}
+
+void EventTiming::collect() noexcept {
+  std::int64_t now = monotonicNs();
+  for (auto& entry : pools_) {
+    Pool* p = entry.load(std::memory_order_acquire);
+    if (p == nullptr) continue;
+    if (now >= p->next_anchor_ns) {
+      if (makeAnchor(*p)) {
+        p->next_anchor_ns = now + kAnchorIntervalNs;
+      } else {
+        p->next_anchor_ns = now + kAnchorIntervalNs / 10;
+      }
+    }
+    std::uint32_t created = p->created.load(std::memory_order_relaxed);
+    if (created < p->capacity && p->free_count.load(std::memory_order_relaxed) < created / 4 + 16) {
+      useDevice(p->device);
+      grow(*p, kGrowChunk);
+    }
+  }
+}
+
+Resolution EventTiming::resolve(Ticket ticket, std::int64_t& start_ns, std::int64_t& end_ns) noexcept {
+  Pool* p = pools_[static_cast<std::size_t>(ticketDevice(ticket))].load(std::memory_order_acquire);
+  const Slot& slot = p->slots[ticketIndex(ticket)];
+  const CudartHelpers* helpers = cudartHelpers();
+  cudaError_t state = helpers->cudaEventQuery(slot.end);
+  if (state == cudaErrorNotReady) return Resolution::Pending;
+  if (state != cudaSuccess) return Resolution::Failed;
+  const Anchor* anchor = anchorFor(*p, slot.anchor.load(std::memory_order_relaxed));
+  if (anchor == nullptr) return Resolution::Pending;  // the first anchor is on its way
+  float from_anchor_ms = 0;
+  float duration_ms = 0;
+  if (helpers->cudaEventElapsedTime(&from_anchor_ms, anchor->event, slot.start) != cudaSuccess ||
+      helpers->cudaEventElapsedTime(&duration_ms, slot.start, slot.end) != cudaSuccess) {
+    return Resolution::Failed;
+  }
+  start_ns = anchor->host_ns + static_cast<std::int64_t>(static_cast<double>(from_anchor_ms) * 1e6);
+  end_ns = start_ns + static_cast<std::int64_t>(static_cast<double>(duration_ms) * 1e6);
+  return Resolution::Resolved;
+}
+
+void EventTiming::drain(std::int64_t deadline_ns) noexcept {
+  // Everything issued is in flight on some stream: wait (bounded) until the pools' events in
+  // use have completed; resolve() then finds them done.
+  const CudartHelpers* helpers = cudartHelpers();
+  if (helpers == nullptr) return;
+  for (auto& entry : pools_) {
+    Pool* p = entry.load(std::memory_order_acquire);
+    if (p == nullptr) continue;
+    if (p->anchor_count.load(std::memory_order_relaxed) == 0) makeAnchor(*p);
+    std::uint32_t created = p->created.load(std::memory_order_acquire);
+    for (std::uint32_t index = 0; index < created; ++index) {
+      if (p->slots[index].references.load(std::memory_order_acquire) == 0) continue;
+      while (helpers->cudaEventQuery(p->slots[index].end) == cudaErrorNotReady && monotonicNs() < deadline_ns) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+  }
+}
+
+}  // namespace syncopate::preload

@@ -1,0 +1,80 @@
+// GPU timing with CUDA events: a pair of timing events recorded on the op's own stream right
+// before and after the call that issues it. Works wherever the CUDA runtime does (simgpu too)
+// and whoever else holds CUPTI.
+//
+// Events come from a per-device pool created on first use: a first chunk on the issuing
+// thread, more by the background thread while the free list runs low, up to a bound (then ops
+// go untimed and are counted). The background thread converts event times to CLOCK_MONOTONIC
+// through anchors: an event it records on a private idle stream while reading the host clock
+// on both sides (the tightest of a few tries), renewed every second so that the float
+// milliseconds of cudaEventElapsedTime stay precise.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "timing/timing_backend.hpp"
+
+namespace syncopate::preload {
+
+class EventTiming final : public TimingBackend {
+ public:
+  explicit EventTiming(std::uint32_t pairs_per_device);
+  ~EventTiming() override;
+
+  const char* name() const noexcept override { return "events"; }
+  Ticket begin(int device, cudaStream_t stream, std::uint32_t correlation) noexcept override;
+  bool end(Ticket ticket, cudaStream_t stream, bool issued) noexcept override;
+  void share(Ticket ticket, int extra_references) noexcept override;
+  void collect() noexcept override;
+  Resolution resolve(Ticket ticket, std::int64_t& start_ns, std::int64_t& end_ns) noexcept override;
+  void release(Ticket ticket) noexcept override;
+  void drain(std::int64_t deadline_ns) noexcept override;
+
+  static constexpr int kMaxDevices = 64;
+
+ private:
+  struct Slot {
+    cudaEvent_t start = nullptr;
+    cudaEvent_t end = nullptr;
+    std::atomic<std::uint32_t> next_free{0};  // free list link: index + 1, 0 = end
+    std::atomic<int> references{0};
+    std::atomic<std::int32_t> anchor{-1};     // the latest anchor when the op was issued
+  };
+  struct Anchor {
+    cudaEvent_t event = nullptr;
+    std::int64_t host_ns = 0;
+  };
+  struct Pool {
+    int device = 0;
+    std::uint32_t capacity = 0;
+    std::unique_ptr<Slot[]> slots;
+    std::atomic<std::uint32_t> created{0};       // slots [0, created) have events
+    std::atomic<std::uint64_t> free_head{0};     // (ABA tag << 32) | (index + 1)
+    std::atomic<std::uint32_t> free_count{0};
+    std::atomic<std::uint32_t> in_use{0};
+    cudaStream_t anchor_stream = nullptr;        // background thread only
+    static constexpr int kAnchors = 64;          // a ring: the last minute of anchors
+    std::array<Anchor, kAnchors> anchors{};
+    std::atomic<std::int32_t> anchor_count{0};   // anchors ever made
+    std::int64_t next_anchor_ns = 0;
+  };
+
+  Pool* pool(int device) noexcept;
+  Pool* createPool(int device) noexcept;
+  bool grow(Pool& pool, std::uint32_t count) noexcept;  // creates events for `count` more slots
+  std::uint32_t pop(Pool& pool) noexcept;               // index + 1; 0 when empty
+  void push(Pool& pool, std::uint32_t index) noexcept;
+  bool makeAnchor(Pool& pool) noexcept;                 // background thread, on pool.device
+  const Anchor* anchorFor(const Pool& pool, std::int32_t issued_with) const noexcept;
+
+  const std::uint32_t pairs_per_device_;
+  std::array<std::atomic<Pool*>, kMaxDevices> pools_{};
+  std::mutex create_mutex_;
+};
+
+}  // namespace syncopate::preload

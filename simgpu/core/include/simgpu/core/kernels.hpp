@@ -1,0 +1,91 @@
+// The kernel registry: what __cudaRegisterFunction tells simgpu about each kernel (its host
+// stub and mangled device name), the parameter layout derived from the mangled name, the
+// kernel's cost from the profile, and the optional CPU implementation the program exports
+// (`extern "C" void simgpu_cpu_<mangled name>(void** args)`).
+#pragma once
+
+#include <simgpu/core/export.hpp>
+#include <simgpu/core/profile.hpp>
+#include <simgpu/core/stream_op.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace simgpu {
+
+// How a parameter's value can be read: integers feed the cost model, pointers are reported
+// by simgpuFuncGetParamInfo, anything else only has a size (or not even that).
+enum class ParamType : unsigned char { Pointer, Signed, Unsigned, Bool, Float, Other };
+
+struct ParamInfo {
+  ParamType type = ParamType::Other;
+  std::size_t size = 0;    // 0 when unknown (a class or enum passed by value)
+  std::size_t offset = 0;  // in the kernel's parameter buffer; valid when the layout is known
+};
+
+using CpuKernel = void (*)(void** args);
+
+// What the mangled device name says about a kernel.
+struct KernelSignature {
+  std::string name;  // the function's own name: no namespace, template arguments or signature
+  // `params_known` is false for extern "C" kernels (no signature in the name) and for names
+  // simgpu cannot parse; `layout_known` is false as soon as one parameter's size is unknown,
+  // since later offsets then are too.
+  bool params_known = false;
+  bool layout_known = false;
+  std::vector<ParamInfo> params;
+  std::size_t params_bytes = 0;
+};
+
+struct SIMGPU_API KernelInfo : KernelSignature {
+  std::uint32_t magic = kMagic;  // lets a cudaKernel_t handle be checked without a lookup
+  const void* host_function = nullptr;
+  std::string mangled;  // the device name given to __cudaRegisterFunction
+  int max_dynamic_shared_bytes = 48 * 1024;  // cudaFuncAttributeMaxDynamicSharedMemorySize
+
+  static constexpr std::uint32_t kMagic = 0x6b65726eu;
+
+  // Resolved on first launch: the profile's cost entry and the program's CPU implementation.
+  const KernelCostSpec* cost() const;
+  CpuKernel cpuImplementation() const;
+
+ private:
+  void resolve() const;
+  mutable std::once_flag resolved_;
+  mutable const KernelCostSpec* cost_ = nullptr;
+  mutable CpuKernel cpu_ = nullptr;
+};
+
+// Called by __cudaRegisterFunction (and by tests). Registering a host function again replaces
+// its entry for later lookups; entries are never freed, so running launches stay valid.
+SIMGPU_API const KernelInfo& registerKernel(const void* host_function, const char* device_name);
+SIMGPU_API const KernelInfo* findKernel(const void* host_function);
+// A cudaKernel_t handed out by __cudaGetKernel is a KernelInfo*; nullptr if it is not one.
+SIMGPU_API const KernelInfo* kernelFromHandle(const void* handle);
+SIMGPU_API void setMaxDynamicSharedBytes(const KernelInfo& kernel, int bytes);
+
+// Parses a mangled name (for tests and tools).
+SIMGPU_API KernelSignature describeKernel(const char* device_name);
+
+// Modelled duration of one launch from the profile (without launch latency). Profile entries
+// that name a parameter which is not an integer are reported once and the default is used.
+SIMGPU_API TimeNs kernelDuration(const KernelInfo& kernel, void* const* args);
+
+// Validates the configuration, copies the arguments and enqueues the launch on `stream`.
+SIMGPU_API cudaError_t launchKernel(const KernelInfo& kernel, dim3 grid, dim3 block, void** args,
+                                    std::size_t shared_bytes, cudaStream_t stream);
+
+}  // namespace simgpu
+
+// simgpu's equivalent of the driver's cuFuncGetParamInfo, by host function. Errors:
+// cudaErrorInvalidDeviceFunction for an unknown function, cudaErrorNotSupported when the
+// layout cannot be derived (extern "C" kernels, class parameters), cudaErrorInvalidValue past
+// the last parameter or for null outputs.
+extern "C" SIMGPU_API cudaError_t simgpuFuncGetParamInfo(const void* hostFunc, size_t index,
+                                                         size_t* offset, size_t* size,
+                                                         int* isPointer);

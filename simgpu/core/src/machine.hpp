@@ -1,0 +1,162 @@
+// The simulated machine's state, private to the core. One mutex (Machine::mu) guards every
+// queue, clock and registry; it is never held while a worker sleeps or runs an op's body, and
+// each wait is on a condition variable of the stream concerned. One lock keeps cross-stream
+// and cross-device dependencies (events, the legacy default stream) free of lock ordering.
+#pragma once
+
+#include "ring_queue.hpp"
+
+#include <simgpu/core/observer.hpp>
+#include <simgpu/core/profile.hpp>
+#include <simgpu/core/runtime.hpp>
+#include <simgpu/core/stream_op.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace simgpu::detail {
+
+struct Stream;
+struct Device;
+struct Event;
+
+// "Wait until `producer` has completed its op number `seq`": the end of that op (model time)
+// is written here by the producer when it completes. Lives in the waiting entry's vector, so
+// its address is stable while the entry moves.
+struct Watch {
+  Stream* producer = nullptr;
+  std::uint64_t seq = 0;
+  Stream* waiter = nullptr;
+  TimeNs end = 0;
+  bool done = false;
+};
+
+struct Entry {
+  StreamOp op;
+  Stream* owner = nullptr;
+  cudaStream_t given = nullptr;  // the handle the caller used, reported back as is
+  std::uint64_t seq = 0;
+  TimeNs ready_ns = 0;  // enqueue time + launch latency: the earliest model start
+  std::vector<Watch> watches;
+  std::shared_ptr<Event> event;  // the event an EventRecord marker records
+  std::uint64_t event_gen = 0;
+  // While running under interference: work left at full speed and current rate.
+  double remaining_ns = 0;
+  double rate = 1.0;
+  TimeNs end_ns = 0;
+};
+
+enum class StreamKind : std::uint8_t { LegacyDefault, PerThreadDefault, User };
+
+struct Stream {
+  Device* device = nullptr;
+  StreamKind kind = StreamKind::User;
+  unsigned flags = 0;
+  int priority = 0;
+  unsigned long long id = 0;
+
+  RingQueue<Entry> queue;  // not yet taken by the worker
+  Entry* current = nullptr;  // the op the worker is on (lives on the worker's stack)
+  std::uint64_t enqueued = 0;   // seq of the last op enqueued
+  std::uint64_t completed = 0;  // seq of the last op completed
+  TimeNs clock = 0;             // model end of the last completed op
+  std::vector<Watch*> watchers;  // other streams' entries waiting for ops of this one
+  int host_waiters = 0;
+
+  std::condition_variable worker_cv;
+  std::condition_variable host_cv;
+  std::thread worker;
+  bool worker_started = false;
+  bool worker_exited = false;
+  bool retiring = false;  // destroyed by the program: drain, then stop
+  bool abandon = false;   // reset or exit: drop pending work, cut the running op short
+  std::uint64_t engine_ticket = 0;
+
+  bool blocking() const { return kind != StreamKind::User || (flags & cudaStreamNonBlocking) == 0; }
+  bool idle() const { return completed == enqueued; }
+};
+
+struct Event {
+  Device* device = nullptr;
+  unsigned flags = 0;
+  std::uint64_t gen = 0;       // number of records so far
+  std::uint64_t done_gen = 0;  // highest record completed
+  TimeNs time = 0;             // model time of the latest completed record
+  std::shared_ptr<Stream> stream;  // where the latest record was enqueued
+  std::uint64_t seq = 0;           // and its seq there
+  bool recorded() const { return gen != 0; }
+  bool complete() const { return done_gen >= gen; }
+};
+
+struct Device {
+  int index = 0;
+  std::vector<std::shared_ptr<Stream>> streams;  // every stream whose worker is not reaped
+  std::shared_ptr<Stream> legacy;
+  cudaError_t sticky = cudaSuccess;
+  bool resetting = false;
+  unsigned flags = 0;
+
+  // Compute engine: Compute ops of all streams of the device run one at a time, the waiting
+  // op of the highest-priority stream first (then the earliest to ask).
+  bool engine_busy = false;
+  TimeNs engine_free_at = 0;
+  std::vector<Stream*> engine_waiters;
+  std::uint64_t engine_tickets = 0;
+
+  // Compute/communication interference: the running ops of those classes and when their
+  // remaining work was last brought up to date.
+  std::vector<Entry*> active;
+  TimeNs active_updated = 0;
+};
+
+struct Machine {
+  std::mutex mu;
+  Profile profile;
+  cudaError_t init_error = cudaSuccess;
+  std::atomic<bool> exiting{false};
+  std::vector<std::unique_ptr<Device>> devices;
+  std::unordered_map<Stream*, std::shared_ptr<Stream>> user_streams;
+  std::unordered_map<Event*, std::shared_ptr<Event>> events;
+  std::condition_variable reaper_cv;  // a worker exited
+  unsigned long long next_stream_id = 1;
+  Stats stats;
+  std::atomic<OpObserver> observer{nullptr};
+  std::atomic<void*> observer_data{nullptr};
+  std::atomic<EnqueueObserver> enqueue_observer{nullptr};
+  std::atomic<void*> enqueue_observer_data{nullptr};
+};
+
+// The machine, created (and the profile loaded) on first use; never destroyed, so that worker
+// threads and late calls from static destructors never see it torn down.
+Machine& machine();
+// machine() without initialising: nullptr when no CUDA call was ever made.
+Machine* machineIfCreated();
+
+// --- scheduler.cpp (all with Machine::mu held unless said otherwise) ---
+
+// Resolves 0/cudaStreamLegacy/cudaStreamPerThread/user handles; nullptr when invalid.
+Stream* resolveStream(Machine& m, cudaStream_t handle);
+Stream& legacyStream(Machine& m, Device& d);
+std::shared_ptr<Stream> newStream(Machine& m, Device& d, StreamKind kind, unsigned flags, int priority);
+// Takes ownership of `op`; fills the dependencies that CUDA's default-stream rules imply.
+cudaError_t enqueueLocked(Machine& m, Stream& s, cudaStream_t given, StreamOp&& op,
+                          std::vector<Watch> watches = {}, std::shared_ptr<Event> event = {},
+                          std::uint64_t event_gen = 0);
+// Blocks (releasing the lock) until `s` has completed op `seq`.
+void waitForSeq(std::unique_lock<std::mutex>& lock, Stream& s, std::uint64_t seq);
+// For a host sync on `s`: s itself and, for the legacy stream, every blocking stream.
+void synchronizeLocked(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s);
+bool queryLocked(Machine& m, Stream& s);
+void retireStream(Stream& s);
+// Joins workers that have finished (retired streams, after reset).
+void reapStreams(Device& d);
+// Drops pending work of every stream of the device and waits (bounded) for the workers.
+void abandonDevice(std::unique_lock<std::mutex>& lock, Machine& m, Device& d);
+
+}  // namespace simgpu::detail

@@ -1,0 +1,381 @@
+// Stream workers and the time model's clocks. Each stream is a FIFO run by its own worker
+// thread. An op starts (in model time) at the latest of: when it became runnable (enqueue +
+// launch latency), the model end of the stream's previous op, the model end of every op it
+// waits for, and, for Compute ops, when the device's compute engine is free. The worker sleeps
+// until that absolute CLOCK_MONOTONIC time, runs the body, then sleeps until the model end,
+// which interference may move while it sleeps. Reported times are model times, so a late
+// wake-up is absorbed rather than accumulated.
+#include "clock.hpp"
+#include "machine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+
+namespace simgpu::detail {
+namespace {
+
+bool allDone(const std::vector<Watch>& watches) {
+  return std::all_of(watches.begin(), watches.end(), [](const Watch& w) { return w.done; });
+}
+
+// Sleeps with the lock released until real time reaches *deadline (re-read on every wake-up,
+// since interference can move it) or the stream must abandon its work. False if abandoned.
+bool sleepUntil(std::unique_lock<std::mutex>& lock, Stream& s, const TimeNs& deadline) {
+  for (;;) {
+    if (s.abandon) return false;
+    if (nowNs() >= deadline) return true;
+    s.worker_cv.wait_until(lock, toTimePoint(deadline));
+  }
+}
+
+// --- the compute engine -------------------------------------------------------------------
+
+Stream* bestEngineWaiter(const Device& d) {
+  Stream* best = nullptr;
+  for (Stream* w : d.engine_waiters)
+    if (best == nullptr || w->priority < best->priority ||
+        (w->priority == best->priority && w->engine_ticket < best->engine_ticket))
+      best = w;
+  return best;
+}
+
+bool acquireEngine(std::unique_lock<std::mutex>& lock, Device& d, Stream& s) {
+  s.engine_ticket = ++d.engine_tickets;
+  d.engine_waiters.push_back(&s);
+  s.worker_cv.wait(lock, [&] { return s.abandon || (!d.engine_busy && bestEngineWaiter(d) == &s); });
+  std::erase(d.engine_waiters, &s);
+  if (s.abandon) {
+    if (Stream* next = bestEngineWaiter(d); next != nullptr && !d.engine_busy) next->worker_cv.notify_one();
+    return false;
+  }
+  d.engine_busy = true;
+  return true;
+}
+
+void releaseEngine(Device& d, TimeNs end) {
+  d.engine_busy = false;
+  d.engine_free_at = std::max(d.engine_free_at, end);
+  if (Stream* next = bestEngineWaiter(d)) next->worker_cv.notify_one();
+}
+
+// --- compute/communication interference ----------------------------------------------------
+
+bool interferes(WorkClass c) { return c == WorkClass::Compute || c == WorkClass::Communication; }
+
+void advanceActive(Device& d, TimeNs t) {
+  if (t <= d.active_updated) return;
+  const double elapsed = static_cast<double>(t - d.active_updated);
+  for (Entry* e : d.active) e->remaining_ns = std::max(0.0, e->remaining_ns - elapsed * e->rate);
+  d.active_updated = t;
+}
+
+// Recomputes every running op's rate and model end after the set of running ops changed, and
+// wakes the workers whose end moved.
+void retarget(const Machine& m, Device& d) {
+  int compute = 0;
+  int communication = 0;
+  for (const Entry* e : d.active) (e->op.work_class == WorkClass::Compute ? compute : communication)++;
+  for (Entry* e : d.active) {
+    const bool is_compute = e->op.work_class == WorkClass::Compute;
+    const bool overlapped = is_compute ? communication > 0 : compute > 0;
+    const double slowdown = is_compute ? m.profile.interference.compute_slowdown
+                                       : m.profile.interference.communication_slowdown;
+    e->rate = overlapped ? 1.0 / (1.0 + slowdown) : 1.0;
+    const TimeNs end = d.active_updated + static_cast<TimeNs>(std::llround(e->remaining_ns / e->rate));
+    if (end != e->end_ns) {
+      e->end_ns = end;
+      e->owner->worker_cv.notify_one();
+    }
+  }
+}
+
+void beginActive(const Machine& m, Device& d, Entry& e, TimeNs start, TimeNs duration) {
+  // Workers report starts in real-time order, which jitter can make slightly different from
+  // model order; a start before the last update counts from the last update.
+  if (d.active.empty()) d.active_updated = start;
+  const TimeNs late = std::max<TimeNs>(0, d.active_updated - start);
+  advanceActive(d, start);
+  e.remaining_ns = static_cast<double>(std::max<TimeNs>(0, duration - late));
+  e.rate = 1.0;
+  e.end_ns = start + duration;
+  d.active.push_back(&e);
+  retarget(m, d);
+}
+
+void finishActive(const Machine& m, Device& d, Entry& e, TimeNs end) {
+  advanceActive(d, end);
+  std::erase(d.active, &e);
+  retarget(m, d);
+}
+
+// --- completion ----------------------------------------------------------------------------
+
+void fulfilWatchers(Stream& s, TimeNs end) {
+  auto& ws = s.watchers;
+  for (std::size_t i = 0; i < ws.size();) {
+    Watch* w = ws[i];
+    if (w->seq <= s.completed) {
+      w->end = end;
+      w->done = true;
+      w->waiter->worker_cv.notify_one();
+      ws[i] = ws.back();
+      ws.pop_back();
+    } else {
+      ++i;
+    }
+  }
+}
+
+void completeEntry(Machine& m, Stream& s, Entry& e, TimeNs end, bool abandoned) {
+  s.clock = std::max(s.clock, end);
+  s.completed = e.seq;
+  fulfilWatchers(s, end);
+  for (Watch& w : e.watches)
+    if (!w.done) std::erase(w.producer->watchers, &w);
+  if (e.event) {
+    Event& ev = *e.event;
+    ev.done_gen = std::max(ev.done_gen, e.event_gen);
+    if (e.event_gen == ev.gen) ev.time = end;
+  }
+  ++(abandoned ? m.stats.ops_abandoned : m.stats.ops_completed);
+  if (s.host_waiters > 0) s.host_cv.notify_all();
+}
+
+OpTiming runBody(const StreamOp& op, const OpContext& ctx) {
+  try {
+    return op.body(ctx);
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "simgpu: op %.*s failed: %s\n", static_cast<int>(op.name.size()),
+                 op.name.data(), ex.what());
+  } catch (...) {
+    std::fprintf(stderr, "simgpu: op %.*s failed with an unknown exception\n",
+                 static_cast<int>(op.name.size()), op.name.data());
+  }
+  OpTiming failed;
+  failed.error = cudaErrorLaunchFailure;
+  return failed;
+}
+
+void notifyObserver(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s, const Entry& e,
+                    TimeNs start, TimeNs end, bool abandoned) {
+  OpObserver observer = m.observer.load(std::memory_order_acquire);
+  if (observer == nullptr) return;
+  CompletedOp op;
+  op.kind = e.op.kind;
+  op.direction = e.op.direction;
+  op.work_class = e.op.work_class;
+  op.device = s.device->index;
+  op.stream = e.given;
+  op.stream_id = s.id;
+  op.name = e.op.name;
+  op.start_ns = start;
+  op.end_ns = end;
+  op.correlation_id = e.op.correlation_id;
+  op.bytes = e.op.bytes;
+  op.abandoned = abandoned;
+  void* data = m.observer_data.load(std::memory_order_acquire);
+  lock.unlock();
+  observer(op, data);
+  lock.lock();
+}
+
+void runEntry(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s, Entry& e) {
+  Device& d = *s.device;
+  s.worker_cv.wait(lock, [&] { return s.abandon || allDone(e.watches); });
+  TimeNs start = std::max(e.ready_ns, s.clock);
+  for (const Watch& w : e.watches) start = std::max(start, w.end);
+
+  bool abandoned = s.abandon;
+  const bool uses_engine = !abandoned && e.op.work_class == WorkClass::Compute;
+  if (uses_engine) {
+    if (acquireEngine(lock, d, s))
+      start = std::max(start, d.engine_free_at);
+    else
+      abandoned = true;
+  }
+  if (!abandoned) abandoned = !sleepUntil(lock, s, start);
+
+  TimeNs model_start = start;
+  TimeNs end = 0;
+  if (!abandoned) {
+    OpTiming timing;
+    if (e.op.body) {
+      lock.unlock();
+      timing = runBody(e.op, OpContext{d.index, e.given, start});
+      lock.lock();
+    }
+    if (timing.model_start_ns != 0) model_start = timing.model_start_ns;
+    if (timing.error != cudaSuccess && d.sticky == cudaSuccess) d.sticky = timing.error;
+    const TimeNs duration = std::max<TimeNs>(0, timing.duration_ns);
+    if (nowNs() > model_start + duration && duration > 0) ++m.stats.ops_overran;
+    const bool tracked = interferes(e.op.work_class) && duration > 0;
+    if (tracked)
+      beginActive(m, d, e, model_start, duration);
+    else
+      e.end_ns = model_start + duration;
+    abandoned = !sleepUntil(lock, s, e.end_ns);
+    end = abandoned ? std::min(e.end_ns, nowNs()) : e.end_ns;
+    if (tracked) finishActive(m, d, e, end);
+  } else {
+    model_start = end = nowNs();
+  }
+  if (uses_engine) releaseEngine(d, end);
+  notifyObserver(lock, m, s, e, model_start, end, abandoned);
+  completeEntry(m, s, e, end, abandoned);
+}
+
+void workerMain(Machine& m, Stream& s) {
+  useExactTimers();
+  std::unique_lock lock(m.mu);
+  for (;;) {
+    s.worker_cv.wait(lock, [&] { return !s.queue.empty() || s.retiring || s.abandon; });
+    if (s.queue.empty()) break;
+    Entry e = std::move(s.queue.front());
+    s.queue.pop();
+    s.current = &e;
+    runEntry(lock, m, s, e);
+    s.current = nullptr;
+  }
+  s.worker_exited = true;
+  m.reaper_cv.notify_all();
+}
+
+void startWorker(Machine& m, Stream& s) {
+  s.worker_started = true;
+  s.worker = std::thread([&m, &s] { workerMain(m, s); });
+}
+
+}  // namespace
+
+std::shared_ptr<Stream> newStream(Machine& m, Device& d, StreamKind kind, unsigned flags, int priority) {
+  auto s = std::make_shared<Stream>();
+  s->device = &d;
+  s->kind = kind;
+  s->flags = flags;
+  s->priority = priority;
+  s->id = m.next_stream_id++;
+  d.streams.push_back(s);
+  return s;
+}
+
+Stream& legacyStream(Machine& m, Device& d) {
+  if (!d.legacy) d.legacy = newStream(m, d, StreamKind::LegacyDefault, cudaStreamDefault, 0);
+  return *d.legacy;
+}
+
+cudaError_t enqueueLocked(Machine& m, Stream& s, cudaStream_t given, StreamOp&& op,
+                          std::vector<Watch> watches, std::shared_ptr<Event> event,
+                          std::uint64_t event_gen) {
+  Device& d = *s.device;
+  if (m.exiting.load()) return cudaErrorCudartUnloading;
+  if (d.sticky != cudaSuccess) return d.sticky;
+  if (d.resetting || s.abandon) return cudaErrorContextIsDestroyed;
+  // The legacy default stream waits for all prior work of the device's blocking streams, and
+  // every blocking stream waits for all prior work of the legacy default stream.
+  if (s.kind == StreamKind::LegacyDefault) {
+    for (const auto& other : d.streams)
+      if (other.get() != &s && other->blocking() && !other->idle())
+        watches.push_back(Watch{other.get(), other->enqueued, &s});
+  } else if (s.blocking() && d.legacy && !d.legacy->idle()) {
+    watches.push_back(Watch{d.legacy.get(), d.legacy->enqueued, &s});
+  }
+  Entry& e = s.queue.push();
+  e.op = std::move(op);
+  if (e.op.correlation_id == 0) e.op.correlation_id = nextCorrelationId();
+  if (EnqueueObserver observer = m.enqueue_observer.load(std::memory_order_acquire)) {
+    observer(e.op.correlation_id, m.enqueue_observer_data.load(std::memory_order_acquire));
+  }
+  e.owner = &s;
+  e.given = given;
+  e.seq = ++s.enqueued;
+  e.ready_ns = nowNs() + m.profile.device.launch_latency_ns;
+  e.watches = std::move(watches);
+  for (Watch& w : e.watches) {
+    w.waiter = &s;
+    if (w.producer->completed >= w.seq)
+      w.done = true;  // already over: its end is in the past, before this op can start
+    else
+      w.producer->watchers.push_back(&w);
+  }
+  e.event = std::move(event);
+  e.event_gen = event_gen;
+  if (!s.worker_started)
+    startWorker(m, s);
+  else
+    s.worker_cv.notify_one();
+  return cudaSuccess;
+}
+
+void waitForSeq(std::unique_lock<std::mutex>& lock, Stream& s, std::uint64_t seq) {
+  ++s.host_waiters;
+  s.host_cv.wait(lock, [&] { return s.completed >= seq; });
+  --s.host_waiters;
+}
+
+void synchronizeLocked(std::unique_lock<std::mutex>& lock, Machine&, Stream& s) {
+  if (s.kind != StreamKind::LegacyDefault) {
+    waitForSeq(lock, s, s.enqueued);
+    return;
+  }
+  // Synchronising the legacy stream is itself a legacy-stream action: it covers the prior work
+  // of every blocking stream of the device.
+  std::vector<std::pair<std::shared_ptr<Stream>, std::uint64_t>> targets;
+  for (const auto& other : s.device->streams)
+    if (other->blocking() && !other->idle()) targets.emplace_back(other, other->enqueued);
+  for (auto& [stream, seq] : targets) waitForSeq(lock, *stream, seq);
+}
+
+bool queryLocked(Machine&, Stream& s) {
+  if (s.kind != StreamKind::LegacyDefault) return s.idle();
+  return std::all_of(s.device->streams.begin(), s.device->streams.end(),
+                     [](const auto& other) { return !other->blocking() || other->idle(); });
+}
+
+void retireStream(Stream& s) {
+  s.retiring = true;
+  s.worker_cv.notify_one();
+}
+
+void reapStreams(Device& d) {
+  std::erase_if(d.streams, [&](const std::shared_ptr<Stream>& s) {
+    const bool stopping = s->retiring || s->abandon;
+    if (!stopping || (s->worker_started && !s->worker_exited)) return false;
+    if (s->worker.joinable()) s->worker.join();
+    if (d.legacy == s) d.legacy.reset();
+    return true;
+  });
+}
+
+void abandonDevice(std::unique_lock<std::mutex>& lock, Machine& m, Device& d) {
+  for (const auto& s : d.streams) {
+    s->abandon = true;
+    s->worker_cv.notify_one();
+  }
+  // A worker stuck in a body that never returns (a collective whose peers are gone and that
+  // does not poll shuttingDown) must not hang exit or reset forever.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  const auto me = std::this_thread::get_id();
+  const bool all_stopped = m.reaper_cv.wait_until(lock, deadline, [&] {
+    return std::all_of(d.streams.begin(), d.streams.end(), [&](const auto& s) {
+      return !s->worker_started || s->worker_exited || s->worker.get_id() == me;
+    });
+  });
+  for (const auto& s : d.streams) {
+    if (!s->worker.joinable()) continue;
+    if (s->worker_exited) {
+      s->worker.join();
+    } else {
+      // Ourselves (exit or reset called from an op body) or stuck: the thread keeps running,
+      // so its stream must outlive every owner.
+      s->worker.detach();
+      new std::shared_ptr<Stream>(s);  // NOLINT: deliberately never freed
+    }
+  }
+  if (!all_stopped)
+    std::fprintf(stderr, "simgpu: device %d: an op did not return within 5 s of %s; leaving it\n",
+                 d.index, m.exiting.load() ? "process exit" : "cudaDeviceReset");
+}
+
+}  // namespace simgpu::detail

@@ -1,0 +1,138 @@
+#include "group.hpp"
+
+#include "launch.hpp"
+#include "log.hpp"
+
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace simgpu::nccl {
+namespace {
+
+struct GroupState {
+  int depth = 0;
+  std::vector<PendingCall> calls;
+  std::vector<PendingJoin> joins;
+  Status error;
+};
+
+thread_local GroupState t_group;
+
+// The end of the outermost group: takes what it recorded and resets the thread's state.
+GroupState takeGroup() {
+  GroupState taken = std::move(t_group);
+  t_group = GroupState{};
+  return taken;
+}
+
+ncclResult_t failJoins(std::vector<PendingJoin>& joins, const Status& why) {
+  for (PendingJoin& j : joins) {
+    if (j.comm) j.comm->finishInit(why);
+  }
+  return why.code;
+}
+
+Status runJoin(PendingJoin& j) {
+  Status st = j.join();
+  if (j.comm) j.comm->finishInit(st);
+  return st;
+}
+
+}  // namespace
+
+bool inGroup() { return t_group.depth > 0; }
+
+ncclResult_t groupStart() {
+  ++t_group.depth;
+  return ncclSuccess;
+}
+
+ncclResult_t runJoins(std::vector<PendingJoin> joins) {
+  std::vector<PendingJoin> blocking;
+  bool in_background = false;
+  for (PendingJoin& j : joins) {
+    if (j.blocking) {
+      blocking.push_back(std::move(j));
+    } else {
+      in_background = true;
+      std::thread([job = std::move(j)]() mutable { runJoin(job); }).detach();
+    }
+  }
+  std::vector<Status> results(blocking.size());
+  if (blocking.size() == 1) {
+    results[0] = runJoin(blocking[0]);
+  } else {
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < blocking.size(); ++i) {
+      threads.emplace_back([&, i] { results[i] = runJoin(blocking[i]); });
+    }
+    for (auto& t : threads) t.join();
+  }
+  for (const Status& st : results) {
+    if (!st.ok()) return st.code;  // finishInit printed it
+  }
+  return in_background ? ncclInProgress : ncclSuccess;
+}
+
+ncclResult_t groupEnd() {
+  if (t_group.depth == 0) return fail(ncclInvalidUsage, "ncclGroupEnd: not in a group (no matching ncclGroupStart)");
+  if (--t_group.depth > 0) return ncclSuccess;
+  GroupState g = takeGroup();
+  if (!g.error.ok()) {
+    failJoins(g.joins, Status::error(g.error.code, "its group failed: " + g.error.message));
+    return g.error.code;
+  }
+  const ncclResult_t joined = runJoins(std::move(g.joins));
+  if (joined != ncclSuccess && joined != ncclInProgress) return joined;
+  if (!g.calls.empty()) {
+    if (Status st = launchCalls(std::move(g.calls)); !st.ok()) return fail(st);
+  }
+  return joined;
+}
+
+ncclResult_t groupSimulateEnd(ncclSimInfo_t* info) {
+  if (info == nullptr) return fail(ncclInvalidArgument, "ncclGroupSimulateEnd: simInfo argument is NULL");
+  if (info->magic != 0x74685283 || info->size < sizeof(ncclSimInfo_t)) {
+    return fail(ncclInvalidArgument, "ncclGroupSimulateEnd: simInfo was not initialised with NCCL_SIM_INFO_INITIALIZER");
+  }
+  if (t_group.depth == 0) return fail(ncclInvalidUsage, "ncclGroupSimulateEnd: not in a group (no matching ncclGroupStart)");
+  if (--t_group.depth > 0) return ncclSuccess;
+  GroupState g = takeGroup();
+  if (!g.error.ok()) {
+    failJoins(g.joins, Status::error(g.error.code, "its group failed: " + g.error.message));
+    return g.error.code;
+  }
+  const ncclResult_t joined = runJoins(std::move(g.joins));
+  if (joined != ncclSuccess) return joined;
+  info->estimatedTime = estimateMicroseconds(g.calls);
+  return ncclSuccess;
+}
+
+ncclResult_t submitCall(PendingCall call) {
+  if (inGroup()) {
+    t_group.calls.push_back(std::move(call));
+    return ncclSuccess;
+  }
+  std::vector<PendingCall> one;
+  one.push_back(std::move(call));
+  if (Status st = launchCalls(std::move(one)); !st.ok()) return fail(st);
+  return ncclSuccess;
+}
+
+ncclResult_t submitJoin(PendingJoin join) {
+  if (inGroup()) {
+    t_group.joins.push_back(std::move(join));
+    return ncclSuccess;
+  }
+  std::vector<PendingJoin> one;
+  one.push_back(std::move(join));
+  return runJoins(std::move(one));
+}
+
+ncclResult_t rejectCall(const Status& why) {
+  if (inGroup() && t_group.error.ok()) t_group.error = why;
+  return fail(why);
+}
+
+}  // namespace simgpu::nccl

@@ -1,0 +1,30 @@
+// NCCL's group semantics, per thread as in NCCL: between ncclGroupStart and the matching
+// ncclGroupEnd (groups nest; only the outermost end acts) calls are only validated and
+// recorded; the end joins pending communicators, then launches the recorded transfers
+// together. An argument error inside a group is returned by its call and again by the end,
+// which then launches nothing. Outside a group a call is a group of one.
+#pragma once
+
+#include "pending.hpp"
+
+#include <nccl.h>
+
+namespace simgpu::nccl {
+
+ncclResult_t groupStart();
+ncclResult_t groupEnd();
+ncclResult_t groupSimulateEnd(ncclSimInfo_t* info);
+
+ncclResult_t submitCall(PendingCall call);
+ncclResult_t submitJoin(PendingJoin join);
+// A call's argument error: printed, recorded for the group, returned.
+ncclResult_t rejectCall(const Status& why);
+
+bool inGroup();
+
+// Runs joins now: blocking ones to the end (one thread each when there are several, since
+// each may wait for the others), non-blocking ones in the background. Returns the first
+// failure, else ncclInProgress if a non-blocking join is still running, else ncclSuccess.
+ncclResult_t runJoins(std::vector<PendingJoin> joins);
+
+}  // namespace simgpu::nccl

@@ -1,0 +1,171 @@
+#include "launch.hpp"
+
+#include "simgpu/core/runtime.hpp"
+#include "simgpu/core/stream_op.hpp"
+#include "simgpu/core/streams.hpp"
+#include "simgpu/nccl/datatype.hpp"
+#include "simgpu/nccl/task_group.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <utility>
+
+namespace simgpu::nccl {
+namespace {
+
+// The calls of one group on one stream.
+struct Fused {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  std::vector<PendingCall> calls;
+  std::vector<std::pair<std::shared_ptr<CommState>, std::uint64_t>> tickets;  // per communicator
+};
+
+std::vector<Fused> fuseByStream(std::vector<PendingCall> calls) {
+  std::vector<Fused> out;
+  for (PendingCall& call : calls) {
+    const int device = call.comm->device();
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const Fused& f) { return f.device == device && f.stream == call.stream; });
+    if (it == out.end()) {
+      out.push_back(Fused{device, call.stream, {}, {}});
+      it = out.end() - 1;
+    }
+    it->calls.push_back(std::move(call));
+  }
+  return out;
+}
+
+// Runs `fn` with the calling thread's current device set to `device` (NCCL does the same:
+// a call runs on its communicator's device whatever the caller's current device).
+template <typename F>
+auto onDevice(int device, F&& fn) {
+  const int saved = simgpu::currentDevice();
+  simgpu::setCurrentDevice(device);
+  auto result = fn();
+  simgpu::setCurrentDevice(saved);
+  return result;
+}
+
+Status cancelledBy(int device) {
+  if (simgpu::shuttingDown(device)) {
+    return Status::error(ncclSystemError, "the process is exiting or device " + std::to_string(device) + " is being reset");
+  }
+  return Status::success();
+}
+
+// The body of a fused operation, on the stream's worker.
+simgpu::OpTiming runFused(Fused& f, const simgpu::OpContext& ctx) {
+  const auto cancelled = [&] { return cancelledBy(ctx.device); };
+  Status st;
+  std::size_t held = 0;
+  for (auto& [comm, ticket] : f.tickets) {
+    CommState* c = comm.get();
+    st = c->order.waitTurn(ticket, c->plan().timeout_ns, [&] {
+      if (c->aborted()) return Status::error(ncclRemoteError, c->label() + " was aborted (ncclCommAbort)");
+      return cancelled();
+    });
+    if (!st.ok()) break;
+    ++held;
+  }
+  // A communicator that has failed (here or on a peer) runs nothing more.
+  for (std::size_t i = 0; st.ok() && i < f.tickets.size(); ++i) st = f.tickets[i].first->usable(f.calls.front().kernel.data());
+  TaskGroup group;
+  if (st.ok()) {
+    for (PendingCall& call : f.calls) {
+      Endpoint& ep = call.comm->endpoint();
+      if (call.is_p2p) {
+        call.p2p.arrival_ns = ctx.start_ns;
+        group.addP2p(ep, call.p2p, call.comm->plan().cost);
+      } else {
+        call.coll.arrival_ns = ctx.start_ns;
+        group.addCollective(ep, call.coll, call.comm->plan().cost);
+      }
+    }
+    st = group.run(cancelled);
+  }
+  for (std::size_t i = 0; i < f.tickets.size(); ++i) {
+    auto& [comm, ticket] = f.tickets[i];
+    if (i < held) comm->order.done(ticket);
+    else comm->order.cancel(ticket);
+  }
+  if (!st.ok()) {
+    for (auto& [comm, ticket] : f.tickets) comm->recordFailure(st);
+    return simgpu::OpTiming{};
+  }
+  const GroupTiming timing = group.timing();
+  const std::int64_t start = timing.start_ns != 0 ? timing.start_ns : ctx.start_ns;
+  for (auto& [comm, ticket] : f.tickets) comm->noteModelEnd(start + timing.duration_ns);
+  return simgpu::OpTiming{timing.start_ns, timing.duration_ns, cudaSuccess};
+}
+
+simgpu::StreamOp makeStreamOp(std::shared_ptr<Fused> fused) {
+  simgpu::StreamOp op;
+  op.work_class = simgpu::WorkClass::Communication;
+  const auto first_collective = std::find_if(fused->calls.begin(), fused->calls.end(),
+                                             [](const PendingCall& c) { return !c.is_p2p; });
+  op.kind = first_collective != fused->calls.end() ? simgpu::OpKind::Collective : simgpu::OpKind::P2P;
+  op.name = first_collective != fused->calls.end() ? first_collective->kernel : fused->calls.front().kernel;
+  for (const PendingCall& c : fused->calls) op.bytes += c.bytes;
+  op.body = [fused](const simgpu::OpContext& ctx) { return runFused(*fused, ctx); };
+  return op;
+}
+
+// Tickets are taken and operations enqueued under one lock, so that on every stream the
+// operations of a communicator sit in ticket order.
+std::mutex g_launch_mu;
+
+}  // namespace
+
+Status launchCalls(std::vector<PendingCall> calls) {
+  std::vector<Fused> fused = fuseByStream(std::move(calls));
+  for (const Fused& f : fused) {
+    simgpu::StreamInfo info;
+    const cudaError_t err = onDevice(f.device, [&] { return simgpu::streamInfo(f.stream, &info); });
+    if (err != cudaSuccess) {
+      return Status::error(ncclUnhandledCudaError, std::string(f.calls.front().kernel) + ": the stream is not valid (CUDA error " +
+                                                       std::to_string(static_cast<int>(err)) + ")");
+    }
+  }
+  std::lock_guard lock(g_launch_mu);
+  for (Fused& f : fused) {
+    for (const PendingCall& c : f.calls) {
+      const bool seen = std::any_of(f.tickets.begin(), f.tickets.end(), [&](const auto& t) { return t.first == c.comm; });
+      if (!seen) f.tickets.emplace_back(c.comm, c.comm->order.take());
+    }
+    auto shared = std::make_shared<Fused>(std::move(f));
+    const int device = shared->device;
+    const cudaStream_t stream = shared->stream;
+    const cudaError_t err = onDevice(device, [&] { return simgpu::enqueue(stream, makeStreamOp(shared)); });
+    if (err != cudaSuccess) {
+      for (auto& [comm, ticket] : shared->tickets) comm->order.cancel(ticket);
+      return Status::error(ncclUnhandledCudaError, std::string("cannot enqueue ") + std::string(shared->calls.front().kernel) +
+                                                       " on its stream (CUDA error " + std::to_string(static_cast<int>(err)) + ")");
+    }
+  }
+  return Status::success();
+}
+
+float estimateMicroseconds(const std::vector<PendingCall>& calls) {
+  std::vector<Fused> fused = fuseByStream(calls);
+  std::int64_t longest = 0;
+  for (const Fused& f : fused) {
+    std::vector<TaskTiming> timings;
+    for (const PendingCall& c : f.calls) {
+      const CostParams& cost = c.comm->plan().cost;
+      const Endpoint& ep = c.comm->endpoint();
+      if (c.is_p2p) {
+        const LinkLevel level = linkLevel(ep.places()[static_cast<std::size_t>(ep.rank())],
+                                          ep.places()[static_cast<std::size_t>(c.p2p.peer)]);
+        timings.push_back({0, p2pDurationNs(cost, c.bytes, level), 2 * c.p2p.peer + (c.p2p.is_send ? 0 : 1)});
+      } else {
+        const std::size_t bytes = collectiveBytes(c.coll.kind, c.coll.count, datatypeSize(c.coll.datatype), ep.nranks());
+        timings.push_back({0, collectiveDurationNs(cost, c.coll.kind, bytes, ep.places()), -1});
+      }
+    }
+    longest = std::max(longest, combineTimings(timings).duration_ns);
+  }
+  return static_cast<float>(static_cast<double>(longest) / 1e3);
+}
+
+}  // namespace simgpu::nccl

@@ -1,0 +1,17 @@
+// Puts validated calls on their streams. The calls of one group that share a stream become
+// one stream operation (as NCCL fuses a group into one kernel per stream), whose body runs
+// all their transfers together on the stream's worker and reports the modelled timing.
+#pragma once
+
+#include "pending.hpp"
+
+#include <vector>
+
+namespace simgpu::nccl {
+
+Status launchCalls(std::vector<PendingCall> calls);
+
+// ncclGroupSimulateEnd: the modelled duration of the calls in microseconds, without running them.
+float estimateMicroseconds(const std::vector<PendingCall>& calls);
+
+}  // namespace simgpu::nccl

@@ -1,0 +1,37 @@
+// What an NCCL call leaves to do once its group ends (or at once, outside a group).
+#pragma once
+
+#include "comm_state.hpp"
+#include "simgpu/nccl/collective_task.hpp"
+#include "simgpu/nccl/p2p_task.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string_view>
+
+namespace simgpu::nccl {
+
+// A collective or a send/recv, validated, waiting to be put on its stream.
+struct PendingCall {
+  std::shared_ptr<CommState> comm;
+  cudaStream_t stream = nullptr;
+  bool is_p2p = false;
+  CollectiveArgs coll;
+  P2pArgs p2p;
+  std::string_view kernel;  // the stream operation's name
+  std::uint64_t bytes = 0;  // what it moves, for observers
+};
+
+// ncclCommInitRank(Config), ncclCommSplit or ncclCommShrink: `join` joins the communicator
+// (it may block until the other ranks come). `comm` is null for a rank that only takes part
+// in a split (NCCL_SPLIT_NOCOLOR).
+struct PendingJoin {
+  std::shared_ptr<CommState> comm;
+  std::function<Status()> join;
+  bool blocking = true;
+};
+
+}  // namespace simgpu::nccl

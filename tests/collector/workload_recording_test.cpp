@@ -1,0 +1,197 @@
+// A CUDA program recorded on simgpu with each timing backend: the store holds exactly what the
+// program says it issued, named, sized and timed as simgpu modelled it, and both backends give
+// the same rows.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "support/child_process.hpp"
+#include "support/recorded_store.hpp"
+#include "support/recording.hpp"
+
+namespace collector_test {
+namespace {
+
+using syncopate::trace::MemcpyKind;
+using syncopate::trace::OpKind;
+
+constexpr int kIterations = 4;
+constexpr std::int64_t kBusyKernelNs = 2'000'000;  // tests/collector/profiles/workload.json
+constexpr std::int64_t kAddOneNs = 500'000;
+
+struct WorkloadRun {
+  ChildResult result;
+  std::map<std::string, std::string> counts;
+  RecordedStore store;
+};
+
+WorkloadRun recordWorkload(const TempDir& dir, const std::string& backend) {
+  RecordingSetup setup{dir.path(), backend};
+  auto environment = recordingEnvironment(setup);
+  environment["SIMGPU_PROFILE"] = testProfile("workload").string();
+  WorkloadRun recorded;
+  recorded.result = run({workloadProgram().string(), "--iterations", std::to_string(kIterations)}, environment,
+                        std::chrono::seconds(60));
+  if (recorded.result.exit_code != 0) return recorded;
+  recorded.counts = keyValues(recorded.result.out, "workload_counts ");
+  auto stores = readRun(dir.path());
+  if (stores.size() == 1) recorded.store = std::move(stores.front());
+  return recorded;
+}
+
+int asInt(const std::map<std::string, std::string>& values, const std::string& key) {
+  auto found = values.find(key);
+  return found == values.end() ? -1 : std::atoi(found->second.c_str());
+}
+
+class WorkloadRecording : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(WorkloadRecording, StoreHoldsExactlyWhatTheProgramIssued) {
+  TempDir dir;
+  WorkloadRun run = recordWorkload(dir, GetParam());
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  ASSERT_EQ(readRun(dir.path()).size(), 1u) << "one process used CUDA: one store";
+  const RecordedStore& store = run.store;
+  EXPECT_EQ(store.meta.at("backend"), GetParam());
+  EXPECT_FALSE(store.meta.at("backend_reason").empty());
+
+  EXPECT_EQ(store.count(OpKind::Kernel), asInt(run.counts, "kernels"));
+  EXPECT_EQ(store.count(OpKind::Memcpy), asInt(run.counts, "memcpys"));
+  EXPECT_EQ(store.count(OpKind::Memset), asInt(run.counts, "memsets"));
+  EXPECT_EQ(store.count(OpKind::EventRecord), asInt(run.counts, "event_records"));
+  EXPECT_EQ(store.count(OpKind::StreamWait), asInt(run.counts, "stream_waits"));
+  EXPECT_EQ(store.count(OpKind::HostSync), asInt(run.counts, "stream_syncs") + asInt(run.counts, "device_syncs"));
+  EXPECT_EQ(store.counter("records_dropped_buffer_full"), 0);
+  EXPECT_EQ(store.counter("ops_untimed_no_timing_slot"), 0);
+  EXPECT_EQ(store.counter("ops_untimed_timing_failed"), 0);
+
+  // Kernels by name (demangled), from both launch paths, with their launch shape.
+  int busy = 0;
+  int add_one = 0;
+  for (const Op* op : store.opsOf(OpKind::Kernel)) {
+    if (op->name == "busy_kernel(float*, int, int)") ++busy;
+    if (op->name == "add_one(float*, int)") ++add_one;
+    ASSERT_TRUE(op->row.grid && op->row.block) << op->name;
+    EXPECT_EQ(op->row.grid->x, 16u);
+    EXPECT_EQ(op->row.block->x, 256u);
+  }
+  EXPECT_EQ(busy, kIterations);
+  EXPECT_EQ(add_one, 2 * kIterations);
+
+  // Copies with their size and direction.
+  std::map<MemcpyKind, int> directions;
+  for (const Op* op : store.opsOf(OpKind::Memcpy)) {
+    EXPECT_EQ(op->row.bytes, 16384);
+    ++directions[op->row.memcpy_kind.value_or(MemcpyKind::Unknown)];
+  }
+  EXPECT_EQ(directions[MemcpyKind::HostToDevice], kIterations);
+  EXPECT_EQ(directions[MemcpyKind::DeviceToDevice], kIterations);
+  EXPECT_EQ(directions[MemcpyKind::DeviceToHost], kIterations);
+
+  // Every op has the host call that issued it, and did not start before that call did.
+  std::map<std::int64_t, const ApiCall*> calls;
+  for (const ApiCall& call : store.api_calls) {
+    if (call.row.correlation_id) calls[*call.row.correlation_id] = &call;
+  }
+  for (const Op& op : store.ops) {
+    ASSERT_TRUE(op.row.correlation_id) << op.name;
+    auto call = calls.find(*op.row.correlation_id);
+    ASSERT_NE(call, calls.end()) << op.name;
+    EXPECT_GE(op.row.start_ns, call->second->row.start_ns) << op.name << " began before " << call->second->name;
+    EXPECT_GE(op.row.end_ns, op.row.start_ns) << op.name;
+  }
+}
+
+TEST_P(WorkloadRecording, KernelDurationsAreSimgpusModel) {
+  TempDir dir;
+  WorkloadRun run = recordWorkload(dir, GetParam());
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  // CUPTI reports simgpu's modelled times themselves; CUDA events bracket the op on its stream,
+  // so a kernel reaching an idle stream also counts the host's launch gap (bounded here).
+  const bool events = GetParam() == "events";
+  for (const Op* op : run.store.opsOf(OpKind::Kernel)) {
+    const std::int64_t model = op->name.starts_with("busy_kernel") ? kBusyKernelNs : kAddOneNs;
+    const std::int64_t duration = op->row.end_ns - op->row.start_ns;
+    const std::int64_t tolerance = events ? std::max<std::int64_t>(model / 20, 300'000) : 1'000;
+    EXPECT_NEAR(static_cast<double>(duration), static_cast<double>(model), static_cast<double>(tolerance)) << op->name;
+  }
+}
+
+TEST_P(WorkloadRecording, NvtxRangesAndMarksAppear) {
+  TempDir dir;
+  WorkloadRun run = recordWorkload(dir, GetParam());
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  std::vector<std::string> steps;
+  int phases = 0;
+  int marks = 0;
+  for (const NvtxRange& range : run.store.nvtx) {
+    if (range.name.starts_with("ProfilerStep#")) {
+      steps.push_back(range.name);
+      EXPECT_EQ(range.row.depth, 0u);
+    } else if (range.name == "forward" || range.name == "copy") {
+      ++phases;
+      EXPECT_EQ(range.row.depth, 1u);
+    } else if (range.name == "copies issued") {
+      ++marks;
+      EXPECT_EQ(range.row.start_ns, range.row.end_ns);
+    }
+    EXPECT_LE(range.row.start_ns, range.row.end_ns);
+  }
+  std::sort(steps.begin(), steps.end());
+  ASSERT_EQ(static_cast<int>(steps.size()), kIterations);
+  for (int i = 0; i < kIterations; ++i) EXPECT_EQ(steps[static_cast<std::size_t>(i)], "ProfilerStep#" + std::to_string(i));
+  EXPECT_EQ(phases + kIterations, asInt(run.counts, "nvtx_ranges"));
+  EXPECT_EQ(marks, asInt(run.counts, "nvtx_marks"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, WorkloadRecording, ::testing::Values("events", "cupti"));
+
+// The same program recorded with each backend: the same rows, in the same order, timed alike.
+TEST(BothBackends, GiveTheSameRows) {
+  TempDir events_dir;
+  TempDir cupti_dir;
+  WorkloadRun events = recordWorkload(events_dir, "events");
+  WorkloadRun cupti = recordWorkload(cupti_dir, "cupti");
+  ASSERT_EQ(events.result.exit_code, 0) << events.result.err;
+  ASSERT_EQ(cupti.result.exit_code, 0) << cupti.result.err;
+  auto byCorrelation = [](std::vector<Op> ops) {
+    std::sort(ops.begin(), ops.end(), [](const Op& a, const Op& b) {
+      return a.row.correlation_id.value_or(0) < b.row.correlation_id.value_or(0);
+    });
+    return ops;
+  };
+  std::vector<Op> a = byCorrelation(events.store.ops);
+  std::vector<Op> b = byCorrelation(cupti.store.ops);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    SCOPED_TRACE(a[i].name + " / " + b[i].name);
+    EXPECT_EQ(a[i].row.kind, b[i].row.kind);
+    EXPECT_EQ(a[i].name, b[i].name);
+    EXPECT_EQ(a[i].row.correlation_id, b[i].row.correlation_id);
+    EXPECT_EQ(a[i].row.stream_id, b[i].row.stream_id);
+    EXPECT_EQ(a[i].row.bytes, b[i].row.bytes);
+    EXPECT_EQ(a[i].row.memcpy_kind, b[i].row.memcpy_kind);
+    EXPECT_EQ(a[i].row.grid, b[i].row.grid);
+    EXPECT_EQ(a[i].row.block, b[i].row.block);
+    EXPECT_EQ(a[i].row.sync_kind, b[i].row.sync_kind);
+    if (a[i].row.kind == OpKind::Kernel) {
+      double da = static_cast<double>(a[i].row.end_ns - a[i].row.start_ns);
+      double db = static_cast<double>(b[i].row.end_ns - b[i].row.start_ns);
+      EXPECT_NEAR(da, db, std::max(0.05 * db, 300'000.0));
+    }
+  }
+  EXPECT_EQ(events.store.nvtx.size(), cupti.store.nvtx.size());
+  // The same pointer arguments of the same ops (addresses differ from run to run).
+  auto argumentShape = [](const RecordedStore& store) {
+    std::vector<std::pair<std::int64_t, std::uint32_t>> shape;
+    for (const auto& arg : store.op_args) shape.emplace_back(arg.correlation_id, arg.arg_index);
+    std::sort(shape.begin(), shape.end());
+    return shape;
+  };
+  EXPECT_EQ(argumentShape(events.store), argumentShape(cupti.store));
+  EXPECT_FALSE(argumentShape(cupti.store).empty());
+}
+
+}  // namespace
+}  // namespace collector_test
