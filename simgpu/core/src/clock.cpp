@@ -13,6 +13,11 @@ TimeNs nowNs() {
 
 namespace detail {
 
+WakeLatency& wakeLatency() {
+  static WakeLatency latency;
+  return latency;
+}
+
 void useExactTimers() { prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL); }
 
 }  // namespace detail

@@ -1,4 +1,5 @@
 // The kernel registry, the kernel cost model and kernel launches.
+#include "machine.hpp"
 #include "mangled_signature.hpp"
 
 #include <simgpu/core/kernels.hpp>
@@ -22,6 +23,7 @@ namespace {
 struct Registry {
   std::shared_mutex mu;
   std::unordered_map<const void*, const KernelInfo*> by_host_function;
+  std::vector<const KernelInfo*> replaced;  // kept: launches already enqueued may use them
 };
 
 Registry& registry() {
@@ -78,7 +80,9 @@ bool product(const KernelInfo& k, const ParamProduct& term, void* const* args, d
   return true;
 }
 
-cudaError_t validateConfiguration(const KernelInfo& k, dim3 grid, dim3 block, std::size_t shared) {
+}  // namespace
+
+cudaError_t validateLaunch(const KernelInfo& k, dim3 grid, dim3 block, std::size_t shared) {
   const unsigned long long threads = static_cast<unsigned long long>(block.x) * block.y * block.z;
   if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 || block.y == 0 || block.z == 0)
     return cudaErrorInvalidConfiguration;
@@ -88,6 +92,8 @@ cudaError_t validateConfiguration(const KernelInfo& k, dim3 grid, dim3 block, st
   if (shared > static_cast<std::size_t>(k.max_dynamic_shared_bytes)) return cudaErrorInvalidValue;
   return cudaSuccess;
 }
+
+namespace {
 
 // Arguments copied at launch time (the caller's array points at its own locals), laid out as
 // the kernel's parameter buffer.
@@ -125,7 +131,9 @@ const KernelInfo& registerKernel(const void* host_function, const char* device_n
   static_cast<KernelSignature&>(*k) = detail::describeMangledName(k->mangled);
   Registry& r = registry();
   std::unique_lock lock(r.mu);
-  r.by_host_function[host_function] = k;
+  const KernelInfo*& slot = r.by_host_function[host_function];
+  if (slot != nullptr) r.replaced.push_back(slot);
+  slot = k;
   return *k;
 }
 
@@ -171,7 +179,7 @@ TimeNs kernelDuration(const KernelInfo& k, void* const* args) {
 cudaError_t launchKernel(const KernelInfo& k, dim3 grid, dim3 block, void** args,
                          std::size_t shared_bytes, cudaStream_t stream) {
   if (cudaError_t err = initialize(); err != cudaSuccess) return err;
-  if (cudaError_t err = validateConfiguration(k, grid, block, shared_bytes); err != cudaSuccess) return err;
+  if (cudaError_t err = validateLaunch(k, grid, block, shared_bytes); err != cudaSuccess) return err;
   if (!k.params.empty() && args == nullptr) return cudaErrorInvalidValue;
   const TimeNs duration = kernelDuration(k, args);
 
@@ -186,7 +194,7 @@ cudaError_t launchKernel(const KernelInfo& k, dim3 grid, dim3 block, void** args
       t.duration_ns = duration;
       return t;
     };
-    return enqueue(stream, std::move(op));
+    return detail::enqueueOn(stream, std::move(op), true);
   }
   if (!k.layout_known) {
     reportOnce("cannot run simgpu_cpu_" + k.mangled +
@@ -212,7 +220,8 @@ cudaError_t launchKernel(const KernelInfo& k, dim3 grid, dim3 block, void** args
     t.duration_ns = duration;
     return t;
   };
-  return enqueue(stream, std::move(op));
+  // CUDA refuses a kernel launched into a stream of another device than the current one.
+  return detail::enqueueOn(stream, std::move(op), true);
 }
 
 }  // namespace simgpu

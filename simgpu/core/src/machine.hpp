@@ -63,9 +63,11 @@ struct Stream {
 
   RingQueue<Entry> queue;  // not yet taken by the worker
   Entry* current = nullptr;  // the op the worker is on (lives on the worker's stack)
-  std::uint64_t enqueued = 0;   // seq of the last op enqueued
-  std::uint64_t completed = 0;  // seq of the last op completed
-  TimeNs clock = 0;             // model end of the last completed op
+  std::uint64_t enqueued = 0;  // seq of the last op enqueued
+  // Written under Machine::mu; read without it by host threads spinning on a sync.
+  std::atomic<std::uint64_t> completed{0};  // seq of the last op completed
+  std::atomic<TimeNs> current_end{0};       // model end of the running op once known, else 0
+  TimeNs clock = 0;  // model end of the last completed op
   std::vector<Watch*> watchers;  // other streams' entries waiting for ops of this one
   int host_waiters = 0;
 
@@ -75,7 +77,7 @@ struct Stream {
   bool worker_started = false;
   bool worker_exited = false;
   bool retiring = false;  // destroyed by the program: drain, then stop
-  bool abandon = false;   // reset or exit: drop pending work, cut the running op short
+  std::atomic<bool> abandon{false};  // reset or exit: drop pending work, cut the running op short
   std::uint64_t engine_ticket = 0;
 
   bool blocking() const { return kind != StreamKind::User || (flags & cudaStreamNonBlocking) == 0; }
@@ -144,12 +146,21 @@ Machine* machineIfCreated();
 Stream* resolveStream(Machine& m, cudaStream_t handle);
 Stream& legacyStream(Machine& m, Device& d);
 std::shared_ptr<Stream> newStream(Machine& m, Device& d, StreamKind kind, unsigned flags, int priority);
+// enqueue(); with `current_device_only`, a stream of another device than the calling thread's
+// current one is refused (CUDA's rule for kernel launches). Takes the lock itself.
+cudaError_t enqueueOn(cudaStream_t stream, StreamOp&& op, bool current_device_only);
 // Takes ownership of `op`; fills the dependencies that CUDA's default-stream rules imply.
 cudaError_t enqueueLocked(Machine& m, Stream& s, cudaStream_t given, StreamOp&& op,
                           std::vector<Watch> watches = {}, std::shared_ptr<Event> event = {},
                           std::uint64_t event_gen = 0);
+// How a host thread waits for the device, as cudaSetDeviceFlags' scheduling flags say:
+// Spin sleeps until shortly before the awaited op's modelled end, then spins (CUDA's default,
+// which keeps the host's view of the end precise); Block sleeps until woken.
+enum class HostWait : std::uint8_t { Spin, Block };
+HostWait hostWaitFor(const Device& d);
+
 // Blocks (releasing the lock) until `s` has completed op `seq`.
-void waitForSeq(std::unique_lock<std::mutex>& lock, Stream& s, std::uint64_t seq);
+void waitForSeq(std::unique_lock<std::mutex>& lock, Stream& s, std::uint64_t seq, HostWait how);
 // For a host sync on `s`: s itself and, for the legacy stream, every blocking stream.
 void synchronizeLocked(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s);
 bool queryLocked(Machine& m, Stream& s);

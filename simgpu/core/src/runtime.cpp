@@ -143,7 +143,7 @@ cudaError_t synchronizeDevice(int device) {
   std::vector<std::pair<std::shared_ptr<detail::Stream>, std::uint64_t>> targets;
   for (const auto& s : d.streams)
     if (!s->idle()) targets.emplace_back(s, s->enqueued);
-  for (auto& [s, seq] : targets) detail::waitForSeq(lock, *s, seq);
+  for (auto& [s, seq] : targets) detail::waitForSeq(lock, *s, seq, detail::hostWaitFor(d));
   detail::reapStreams(d);
   return d.sticky;
 }
@@ -228,13 +228,20 @@ bool shuttingDown(int device) {
          m->devices[static_cast<std::size_t>(device)]->resetting;
 }
 
-cudaError_t enqueue(cudaStream_t stream, StreamOp op) {
+namespace detail {
+
+cudaError_t enqueueOn(cudaStream_t stream, StreamOp&& op, bool current_device_only) {
   if (cudaError_t err = initialize(); err != cudaSuccess) return err;
   Machine& m = machine();
   std::lock_guard lock(m.mu);
-  detail::Stream* s = detail::resolveStream(m, stream);
+  Stream* s = resolveStream(m, stream);
   if (s == nullptr) return cudaErrorInvalidResourceHandle;
-  return detail::enqueueLocked(m, *s, stream, std::move(op));
+  if (current_device_only && s->device->index != t_current_device) return cudaErrorInvalidResourceHandle;
+  return enqueueLocked(m, *s, stream, std::move(op));
 }
+
+}  // namespace detail
+
+cudaError_t enqueue(cudaStream_t stream, StreamOp op) { return detail::enqueueOn(stream, std::move(op), false); }
 
 }  // namespace simgpu

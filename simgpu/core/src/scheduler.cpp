@@ -20,13 +20,38 @@ bool allDone(const std::vector<Watch>& watches) {
   return std::all_of(watches.begin(), watches.end(), [](const Watch& w) { return w.done; });
 }
 
-// Sleeps with the lock released until real time reaches *deadline (re-read on every wake-up,
-// since interference can move it) or the stream must abandon its work. False if abandoned.
-bool sleepUntil(std::unique_lock<std::mutex>& lock, Stream& s, const TimeNs& deadline) {
+// Waits on `cv` until real time `target` (or a notification), learning how late timed waits
+// wake up.
+void waitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, TimeNs target) {
+  if (cv.wait_until(lock, toTimePoint(target)) == std::cv_status::timeout) wakeLatency().observe(target, nowNs());
+}
+
+// Sleeps with the lock released until real time reaches `deadline` or the stream must
+// abandon its work. False if abandoned.
+bool sleepUntil(std::unique_lock<std::mutex>& lock, Stream& s, TimeNs deadline) {
   for (;;) {
     if (s.abandon) return false;
     if (nowNs() >= deadline) return true;
-    s.worker_cv.wait_until(lock, toTimePoint(deadline));
+    waitUntil(s.worker_cv, lock, deadline);
+  }
+}
+
+// Sleeps until the running op's model end (s.current_end, which interference may move while
+// it sleeps); the last stretch is spun rather than slept, since a timed sleep can wake tens of
+// microseconds late on a loaded machine. False if abandoned.
+bool sleepUntilEnd(std::unique_lock<std::mutex>& lock, Stream& s) {
+  for (;;) {
+    if (s.abandon) return false;
+    const TimeNs end = s.current_end.load();
+    const TimeNs now = nowNs();
+    if (now >= end) return true;
+    if (const TimeNs window = wakeLatency().spinWindow(); end - now > window) {
+      waitUntil(s.worker_cv, lock, end - window);
+      continue;
+    }
+    lock.unlock();
+    while (!s.abandon && nowNs() < s.current_end.load()) std::this_thread::yield();
+    lock.lock();
   }
 }
 
@@ -86,7 +111,9 @@ void retarget(const Machine& m, Device& d) {
     const TimeNs end = d.active_updated + static_cast<TimeNs>(std::llround(e->remaining_ns / e->rate));
     if (end != e->end_ns) {
       e->end_ns = end;
+      e->owner->current_end.store(end);
       e->owner->worker_cv.notify_one();
+      if (e->owner->host_waiters > 0) e->owner->host_cv.notify_all();
     }
   }
 }
@@ -130,7 +157,8 @@ void fulfilWatchers(Stream& s, TimeNs end) {
 
 void completeEntry(Machine& m, Stream& s, Entry& e, TimeNs end, bool abandoned) {
   s.clock = std::max(s.clock, end);
-  s.completed = e.seq;
+  s.current_end.store(0);
+  s.completed.store(e.seq);
   fulfilWatchers(s, end);
   for (Watch& w : e.watches)
     if (!w.done) std::erase(w.producer->watchers, &w);
@@ -201,21 +229,29 @@ void runEntry(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s, Entry& 
   TimeNs end = 0;
   if (!abandoned) {
     OpTiming timing;
+    TimeNs body_ns = 0;
     if (e.op.body) {
       lock.unlock();
+      const TimeNs body_start = nowNs();
       timing = runBody(e.op, OpContext{d.index, e.given, start});
+      body_ns = nowNs() - body_start;
       lock.lock();
     }
     if (timing.model_start_ns != 0) model_start = timing.model_start_ns;
     if (timing.error != cudaSuccess && d.sticky == cudaSuccess) d.sticky = timing.error;
     const TimeNs duration = std::max<TimeNs>(0, timing.duration_ns);
-    if (nowNs() > model_start + duration && duration > 0) ++m.stats.ops_overran;
+    // The real work (not waiting for the model start, which a body like a collective's does)
+    // took longer than the op's modelled time.
+    const TimeNs waited = std::max<TimeNs>(0, model_start - start);
+    if (duration > 0 && body_ns - waited > duration) ++m.stats.ops_overran;
     const bool tracked = interferes(e.op.work_class) && duration > 0;
     if (tracked)
       beginActive(m, d, e, model_start, duration);
     else
       e.end_ns = model_start + duration;
-    abandoned = !sleepUntil(lock, s, e.end_ns);
+    s.current_end.store(std::max<TimeNs>(e.end_ns, 1));
+    if (s.host_waiters > 0) s.host_cv.notify_all();  // a spinning host can now plan its spin
+    abandoned = !sleepUntilEnd(lock, s);
     end = abandoned ? std::min(e.end_ns, nowNs()) : e.end_ns;
     if (tracked) finishActive(m, d, e, end);
   } else {
@@ -308,15 +344,47 @@ cudaError_t enqueueLocked(Machine& m, Stream& s, cudaStream_t given, StreamOp&& 
   return cudaSuccess;
 }
 
-void waitForSeq(std::unique_lock<std::mutex>& lock, Stream& s, std::uint64_t seq) {
+HostWait hostWaitFor(const Device& d) {
+  return (d.flags & cudaDeviceScheduleMask) == cudaDeviceScheduleBlockingSync ? HostWait::Block : HostWait::Spin;
+}
+
+// True when op `seq` completes as soon as the running op does: it is the running op, or only
+// free markers with nothing to wait for (event records) lie between them.
+bool completesWithCurrent(Stream& s, std::uint64_t seq) {
+  if (s.current == nullptr || s.current->seq > seq) return false;
+  for (std::size_t i = 0; i < s.queue.size() && s.queue.at(i).seq <= seq; ++i) {
+    const Entry& e = s.queue.at(i);
+    if (e.op.work_class != WorkClass::Marker || e.op.body || !e.watches.empty()) return false;
+  }
+  return true;
+}
+
+void waitForSeq(std::unique_lock<std::mutex>& lock, Stream& s, std::uint64_t seq, HostWait how) {
   ++s.host_waiters;
-  s.host_cv.wait(lock, [&] { return s.completed >= seq; });
+  while (s.completed.load() < seq) {
+    // The end is known once the op that completes `seq` is running towards it.
+    const TimeNs end = completesWithCurrent(s, seq) ? s.current_end.load() : 0;
+    if (how == HostWait::Block || end == 0) {
+      s.host_cv.wait(lock);
+      continue;
+    }
+    const TimeNs window = wakeLatency().spinWindow();
+    if (end - nowNs() > window) {
+      waitUntil(s.host_cv, lock, end - window);
+      continue;
+    }
+    lock.unlock();
+    while (s.completed.load() < seq && nowNs() < end + window) std::this_thread::yield();
+    lock.lock();
+    if (s.completed.load() < seq) s.host_cv.wait(lock);  // the worker is late: stop spinning
+  }
   --s.host_waiters;
 }
 
 void synchronizeLocked(std::unique_lock<std::mutex>& lock, Machine&, Stream& s) {
+  const HostWait how = hostWaitFor(*s.device);
   if (s.kind != StreamKind::LegacyDefault) {
-    waitForSeq(lock, s, s.enqueued);
+    waitForSeq(lock, s, s.enqueued, how);
     return;
   }
   // Synchronising the legacy stream is itself a legacy-stream action: it covers the prior work
@@ -324,7 +392,7 @@ void synchronizeLocked(std::unique_lock<std::mutex>& lock, Machine&, Stream& s) 
   std::vector<std::pair<std::shared_ptr<Stream>, std::uint64_t>> targets;
   for (const auto& other : s.device->streams)
     if (other->blocking() && !other->idle()) targets.emplace_back(other, other->enqueued);
-  for (auto& [stream, seq] : targets) waitForSeq(lock, *stream, seq);
+  for (auto& [stream, seq] : targets) waitForSeq(lock, *stream, seq, how);
 }
 
 bool queryLocked(Machine&, Stream& s) {

@@ -119,7 +119,7 @@ cudaError_t enqueueAndWait(cudaStream_t stream, StreamOp op) {
   if (s == nullptr) return cudaErrorInvalidResourceHandle;
   if (cudaError_t err = detail::enqueueLocked(m, *s, stream, std::move(op)); err != cudaSuccess) return err;
   std::shared_ptr<Stream> keep = owned(s);
-  detail::waitForSeq(lock, *s, s->enqueued);
+  detail::waitForSeq(lock, *s, s->enqueued, detail::hostWaitFor(*s->device));
   return s->device->sticky;
 }
 
@@ -202,10 +202,9 @@ cudaError_t synchronizeEvent(cudaEvent_t event) {
   if (!e) return cudaErrorInvalidResourceHandle;
   if (!e->complete()) {
     std::shared_ptr<Stream> s = e->stream;
-    const std::uint64_t gen = e->gen;
-    ++s->host_waiters;
-    s->host_cv.wait(lock, [&] { return e->done_gen >= gen; });
-    --s->host_waiters;
+    const detail::HostWait how = (e->flags & cudaEventBlockingSync) != 0 ? detail::HostWait::Block
+                                                                          : detail::hostWaitFor(*e->device);
+    detail::waitForSeq(lock, *s, e->seq, how);
   }
   return e->device->sticky;
 }

@@ -2,6 +2,7 @@
 // information, flags, peer access. Properties the profile does not set are those of an H100
 // SXM, the device the default profile stands for.
 #include "api.hpp"
+#include "capture.hpp"
 
 #include <simgpu/core/memory.hpp>
 #include <simgpu/core/runtime.hpp>
@@ -223,6 +224,7 @@ cudaError_t cudaDeviceGetStreamPriorityRange(int* leastPriority, int* greatestPr
 
 cudaError_t cudaDeviceSynchronize(void) {
   if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
+  if (auto refused = refuseUnsafeDuringCapture()) return fail(*refused);
   return done(synchronizeDevice(currentDevice()));
 }
 

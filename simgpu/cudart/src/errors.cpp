@@ -107,7 +107,7 @@ cudaError_t cudaPeekAtLastError(void) {
 const char* cudaGetErrorName(cudaError_t error) {
   for (const ErrorName& e : kErrorNames)
     if (e.code == error) return e.name;
-  return "cudaErrorUnknown";
+  return "unrecognized error code";
 }
 
 const char* cudaGetErrorString(cudaError_t error) {

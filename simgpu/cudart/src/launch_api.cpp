@@ -2,6 +2,7 @@
 // __cudaGetKernel + __cudaLaunchKernel(_ptsz), which nvcc's launch stubs call, and
 // cudaLaunchKernel / cudaLaunchKernelExC, which older binaries and libraries call.
 #include "api.hpp"
+#include "capture.hpp"
 
 #include <simgpu/core/kernels.hpp>
 #include <simgpu/core/runtime.hpp>
@@ -34,6 +35,7 @@ const KernelInfo* kernelOf(const void* func) {
 cudaError_t launch(const KernelInfo* k, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream) {
   if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
   if (k == nullptr) return fail(cudaErrorInvalidDeviceFunction);
+  if (auto captured = captureKernel(*k, grid, block, args, shared, stream)) return done(*captured);
   return done(launchKernel(*k, grid, block, args, shared, stream));
 }
 

@@ -8,6 +8,7 @@
 //    pageable memory when the copy runs, so it cannot return earlier);
 //  - cudaMemset is asynchronous unless it writes pinned host memory; cudaMemsetAsync always is.
 #include "api.hpp"
+#include "capture.hpp"
 
 #include <simgpu/core/copies.hpp>
 #include <simgpu/core/memory.hpp>
@@ -24,11 +25,30 @@ bool pageable(const void* p) { return lookupPointer(p).kind == MemoryKind::Pagea
 
 enum class Api { Sync, Async };
 
+// Synchronous calls are refused during capture (they would wait for captured work); async
+// ones on a capturing stream become graph nodes, except copies of pageable memory, which
+// CUDA does not capture either.
+std::optional<cudaError_t> captureOrRefuse(cudaStream_t stream, Api api, bool pageable_host,
+                                           cudaGraphNodeType type, const Replay& replay) {
+  if (!anyCapture()) return std::nullopt;
+  if (api == Api::Sync) {
+    if (auto refused = refuseUnsafeDuringCapture()) return refused;
+    return refuseOnCapturingStream(stream);
+  }
+  if (pageable_host) return refuseOnCapturingStream(stream);
+  return captureOp(stream, type, replay);
+}
+
 cudaError_t copy(void* dst, const void* src, const CopyShape& shape, cudaMemcpyKind kind,
                  cudaStream_t stream, Api api) {
   if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
   CopyDirection direction = CopyDirection::None;
   if (cudaError_t err = copyDirection(dst, src, kind, &direction); err != cudaSuccess) return fail(err);
+  const bool host_pageable =
+      (direction == CopyDirection::HostToDevice || direction == CopyDirection::HostToHost ? pageable(src) : false) ||
+      (direction == CopyDirection::DeviceToHost || direction == CopyDirection::HostToHost ? pageable(dst) : false);
+  const Replay replay = [=](cudaStream_t s) { return enqueueCopy(dst, src, shape, direction, s, false); };
+  if (auto c = captureOrRefuse(stream, api, host_pageable, cudaGraphNodeTypeMemcpy, replay)) return done(*c);
   bool wait = false;
   switch (direction) {
     case CopyDirection::HostToHost: wait = true; break;
@@ -59,6 +79,9 @@ CopyShape rect(std::size_t dpitch, std::size_t spitch, std::size_t width, std::s
 cudaError_t memset(void* dst, int value, const CopyShape& shape, cudaStream_t stream, Api api) {
   if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
   const MemoryKind kind = lookupPointer(dst).kind;
+  const Replay replay = [=](cudaStream_t s) { return enqueueMemset(dst, value, shape, s, false); };
+  if (auto c = captureOrRefuse(stream, api, kind == MemoryKind::Pageable, cudaGraphNodeTypeMemset, replay))
+    return done(*c);
   const bool wait = api == Api::Sync && (kind == MemoryKind::PinnedHost || kind == MemoryKind::Registered);
   return done(enqueueMemset(dst, value, shape, stream, wait));
 }
@@ -81,6 +104,9 @@ cudaError_t toSymbol(const void* symbol, const void* src, std::size_t count, std
   if (cudaError_t err = symbolRange(symbol, count, offset, &target); err != cudaSuccess) return fail(err);
   const CopyDirection direction =
       lookupPointer(src).kind == MemoryKind::Device ? CopyDirection::DeviceToDevice : CopyDirection::HostToDevice;
+  const Replay replay = [=](cudaStream_t s) { return enqueueCopy(target, src, row(count), direction, s, false); };
+  const bool host_pageable = direction == CopyDirection::HostToDevice && pageable(src);
+  if (auto c = captureOrRefuse(stream, api, host_pageable, cudaGraphNodeTypeMemcpy, replay)) return done(*c);
   const bool wait = direction == CopyDirection::HostToDevice && (api == Api::Sync || pageable(src));
   return done(enqueueCopy(target, src, row(count), direction, stream, wait));
 }
@@ -94,6 +120,9 @@ cudaError_t fromSymbol(void* dst, const void* symbol, std::size_t count, std::si
   if (cudaError_t err = symbolRange(symbol, count, offset, &source); err != cudaSuccess) return fail(err);
   const CopyDirection direction =
       lookupPointer(dst).kind == MemoryKind::Device ? CopyDirection::DeviceToDevice : CopyDirection::DeviceToHost;
+  const Replay replay = [=](cudaStream_t s) { return enqueueCopy(dst, source, row(count), direction, s, false); };
+  const bool host_pageable = direction == CopyDirection::DeviceToHost && pageable(dst);
+  if (auto c = captureOrRefuse(stream, api, host_pageable, cudaGraphNodeTypeMemcpy, replay)) return done(*c);
   const bool wait = direction == CopyDirection::DeviceToHost && (api == Api::Sync || pageable(dst));
   return done(enqueueCopy(dst, source, row(count), direction, stream, wait));
 }
@@ -105,6 +134,7 @@ extern "C" {
 cudaError_t cudaMalloc(void** devPtr, size_t size) {
   if (devPtr == nullptr) return fail(cudaErrorInvalidValue);
   if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
+  if (auto refused = refuseUnsafeDuringCapture()) return fail(*refused);
   return done(allocateDevice(currentDevice(), size, devPtr));
 }
 
@@ -128,6 +158,7 @@ cudaError_t cudaMallocAsync(void** devPtr, size_t size, cudaStream_t hStream) {
   if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
   StreamInfo info;
   if (cudaError_t err = streamInfo(hStream, &info); err != cudaSuccess) return fail(err);
+  if (auto refused = refuseOnCapturingStream(hStream)) return fail(*refused);  // no memory nodes
   return done(allocateDevice(info.device, size, devPtr));
 }
 
@@ -140,6 +171,7 @@ cudaError_t cudaFreeAsync(void* devPtr, cudaStream_t hStream) {
   if (devPtr == nullptr) return cudaSuccess;
   const PointerInfo info = lookupPointer(devPtr);
   if (info.kind != MemoryKind::Device || info.base != devPtr) return fail(cudaErrorInvalidValue);
+  if (auto refused = refuseOnCapturingStream(hStream)) return fail(*refused);  // no memory nodes
   StreamOp op;
   op.work_class = WorkClass::Marker;
   op.kind = OpKind::HostFunc;
@@ -268,6 +300,8 @@ cudaError_t cudaMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int s
   if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
   if (!validDevice(dstDevice) || !validDevice(srcDevice)) return fail(cudaErrorInvalidDevice);
   const CopyDirection direction = dstDevice == srcDevice ? CopyDirection::DeviceToDevice : CopyDirection::Peer;
+  const Replay replay = [=](cudaStream_t s) { return enqueueCopy(dst, src, row(count), direction, s, false); };
+  if (auto c = captureOrRefuse(stream, Api::Async, false, cudaGraphNodeTypeMemcpy, replay)) return done(*c);
   return done(enqueueCopy(dst, src, row(count), direction, stream, false));
 }
 

@@ -1,6 +1,7 @@
 // Streams and events. The per-thread default stream variants (_ptsz) treat stream 0 as the
 // calling thread's per-thread default stream.
 #include "api.hpp"
+#include "capture.hpp"
 
 #include <simgpu/core/runtime.hpp>
 #include <simgpu/core/streams.hpp>
@@ -37,40 +38,52 @@ struct Callback {
 cudaError_t addCallback(cudaStream_t stream, cudaStreamCallback_t callback, void* userData, unsigned flags) {
   if (callback == nullptr || flags != 0) return fail(cudaErrorInvalidValue);
   if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
-  auto* cb = new Callback{callback, stream, userData};
-  const cudaError_t err = launchHostFunc(stream, [](void* p) {
-    auto* c = static_cast<Callback*>(p);
-    c->fn(c->stream, cudaSuccess, c->data);
-    delete c;
-  }, cb);
-  if (err != cudaSuccess) delete cb;
-  return done(err);
+  // Each enqueue (and each replay of a captured one) gets its own record, freed by its run.
+  auto enqueueCallback = [callback, userData](cudaStream_t s) {
+    auto* cb = new Callback{callback, s, userData};
+    const cudaError_t err = launchHostFunc(s, [](void* p) {
+      auto* c = static_cast<Callback*>(p);
+      c->fn(c->stream, cudaSuccess, c->data);
+      delete c;
+    }, cb);
+    if (err != cudaSuccess) delete cb;
+    return err;
+  };
+  if (auto c = captureOp(stream, cudaGraphNodeTypeHost, enqueueCallback)) return done(*c);
+  return done(enqueueCallback(stream));
 }
 
 cudaError_t hostFunc(cudaStream_t stream, cudaHostFn_t fn, void* userData) {
   if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
+  if (fn == nullptr) return fail(cudaErrorInvalidValue);
+  if (auto c = captureOp(stream, cudaGraphNodeTypeHost, [fn, userData](cudaStream_t s) { return launchHostFunc(s, fn, userData); }))
+    return done(*c);
   return done(launchHostFunc(stream, fn, userData));
 }
 
 cudaError_t record(cudaEvent_t event, cudaStream_t stream, unsigned flags) {
   if (flags != cudaEventRecordDefault) return fail(cudaErrorInvalidValue);
   if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
+  if (auto c = captureEventRecord(event, stream)) return done(*c);
   return done(recordEvent(event, stream));
 }
 
 cudaError_t waitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags) {
   if ((flags & ~static_cast<unsigned>(cudaEventWaitExternal)) != 0) return fail(cudaErrorInvalidValue);
   if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
+  if (auto c = captureEventWait(stream, event, flags)) return done(*c);
   return done(streamWaitEvent(stream, event));
 }
 
 cudaError_t query(cudaStream_t stream) {
   if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
+  if (auto refused = refuseOnCapturingStream(stream)) return fail(*refused);
   return done(queryStream(stream));
 }
 
 cudaError_t synchronize(cudaStream_t stream) {
   if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
+  if (auto refused = refuseOnCapturingStream(stream)) return fail(*refused);
   return done(synchronizeStream(stream));
 }
 
@@ -171,11 +184,13 @@ cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream
 
 cudaError_t cudaEventQuery(cudaEvent_t event) {
   if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
+  if (auto refused = refuseCapturedEvent(event)) return fail(*refused);
   return done(queryEvent(event));
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
+  if (auto refused = refuseCapturedEvent(event)) return fail(*refused);
   return done(synchronizeEvent(event));
 }
 

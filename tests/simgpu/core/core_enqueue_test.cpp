@@ -296,5 +296,20 @@ TEST(EnqueueExit, ExitWithPendingWorkDoesNotHang) {
       ::testing::ExitedWithCode(0), "");
 }
 
+TEST(EnqueueExit, ABodyThatNeverReturnsIsLeftBehindAtExit) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        StreamOp stuck = timedOp("stuck", WorkClass::Communication, kMs);
+        stuck.body = [](const OpContext&) -> OpTiming {
+          for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // ignores shuttingDown()
+        };
+        if (enqueue(nullptr, std::move(stuck)) != cudaSuccess) std::exit(2);
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "simgpu: device 0: an op did not return within 5 s of process exit");
+}
+
 }  // namespace
 }  // namespace simgpu

@@ -76,6 +76,9 @@ SIMGPU_API KernelSignature describeKernel(const char* device_name);
 // that name a parameter which is not an integer are reported once and the default is used.
 SIMGPU_API TimeNs kernelDuration(const KernelInfo& kernel, void* const* args);
 
+// cudaErrorInvalidConfiguration / cudaErrorInvalidValue for a launch CUDA would refuse.
+SIMGPU_API cudaError_t validateLaunch(const KernelInfo& kernel, dim3 grid, dim3 block, std::size_t shared_bytes);
+
 // Validates the configuration, copies the arguments and enqueues the launch on `stream`.
 SIMGPU_API cudaError_t launchKernel(const KernelInfo& kernel, dim3 grid, dim3 block, void** args,
                                     std::size_t shared_bytes, cudaStream_t stream);
