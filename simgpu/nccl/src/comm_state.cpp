@@ -82,7 +82,7 @@ void CommState::recordFailure(const Status& why) {
       first = true;
     }
   }
-  if (first) fail(why.code, label() + ": " + why.message);
+  if (first) fail(why.code, "rank " + std::to_string(plan_.rank) + ": " + why.message);
 }
 
 std::string CommState::failureMessage() {
