@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -26,6 +27,7 @@ namespace dp_trainer {
 namespace {
 
 using namespace std::chrono_literals;
+using namespace std::string_literals;
 using testing::ChildResult;
 using testing::ChildSpec;
 
@@ -77,6 +79,16 @@ TrainerRun parse(ChildResult result) {
   return run;
 }
 
+// What every dp_trainer child needs: simgpu instead of the CUDA runtime and NCCL, Open MPI
+// allowed to run as root (CI), and the machine profile.
+std::vector<std::string> simgpuEnvironment(const std::string& profile) {
+  const char* inherited = std::getenv("LD_LIBRARY_PATH");
+  std::string library_path = SYNCOPATE_SIMGPU_LIB_DIR;
+  if (inherited != nullptr && *inherited != '\0') library_path += std::string(":") + inherited;
+  return {"LD_LIBRARY_PATH=" + library_path, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+          "SIMGPU_PROFILE=" + profile};
+}
+
 ChildSpec underMpirun(int ranks, const std::vector<std::string>& args, const std::string& profile) {
   ChildSpec spec;
   spec.argv = {SYNCOPATE_MPIEXEC, "-np", std::to_string(ranks)};
@@ -84,7 +96,7 @@ ChildSpec underMpirun(int ranks, const std::vector<std::string>& args, const std
   for (const char* forwarded : {"-x", "LD_LIBRARY_PATH", "-x", "SIMGPU_PROFILE"}) spec.argv.push_back(forwarded);
   spec.argv.push_back(kTrainer);
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.env = {"SIMGPU_PROFILE=" + profile};
+  spec.env = simgpuEnvironment(profile);
   return spec;
 }
 
@@ -108,8 +120,9 @@ void expectVerified(const TrainerRun& run, int ranks, int iterations) {
 
 double median(const TrainerRun& run) { return std::stod(run.summary.at("median_ms")); }
 
-// 1 warm-up and 4 measured iterations, the same in every run so that checksums line up.
-const std::vector<std::string> kIterations = {"--iterations", "4", "--warmup", "1"};
+// 1 warm-up and 6 measured iterations, the same in every run so that checksums line up.
+const std::vector<std::string> kIterations = {"--iterations", "6", "--warmup", "1"};
+constexpr int kTotalIterations = 7;
 
 std::vector<std::string> withIterations(std::vector<std::string> args) {
   args.insert(args.end(), kIterations.begin(), kIterations.end());
@@ -133,7 +146,7 @@ TrainerRun* DpTrainerOnSimgpu::naive_ = nullptr;
 
 TEST_F(DpTrainerOnSimgpu, NaiveOnFourRanksVerifiesEveryIterationAndLearns) {
   const TrainerRun& run = naive();
-  expectVerified(run, 4, 5);
+  expectVerified(run, 4, kTotalIterations);
   EXPECT_EQ(run.config.at("mode"), "naive");
   EXPECT_EQ(run.config.at("bootstrap"), "mpi");
   EXPECT_LT(std::stod(run.summary.at("loss_last")), std::stod(run.summary.at("loss_first")));
@@ -147,16 +160,17 @@ TEST_F(DpTrainerOnSimgpu, NaiveOnFourRanksVerifiesEveryIterationAndLearns) {
   }
   for (const Fields& c : run.counts) {
     if (c.at("scope") != "total") continue;
-    EXPECT_EQ(c.at("kernels"), std::to_string(96 * 5));
-    EXPECT_EQ(c.at("memcpys"), std::to_string(1 + 4 * 5));
-    EXPECT_EQ(c.at("collectives"), std::to_string(1 + 24 * 5));
+    EXPECT_EQ(c.at("kernels"), std::to_string(96 * kTotalIterations));
+    EXPECT_EQ(c.at("memcpys"), std::to_string(1 + 4 * kTotalIterations));
+    EXPECT_EQ(c.at("memsets"), std::to_string(kTotalIterations));
+    EXPECT_EQ(c.at("collectives"), std::to_string(1 + 24 * kTotalIterations));
   }
 }
 
 TEST_F(DpTrainerOnSimgpu, OverlapWithLargeBucketsGivesBitIdenticalGradients) {
   // 250 MiB buckets hold three 96 MiB layer gradients: 8 all-reduces instead of 24.
   const TrainerRun overlap = runMpi(4, withIterations({"--mode", "overlap", "--bucket-mb", "250"}));
-  expectVerified(overlap, 4, 5);
+  expectVerified(overlap, 4, kTotalIterations);
   EXPECT_EQ(overlap.config.at("collectives_per_iteration"), "8");
   ASSERT_EQ(naive().result.exit_code, 0);
   EXPECT_EQ(overlap.checksums, naive().checksums);
@@ -165,7 +179,7 @@ TEST_F(DpTrainerOnSimgpu, OverlapWithLargeBucketsGivesBitIdenticalGradients) {
 TEST_F(DpTrainerOnSimgpu, OverlapIsFasterThanNaiveByWhatTheProfilePredicts) {
   const std::vector<std::string> overlap_args = withIterations({"--mode", "overlap"});
   const TrainerRun overlap = runMpi(4, overlap_args);
-  expectVerified(overlap, 4, 5);
+  expectVerified(overlap, 4, kTotalIterations);
   ASSERT_EQ(naive().result.exit_code, 0);
   EXPECT_EQ(overlap.checksums, naive().checksums);
 
@@ -179,12 +193,14 @@ TEST_F(DpTrainerOnSimgpu, OverlapIsFasterThanNaiveByWhatTheProfilePredicts) {
   RecordProperty("naive_median_ms", std::to_string(median(naive())));
   RecordProperty("overlap_median_ms", std::to_string(median(overlap)));
   RecordProperty("predicted_speedup", std::to_string(predicted.speedup()));
+  // simgpu prices the naive step exactly; the overlapped one depends on when compute and
+  // communication meet on 2 shared cores, so medians are compared with 10 % of slack.
   EXPECT_GT(measured_speedup, 1.0);
-  EXPECT_NEAR(measured_speedup / predicted.speedup(), 1.0, 0.05)
+  EXPECT_NEAR(measured_speedup / predicted.speedup(), 1.0, 0.10)
       << "naive " << median(naive()) << " ms, overlap " << median(overlap) << " ms; predicted "
       << predicted.naive_ns / 1e6 << " and " << predicted.overlap_ns / 1e6 << " ms";
-  EXPECT_NEAR(median(naive()) / (predicted.naive_ns / 1e6), 1.0, 0.05);
-  EXPECT_NEAR(median(overlap) / (predicted.overlap_ns / 1e6), 1.0, 0.05);
+  EXPECT_NEAR(median(naive()) / (predicted.naive_ns / 1e6), 1.0, 0.02);
+  EXPECT_NEAR(median(overlap) / (predicted.overlap_ns / 1e6), 1.0, 0.10);
 }
 
 int freePort() {
@@ -207,8 +223,12 @@ TEST(DpTrainerLaunch, TorchrunStyleEnvironmentMatchesMpirun) {
     ChildSpec spec;
     spec.argv = {kTrainer};
     spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-    spec.env = {"RANK=" + std::to_string(rank), "WORLD_SIZE=2", "LOCAL_RANK=" + std::to_string(rank),
-                "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + port, "SIMGPU_PROFILE=" + kHeavyProfile};
+    spec.env = simgpuEnvironment(kHeavyProfile);
+    for (const std::string& variable : {"RANK=" + std::to_string(rank), "WORLD_SIZE=2"s,
+                                        "LOCAL_RANK=" + std::to_string(rank), "MASTER_ADDR=127.0.0.1"s,
+                                        "MASTER_PORT=" + port}) {
+      spec.env.push_back(variable);
+    }
     ranks.push_back(spec);
   }
   const std::vector<ChildResult> results = testing::runChildren(ranks, kTimeout);
@@ -224,7 +244,7 @@ TEST(DpTrainerLaunch, TorchrunStyleEnvironmentMatchesMpirun) {
 
   // The same job launched by mpirun computes the same gradients.
   const TrainerRun mpi = runMpi(2, args);
-  expectVerified(mpi, 2, 5);
+  expectVerified(mpi, 2, kTotalIterations);
   EXPECT_EQ(rank0.checksums, mpi.checksums);
 }
 
@@ -232,7 +252,7 @@ TEST(DpTrainerLaunch, SingleProcessWritesAJsonSummary) {
   const std::string json_path = ::testing::TempDir() + "dp_trainer_summary.json";
   ChildSpec spec;
   spec.argv = {kTrainer, "--config", "gpt-125m", "--iterations", "2", "--warmup", "0", "--json", json_path};
-  spec.env = {"SIMGPU_PROFILE=" + std::string(DP_TRAINER_PROFILES) + "/comm-light.json"};
+  spec.env = simgpuEnvironment(std::string(DP_TRAINER_PROFILES) + "/comm-light.json");
   const TrainerRun run = parse(testing::runChild(spec, kTimeout));
   expectVerified(run, 1, 2);
   EXPECT_EQ(run.config.at("bootstrap"), "single");

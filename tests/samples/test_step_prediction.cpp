@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <string>
 #include <vector>
 
@@ -46,8 +48,10 @@ TEST(MachineProfile, RingAllReduceAndLinkChoice) {
   // Four ranks span hosts: 6 * 5000 ns + 1.5 * 1e7 / 1e9 s.
   EXPECT_DOUBLE_EQ(p.allReduceNs(1e6, 4), 30000.0 + 1.5e7);
   EXPECT_STREQ(p.linkNameFor(4), "inter_host");
-  EXPECT_DOUBLE_EQ(p.allReduceNs(1e6, 1), 0.0);
+  EXPECT_DOUBLE_EQ(p.allReduceNs(1e6, 1), 100.0);
   EXPECT_DOUBLE_EQ(p.h2dNs(1e4), 2000.0);
+  EXPECT_DOUBLE_EQ(p.memsetNs(1e3), 2000.0);  // at least min_kernel_ns
+  EXPECT_DOUBLE_EQ(p.memsetNs(1e6), 10000.0);
 }
 
 void expectProfileError(const std::string& text, const std::string& mentions) {
@@ -116,7 +120,7 @@ TEST(StepPrediction, NaiveIsTheSumOfEveryOp) {
   EXPECT_DOUBLE_EQ(s.allreduce_layer_ns, p.allReduceNs(grad_bytes, 4));
   const double batch_bytes = 4.0 * 16 * 4;
   const double copies = 2 * p.h2dNs(batch_bytes) + p.d2hNs(4);
-  const double memset = static_cast<double>(o.shape.paramCount() * 4) / 1e11 * 1e9;
+  const double memset = std::max(2000.0, static_cast<double>(o.shape.paramCount() * 4) / 1e11 * 1e9);
   const double compute = 3 * forward + 5000.0 /*mse_loss*/ + copies + memset + 3 * forward + 2 * forward + 3 * 5000.0;
   EXPECT_NEAR(s.compute_ns, compute, 1e-6);
   EXPECT_NEAR(s.naive_ns, compute + 3 * s.allreduce_layer_ns, 1e-6);
@@ -133,7 +137,7 @@ TEST(StepPrediction, OverlapHidesCommunicationUpToTheProfileInterference) {
   // Communication-bound: the step is everything up to the first weight gradient, then all
   // four all-reduces back to back, then the update.
   const double head = 2 * p.h2dNs(4.0 * 16 * 4) + 4 * 5000.0 + 5000.0 + p.d2hNs(4) +
-                      static_cast<double>(o.shape.paramCount() * 4) / 1e11 * 1e9 + 5000.0;
+                      std::max(2000.0, static_cast<double>(o.shape.paramCount() * 4) / 1e11 * 1e9) + 5000.0;
   ASSERT_GT(s.allreduce_layer_ns, 10000.0);
   EXPECT_NEAR(s.overlap_ns, head + 4 * s.allreduce_layer_ns + 4 * 5000.0, 1e-6);
   EXPECT_LT(s.overlap_ns, s.naive_ns);

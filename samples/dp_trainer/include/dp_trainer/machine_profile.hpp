@@ -4,6 +4,7 @@
 // simgpu measures with what the profile says a step should take.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -54,11 +55,14 @@ struct MachineProfile {
   // A host<->device copy of `bytes`: latency + bytes / bandwidth.
   double h2dNs(double bytes) const { return copy_latency_ns + bytes / h2d_bandwidth * 1e9; }
   double d2hNs(double bytes) const { return copy_latency_ns + bytes / d2h_bandwidth * 1e9; }
+  // A memset runs as a kernel: bytes / memory_bandwidth, at least min_kernel_ns.
+  double memsetNs(double bytes) const { return std::max(min_kernel_ns, bytes / memory_bandwidth * 1e9); }
   // The link a collective among `ranks` ranks (one device per process) crosses.
   const LinkLevel& linkFor(int ranks) const { return ranks > ranks_per_host ? inter_host : intra_host; }
   const char* linkNameFor(int ranks) const { return ranks > ranks_per_host ? "inter_host" : "intra_host"; }
   // Ring all-reduce of `bytes` (before bytes_scale) among `ranks`:
-  // 2(P-1) latency + 2(P-1)/P * scaled bytes / bandwidth.
+  // 2(P-1) latency + 2(P-1)/P * scaled bytes / bandwidth; one rank alone costs one
+  // intra-process latency.
   double allReduceNs(double bytes, int ranks) const;
 };
 

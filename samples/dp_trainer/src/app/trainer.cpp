@@ -5,9 +5,11 @@
 #include <fmt/format.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <numeric>
+#include <utility>
 
 namespace dp_trainer {
 namespace {
@@ -39,6 +41,16 @@ ModelledCost modelledCost(const LlmConfig& config) {
   return {static_cast<int>(config.tokens()), config.hidden, static_cast<int>(config.blockWidth())};
 }
 
+template <class Buffer, std::size_t... I>
+std::array<Buffer, sizeof...(I)> buffers(std::size_t count, std::index_sequence<I...>) {
+  return {((void)I, Buffer(count))...};
+}
+
+template <std::size_t... I>
+std::array<Event, sizeof...(I)> events(unsigned flags, std::index_sequence<I...>) {
+  return {((void)I, Event(flags))...};
+}
+
 void printLine(const std::string& line) {
   std::fputs((line + "\n").c_str(), stdout);
   std::fflush(stdout);
@@ -61,13 +73,12 @@ Trainer::Trainer(const Options& options, const Membership& membership)
       loss_(1),
       grad_flow_{DeviceBuffer<float>(options.shape.activationCount()),
                  DeviceBuffer<float>(options.shape.activationCount())},
-      host_inputs_{PinnedBuffer<float>(options.shape.activationCount()),
-                   PinnedBuffer<float>(options.shape.activationCount())},
-      host_targets_{PinnedBuffer<float>(options.shape.activationCount()),
-                    PinnedBuffer<float>(options.shape.activationCount())},
-      host_loss_{PinnedBuffer<float>(1), PinnedBuffer<float>(1)},
-      host_grads_{PinnedBuffer<float>(options.shape.paramCount()), PinnedBuffer<float>(options.shape.paramCount())},
-      step_start_{Event(cudaEventDefault), Event(cudaEventDefault)},
+      host_inputs_(buffers<PinnedBuffer<float>>(options.shape.activationCount(), std::make_index_sequence<kSlots>())),
+      host_targets_(buffers<PinnedBuffer<float>>(options.shape.activationCount(), std::make_index_sequence<kSlots>())),
+      host_loss_(buffers<PinnedBuffer<float>>(1, std::make_index_sequence<kSlots>())),
+      host_grads_(buffers<PinnedBuffer<float>>(options.shape.paramCount(), std::make_index_sequence<kSlots>())),
+      step_start_(events(cudaEventDefault, std::make_index_sequence<kSlots>())),
+      check_done_(events(cudaEventDisableTiming, std::make_index_sequence<kSlots>())),
       mirror_params_(initialParams(options.shape, options.seed)) {
   bucket_ready_.reserve(buckets_.size());
   for (std::size_t i = 0; i < buckets_.size(); ++i) bucket_ready_.emplace_back();
@@ -128,23 +139,25 @@ RunSummary Trainer::run(Watchdog& watchdog) {
     if (counts_ - before != per_iteration) {
       throw std::logic_error(fmt::format("iteration {} issued other operations than iterationOpCounts() says", n));
     }
-    // The host stays one iteration ahead: it checks the previous one while this one runs.
-    if (n > 0) {
-      watchdog.progress(fmt::format("iteration {} to complete", n - 1));
-      report(finishIteration(n - 1));
+    // The host stays ahead: it checks an earlier iteration while the device runs the later ones.
+    if (n >= kHostLag) {
+      watchdog.progress(fmt::format("iteration {} to complete", n - kHostLag));
+      report(finishIteration(n - kHostLag));
     }
   }
   // The last iteration ends where the next one would start.
-  DPT_CUDA(cudaEventRecord(step_start_[static_cast<std::size_t>(total % 2)].get(), compute_.get()));
-  watchdog.progress(fmt::format("iteration {} to complete", total - 1));
-  report(finishIteration(total - 1));
+  DPT_CUDA(cudaEventRecord(step_start_[slot(total)].get(), compute_.get()));
+  for (int n = std::max(0, total - kHostLag); n < total; ++n) {
+    watchdog.progress(fmt::format("iteration {} to complete", n));
+    report(finishIteration(n));
+  }
   DPT_CUDA(cudaDeviceSynchronize());
   summary.total = counts_;
   return summary;
 }
 
 void Trainer::issueIteration(int iteration) {
-  DPT_CUDA(cudaEventRecord(step_start_[static_cast<std::size_t>(iteration % 2)].get(), compute_.get()));
+  DPT_CUDA(cudaEventRecord(step_start_[slot(iteration)].get(), compute_.get()));
   {
     const NvtxRange range("forward");
     issueForward(iteration);
@@ -166,13 +179,12 @@ void Trainer::issueIteration(int iteration) {
 
 void Trainer::issueForward(int iteration) {
   const ModelShape& shape = options_.shape;
-  const auto slot = static_cast<std::size_t>(iteration % 2);
+  const std::size_t s = slot(iteration);
   const Batch batch = makeBatch(shape, options_.seed, membership_.rank, iteration);
-  std::memcpy(host_inputs_[slot].get(), batch.inputs.data(), host_inputs_[slot].bytes());
-  std::memcpy(host_targets_[slot].get(), batch.targets.data(), host_targets_[slot].bytes());
-  copyAsync(blockOutput(0), host_inputs_[slot].get(), host_inputs_[slot].bytes(), cudaMemcpyHostToDevice,
-            compute_.get());
-  copyAsync(targets_.get(), host_targets_[slot].get(), targets_.bytes(), cudaMemcpyHostToDevice, compute_.get());
+  std::memcpy(host_inputs_[s].get(), batch.inputs.data(), host_inputs_[s].bytes());
+  std::memcpy(host_targets_[s].get(), batch.targets.data(), host_targets_[s].bytes());
+  copyAsync(blockOutput(0), host_inputs_[s].get(), host_inputs_[s].bytes(), cudaMemcpyHostToDevice, compute_.get());
+  copyAsync(targets_.get(), host_targets_[s].get(), targets_.bytes(), cudaMemcpyHostToDevice, compute_.get());
   for (int l = 0; l < shape.layers; ++l) {
     launched(launchLayerForward(compute_.get(), blockOutput(l + 1), blockActivation(l), blockOutput(l), layerParams(l),
                                 shape.batch, shape.width, cost_),
@@ -183,14 +195,14 @@ void Trainer::issueForward(int iteration) {
   launched(launchMseLoss(compute_.get(), grad_flow_[static_cast<std::size_t>(last % 2)].get(), loss_.get(),
                          blockOutput(shape.layers), targets_.get(), shape.batch, shape.width, cost_),
            "mse_loss");
-  copyAsync(host_loss_[slot].get(), loss_.get(), loss_.bytes(), cudaMemcpyDeviceToHost, compute_.get());
+  copyAsync(host_loss_[s].get(), loss_.get(), loss_.bytes(), cudaMemcpyDeviceToHost, compute_.get());
 }
 
 void Trainer::issueBackward(int iteration) {
   const ModelShape& shape = options_.shape;
   // zero_grad: the previous iteration's check copy must have read the gradients first.
   if (iteration > 0) {
-    DPT_CUDA(cudaStreamWaitEvent(compute_.get(), check_done_[static_cast<std::size_t>((iteration - 1) % 2)].get(), 0));
+    DPT_CUDA(cudaStreamWaitEvent(compute_.get(), check_done_[slot(iteration - 1)].get(), 0));
   }
   DPT_CUDA(cudaMemsetAsync(grads_.get(), 0, grads_.bytes(), compute_.get()));
   ++counts_.memsets;
@@ -245,30 +257,30 @@ void Trainer::issueOptimizer() {
 
 void Trainer::issueCheckCopy(int iteration) {
   // On its own stream, so that the next iteration's forward does not queue behind it.
-  const auto slot = static_cast<std::size_t>(iteration % 2);
+  const std::size_t s = slot(iteration);
   DPT_CUDA(cudaEventRecord(optimizer_done_.get(), compute_.get()));
   DPT_CUDA(cudaStreamWaitEvent(check_.get(), optimizer_done_.get(), 0));
-  copyAsync(host_grads_[slot].get(), grads_.get(), grads_.bytes(), cudaMemcpyDeviceToHost, check_.get());
-  DPT_CUDA(cudaEventRecord(check_done_[slot].get(), check_.get()));
+  copyAsync(host_grads_[s].get(), grads_.get(), grads_.bytes(), cudaMemcpyDeviceToHost, check_.get());
+  DPT_CUDA(cudaEventRecord(check_done_[s].get(), check_.get()));
 }
 
 IterationRecord Trainer::finishIteration(int iteration) {
   const ModelShape& shape = options_.shape;
-  const auto slot = static_cast<std::size_t>(iteration % 2);
-  const auto next = static_cast<std::size_t>((iteration + 1) % 2);
-  DPT_CUDA(cudaEventSynchronize(check_done_[slot].get()));
+  const std::size_t s = slot(iteration);
+  const std::size_t next = slot(iteration + 1);
+  DPT_CUDA(cudaEventSynchronize(check_done_[s].get()));
   DPT_CUDA(cudaEventSynchronize(step_start_[next].get()));
   IterationRecord record;
   record.iteration = iteration;
   record.warmup = iteration < options_.warmup;
   float elapsed_ms = 0.0f;
-  DPT_CUDA(cudaEventElapsedTime(&elapsed_ms, step_start_[slot].get(), step_start_[next].get()));
+  DPT_CUDA(cudaEventElapsedTime(&elapsed_ms, step_start_[s].get(), step_start_[next].get()));
   record.time_ms = elapsed_ms;
 
   const ExpectedStep expected =
       expectedStep(shape, mirror_params_, options_.seed, membership_.world_size, iteration);
-  const std::span<const float> grads(host_grads_[slot].get(), shape.paramCount());
-  const double loss = host_loss_[slot].get()[0];
+  const std::span<const float> grads(host_grads_[s].get(), shape.paramCount());
+  const double loss = host_loss_[s].get()[0];
   if (const CheckResult c = checkLoss(loss, expected.losses[static_cast<std::size_t>(membership_.rank)]); !c.ok) {
     throw VerificationError(fmt::format("iteration {}: rank {}'s {}", iteration, membership_.rank, c.message));
   }

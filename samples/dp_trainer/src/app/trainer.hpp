@@ -28,6 +28,11 @@ class VerificationError : public std::runtime_error {
 
 class Trainer {
  public:
+  // The host checks iteration n after issuing iteration n + kHostLag, so that it can fall
+  // behind by up to kHostLag - 1 iterations (a busy machine) before the device waits for it.
+  static constexpr int kHostLag = 2;
+  static constexpr std::size_t kSlots = kHostLag + 1;  // host staging per iteration in flight
+
   // Picks the device (local rank modulo device count), creates the communicator, uploads the
   // initial parameters and broadcasts rank 0's.
   Trainer(const Options& options, const Membership& membership);
@@ -58,6 +63,7 @@ class Trainer {
   // host's mirror of the parameters.
   IterationRecord finishIteration(int iteration);
 
+  static std::size_t slot(int iteration) { return static_cast<std::size_t>(iteration) % kSlots; }
   float* layerParams(int layer) const { return params_.get() + options_.shape.layerOffset(layer); }
   float* layerGrads(int layer) const { return grads_.get() + options_.shape.layerOffset(layer); }
   // Block l's input (l = 0: the batch) and output (l + 1); block l's tanh.
@@ -77,10 +83,10 @@ class Trainer {
   Stream compute_, communication_, check_;
   DeviceBuffer<float> params_, grads_, outs_, acts_, targets_, loss_;
   std::array<DeviceBuffer<float>, 2> grad_flow_;  // gradient w.r.t. a block's output, ping-pong
-  // Host staging, two slots: iteration n uses slot n % 2, reused once iteration n is verified.
-  std::array<PinnedBuffer<float>, 2> host_inputs_, host_targets_, host_loss_, host_grads_;
-  std::array<Event, 2> step_start_;  // timing events: iteration n starts at step_start_[n % 2]
-  std::array<Event, 2> check_done_;  // the gradients of iteration n are in host_grads_[n % 2]
+  // Host staging: iteration n uses slot n % kSlots, reused once iteration n is verified.
+  std::array<PinnedBuffer<float>, kSlots> host_inputs_, host_targets_, host_loss_, host_grads_;
+  std::array<Event, kSlots> step_start_;  // timing events: iteration n starts at step_start_[slot]
+  std::array<Event, kSlots> check_done_;  // iteration n's gradients are in host_grads_[slot]
   Event optimizer_done_, communication_done_;
   std::vector<Event> bucket_ready_;
   ncclComm_t comm_ = nullptr;

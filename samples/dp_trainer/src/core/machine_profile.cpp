@@ -79,7 +79,7 @@ double MachineProfile::kernelNs(std::string_view kernel, std::span<const std::in
 }
 
 double MachineProfile::allReduceNs(double bytes, int ranks) const {
-  if (ranks <= 1) return 0.0;
+  if (ranks <= 1) return intra_process.latency_ns;  // a communicator of one rank: one hop
   const LinkLevel& level = linkFor(ranks);
   const double p = ranks;
   return 2.0 * (p - 1.0) * level.latency_ns + 2.0 * (p - 1.0) / p * bytes * bytes_scale / level.bandwidth * 1e9;

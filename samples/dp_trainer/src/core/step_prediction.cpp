@@ -57,7 +57,7 @@ StepPrediction predictStep(const MachineProfile& profile, const Options& options
 
   const double batch_bytes = static_cast<double>(shape.activationCount() * sizeof(float));
   const double grad_bytes = static_cast<double>(shape.paramCount() * sizeof(float));
-  const double memset_ns = grad_bytes / profile.memory_bandwidth * 1e9;
+  const double memset_ns = profile.memsetNs(grad_bytes);
 
   // The compute stream up to the end of backward, identical in both modes. `closing_op[l]`
   // is the index of layer l's weight-gradient kernel, whose end makes the gradient ready.
