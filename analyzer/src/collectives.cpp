@@ -24,6 +24,8 @@ double busBandwidthFactor(trace::CollType type, std::int32_t n) {
     case trace::CollType::AllReduce: return 2.0 * (nd - 1) / nd;
     case trace::CollType::ReduceScatter:
     case trace::CollType::AllGather:
+    case trace::CollType::Gather:
+    case trace::CollType::Scatter:
     case trace::CollType::AllToAll: return (nd - 1) / nd;
     case trace::CollType::Broadcast:
     case trace::CollType::Reduce:
