@@ -10,10 +10,13 @@ std::uint64_t perRank(const CollectiveArgs& a) { return a.count * trace::dataTyp
 std::uint64_t ranks(const CollectiveArgs& a) { return a.comm_size > 0 ? static_cast<std::uint64_t>(a.comm_size) : 1; }
 }  // namespace
 
-// NCCL's conventions: count is per rank for AllGather's send and ReduceScatter's receive.
+// NCCL's conventions: `count` is what one rank contributes to or receives from one peer, so
+// the buffer that holds every rank's part spans count * ranks elements.
 std::uint64_t CollectiveArgs::send_bytes() const {
   switch (type) {
-    case trace::CollType::ReduceScatter: return perRank(*this) * ranks(*this);
+    case trace::CollType::ReduceScatter:
+    case trace::CollType::AllToAll:
+    case trace::CollType::Scatter: return perRank(*this) * ranks(*this);
     case trace::CollType::Recv: return 0;
     default: return perRank(*this);
   }
@@ -21,7 +24,9 @@ std::uint64_t CollectiveArgs::send_bytes() const {
 
 std::uint64_t CollectiveArgs::recv_bytes() const {
   switch (type) {
-    case trace::CollType::AllGather: return perRank(*this) * ranks(*this);
+    case trace::CollType::AllGather:
+    case trace::CollType::AllToAll:
+    case trace::CollType::Gather: return perRank(*this) * ranks(*this);
     case trace::CollType::Send: return 0;
     default: return perRank(*this);
   }
@@ -60,6 +65,9 @@ std::string_view toString(Fallback f) {
     case Fallback::UnplannedGroup: return "unplanned_group";
     case Fallback::CapacityExceeded: return "capacity_exceeded";
     case Fallback::NcclGroup: return "nccl_group";
+    case Fallback::ForeignThread: return "foreign_thread";
+    case Fallback::MultipleDevices: return "multiple_devices";
+    case Fallback::PlanUnusable: return "plan_unusable";
   }
   return "?";
 }
@@ -89,6 +97,14 @@ std::string_view describe(Fallback f) {
              "order kept from here on";
     case Fallback::NcclGroup:
       return "collectives inside ncclGroupStart/ncclGroupEnd keep their original order";
+    case Fallback::ForeignThread:
+      return "a second thread made CUDA or NCCL calls, whose order relative to this thread's cannot be proven: "
+             "the plan is disabled and the original order kept from here on";
+    case Fallback::MultipleDevices:
+      return "the process uses more than one device, which the runtime does not reorder: the plan is disabled and "
+             "the original order kept from here on";
+    case Fallback::PlanUnusable:
+      return "the plan could not be read or cannot be applied by the runtime: the job runs unchanged";
   }
   return "?";
 }

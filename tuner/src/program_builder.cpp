@@ -189,7 +189,7 @@ void ProgramBuilder::issueUnit(const UnitIssue& unit) {
   expect_unit_done_ = true;
 }
 
-bool ProgramBuilder::agree(std::uint64_t) {
+bool ProgramBuilder::agree(std::uint64_t, std::span<const HeldCollective>) {
   flush_first_unit_.push_back(units_);
   const std::uint32_t barrier = agrees_++;
   if (simulate_) {

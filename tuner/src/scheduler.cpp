@@ -554,7 +554,7 @@ void Scheduler::flush() {
   if (plan != nullptr && plan->members != held_.size()) plan = nullptr;
   // Every rank must reach this flush with the same group and the same plan: agree first.
   const std::uint64_t digest = mix64(rules_.plan_checksum ^ mix64(signature.value() + held_.size()));
-  if (!exec_.agree(digest)) {
+  if (!exec_.agree(digest, held_)) {
     disable(Fallback::RanksDisagree, callOf(held_.front()));
     return;
   }

@@ -50,8 +50,11 @@ enum class Fallback : std::uint8_t {
   UnplannedGroup = 6,          // a group whose signature the plan does not know: original order
   CapacityExceeded = 7,        // more streams/events/tensors than the runtime tracks: plan disabled
   NcclGroup = 8,               // calls inside ncclGroupStart/End keep their order
+  ForeignThread = 9,           // CUDA calls from a second thread: plan disabled
+  MultipleDevices = 10,        // the process uses a second device: plan disabled
+  PlanUnusable = 11,           // the plan could not be read or cannot be applied: never enabled
 };
-inline constexpr int kFallbackCount = 9;
+inline constexpr int kFallbackCount = 12;
 std::string_view toString(Fallback f);
 std::string_view describe(Fallback f);  // the sentence
 
@@ -82,8 +85,9 @@ class Executor {
 
   // --- per flush ---
   virtual void issueUnit(const UnitIssue& unit) = 0;
-  // True if every rank passed the same digest (a host barrier across ranks).
-  virtual bool agree(std::uint64_t digest) = 0;
+  // True if every rank passed the same digest (a host barrier across the ranks of the group's
+  // communicators), before the group is issued.
+  virtual bool agree(std::uint64_t digest, std::span<const HeldCollective> group) = 0;
   virtual void fallback(Fallback why, const Call& call) = 0;
 };
 

@@ -5,6 +5,9 @@
 // Argument indices follow the store: a kernel's parameter index; Memcpy 0 = dst, 1 = src;
 // Memset 0 = dst; Collective/P2P 0 = sendbuff, 1 = recvbuff. A kernel whose parameter layout
 // the collector could not learn carries one row with index kUnknownLayout.
+//
+// Kernels launched on a device without a parameter-info query all carry that row, and are
+// then barriers for the model as for the runtime.
 #pragma once
 
 #include <cstdint>
@@ -13,10 +16,11 @@
 
 #include "syncopate/analyzer/expected.hpp"
 #include "syncopate/analyzer/run_model.hpp"
+#include "syncopate/trace/records.hpp"
 
 namespace syncopate::tuner {
 
-inline constexpr std::uint32_t kUnknownLayout = 0xFFFF;
+inline constexpr std::uint32_t kUnknownLayout = trace::kUnknownLayoutArgIndex;
 
 struct PointerArg {
   std::uint32_t index = 0;

@@ -72,6 +72,9 @@ class Scheduler {
   void onCall(const Call& call);
   // Issues everything held and makes the host wait for all redirected work (process exit).
   void finish();
+  // Disables the plan for good (issuing what it holds in the original order and making every
+  // stream wait for what is in flight), for a reason found outside the call sequence.
+  void stop(Fallback why, const Call& call) { disable(why, call); }
 
   bool active() const { return mode_ == Mode::Active; }
   const SchedulerStats& stats() const { return stats_; }
