@@ -1,9 +1,17 @@
-// The subcommands; each lives in cli/<name>_command.cpp and registers itself on the app. A
-// command that fails prints `syncopate <cmd>: <what was wrong and what to do>` on stderr and
-// throws CLI::RuntimeError(exit code).
+// One function per subcommand, each in cli/<name>_command.cpp; main.cpp calls each once
+// (CONVENTIONS.md, "The command line"). A command that fails prints `syncopate <cmd>: <what was
+// wrong and what to do>` on stderr and exits non-zero.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
 void addRecordCommand(CLI::App& app);
 void addAttachCommand(CLI::App& app);
+
+namespace syncopate::cli {
+
+void addAnalyzeCommand(CLI::App& app);
+void addImportCommand(CLI::App& app);
+void addExportCommand(CLI::App& app);
+
+}  // namespace syncopate::cli

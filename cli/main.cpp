@@ -1,18 +1,24 @@
-// syncopate: one executable, one subcommand per cli/<name>_command.cpp (CONVENTIONS.md).
+// The `syncopate` executable: a CLI11 app whose subcommands live in <name>_command.cpp
+// (CONVENTIONS.md).
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"Syncopate: record, analyze and tune distributed GPU training jobs"};
+  CLI::App app{"Syncopate: profile distributed GPU training jobs, find where the time goes, and tune their "
+               "gradient synchronisation."};
   app.require_subcommand(1);
+  app.set_version_flag("--version", SYNCOPATE_VERSION);
   addRecordCommand(app);
   addAttachCommand(app);
+  syncopate::cli::addAnalyzeCommand(app);
+  syncopate::cli::addImportCommand(app);
+  syncopate::cli::addExportCommand(app);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
+  } catch (const CLI::ParseError& e) {
     // A command's failure arrives as CLI::RuntimeError carrying its exit code (already reported).
-    return app.exit(error);
+    return app.exit(e);
   }
   return 0;
 }

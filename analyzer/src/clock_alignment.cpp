@@ -125,9 +125,12 @@ ClockAlignment alignClocks(RunModel& m, const ClockAlignmentOptions& options) {
         out.refined = true;
       } else {
         delta[h] = 0;
-        m.addDiagnostic(trace::Severity::Warning, "clock-alignment",
-                        "host " + out.hosts[h].host + " shares too few collectives with the others to refine its clock (" +
-                            std::to_string(out.hosts[h].samples) + " end times); its realtime offset is used as is");
+        const std::size_t n = out.hosts[h].samples;
+        m.addDiagnostic(n == 0 ? trace::Severity::Info : trace::Severity::Warning, "clock-alignment",
+                        n == 0 ? "no complete collective joins host " + out.hosts[h].host +
+                                     " to the other hosts, so its clock cannot be checked: its realtime offset is used as is"
+                               : "host " + out.hosts[h].host + " shares too few collectives with the others to refine its clock (" +
+                                     std::to_string(n) + " end times); its realtime offset is used as is");
       }
     }
   }

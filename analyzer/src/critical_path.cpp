@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "issue_order.hpp"
+#include "parallel.hpp"
 
 namespace syncopate::analyzer {
 
@@ -38,6 +39,7 @@ PathCategory categoryOf(OpClass c) {
 class PathIndex {
  public:
   explicit PathIndex(const RunModel& m) : m_(m) {
+    buildIssueOrder();
     for (Index h = 0; h < m.host_syncs.size(); ++h)
       if (m.host_syncs.api_call[h] != kNone) sync_of_call_.emplace(m.host_syncs.api_call[h], h);
     for (std::size_t i = 0; i < m.event_markers.size(); ++i) {
@@ -46,7 +48,62 @@ class PathIndex {
       records_[{m.rankOfOp(op), m.event_markers.event_id[i]}].push_back({issueTime(m, op), op});
     }
     for (auto& [key, list] : records_) std::sort(list.begin(), list.end());
+    // Calls that block until the device (or a stream of it) is idle. Importers of traces
+    // without synchronization records give no host-sync rows for them, so the path infers
+    // what they waited for: the last op that ended while they blocked.
+    // Launching calls of each rank by end time, for hand-offs between host threads.
+    std::vector<bool> launched(m.api_calls.size(), false);
+    for (Index op = 0; op < m.ops.size(); ++op)
+      if (m.ops.launch[op] != kNone) launched[m.ops.launch[op]] = true;
+    launches_by_end_.resize(m.ranks.size());
+    for (Index c = 0; c < m.api_calls.size(); ++c)
+      if (launched[c]) launches_by_end_[m.rankOfCall(c)].push_back(c);
+    for (auto& list : launches_by_end_)
+      std::sort(list.begin(), list.end(), [&](Index a, Index b) { return m.api_calls.end[a] < m.api_calls.end[b]; });
+    for (std::string_view name : {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
+                                  "cudaThreadSynchronize", "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize"})
+      if (auto id = m.strings.find(name)) blocking_names_.push_back(*id);
   }
+
+  // The last call of another thread of `rank` that launched GPU work and ended in (after, by].
+  Index lastLaunchElsewhere(Index rank, Index thread, std::int64_t after, std::int64_t by) const {
+    const auto& list = launches_by_end_[rank];
+    auto it = std::upper_bound(list.begin(), list.end(), by,
+                               [&](std::int64_t t, Index c) { return t < m_.api_calls.end[c]; });
+    while (it != list.begin()) {
+      --it;
+      if (m_.api_calls.end[*it] <= after) return kNone;
+      if (m_.api_calls.thread[*it] != thread) return *it;
+    }
+    return kNone;
+  }
+
+  // What a blocking call without a host-sync row waited for: an op it issued itself that
+  // finished before it returned (a synchronous copy), or, for the synchronize calls, the last
+  // op of its rank that finished while it blocked. kNone when it did not wait for the GPU.
+  Index waitedByCall(Index call) const {
+    const std::int64_t start = m_.api_calls.start[call], end = m_.api_calls.end[call];
+    Index best = kNone;
+    for (Index e : m_.flows.outgoing(NodeRef::apiCall(call))) {
+      if (m_.flows.kind(e) != FlowKind::Launch) continue;
+      const Index op = m_.flows.dst(e).index();
+      if (m_.ops.end[op] > start && m_.ops.end[op] <= end && (best == kNone || m_.ops.end[op] > m_.ops.end[best])) best = op;
+    }
+    if (best != kNone) return best;
+    if (std::find(blocking_names_.begin(), blocking_names_.end(), m_.api_calls.name[call]) == blocking_names_.end())
+      return kNone;
+    const RankInfo& r = m_.ranks[m_.rankOfCall(call)];
+    for (Index st = r.first_stream; st < r.first_stream + r.stream_count; ++st) {
+      const Index op = lastOpBefore(st, end + 1, end);
+      if (op != kNone && m_.ops.end[op] > start && (best == kNone || m_.ops.end[op] > m_.ops.end[best])) best = op;
+    }
+    return best;
+  }
+
+  // The op issued to the same stream just before `op` (a stream runs its ops in the order they
+  // were issued), or kNone. This is the start order except for markers whose timestamps are
+  // those of their host call rather than of the GPU.
+  Index streamPredecessor(Index op) const { return issue_pred_[op]; }
 
   Index syncOfCall(Index call) const {
     auto it = sync_of_call_.find(call);
@@ -92,9 +149,30 @@ class PathIndex {
     return kNone;
   }
 
+  void buildIssueOrder() {
+    issue_pred_.assign(m_.ops.size(), kNone);
+    std::vector<std::pair<std::int64_t, Index>> order;
+    for (const StreamInfo& st : m_.streams) {
+      const Index first = st.first_op, last = st.first_op + st.op_count;
+      bool in_order = true;
+      for (Index op = first + 1; op < last && in_order; ++op) in_order = issueTime(m_, op - 1) <= issueTime(m_, op);
+      if (in_order) {
+        for (Index op = first + 1; op < last; ++op) issue_pred_[op] = op - 1;
+        continue;
+      }
+      order.clear();
+      for (Index op = first; op < last; ++op) order.push_back({issueTime(m_, op), op});
+      std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (std::size_t i = 1; i < order.size(); ++i) issue_pred_[order[i].second] = order[i - 1].second;
+    }
+  }
+
   const RunModel& m_;
+  std::vector<Index> issue_pred_;
   std::unordered_map<Index, Index> sync_of_call_;
   std::map<std::pair<Index, std::int64_t>, std::vector<std::pair<std::int64_t, Index>>> records_;
+  std::vector<StringId> blocking_names_;
+  std::vector<std::vector<Index>> launches_by_end_;  // per rank
 };
 
 class Walker {
@@ -108,7 +186,7 @@ class Walker {
     for (std::size_t step = 0; step < limit && s.time > floor_; ++step) {
       if (!advance(s)) break;
     }
-    if (s.time > floor_) emit(s.node, floor_, s.time, PathCategory::Idle);
+    if (s.time > floor_) emit(s.node, floor_, s.time, PathCategory::Idle, true);
     std::reverse(out_.begin(), out_.end());
     return merged();
   }
@@ -131,17 +209,17 @@ class Walker {
 
   // Records [a, b] (clipped to the floor) backwards; the part inside an open straggler window is
   // the straggler's lateness.
-  void emit(NodeRef node, std::int64_t a, std::int64_t b, PathCategory cat) {
+  void emit(NodeRef node, std::int64_t a, std::int64_t b, PathCategory cat, bool waiting = false) {
     a = std::max(a, floor_);
     if (b <= a) return;
     if (straggler_ != kNone && b > straggler_floor_) {
       const std::int64_t split = std::max(a, straggler_floor_);
-      out_.push_back({node, rankOf(node), split, b, PathCategory::StragglerWait, straggler_});
+      out_.push_back({node, rankOf(node), split, b, PathCategory::StragglerWait, straggler_, waiting});
       b = split;
       if (b <= straggler_floor_) straggler_ = kNone;
       if (b <= a) return;
     }
-    out_.push_back({node, rankOf(node), a, b, cat, kNone});
+    out_.push_back({node, rankOf(node), a, b, cat, kNone, waiting});
   }
 
   bool advance(State& s) {
@@ -207,19 +285,19 @@ class Walker {
           consider(m_.flows.src(e), m_.ops.end[m_.flows.src(e).index()], PathCategory::Idle, false);
     };
     // GPU-side predecessors first: on a tie the op waited for the GPU, not for the host.
-    if (op > 0 && m_.ops.stream[op - 1] == m_.ops.stream[op]) {
-      consider(NodeRef::op(op - 1), m_.ops.end[op - 1], PathCategory::Idle, false);
-      considerRecordsOf(op - 1);
+    if (const Index pred = index_.streamPredecessor(op); pred != kNone) {
+      consider(NodeRef::op(pred), m_.ops.end[pred], PathCategory::Idle, false);
+      considerRecordsOf(pred);
     }
     considerRecordsOf(op);
     if (const Index call = m_.ops.launch[op]; call != kNone)
       consider(NodeRef::apiCall(call), m_.api_calls.start[call], PathCategory::Launch, true);
     if (ready == INT64_MIN) {
-      emit(NodeRef::op(op), floor_, t, PathCategory::Idle);
+      emit(NodeRef::op(op), floor_, t, PathCategory::Idle, true);
       s.time = floor_;
       return false;
     }
-    emit(NodeRef::op(op), ready, t, gap);
+    emit(NodeRef::op(op), ready, t, gap, true);
     s = {best, ready, best_at_start};
     return true;
   }
@@ -229,8 +307,9 @@ class Walker {
     const std::int64_t start = m_.api_calls.start[call];
     if (!s.at_start) {
       // A blocking call that returned when the GPU op it waited for finished.
-      if (const Index h = index_.syncOfCall(call); h != kNone) {
-        const Index waited = index_.waitedOp(h);
+      const Index h = index_.syncOfCall(call);
+      const Index waited = h != kNone ? index_.waitedOp(h) : index_.waitedByCall(call);
+      {
         if (waited != kNone && m_.ops.end[waited] > start && m_.ops.end[waited] <= s.time) {
           emit(s.node, m_.ops.end[waited], s.time, PathCategory::Sync);
           s = {NodeRef::op(waited), m_.ops.end[waited], false};
@@ -241,13 +320,24 @@ class Walker {
     }
     const std::int64_t t = std::min(start, s.time);
     const Index thread = m_.api_calls.thread[call];
-    if (call > 0 && m_.api_calls.thread[call - 1] == thread) {
-      const std::int64_t ready = std::min(m_.api_calls.end[call - 1], t);
-      emit(s.node, ready, t, PathCategory::Host);  // CPU work between the two calls
-      s = {NodeRef::apiCall(call - 1), ready, false};
+    const bool has_previous = call > 0 && m_.api_calls.thread[call - 1] == thread;
+    const std::int64_t previous_end = has_previous ? std::min(m_.api_calls.end[call - 1], t) : INT64_MIN;
+    // A thread that made no call while another thread of its process launched GPU work is
+    // taken to have waited for that thread (PyTorch's main thread waits for its autograd
+    // thread during backward): the path continues on the thread that was active last.
+    const Index elsewhere = index_.lastLaunchElsewhere(m_.rankOfCall(call), thread, previous_end, t);
+    if (elsewhere != kNone) {
+      const std::int64_t ready = m_.api_calls.end[elsewhere];
+      emit(s.node, ready, t, PathCategory::Host, true);
+      s = {NodeRef::apiCall(elsewhere), ready, false};
       return true;
     }
-    emit(s.node, floor_, t, PathCategory::Host);  // before the thread's first recorded call
+    if (has_previous) {
+      emit(s.node, previous_end, t, PathCategory::Host, true);  // CPU work between the two calls
+      s = {NodeRef::apiCall(call - 1), previous_end, false};
+      return true;
+    }
+    emit(s.node, floor_, t, PathCategory::Host, true);  // before the thread's first recorded call
     s.time = floor_;
     return false;
   }
@@ -257,7 +347,7 @@ class Walker {
     std::vector<PathSegment> r;
     for (const PathSegment& seg : out_) {
       if (!r.empty() && r.back().node == seg.node && r.back().category == seg.category &&
-          r.back().straggler == seg.straggler && r.back().end == seg.start) {
+          r.back().straggler == seg.straggler && r.back().waiting == seg.waiting && r.back().end == seg.start) {
         r.back().end = seg.end;
       } else if (seg.end > seg.start) {
         r.push_back(seg);
@@ -292,8 +382,11 @@ CriticalPath criticalPathTo(const RunModel& m, Index sink, std::int64_t window_s
 
 std::vector<CriticalPath> criticalPaths(const RunModel& m, const Iterations& its) {
   PathIndex index(m);
-  std::vector<CriticalPath> out;
-  for (std::int64_t number : its.numbers) {
+  std::vector<CriticalPath> out(its.numbers.size());
+  std::vector<bool> found(its.numbers.size(), false);
+  // Iterations are independent walks over a shared, read-only index.
+  parallelFor(its.numbers.size(), [&](std::size_t k) {
+    const std::int64_t number = its.numbers[k];
     std::int64_t window_start = INT64_MAX;
     Index sink = kNone;
     for (Index r = 0; r < its.per_rank.size(); ++r) {
@@ -314,15 +407,19 @@ std::vector<CriticalPath> criticalPaths(const RunModel& m, const Iterations& its
         }
       }
     }
-    if (sink == kNone) continue;
+    if (sink == kNone) return;
     CriticalPath p;
     p.iteration = number;
     p.start = window_start;
     p.end = m.ops.end[sink];
     p.segments = Walker(m, index, window_start).walkFrom(sink);
-    out.push_back(finish(std::move(p)));
-  }
-  return out;
+    out[k] = finish(std::move(p));
+    found[k] = true;
+  });
+  std::vector<CriticalPath> paths;
+  for (std::size_t k = 0; k < out.size(); ++k)
+    if (found[k]) paths.push_back(std::move(out[k]));
+  return paths;
 }
 
 }  // namespace syncopate::analyzer

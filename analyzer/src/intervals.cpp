@@ -90,30 +90,42 @@ std::vector<std::int64_t> overlapBreakdown(std::span<const IntervalSet* const> s
   assert(sets.size() <= 8);
   std::vector<std::int64_t> out(std::size_t{1} << sets.size(), 0);
   if (b <= a) return out;
-  // Sweep the boundaries of all sets; between two boundaries the active combination is fixed.
-  struct Edge {
-    std::int64_t t;
-    unsigned bit;
-    bool open;
-  };
-  std::vector<Edge> edges;
-  for (std::size_t k = 0; k < sets.size(); ++k) {
-    const auto all = sets[k]->intervals();
-    auto first = std::partition_point(all.begin(), all.end(), [&](const Interval& i) { return i.end <= a; });
-    for (auto it = first; it != all.end() && it->start < b; ++it) {
-      const std::int64_t s = std::max(it->start, a), e = std::min(it->end, b);
-      if (s >= e) continue;
-      edges.push_back({s, 1u << k, true});
-      edges.push_back({e, 1u << k, false});
+  // Walk the sets' boundaries in time order (each set's are already sorted): between two
+  // consecutive boundaries the combination of active sets is fixed.
+  struct Cursor {
+    std::span<const Interval>::iterator it, end;
+    bool inside = false;  // at it->end next, rather than it->start
+    std::int64_t next(std::int64_t lo, std::int64_t hi) const {
+      if (it == end) return INT64_MAX;
+      return inside ? std::min(it->end, hi) : std::max(it->start, lo);
     }
+  };
+  std::vector<Cursor> cursors;
+  for (const IntervalSet* set : sets) {
+    const auto all = set->intervals();
+    auto first = std::partition_point(all.begin(), all.end(), [&](const Interval& i) { return i.end <= a; });
+    auto last = std::partition_point(first, all.end(), [&](const Interval& i) { return i.start < b; });
+    cursors.push_back({first, last, false});
   }
-  std::sort(edges.begin(), edges.end(), [](const Edge& x, const Edge& y) { return x.t < y.t; });
   unsigned active = 0;
   std::int64_t t = a;
-  for (const Edge& e : edges) {
-    out[active] += e.t - t;
-    t = e.t;
-    active = e.open ? (active | e.bit) : (active & ~e.bit);
+  for (;;) {
+    std::size_t k = cursors.size();
+    std::int64_t when = INT64_MAX;
+    for (std::size_t c = 0; c < cursors.size(); ++c)
+      if (const std::int64_t n = cursors[c].next(a, b); n < when) when = n, k = c;
+    if (k == cursors.size()) break;
+    out[active] += when - t;
+    t = when;
+    Cursor& c = cursors[k];
+    if (c.inside) {
+      active &= ~(1u << k);
+      c.inside = false;
+      ++c.it;
+    } else {
+      active |= 1u << k;
+      c.inside = true;
+    }
   }
   out[active] += b - t;
   return out;

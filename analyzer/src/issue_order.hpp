@@ -16,11 +16,25 @@ inline std::int64_t issueTime(const RunModel& m, Index op) {
 }
 
 // Ops of `rank` in issue order; `issued` (if given) receives their issue times in that order.
+// Each stream's ops are usually issued in the order they ran, so the streams are merged rather
+// than all sorted.
 inline std::vector<Index> issueOrder(const RunModel& m, Index rank, std::vector<std::int64_t>* issued = nullptr) {
   const RankInfo& r = m.ranks[rank];
   std::vector<std::pair<std::int64_t, Index>> keyed(r.op_count);
   for (Index k = 0; k < r.op_count; ++k) keyed[k] = {issueTime(m, r.first_op + k), r.first_op + k};
-  std::sort(keyed.begin(), keyed.end());
+  bool runs_sorted = true;
+  for (Index s = r.first_stream; s < r.first_stream + r.stream_count && runs_sorted; ++s) {
+    const auto begin = keyed.begin() + (m.streams[s].first_op - r.first_op);
+    runs_sorted = std::is_sorted(begin, begin + m.streams[s].op_count);
+  }
+  if (runs_sorted) {
+    for (Index s = r.first_stream + 1; s < r.first_stream + r.stream_count; ++s) {
+      const auto begin = keyed.begin(), middle = begin + (m.streams[s].first_op - r.first_op);
+      std::inplace_merge(begin, middle, middle + m.streams[s].op_count);
+    }
+  } else {
+    std::sort(keyed.begin(), keyed.end());
+  }
   std::vector<Index> order(r.op_count);
   if (issued) issued->resize(r.op_count);
   for (Index k = 0; k < r.op_count; ++k) {

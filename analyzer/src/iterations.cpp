@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "issue_order.hpp"
+#include "parallel.hpp"
 
 namespace syncopate::analyzer {
 
@@ -270,7 +271,10 @@ Expected<Iterations> detectIterations(const RunModel& m, const IterationOptions&
     return Error{"no rank has an NVTX range named '" + options.marker + "' (or '" + options.marker + "#N', '" +
                  options.marker + " ...'); check the name given to --iteration-marker"};
 
-  for (Index r = 0; r < m.ranks.size(); ++r) {
+  std::vector<std::vector<std::string>> rank_notes(m.ranks.size());
+  std::vector<std::int64_t> periods(m.ranks.size(), 0);
+  parallelFor(m.ranks.size(), [&](std::size_t rr) {
+    const auto r = static_cast<Index>(rr);
     std::vector<std::int64_t> issued;
     const std::vector<Index> order = issueOrder(m, r, &issued);
     std::vector<Marker>& mk = markers[r];
@@ -281,23 +285,25 @@ Expected<Iterations> detectIterations(const RunModel& m, const IterationOptions&
         increasing &= mk[i].number >= 0 && (i == 0 || mk[i].number > mk[i - 1].number);
       if (!increasing) {
         for (std::size_t i = 0; i < mk.size(); ++i) mk[i].number = static_cast<std::int64_t>(i);
-        out.notes.push_back("rank " + std::to_string(m.ranks[r].rank) +
-                            ": step markers are not numbered in time order; they were numbered by position");
+        rank_notes[r].push_back("rank " + std::to_string(m.ranks[r].rank) +
+                                ": step markers are not numbered in time order; they were numbered by position");
       }
       // A step the profiler cut at the end of the recording is left out.
       const std::int64_t rec_end = m.ranks[r].recording_end_ns;
       if (!mk.empty() && rec_end != 0 && mk.back().end >= rec_end - kCutTolerance && mk.size() > 1) {
-        out.notes.push_back("rank " + std::to_string(m.ranks[r].rank) + ": step " + std::to_string(mk.back().number) +
-                            " ends with the recording (cut by the profiler) and was left out");
+        rank_notes[r].push_back("rank " + std::to_string(m.ranks[r].rank) + ": step " + std::to_string(mk.back().number) +
+                                " ends with the recording (cut by the profiler) and was left out");
         mk.pop_back();
       }
       out.per_rank[r] = fromMarkers(m, mk, order, issued);
     } else {
       std::size_t period = 0;
       out.per_rank[r] = fromPattern(m, order, issued, &period);
-      out.pattern_length = std::max<std::int64_t>(out.pattern_length, static_cast<std::int64_t>(period));
+      periods[r] = static_cast<std::int64_t>(period);
     }
-  }
+  });
+  for (const auto& notes : rank_notes) out.notes.insert(out.notes.end(), notes.begin(), notes.end());
+  out.pattern_length = periods.empty() ? 0 : *std::max_element(periods.begin(), periods.end());
 
   if (any_marker) {
     out.source = IterationSource::Markers;

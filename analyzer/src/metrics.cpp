@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_map>
 
 namespace syncopate::analyzer {
 
@@ -93,14 +92,17 @@ std::vector<KernelStat> kernelStats(const RunModel& m, const std::vector<Interva
     double sum_sq = 0;
     Index last_rank = kNone;
   };
-  std::unordered_map<StringId, Acc> acc;
+  // Names are dense ids, so one slot per name beats a hash map over millions of ops.
+  std::vector<Acc> acc(m.strings.size());
+  std::vector<bool> seen(m.strings.size(), false);
   for (Index r = 0; r < m.ranks.size(); ++r) {
     const RankInfo& info = m.ranks[r];
     for (Index op = info.first_op; op < info.first_op + info.op_count; ++op) {
       if (m.ops.op_class[op] == OpClass::Marker || !windows[r].contains(m.ops.start[op])) continue;
       const std::int64_t d = m.ops.end[op] - m.ops.start[op];
-      auto [it, added] = acc.try_emplace(m.ops.name[op]);
-      Acc& a = it->second;
+      Acc& a = acc[m.ops.name[op]];
+      const bool added = !seen[m.ops.name[op]];
+      seen[m.ops.name[op]] = true;
       if (added) {
         a.stat.name = m.ops.name[op];
         a.stat.op_class = m.ops.op_class[op];
@@ -115,8 +117,9 @@ std::vector<KernelStat> kernelStats(const RunModel& m, const std::vector<Interva
     }
   }
   std::vector<KernelStat> out;
-  out.reserve(acc.size());
-  for (auto& [name, a] : acc) {
+  for (StringId name = 0; name < acc.size(); ++name) {
+    if (!seen[name]) continue;
+    Acc& a = acc[name];
     const double n = static_cast<double>(a.stat.count);
     a.stat.mean_ns = static_cast<double>(a.stat.total_ns) / n;
     // Sample standard deviation, as pandas' std() that HTA reports.

@@ -55,7 +55,8 @@ inline void permuteTable(HostSyncTable& t, const std::vector<Index>& o) {
 inline void permuteTable(RangeTable& t, const std::vector<Index>& o) {
   if (isIdentity(o)) return;
   permuteColumn(t.start, o), permuteColumn(t.end, o), permuteColumn(t.rank, o), permuteColumn(t.thread, o);
-  permuteColumn(t.domain, o), permuteColumn(t.name, o), permuteColumn(t.depth, o), permuteColumn(t.store_id, o);
+  permuteColumn(t.domain, o), permuteColumn(t.name, o), permuteColumn(t.depth, o), permuteColumn(t.parent, o);
+  permuteColumn(t.store_id, o);
 }
 
 }  // namespace syncopate::analyzer

@@ -62,7 +62,7 @@ Index RunModelBuilder::addOp(const OpRow& row) {
   t.collective.push_back(kNone);
   t.launch.push_back(row.api_call);
   t.store_id.push_back(row.store_id);
-  op_event_.push_back(row.event_id);
+  if (row.event_id != kUnknown) op_events_.push_back({static_cast<Index>(t.size() - 1), row.event_id});
   return static_cast<Index>(t.size() - 1);
 }
 
@@ -90,6 +90,7 @@ void RunModelBuilder::addRange(const RangeRow& row) {
   t.domain.push_back(row.domain);
   t.name.push_back(row.name);
   t.depth.push_back(row.depth);
+  t.parent.push_back(kNone);
   t.store_id.push_back(row.store_id);
 }
 
@@ -102,7 +103,6 @@ void RunModelBuilder::reserveOps(std::size_t n) {
   auto& t = model_.ops;
   t.start.reserve(n), t.end.reserve(n), t.name.reserve(n), t.stream.reserve(n), t.kind.reserve(n);
   t.op_class.reserve(n), t.bytes.reserve(n), t.collective.reserve(n), t.launch.reserve(n), t.store_id.reserve(n);
-  op_event_.reserve(n);
 }
 
 void RunModelBuilder::reserveApiCalls(std::size_t n) {
@@ -138,20 +138,25 @@ std::vector<Index> bucketOrder(std::size_t n, std::size_t buckets, Bucket bucket
   return order;
 }
 
-// Nesting depth of ranges on each thread, for rows that did not come with one.
-void computeDepths(RangeTable& r) {
-  std::vector<std::int64_t> open_ends;
+// Nesting of ranges on each thread: the parent of each range, and the depth of those that did
+// not come with one.
+void computeNesting(RangeTable& r) {
+  std::vector<Index> open;  // ranges enclosing the current position, outermost first
   Index current_thread = kNone, current_rank = kNone;
+  r.parent.assign(r.size(), kNone);
   // Ranges are sorted by (rank, thread, start, end descending) when this runs.
   for (std::size_t i = 0; i < r.size(); ++i) {
     if (r.rank[i] != current_rank || r.thread[i] != current_thread) {
-      open_ends.clear();
+      open.clear();
       current_rank = r.rank[i];
       current_thread = r.thread[i];
     }
-    while (!open_ends.empty() && open_ends.back() <= r.start[i]) open_ends.pop_back();
-    if (r.depth[i] < 0) r.depth[i] = static_cast<std::int16_t>(std::min<std::size_t>(open_ends.size(), 32767));
-    open_ends.push_back(r.end[i]);
+    while (!open.empty() && r.end[open.back()] <= r.start[i]) open.pop_back();
+    // A range that outlives the innermost open one overlaps it rather than nesting in it.
+    while (!open.empty() && r.end[open.back()] < r.end[i]) open.pop_back();
+    if (r.depth[i] < 0) r.depth[i] = static_cast<std::int16_t>(std::min<std::size_t>(open.size(), 32767));
+    r.parent[i] = open.empty() ? kNone : open.back();
+    open.push_back(static_cast<Index>(i));
   }
 }
 
@@ -264,7 +269,6 @@ Expected<RunModel> RunModelBuilder::finish() && {
       &op_first);
   const std::vector<Index> op_new = inverse(op_order);
   permuteTable(m.ops, op_order);
-  op_event_ = permuted(op_event_, op_order);
   for (std::size_t s = 0; s < m.streams.size(); ++s) {
     m.streams[s].first_op = op_first[s];
     m.streams[s].op_count = op_first[s + 1] - op_first[s];
@@ -285,7 +289,7 @@ Expected<RunModel> RunModelBuilder::finish() && {
       },
       &range_first);
   permuteTable(m.ranges, range_order);
-  computeDepths(m.ranges);
+  computeNesting(m.ranges);
 
   // Per-rank ranges of rows.
   for (auto& r : m.ranks) r.first_stream = r.stream_count = r.first_thread = r.thread_count = 0;
@@ -313,11 +317,13 @@ Expected<RunModel> RunModelBuilder::finish() && {
   }
 
   // Event ids of markers, sorted by op.
-  for (std::size_t i = 0; i < m.ops.size(); ++i) {
-    if (op_event_[i] == kUnknown) continue;
-    m.event_markers.op.push_back(static_cast<Index>(i));
-    m.event_markers.event_id.push_back(op_event_[i]);
+  for (auto& [op, event] : op_events_) op = op_new[op];
+  std::sort(op_events_.begin(), op_events_.end());
+  for (const auto& [op, event] : op_events_) {
+    m.event_markers.op.push_back(op);
+    m.event_markers.event_id.push_back(event);
   }
+  op_events_.clear();
 
   // Collective details, sorted by op.
   std::sort(collectives_.begin(), collectives_.end(),

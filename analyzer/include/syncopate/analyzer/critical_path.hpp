@@ -40,11 +40,12 @@ inline constexpr std::size_t kPathCategories = 8;
 std::string_view toString(PathCategory c);
 
 struct PathSegment {
-  NodeRef node;                  // the op / call / sync the time was spent on or waited in
+  NodeRef node;                  // the op / call the time was spent in, or that waited for it
   Index rank = 0;                // rank row of that node
   std::int64_t start = 0, end = 0;
   PathCategory category = PathCategory::Idle;
   Index straggler = kNone;       // StragglerWait: the rank row that arrived last
+  bool waiting = false;          // time before `node` started (a gap), not time inside it
 };
 
 struct CriticalPath {

@@ -121,6 +121,7 @@ struct RangeTable {
   std::vector<StringId> domain;          // 0 for the default domain
   std::vector<StringId> name;
   std::vector<std::int16_t> depth;       // nesting depth on its thread, 0 = outermost
+  std::vector<Index> parent;             // the range it is nested in, or kNone
   std::vector<std::int64_t> store_id;
   std::size_t size() const { return start.size(); }
 };

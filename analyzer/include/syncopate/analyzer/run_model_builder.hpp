@@ -90,7 +90,7 @@ class RunModelBuilder {
  private:
   Status validate() const;
   RunModel model_;  // rows accumulate here in insertion order
-  std::vector<std::int64_t> op_event_;  // per op row: event id
+  std::vector<std::pair<Index, std::int64_t>> op_events_;  // (op row, event id) of event markers
   struct PendingCollective {
     Index op;
     CollectiveRow row;

@@ -1,0 +1,470 @@
+// Kineto trace -> run store. docs/analyzer.md ("Importing Kineto traces") is the mapping.
+#include <simdjson.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "input_file.hpp"
+#include "kineto_trace.hpp"
+#include "nccl_names.hpp"
+#include "store_output.hpp"
+#include "syncopate/analyzer/importers.hpp"
+
+namespace syncopate::analyzer {
+
+namespace {
+
+using import::KinetoCat;
+using import::KinetoEvent;
+using import::KinetoTrace;
+using import::kAbsent;
+
+trace::MemcpyKind memcpyKindFromName(std::string_view name) {
+  if (name.find("HtoD") != std::string_view::npos) return trace::MemcpyKind::HostToDevice;
+  if (name.find("DtoH") != std::string_view::npos) return trace::MemcpyKind::DeviceToHost;
+  if (name.find("DtoD") != std::string_view::npos) return trace::MemcpyKind::DeviceToDevice;
+  if (name.find("HtoH") != std::string_view::npos) return trace::MemcpyKind::HostToHost;
+  if (name.find("PtoP") != std::string_view::npos) return trace::MemcpyKind::PeerToPeer;
+  return trace::MemcpyKind::Unknown;
+}
+
+// The communicator an NCCL kernel ran on: its process group when the trace names it, else the
+// default process group of all ranks.
+struct Communicator {
+  std::uint64_t id = 0;
+  std::int32_t rank = -1, size = -1;
+};
+
+class KinetoStoreWriter {
+ public:
+  KinetoStoreWriter(const KinetoTrace& t, import::StoreOutput& out, ImportedStore& report)
+      : t_(t), out_(out), report_(report) {}
+
+  Status write() {
+    collectThreadNames();
+    for (const auto& d : t_.devices) out_.registerDevice(d.id, d.name, d.sm_count, d.memory_bytes);
+    for (const KinetoEvent& e : t_.events) {
+      if (Status s = writeEvent(e); !s) return s;
+    }
+    if (Status s = writeCollectives(); !s) return s;
+    if (Status s = writeDerivedEventRecords(); !s) return s;
+    if (Status s = writeOpenAllocations(); !s) return s;
+    checkFlows();
+    return {};
+  }
+
+  std::optional<std::pair<std::int64_t, std::int64_t>> window() const { return window_; }
+
+ private:
+  std::string_view str(StringId id) const { return t_.strings[id]; }
+
+  void collectThreadNames() {
+    for (const KinetoEvent& e : t_.events)
+      if (e.ph == 'M' && str(e.name) == "thread_name" && e.tid != kAbsent && e.arg_name != 0)
+        thread_names_[e.tid] = std::string(str(e.arg_name));  // the last name given wins
+  }
+
+  trace::ThreadId thread(std::int64_t tid) {
+    auto it = thread_names_.find(tid);
+    return out_.thread(tid, it == thread_names_.end() ? std::string_view{} : std::string_view(it->second));
+  }
+
+  trace::StreamId stream(const KinetoEvent& e) {
+    const std::int64_t s = e.stream != kAbsent ? e.stream : e.tid;
+    const std::int32_t device = static_cast<std::int32_t>(e.device != kAbsent ? e.device : (e.pid != kAbsent ? e.pid : 0));
+    return out_.stream(device, s);
+  }
+
+  Status writeEvent(const KinetoEvent& e) {
+    if (e.ph == 'X') {
+      switch (e.cat) {
+        case KinetoCat::Kernel: return writeKernel(e);
+        case KinetoCat::GpuMemcpy:
+        case KinetoCat::GpuMemset: return writeMemoryOp(e);
+        case KinetoCat::CudaRuntime:
+        case KinetoCat::CudaDriver: return writeApiCall(e);
+        case KinetoCat::CudaSync: return writeSync(e);
+        case KinetoCat::CpuOp:
+        case KinetoCat::UserAnnotation:
+        case KinetoCat::PythonFunction:
+          return out_.range(thread(e.tid), str(e.cat_name), str(e.name), e.ts, e.ts + e.dur);
+        case KinetoCat::GpuUserAnnotation:
+          return out_.range(std::nullopt, str(e.cat_name), str(e.name), e.ts, e.ts + e.dur);
+        case KinetoCat::Trace:
+          window_ = std::make_pair(e.ts, e.ts + e.dur);
+          return {};
+        default: return {};
+      }
+    }
+    if (e.ph == 'i' && e.cat == KinetoCat::CpuInstant && str(e.name) == "[memory]") return memoryEvent(e);
+    if ((e.ph == 's' || e.ph == 'f') && (e.cat == KinetoCat::Ac2g || e.cat == KinetoCat::AsyncCpuToGpu) && e.id != kAbsent)
+      flow_ids_.push_back(e.id);
+    return {};
+  }
+
+  Status writeKernel(const KinetoEvent& e) {
+    const import::NcclKernelInfo nccl = import::parseNcclKernelName(str(e.name));
+    trace::OpRow row;
+    row.kind = !nccl.is_nccl ? trace::OpKind::Kernel
+               : (nccl.is_send_recv || import::collTypeFromPytorchName(str(e.coll_name)) == trace::CollType::Send ||
+                  import::collTypeFromPytorchName(str(e.coll_name)) == trace::CollType::Recv)
+                   ? trace::OpKind::P2P
+                   : trace::OpKind::Collective;
+    row.device_id = static_cast<std::int32_t>(e.device != kAbsent ? e.device : 0);
+    row.stream_id = stream(e);
+    row.start_ns = e.ts;
+    row.end_ns = e.ts + e.dur;
+    if (e.correlation != kAbsent) row.correlation_id = e.correlation;
+    row.grid = trace::Dim3{static_cast<std::uint32_t>(e.grid[0]), static_cast<std::uint32_t>(e.grid[1]),
+                           static_cast<std::uint32_t>(e.grid[2])};
+    row.block = trace::Dim3{static_cast<std::uint32_t>(e.block[0]), static_cast<std::uint32_t>(e.block[1]),
+                            static_cast<std::uint32_t>(e.block[2])};
+    if (Status s = out_.op(row, str(e.name)); !s) return s;
+    if (e.correlation != kAbsent) ops_by_stream_[*row.stream_id].push_back({e.correlation, row.end_ns});
+    if (nccl.is_nccl && e.correlation != kAbsent) nccl_ops_.push_back({&e, nccl});
+    return {};
+  }
+
+  Status writeMemoryOp(const KinetoEvent& e) {
+    trace::OpRow row;
+    row.kind = e.cat == KinetoCat::GpuMemcpy ? trace::OpKind::Memcpy : trace::OpKind::Memset;
+    row.device_id = static_cast<std::int32_t>(e.device != kAbsent ? e.device : 0);
+    row.stream_id = stream(e);
+    row.start_ns = e.ts;
+    row.end_ns = e.ts + e.dur;
+    if (e.correlation != kAbsent) row.correlation_id = e.correlation;
+    if (e.bytes != kAbsent) row.bytes = e.bytes;
+    if (row.kind == trace::OpKind::Memcpy) row.memcpy_kind = memcpyKindFromName(str(e.name));
+    if (Status s = out_.op(row, str(e.name)); !s) return s;
+    if (e.correlation != kAbsent) ops_by_stream_[*row.stream_id].push_back({e.correlation, row.end_ns});
+    return {};
+  }
+
+  Status writeApiCall(const KinetoEvent& e) {
+    trace::ApiCallRow row;
+    row.thread_id = thread(e.tid);
+    row.domain = e.cat == KinetoCat::CudaDriver ? trace::ApiDomain::CudaDriver : trace::ApiDomain::CudaRuntime;
+    row.start_ns = e.ts;
+    row.end_ns = e.ts + e.dur;
+    if (e.correlation != kAbsent) {
+      row.correlation_id = e.correlation;
+      call_start_by_correlation_[e.correlation] = e.ts;
+    }
+    return out_.apiCall(row, str(e.name));
+  }
+
+  // CUPTI synchronization records: host syncs and stream waits.
+  Status writeSync(const KinetoEvent& e) {
+    const std::string_view kind = e.sync_kind != 0 ? str(e.sync_kind) : str(e.name);
+    trace::OpRow row;
+    row.device_id = static_cast<std::int32_t>(e.device != kAbsent ? e.device : 0);
+    row.start_ns = e.ts;
+    row.end_ns = e.ts + e.dur;
+    if (e.correlation != kAbsent) row.correlation_id = e.correlation;
+    if (e.wait_event != kAbsent && e.wait_event >= 0) row.event_id = out_.event(static_cast<std::uint64_t>(e.wait_event));
+    if (kind == "Stream Wait Event") {
+      row.kind = trace::OpKind::StreamWait;
+      row.stream_id = stream(e);
+    } else {
+      row.kind = trace::OpKind::HostSync;
+      if (kind == "Stream Sync") {
+        row.sync_kind = trace::SyncKind::Stream;
+        row.stream_id = stream(e);
+      } else if (kind == "Event Sync") {
+        row.sync_kind = trace::SyncKind::Event;
+        if (e.wait_stream != kAbsent && e.wait_stream >= 0) row.stream_id = out_.stream(*row.device_id, e.wait_stream);
+      } else if (kind == "Context Sync") {
+        row.sync_kind = trace::SyncKind::Context;
+      } else if (kind == "Device Sync") {
+        row.sync_kind = trace::SyncKind::Device;
+      } else {
+        row.sync_kind = trace::SyncKind::Unknown;
+      }
+    }
+    if (e.wait_record_corr != kAbsent && e.wait_record_corr >= 0 && e.wait_stream != kAbsent && e.wait_stream >= 0 &&
+        row.event_id)
+      records_.insert({e.wait_record_corr, *row.device_id, e.wait_stream, *row.event_id});
+    return out_.op(row, kind);
+  }
+
+  Status memoryEvent(const KinetoEvent& e) {
+    if (e.device_type != 1 || e.addr == kAbsent || e.mem_bytes == kAbsent) {  // c10::DeviceType::CUDA == 1
+      ++host_memory_events_;
+      return {};
+    }
+    if (e.mem_bytes > 0) {
+      open_allocations_[e.addr] = {e.ts, e.mem_bytes, e.device_id};
+      return {};
+    }
+    auto it = open_allocations_.find(e.addr);
+    if (it == open_allocations_.end()) {
+      ++frees_without_alloc_;
+      return {};
+    }
+    const Alloc a = it->second;
+    open_allocations_.erase(it);
+    return out_.allocation(a.device, static_cast<std::uint64_t>(e.addr), static_cast<std::uint64_t>(a.bytes), a.ts, e.ts);
+  }
+
+  Status writeOpenAllocations() {
+    for (const auto& [addr, a] : open_allocations_)
+      if (Status s = out_.allocation(a.device, static_cast<std::uint64_t>(addr), static_cast<std::uint64_t>(a.bytes), a.ts,
+                                     std::nullopt);
+          !s)
+        return s;
+    if (host_memory_events_ > 0)
+      out_.notStored("i cpu_instant_event", host_memory_events_, "host (CPU) memory events: the store records CUDA memory only");
+    if (frees_without_alloc_ > 0)
+      out_.diagnostic(trace::Severity::Info, "frees of CUDA memory allocated before the trace started", frees_without_alloc_);
+    return {};
+  }
+
+  Communicator communicatorOf(const KinetoEvent& e) const {
+    Communicator c;
+    const std::int32_t rank = report_.rank;
+    if (e.pg_name != 0) {
+      const std::vector<std::int32_t> ranks = import::parseRankList(str(e.pg_ranks));
+      c.id = import::fnv1a64(str(e.pg_ranks), import::fnv1a64(str(e.pg_name)));
+      const auto at = std::find(ranks.begin(), ranks.end(), rank);
+      c.rank = at != ranks.end() ? static_cast<std::int32_t>(at - ranks.begin()) : -1;
+      c.size = e.group_size != kAbsent ? static_cast<std::int32_t>(e.group_size) : static_cast<std::int32_t>(ranks.size());
+      if (c.size <= 0) c.size = -1;
+      return c;
+    }
+    c.id = import::fnv1a64("default process group");
+    c.rank = rank;
+    c.size = t_.world_size.value_or(-1);
+    return c;
+  }
+
+  // Collective rows: the kernel name and PyTorch's arguments say what; the communicator's
+  // sequence numbers follow launch order (correlation ids grow with it).
+  Status writeCollectives() {
+    std::sort(nccl_ops_.begin(), nccl_ops_.end(),
+              [](const auto& a, const auto& b) { return a.first->correlation < b.first->correlation; });
+    std::unordered_map<std::uint64_t, std::uint64_t> next_seq;
+    std::int64_t without_details = 0, written = 0;
+    for (const auto& [e, kernel] : nccl_ops_) {
+      const bool has_args = e->coll_name != 0;
+      if (!has_args && kernel.is_send_recv) {
+        ++without_details;  // a send/recv kernel without its peer cannot be matched: kept as a p2p op only
+        continue;
+      }
+      const Communicator comm = communicatorOf(*e);
+      trace::CollectiveRow row;
+      row.correlation_id = e->correlation;
+      row.comm_id = comm.id;
+      if (comm.rank >= 0) row.comm_rank = comm.rank;
+      if (comm.size > 0) row.comm_size = comm.size;
+      row.seq = next_seq[comm.id]++;
+      row.coll_type = has_args ? import::collTypeFromPytorchName(str(e->coll_name)) : kernel.type;
+      if (row.coll_type == trace::CollType::Unknown) row.coll_type = kernel.type;
+      const trace::DataType dtype = e->dtype != 0 ? import::dataTypeFromPytorchName(str(e->dtype)) : kernel.dtype;
+      if (dtype != trace::DataType::Unknown) row.dtype = dtype;
+      if (kernel.red_op != trace::RedOp::Unknown) row.red_op = kernel.red_op;
+      // NCCL's count: per rank for all-gather (input), reduce-scatter (output), all-to-all (per peer).
+      std::int64_t count = kAbsent;
+      switch (row.coll_type) {
+        case trace::CollType::ReduceScatter: count = e->out_nelems; break;
+        case trace::CollType::AllToAll:
+          count = (e->in_nelems != kAbsent && comm.size > 0) ? e->in_nelems / comm.size : kAbsent;
+          break;
+        default: count = e->in_nelems; break;
+      }
+      if (count != kAbsent && count >= 0) {
+        row.count = static_cast<std::uint64_t>(count);
+        if (dtype != trace::DataType::Unknown) row.bytes = row.count.value() * trace::dataTypeSize(dtype);
+      }
+      if (Status s = out_.collective(row); !s) return s;
+      ++written;
+    }
+    if (without_details > 0)
+      out_.diagnostic(trace::Severity::Info,
+                      "NCCL SendRecv kernels without collective arguments (peer unknown): kept as p2p ops, not matched across ranks",
+                      without_details);
+    if (written > 0 && std::none_of(nccl_ops_.begin(), nccl_ops_.end(), [](const auto& p) { return p.first->pg_name != 0; }))
+      out_.diagnostic(trace::Severity::Info,
+                      "the trace names no process groups: collectives were assumed to be on the default process group of all "
+                      "ranks, numbered in launch order",
+                      1);
+    return {};
+  }
+
+  // Kineto has no GPU-side record of cudaEventRecord; the sync records say which record call
+  // (by correlation id) and stream a wait or event sync depended on. The event completes when
+  // the work launched on that stream before the record completes: that op's end is the
+  // record's time (the record call's own start when nothing was launched before it).
+  Status writeDerivedEventRecords() {
+    for (auto& [stream_id, ops] : ops_by_stream_) std::sort(ops.begin(), ops.end());
+    std::int64_t untimed = 0;
+    for (const Record& r : records_) {
+      const trace::StreamId sid = out_.stream(r.device, r.stream);
+      std::optional<std::int64_t> at;
+      if (auto it = ops_by_stream_.find(sid); it != ops_by_stream_.end()) {
+        auto after = std::lower_bound(it->second.begin(), it->second.end(), std::make_pair(r.correlation, INT64_MIN));
+        if (after != it->second.begin()) at = std::prev(after)->second;
+      }
+      if (!at) {
+        auto call = call_start_by_correlation_.find(r.correlation);
+        if (call == call_start_by_correlation_.end()) {
+          ++untimed;
+          continue;
+        }
+        at = call->second;
+      }
+      trace::OpRow row;
+      row.kind = trace::OpKind::EventRecord;
+      row.device_id = r.device;
+      row.stream_id = sid;
+      row.start_ns = row.end_ns = *at;
+      row.correlation_id = r.correlation;
+      row.event_id = r.event;
+      if (Status s = out_.op(row, "cudaEventRecord"); !s) return s;
+      ++report_.derived_event_records;
+    }
+    if (report_.derived_event_records > 0)
+      out_.diagnostic(trace::Severity::Info,
+                      "event record ops reconstructed from synchronization records (time: end of the last op launched on "
+                      "the stream before the record)",
+                      report_.derived_event_records);
+    if (untimed > 0)
+      out_.diagnostic(trace::Severity::Warning,
+                      "event records referenced by synchronization records but neither their call nor a prior op on their "
+                      "stream is in the trace; their waits have no dependency",
+                      untimed);
+    return {};
+  }
+
+  // Launch flows duplicate the correlation ids that the store keeps; count any that do not.
+  void checkFlows() {
+    std::unordered_set<std::int64_t> correlations;
+    for (const auto& [corr, start] : call_start_by_correlation_) correlations.insert(corr);
+    std::int64_t dangling = 0;
+    for (std::int64_t id : flow_ids_) dangling += correlations.count(id) == 0;
+    if (dangling > 0)
+      out_.diagnostic(trace::Severity::Info, "launch flow events whose correlation id matches no CUDA API call in the trace",
+                      dangling);
+  }
+
+  struct Alloc {
+    std::int64_t ts, bytes, device;
+  };
+  struct Record {
+    std::int64_t correlation;
+    std::int32_t device;
+    std::int64_t stream;
+    trace::EventId event;
+    friend bool operator<(const Record& a, const Record& b) {
+      return std::tie(a.correlation, a.device, a.stream) < std::tie(b.correlation, b.device, b.stream);
+    }
+  };
+
+  const KinetoTrace& t_;
+  import::StoreOutput& out_;
+  ImportedStore& report_;
+  std::unordered_map<std::int64_t, std::string> thread_names_;
+  std::vector<std::pair<const KinetoEvent*, import::NcclKernelInfo>> nccl_ops_;
+  std::unordered_map<trace::StreamId, std::vector<std::pair<std::int64_t, std::int64_t>>> ops_by_stream_;  // (corr, end)
+  std::unordered_map<std::int64_t, std::int64_t> call_start_by_correlation_;
+  std::set<Record> records_;
+  std::vector<std::int64_t> flow_ids_;
+  std::unordered_map<std::int64_t, Alloc> open_allocations_;
+  std::int64_t host_memory_events_ = 0, frees_without_alloc_ = 0;
+  std::optional<std::pair<std::int64_t, std::int64_t>> window_;
+};
+
+// Where each (ph, cat) of the source went, for the report and the store's diagnostics.
+std::string storedAs(char ph, std::string_view cat) {
+  if (ph == 'X') {
+    if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "cuda_sync") return "ops";
+    if (cat == "cuda_runtime" || cat == "cuda_driver") return "api_calls";
+    if (cat == "cpu_op" || cat == "user_annotation" || cat == "gpu_user_annotation" || cat == "python_function")
+      return "nvtx_ranges";
+    if (cat == "Trace") return "meta (trace window)";
+  }
+  if ((ph == 's' || ph == 'f') && (cat == "ac2g" || cat == "async_cpu_to_gpu")) return "correlation ids";
+  if (ph == 'M') return "meta (thread and process names)";
+  if (ph == 'i' && cat == "cpu_instant_event") return "allocations";
+  if ((ph == 's' || ph == 'f') && cat == "fwdbwd") return "not stored: forward-backward operator links have no table";
+  if (ph == 'i' && cat.empty()) return "not stored: profiler markers (iteration start, record window end)";
+  return "not stored: no table for this kind of event";
+}
+
+Status importOne(const std::filesystem::path& file, std::size_t position, const std::filesystem::path& out_dir,
+                 ImportReport& report, const ImportOptions& options) {
+  auto text = import::readTextFile(file, simdjson::SIMDJSON_PADDING);
+  if (!text) return text.error();
+  auto parsed = import::parseKinetoTrace(*text, file.string());
+  if (!parsed) return parsed.error();
+  text = import::TextBuffer{};  // the text is no longer needed; the events hold what matters
+  KinetoTrace& t = *parsed;
+  if (options.progress) options.progress(file.filename().string(), 1, 2);
+
+  ImportedStore store;
+  store.source = file;
+  store.rank = t.rank.value_or(static_cast<std::int32_t>(position));
+  store.source_events = t.json_events;
+  std::int64_t pid = -1;
+  for (const KinetoEvent& e : t.events)
+    if (e.ph == 'X' && (e.cat == KinetoCat::CudaRuntime || e.cat == KinetoCat::CpuOp) && e.pid != kAbsent) {
+      pid = e.pid;
+      break;
+    }
+  const std::string host = !t.host_name.empty() ? t.host_name : "unknown host of rank " + std::to_string(store.rank);
+  auto out = import::StoreOutput::create(out_dir, {host, pid, store.rank, "import-kineto"});
+  if (!out) return out.error();
+  import::StoreOutput& o = **out;
+  if (!t.rank)
+    o.diagnostic(trace::Severity::Warning,
+                 "the trace has no distributedInfo: rank " + std::to_string(store.rank) + " was taken from the file's position",
+                 1);
+  o.setMeta("realtime_offset_ns", std::to_string(t.base_time_ns.value_or(0)));
+  o.setMeta("clock", "source trace clock (Kineto: microseconds, plus baseTimeNanoseconds when given)");
+  o.setMeta("import_source_file", file.filename().string());
+  if (t.world_size) o.setMeta("world_size", std::to_string(*t.world_size));
+
+  KinetoStoreWriter writer(t, o, store);
+  if (Status s = writer.write(); !s) return s;
+  if (auto w = writer.window()) {
+    o.setMeta(kTraceStartMetaKey, std::to_string(w->first));
+    o.setMeta(kTraceEndMetaKey, std::to_string(w->second));
+  }
+  // Every source event is accounted for: in a table, as a link, as metadata, or counted as
+  // not stored (the writer noted some categories, or parts of one, as it went).
+  for (const auto& [key, count] : t.counts) {
+    const std::string what = std::string(1, key.first) + (key.second.empty() ? "" : " " + key.second);
+    std::int64_t stored = count;
+    for (const auto& c : o.notStoredCategories())
+      if (c.what == what) stored -= c.events;
+    const std::string where = storedAs(key.first, key.second);
+    if (where.starts_with("not stored")) {
+      o.notStored(what, stored, where.substr(12));
+      continue;
+    }
+    if (stored > 0) store.categories.push_back({what, stored, where});
+  }
+  for (const auto& c : o.notStoredCategories()) {
+    store.categories.push_back(c);
+    store.not_stored += c.events;
+  }
+  if (Status s = o.close(store); !s) return s;
+  if (options.progress) options.progress(file.filename().string(), 2, 2);
+  report.stores.push_back(std::move(store));
+  return {};
+}
+
+}  // namespace
+
+Expected<ImportReport> importKineto(std::span<const std::filesystem::path> files, const std::filesystem::path& out_dir,
+                                    const ImportOptions& options) {
+  if (files.empty()) return Error{"no trace file given"};
+  ImportReport report;
+  for (std::size_t i = 0; i < files.size(); ++i)
+    if (Status s = importOne(files[i], i, out_dir, report, options); !s) return s.error();
+  return report;
+}
+
+}  // namespace syncopate::analyzer

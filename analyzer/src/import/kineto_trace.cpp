@@ -1,0 +1,344 @@
+#include "kineto_trace.hpp"
+
+#include <simdjson.h>
+
+#include <array>
+#include <cmath>
+#include <string_view>
+#include <unordered_map>
+
+namespace syncopate::analyzer::import {
+
+namespace od = simdjson::ondemand;
+
+namespace {
+
+KinetoCat categoryOf(std::string_view c) {
+  static constexpr std::array<std::pair<std::string_view, KinetoCat>, 15> kCats{{
+      {"kernel", KinetoCat::Kernel},
+      {"gpu_memcpy", KinetoCat::GpuMemcpy},
+      {"gpu_memset", KinetoCat::GpuMemset},
+      {"cuda_runtime", KinetoCat::CudaRuntime},
+      {"cuda_driver", KinetoCat::CudaDriver},
+      {"cuda_sync", KinetoCat::CudaSync},
+      {"cpu_op", KinetoCat::CpuOp},
+      {"user_annotation", KinetoCat::UserAnnotation},
+      {"gpu_user_annotation", KinetoCat::GpuUserAnnotation},
+      {"python_function", KinetoCat::PythonFunction},
+      {"cpu_instant_event", KinetoCat::CpuInstant},
+      {"Trace", KinetoCat::Trace},
+      {"ac2g", KinetoCat::Ac2g},
+      {"async_cpu_to_gpu", KinetoCat::AsyncCpuToGpu},
+      {"fwdbwd", KinetoCat::FwdBwd},
+  }};
+  for (const auto& [name, cat] : kCats)
+    if (c == name) return cat;
+  return KinetoCat::Other;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Integers that some writers emit as floats (68.0).
+bool getInt(od::value v, std::int64_t& out) {
+  std::int64_t i = 0;
+  if (!v.get_int64().get(i)) {
+    out = i;
+    return true;
+  }
+  double d = 0;
+  if (!v.get_double().get(d) && std::isfinite(d)) {
+    out = std::llround(d);
+    return true;
+  }
+  return false;
+}
+
+// pid/tid: a number, a numeric string, or a label such as "Spans" (then absent).
+std::int64_t getId(od::value v) {
+  std::int64_t i = 0;
+  if (getInt(v, i)) return i;
+  return kAbsent;
+}
+
+class Parser {
+ public:
+  Parser(KinetoTrace& out, const std::string& file) : out_(out), file_(file) {}
+
+  Status parse(const TextBuffer& text) {
+    size_hint_ = text.size();
+    od::parser parser;
+    od::document doc;
+    if (auto err = parser.iterate(text.data(), text.size(), text.capacity()).get(doc)) return jsonError(err);
+    od::object top;
+    if (auto err = doc.get_object().get(top)) {
+      if (err != simdjson::INCORRECT_TYPE) return jsonError(err);
+      return Error{file_ + " is not a Chrome trace: its JSON is not an object"};
+    }
+    bool saw_events = false;
+    for (auto field : top) {
+      std::string_view key;
+      if (auto err = field.unescaped_key().get(key)) return jsonError(err);
+      od::value v;
+      if (auto err = field.value().get(v)) return jsonError(err);
+      if (key == "traceEvents") {
+        saw_events = true;
+        if (Status s = parseEvents(v); !s) return s;
+      } else if (key == "distributedInfo") {
+        if (Status s = parseDistributedInfo(v); !s) return s;
+      } else if (key == "baseTimeNanoseconds") {
+        std::int64_t base = 0;
+        if (!getInt(v, base)) return Error{file_ + ": baseTimeNanoseconds is not a number"};
+        out_.base_time_ns = base;
+      } else if (key == "deviceProperties") {
+        if (Status s = parseDevices(v); !s) return s;
+      } else if (key == "host_name" || key == "hostname") {
+        std::string_view h;
+        if (!v.get_string().get(h)) out_.host_name = std::string(h);
+      }
+    }
+    if (!saw_events) return Error{file_ + " is not a Chrome trace: it has no traceEvents array"};
+    return {};
+  }
+
+ private:
+  Error jsonError(simdjson::error_code err) const {
+    return Error{file_ + " is not valid JSON (" + simdjson::error_message(err) + "; is the file truncated?)"};
+  }
+  Error badEvent(std::string_view what) const {
+    return Error{file_ + ": trace event " + std::to_string(out_.json_events) + " has " + std::string(what)};
+  }
+
+  Status parseDistributedInfo(od::value v) {
+    od::object o;
+    if (v.get_object().get(o)) return Error{file_ + ": distributedInfo is not an object"};
+    for (auto f : o) {
+      std::string_view key;
+      if (f.unescaped_key().get(key)) return Error{file_ + ": malformed distributedInfo"};
+      std::int64_t n = 0;
+      if (key == "rank" && getInt(f.value(), n)) out_.rank = static_cast<std::int32_t>(n);
+      if (key == "world_size" && getInt(f.value(), n)) out_.world_size = static_cast<std::int32_t>(n);
+    }
+    return {};
+  }
+
+  Status parseDevices(od::value v) {
+    od::array a;
+    if (v.get_array().get(a)) return Error{file_ + ": deviceProperties is not an array"};
+    for (auto d : a) {
+      od::object o;
+      if (d.get_object().get(o)) return Error{file_ + ": deviceProperties holds a non-object"};
+      KinetoDevice dev;
+      for (auto f : o) {
+        std::string_view key;
+        if (f.unescaped_key().get(key)) return Error{file_ + ": malformed deviceProperties"};
+        std::int64_t n = 0;
+        std::string_view s;
+        if (key == "id" && getInt(f.value(), n)) dev.id = static_cast<std::int32_t>(n);
+        else if (key == "name" && !f.value().get_string().get(s)) dev.name = std::string(s);
+        else if (key == "numSms" && getInt(f.value(), n)) dev.sm_count = static_cast<std::int32_t>(n);
+        else if (key == "totalGlobalMem" && getInt(f.value(), n)) dev.memory_bytes = n;
+      }
+      out_.devices.push_back(std::move(dev));
+    }
+    return {};
+  }
+
+  Status parseEvents(od::value v) {
+    od::array events;
+    if (v.get_array().get(events)) return Error{file_ + " is not a Chrome trace: traceEvents is not an array"};
+    out_.events.reserve(size_hint_ / 200);  // Kineto events take 200-300 bytes of JSON each
+    for (auto element : events) {
+      od::object o;
+      if (auto err = element.get_object().get(o)) {
+        if (err == simdjson::INCORRECT_TYPE) return badEvent("no object form");
+        return jsonError(err);
+      }
+      KinetoEvent e;
+      if (Status s = parseEvent(o, e); !s) return s;
+      ++out_.json_events;
+      ++counts_[(static_cast<std::uint64_t>(static_cast<unsigned char>(e.ph)) << 32) | e.cat_name];
+      out_.events.push_back(e);
+    }
+    return {};
+  }
+
+  StringId internString(od::value v) {
+    std::string_view s;
+    if (v.get_string().get(s)) return 0;
+    return out_.strings.intern(s);
+  }
+
+  Status parseEvent(od::object o, KinetoEvent& e) {
+    for (auto f : o) {
+      od::raw_json_string key;
+      if (auto err = f.key().get(key)) return jsonError(err);
+      od::value v;
+      if (auto err = f.value().get(v)) return jsonError(err);
+      if (key == "ph") {
+        std::string_view ph;
+        if (v.get_string().get(ph) || ph.empty()) return badEvent("a \"ph\" that is not a phase letter");
+        e.ph = ph[0];
+      } else if (key == "cat") {
+        e.cat_name = internString(v);
+        e.cat = categoryOf(out_.strings[e.cat_name]);
+      } else if (key == "name") {
+        e.name = internString(v);
+      } else if (key == "ts" || key == "dur") {
+        const std::string_view token = v.raw_json_token();
+        const auto ns = microsToNanos(trim(token));
+        if (!ns) return badEvent("a time that is not a number (" + std::string(trim(token).substr(0, 32)) + ")");
+        (key == "ts" ? e.ts : e.dur) = *ns;
+      } else if (key == "pid") {
+        e.pid = getId(v);
+      } else if (key == "tid") {
+        e.tid = getId(v);
+      } else if (key == "id") {
+        e.id = getId(v);
+      } else if (key == "bp") {
+        std::string_view bp;
+        e.binding_end = !v.get_string().get(bp) && bp == "e";
+      } else if (key == "args") {
+        od::object args;
+        if (v.get_object().get(args)) continue;  // args of another shape carry nothing we read
+        if (Status s = parseArgs(args, e); !s) return s;
+      }
+    }
+    return {};
+  }
+
+  Status parseArgs(od::object args, KinetoEvent& e) {
+    for (auto f : args) {
+      od::raw_json_string key;
+      if (auto err = f.key().get(key)) return jsonError(err);
+      od::value v;
+      if (auto err = f.value().get(v)) return jsonError(err);
+      std::int64_t n = 0;
+      if (key == "correlation") {
+        if (getInt(v, n)) e.correlation = n;
+      } else if (key == "External id") {
+        if (getInt(v, n)) e.external_id = n;
+      } else if (key == "stream") {
+        if (getInt(v, n)) e.stream = n;
+      } else if (key == "device") {
+        if (getInt(v, n)) e.device = n;
+      } else if (key == "grid" || key == "block") {
+        od::array a;
+        if (v.get_array().get(a)) continue;
+        std::int32_t* dims = key == "grid" ? e.grid : e.block;
+        int i = 0;
+        for (auto x : a) {
+          od::value xv;
+          if (i < 3 && !x.get(xv) && getInt(xv, n)) dims[i] = static_cast<std::int32_t>(n);
+          ++i;
+        }
+      } else if (key == "bytes") {
+        if (getInt(v, n)) e.bytes = n;
+      } else if (key == "Collective name") {
+        e.coll_name = internString(v);
+      } else if (key == "dtype") {
+        e.dtype = internString(v);
+      } else if (key == "Process Group Name") {
+        e.pg_name = internString(v);
+      } else if (key == "Process Group Ranks") {
+        e.pg_ranks = internString(v);
+      } else if (key == "In msg nelems") {
+        if (getInt(v, n)) e.in_nelems = n;
+      } else if (key == "Out msg nelems") {
+        if (getInt(v, n)) e.out_nelems = n;
+      } else if (key == "Group size") {
+        if (getInt(v, n)) e.group_size = n;
+      } else if (key == "cuda_sync_kind") {
+        e.sync_kind = internString(v);
+      } else if (key == "wait_on_stream") {
+        if (getInt(v, n)) e.wait_stream = n;
+      } else if (key == "wait_on_cuda_event_record_corr_id") {
+        if (getInt(v, n)) e.wait_record_corr = n;
+      } else if (key == "wait_on_cuda_event_id") {
+        if (getInt(v, n)) e.wait_event = n;
+      } else if (key == "Addr") {
+        if (getInt(v, n)) e.addr = n;
+      } else if (key == "Bytes") {
+        if (getInt(v, n)) e.mem_bytes = n;
+      } else if (key == "Device Type") {
+        if (getInt(v, n)) e.device_type = n;
+      } else if (key == "Device Id") {
+        if (getInt(v, n)) e.device_id = n;
+      } else if (key == "name") {
+        e.arg_name = internString(v);
+      } else if (key == "labels") {
+        e.arg_labels = internString(v);
+      }
+    }
+    return {};
+  }
+
+  KinetoTrace& out_;
+  const std::string& file_;
+  std::size_t size_hint_ = 0;
+  std::unordered_map<std::uint64_t, std::int64_t> counts_;  // (ph << 32 | category) -> events
+
+ public:
+  void publishCounts() {
+    for (const auto& [key, n] : counts_)
+      out_.counts[{static_cast<char>(key >> 32), std::string(out_.strings[static_cast<StringId>(key & 0xffffffffu)])}] += n;
+  }
+};
+
+}  // namespace
+
+std::optional<std::int64_t> microsToNanos(std::string_view t) {
+  if (t.empty()) return std::nullopt;
+  bool negative = false;
+  std::size_t i = 0;
+  if (t[0] == '-') negative = true, ++i;
+  std::int64_t whole = 0;
+  std::size_t digits = 0;
+  for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i, ++digits) {
+    if (whole > (INT64_MAX / 1000 - 9) / 10) return std::nullopt;  // would overflow in ns
+    whole = whole * 10 + (t[i] - '0');
+  }
+  if (digits == 0) return std::nullopt;
+  std::int64_t frac = 0;  // thousandths of a microsecond
+  int frac_digits = 0;
+  bool round_up = false;
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i) {
+      if (frac_digits < 3) {
+        frac = frac * 10 + (t[i] - '0');
+        ++frac_digits;
+      } else if (frac_digits == 3) {
+        round_up = t[i] >= '5';
+        ++frac_digits;
+      }
+    }
+  }
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    // Rare in traces; exactness matters less than range here.
+    double d = 0;
+    try {
+      d = std::stod(std::string(t));
+    } catch (...) {
+      return std::nullopt;
+    }
+    if (!std::isfinite(d) || std::fabs(d) > 9.0e15) return std::nullopt;
+    return std::llround(d * 1000.0);
+  }
+  if (i != t.size()) return std::nullopt;
+  while (frac_digits < 3) frac *= 10, ++frac_digits;
+  std::int64_t ns = whole * 1000 + frac + (round_up ? 1 : 0);
+  return negative ? -ns : ns;
+}
+
+Expected<KinetoTrace> parseKinetoTrace(const TextBuffer& text, const std::string& file_name) {
+  KinetoTrace out;
+  Parser parser(out, file_name);
+  if (Status s = parser.parse(text); !s) return s.error();
+  parser.publishCounts();
+  return out;
+}
+
+}  // namespace syncopate::analyzer::import

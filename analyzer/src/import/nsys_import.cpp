@@ -1,0 +1,523 @@
+// Nsight Systems SQLite export (`nsys export --type sqlite`) -> run stores, one per profiled
+// process. docs/analyzer.md ("Importing Nsight Systems exports") is the mapping.
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "nccl_names.hpp"
+#include "store_output.hpp"
+#include "syncopate/analyzer/importers.hpp"
+
+namespace syncopate::analyzer {
+
+namespace {
+
+// Nsight Systems' serialized ids: the process id sits in bits 24..47 of globalPid/globalTid,
+// the thread id in bits 0..23 of globalTid.
+std::int64_t pidOf(std::int64_t global) { return (global >> 24) & 0xFFFFFF; }
+std::int64_t tidOf(std::int64_t global) { return global & 0xFFFFFF; }
+
+// NVTX_EVENTS.eventType values (Nsight Systems' ENUM_NSYS_EVENT_TYPE).
+constexpr int kNvtxMark = 34;
+constexpr int kNvtxPushPop = 59;
+constexpr int kNvtxStartEnd = 60;
+constexpr int kNvtxDomainCreate = 75;
+
+struct DbCloser {
+  void operator()(sqlite3* db) const { sqlite3_close(db); }
+};
+struct StmtFinalizer {
+  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
+};
+
+// Read-only access to one export, by table and column name (the schema grows between Nsight
+// versions; only the columns read here must exist).
+class Export {
+ public:
+  static Expected<Export> open(const std::filesystem::path& file) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec)) return Error{"cannot read " + file.string() + ": no such file"};
+    sqlite3* raw = nullptr;
+    const int rc = sqlite3_open_v2(file.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+    Export e(file, raw);
+    if (rc != SQLITE_OK) return Error{"cannot open " + file.string() + ": " + sqlite3_errmsg(raw)};
+    auto tables = e.query("SELECT name FROM sqlite_master WHERE type = 'table'");
+    if (!tables) return Error{file.string() + " is not an SQLite database (an Nsight Systems export is made with "
+                                              "'nsys export --type sqlite REPORT.nsys-rep')"};
+    while (sqlite3_step(tables->get()) == SQLITE_ROW) e.tables_.insert(e.text(tables->get(), 0));
+    if (!e.has("StringIds"))
+      return Error{file.string() + " is an SQLite database but not an Nsight Systems export (no StringIds table)"};
+    return e;
+  }
+
+  bool has(const std::string& table) const { return tables_.count(table) > 0; }
+  const std::filesystem::path& file() const { return file_; }
+
+  Expected<std::unique_ptr<sqlite3_stmt, StmtFinalizer>> query(const std::string& sql) const {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db_.get(), sql.c_str(), -1, &s, nullptr) != SQLITE_OK)
+      return Error{file_.string() + ": " + sqlite3_errmsg(db_.get()) + " (in: " + sql + ")"};
+    return std::unique_ptr<sqlite3_stmt, StmtFinalizer>(s);
+  }
+
+  // Whether `table` has every one of `columns`.
+  Status requireColumns(const std::string& table, std::initializer_list<const char*> columns) const {
+    auto info = query("PRAGMA table_info(" + table + ")");
+    if (!info) return info.error();
+    std::set<std::string> have;
+    while (sqlite3_step(info->get()) == SQLITE_ROW) have.insert(text(info->get(), 1));
+    for (const char* c : columns)
+      if (!have.count(c))
+        return Error{file_.string() + ": table " + table + " has no column " + c +
+                     " (an Nsight Systems version this importer does not know)"};
+    return {};
+  }
+
+  Status stepError(int rc) const {
+    return Error{file_.string() + " is damaged: " + sqlite3_errstr(rc) + " (" + sqlite3_errmsg(db_.get()) + ")"};
+  }
+
+  static std::string text(sqlite3_stmt* s, int col) {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, col));
+    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(s, col))) : std::string();
+  }
+  static std::optional<std::int64_t> optInt(sqlite3_stmt* s, int col) {
+    if (sqlite3_column_type(s, col) == SQLITE_NULL) return std::nullopt;
+    return sqlite3_column_int64(s, col);
+  }
+
+ private:
+  Export(std::filesystem::path file, sqlite3* db) : file_(std::move(file)), db_(db) {}
+  std::filesystem::path file_;
+  std::unique_ptr<sqlite3, DbCloser> db_;
+  std::set<std::string> tables_;
+};
+
+// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel": Nsight appends the API version.
+std::string_view stripVersion(std::string_view name) {
+  const auto at = name.rfind("_v");
+  if (at == std::string_view::npos || at + 2 >= name.size()) return name;
+  for (std::size_t i = at + 2; i < name.size(); ++i)
+    if (name[i] < '0' || name[i] > '9') return name;
+  return name.substr(0, at);
+}
+
+trace::ApiDomain domainOf(std::string_view name) {
+  if (name.starts_with("nccl")) return trace::ApiDomain::Nccl;
+  if (name.starts_with("cuda")) return trace::ApiDomain::CudaRuntime;
+  if (name.starts_with("cu")) return trace::ApiDomain::CudaDriver;
+  return trace::ApiDomain::CudaRuntime;
+}
+
+// CUpti_ActivityMemcpyKind.
+trace::MemcpyKind memcpyKind(std::int64_t k) {
+  switch (k) {
+    case 1: return trace::MemcpyKind::HostToDevice;
+    case 2: return trace::MemcpyKind::DeviceToHost;
+    case 8: return trace::MemcpyKind::DeviceToDevice;
+    case 9: return trace::MemcpyKind::HostToHost;
+    case 10: return trace::MemcpyKind::PeerToPeer;
+    default: return trace::MemcpyKind::Unknown;
+  }
+}
+
+std::string_view memcpyName(trace::MemcpyKind k) {
+  switch (k) {
+    case trace::MemcpyKind::HostToDevice: return "Memcpy HtoD";
+    case trace::MemcpyKind::DeviceToHost: return "Memcpy DtoH";
+    case trace::MemcpyKind::DeviceToDevice: return "Memcpy DtoD";
+    case trace::MemcpyKind::HostToHost: return "Memcpy HtoH";
+    case trace::MemcpyKind::PeerToPeer: return "Memcpy PtoP";
+    default: return "Memcpy";
+  }
+}
+
+// A number in the file name ("rank3.sqlite", "report_rank-12.sqlite") names the rank.
+std::optional<std::int32_t> rankFromName(const std::filesystem::path& file) {
+  const std::string stem = file.stem().string();
+  const auto at = stem.rfind("rank");
+  if (at == std::string::npos) return std::nullopt;
+  std::size_t i = at + 4;
+  while (i < stem.size() && (stem[i] == '-' || stem[i] == '_' || stem[i] == '.')) ++i;
+  std::int32_t r = 0;
+  const auto [ptr, ec] = std::from_chars(stem.data() + i, stem.data() + stem.size(), r);
+  if (ec != std::errc{} || ptr == stem.data() + i) return std::nullopt;
+  return r;
+}
+
+class NsysImporter {
+ public:
+  NsysImporter(const Export& e, std::int32_t first_rank, std::int32_t world_size, const std::filesystem::path& out_dir,
+               ImportReport& report)
+      : e_(e), first_rank_(first_rank), world_size_(world_size), out_dir_(out_dir), report_(report) {}
+
+  Status run() {
+    if (Status s = loadStrings(); !s) return s;
+    loadSessionInfo();
+    if (Status s = loadThreadNames(); !s) return s;
+    if (Status s = findProcesses(); !s) return s;
+    if (Status s = runtime(); !s) return s;
+    if (Status s = kernels(); !s) return s;
+    if (Status s = memoryOps(); !s) return s;
+    if (Status s = syncs(); !s) return s;
+    if (Status s = nvtx(); !s) return s;
+    for (auto& [pid, p] : processes_) {
+      if (Status s = writeCollectives(p); !s) return s;
+      for (const auto& [table, n] : p.read) p.store.categories.push_back({table, n, storedAs(table)});
+      for (const auto& c : p.out->notStoredCategories()) p.store.categories.push_back(c), p.store.not_stored += c.events;
+      if (Status s = p.out->close(p.store); !s) return s;
+      report_.stores.push_back(std::move(p.store));
+    }
+    return {};
+  }
+
+  std::int32_t processCount() const { return static_cast<std::int32_t>(processes_.size()); }
+
+ private:
+  struct Process {
+    std::unique_ptr<import::StoreOutput> out;
+    ImportedStore store;
+    std::map<std::string, std::int64_t> read;  // table -> rows
+    std::vector<std::pair<std::int64_t, import::NcclKernelInfo>> nccl;  // (correlation, kernel)
+  };
+
+  static std::string storedAs(const std::string& table) {
+    if (table.starts_with("CUPTI_ACTIVITY_KIND_RUNTIME")) return "api_calls";
+    if (table == "NVTX_EVENTS") return "nvtx_ranges";
+    return "ops";
+  }
+
+  std::string_view str(std::int64_t id) const {
+    return id >= 0 && static_cast<std::size_t>(id) < strings_.size() ? std::string_view(strings_[id]) : std::string_view();
+  }
+
+  Status loadStrings() {
+    auto q = e_.query("SELECT id, value FROM StringIds");
+    if (!q) return q.error();
+    int rc;
+    while ((rc = sqlite3_step(q->get())) == SQLITE_ROW) {
+      const std::int64_t id = sqlite3_column_int64(q->get(), 0);
+      if (id < 0 || id > 100'000'000) return Error{e_.file().string() + " is damaged: string id " + std::to_string(id)};
+      if (static_cast<std::size_t>(id) >= strings_.size()) strings_.resize(static_cast<std::size_t>(id) + 1);
+      strings_[static_cast<std::size_t>(id)] = Export::text(q->get(), 1);
+    }
+    return rc == SQLITE_DONE ? Status{} : e_.stepError(rc);
+  }
+
+  void loadSessionInfo() {
+    if (e_.has("TARGET_INFO_SESSION_START_TIME"))
+      if (auto q = e_.query("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME"); q && sqlite3_step(q->get()) == SQLITE_ROW)
+        epoch_ns_ = sqlite3_column_int64(q->get(), 0);
+    if (e_.has("TARGET_INFO_SYSTEM_ENV"))
+      if (auto q = e_.query("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname'");
+          q && sqlite3_step(q->get()) == SQLITE_ROW)
+        host_ = Export::text(q->get(), 0);
+  }
+
+  Status loadThreadNames() {
+    if (!e_.has("ThreadNames")) return {};
+    auto q = e_.query("SELECT globalTid, nameId FROM ThreadNames");
+    if (!q) return q.error();
+    while (sqlite3_step(q->get()) == SQLITE_ROW)
+      thread_names_[sqlite3_column_int64(q->get(), 0)] = std::string(str(sqlite3_column_int64(q->get(), 1)));
+    return {};
+  }
+
+  // Processes that ran CUDA work or calls, in pid order: one store each.
+  Status findProcesses() {
+    std::set<std::int64_t> pids;
+    const std::pair<const char*, const char*> sources[] = {{"CUPTI_ACTIVITY_KIND_KERNEL", "globalPid"},
+                                                           {"CUPTI_ACTIVITY_KIND_RUNTIME", "globalTid"}};
+    for (const auto& [table, column] : sources) {
+      if (!e_.has(table)) continue;
+      if (Status s = e_.requireColumns(table, {column}); !s) return s;
+      auto q = e_.query(std::string("SELECT DISTINCT ") + column + " FROM " + table);
+      if (!q) return q.error();
+      while (sqlite3_step(q->get()) == SQLITE_ROW) pids.insert(pidOf(sqlite3_column_int64(q->get(), 0)));
+    }
+    if (pids.empty())
+      return Error{e_.file().string() + " holds no CUDA activity (profile with 'nsys profile --trace=cuda,nvtx')"};
+    std::int32_t rank = first_rank_;
+    for (std::int64_t pid : pids) {
+      Process p;
+      p.store.source = e_.file();
+      p.store.rank = rank;
+      const std::string host = !host_.empty() ? host_ : "unknown host of rank " + std::to_string(rank);
+      auto out = import::StoreOutput::create(out_dir_, {host, pid, rank, "import-nsys"});
+      if (!out) return out.error();
+      p.out = std::move(out).value();
+      p.out->setMeta("realtime_offset_ns", std::to_string(epoch_ns_));
+      p.out->setMeta("clock", "source trace clock (Nsight Systems: ns since the session start, plus utcEpochNs)");
+      p.out->setMeta("import_source_file", e_.file().filename().string());
+      if (world_size_ > 0) p.out->setMeta("world_size", std::to_string(world_size_));
+      processes_.emplace(pid, std::move(p));
+      ++rank;
+    }
+    return {};
+  }
+
+  Process* processOf(std::int64_t global) {
+    auto it = processes_.find(pidOf(global));
+    return it == processes_.end() ? nullptr : &it->second;
+  }
+
+  trace::ThreadId threadOf(Process& p, std::int64_t global_tid) {
+    auto it = thread_names_.find(global_tid);
+    return p.out->thread(tidOf(global_tid), it == thread_names_.end() ? std::string_view() : std::string_view(it->second));
+  }
+
+  // Runs `sql` and calls row(stmt) for each row; fails on damage.
+  template <class Row>
+  Status scan(const std::string& sql, Row row) {
+    auto q = e_.query(sql);
+    if (!q) return q.error();
+    int rc;
+    while ((rc = sqlite3_step(q->get())) == SQLITE_ROW)
+      if (Status s = row(q->get()); !s) return s;
+    return rc == SQLITE_DONE ? Status{} : e_.stepError(rc);
+  }
+
+  Status runtime() {
+    const std::string table = "CUPTI_ACTIVITY_KIND_RUNTIME";
+    if (!e_.has(table)) return {};
+    if (Status s = e_.requireColumns(table, {"start", "end", "globalTid", "correlationId", "nameId"}); !s) return s;
+    return scan("SELECT start, end, globalTid, correlationId, nameId FROM " + table, [&](sqlite3_stmt* q) -> Status {
+      Process* p = processOf(sqlite3_column_int64(q, 2));
+      if (!p) return {};
+      ++p->read[table];
+      trace::ApiCallRow row;
+      row.thread_id = threadOf(*p, sqlite3_column_int64(q, 2));
+      const std::string_view name = stripVersion(str(sqlite3_column_int64(q, 4)));
+      row.domain = domainOf(name);
+      row.start_ns = sqlite3_column_int64(q, 0);
+      row.end_ns = sqlite3_column_int64(q, 1);
+      row.correlation_id = Export::optInt(q, 3);
+      return p->out->apiCall(row, name);
+    });
+  }
+
+  Status kernels() {
+    const std::string table = "CUPTI_ACTIVITY_KIND_KERNEL";
+    if (!e_.has(table)) return {};
+    if (Status s = e_.requireColumns(table, {"start", "end", "deviceId", "streamId", "correlationId", "globalPid",
+                                             "demangledName", "shortName", "gridX", "gridY", "gridZ", "blockX", "blockY",
+                                             "blockZ"});
+        !s)
+      return s;
+    return scan("SELECT start, end, deviceId, streamId, correlationId, globalPid, demangledName, shortName, gridX, gridY, "
+                "gridZ, blockX, blockY, blockZ FROM " + table + " ORDER BY start",
+                [&](sqlite3_stmt* q) -> Status {
+                  Process* p = processOf(sqlite3_column_int64(q, 5));
+                  if (!p) return {};
+                  ++p->read[table];
+                  std::string_view name = str(sqlite3_column_int64(q, 6));
+                  if (name.empty()) name = str(sqlite3_column_int64(q, 7));
+                  const import::NcclKernelInfo nccl = import::parseNcclKernelName(name);
+                  trace::OpRow row;
+                  row.kind = !nccl.is_nccl ? trace::OpKind::Kernel
+                                           : (nccl.is_send_recv ? trace::OpKind::P2P : trace::OpKind::Collective);
+                  row.device_id = static_cast<std::int32_t>(sqlite3_column_int64(q, 2));
+                  row.stream_id = p->out->stream(*row.device_id, sqlite3_column_int64(q, 3));
+                  row.start_ns = sqlite3_column_int64(q, 0);
+                  row.end_ns = sqlite3_column_int64(q, 1);
+                  row.correlation_id = Export::optInt(q, 4);
+                  auto u = [&](int col) { return static_cast<std::uint32_t>(sqlite3_column_int64(q, col)); };
+                  row.grid = trace::Dim3{u(8), u(9), u(10)};
+                  row.block = trace::Dim3{u(11), u(12), u(13)};
+                  if (nccl.is_nccl && !nccl.is_send_recv && row.correlation_id) p->nccl.push_back({*row.correlation_id, nccl});
+                  return p->out->op(row, name);
+                });
+  }
+
+  Status memoryOps() {
+    for (const bool is_memcpy : {true, false}) {
+      const std::string table = is_memcpy ? "CUPTI_ACTIVITY_KIND_MEMCPY" : "CUPTI_ACTIVITY_KIND_MEMSET";
+      if (!e_.has(table)) continue;
+      if (Status s = e_.requireColumns(table, {"start", "end", "deviceId", "streamId", "correlationId", "globalPid", "bytes"});
+          !s)
+        return s;
+      if (is_memcpy)
+        if (Status s = e_.requireColumns(table, {"copyKind"}); !s) return s;
+      const std::string sql = "SELECT start, end, deviceId, streamId, correlationId, globalPid, bytes" +
+                              std::string(is_memcpy ? ", copyKind" : "") + " FROM " + table;
+      Status s = scan(sql, [&](sqlite3_stmt* q) -> Status {
+        Process* p = processOf(sqlite3_column_int64(q, 5));
+        if (!p) return {};
+        ++p->read[table];
+        trace::OpRow row;
+        row.kind = is_memcpy ? trace::OpKind::Memcpy : trace::OpKind::Memset;
+        row.device_id = static_cast<std::int32_t>(sqlite3_column_int64(q, 2));
+        row.stream_id = p->out->stream(*row.device_id, sqlite3_column_int64(q, 3));
+        row.start_ns = sqlite3_column_int64(q, 0);
+        row.end_ns = sqlite3_column_int64(q, 1);
+        row.correlation_id = Export::optInt(q, 4);
+        row.bytes = sqlite3_column_int64(q, 6);
+        std::string_view name = "Memset";
+        if (is_memcpy) {
+          row.memcpy_kind = memcpyKind(sqlite3_column_int64(q, 7));
+          name = memcpyName(*row.memcpy_kind);
+        }
+        return p->out->op(row, name);
+      });
+      if (!s) return s;
+    }
+    return {};
+  }
+
+  // CUpti_ActivitySynchronizationType: 1 event sync, 2 stream wait event, 3 stream sync, 4 context sync.
+  Status syncs() {
+    const std::string table = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+    if (!e_.has(table)) return {};
+    if (Status s = e_.requireColumns(table, {"start", "end", "deviceId", "streamId", "correlationId", "globalPid", "syncType",
+                                             "eventId"});
+        !s)
+      return s;
+    return scan("SELECT start, end, deviceId, streamId, correlationId, globalPid, syncType, eventId FROM " + table,
+                [&](sqlite3_stmt* q) -> Status {
+                  Process* p = processOf(sqlite3_column_int64(q, 5));
+                  if (!p) return {};
+                  ++p->read[table];
+                  trace::OpRow row;
+                  row.device_id = static_cast<std::int32_t>(sqlite3_column_int64(q, 2));
+                  row.start_ns = sqlite3_column_int64(q, 0);
+                  row.end_ns = sqlite3_column_int64(q, 1);
+                  row.correlation_id = Export::optInt(q, 4);
+                  const std::int64_t stream = sqlite3_column_int64(q, 3);
+                  const std::int64_t type = sqlite3_column_int64(q, 6);
+                  const std::int64_t event = sqlite3_column_int64(q, 7);
+                  std::string_view name = "Synchronization";
+                  row.kind = trace::OpKind::HostSync;
+                  switch (type) {
+                    case 1:
+                      row.sync_kind = trace::SyncKind::Event;
+                      row.event_id = p->out->event(static_cast<std::uint64_t>(event));
+                      name = "Event Sync";
+                      break;
+                    case 2:
+                      row.kind = trace::OpKind::StreamWait;
+                      row.stream_id = p->out->stream(*row.device_id, stream);
+                      row.event_id = p->out->event(static_cast<std::uint64_t>(event));
+                      name = "Stream Wait Event";
+                      break;
+                    case 3:
+                      row.sync_kind = trace::SyncKind::Stream;
+                      row.stream_id = p->out->stream(*row.device_id, stream);
+                      name = "Stream Sync";
+                      break;
+                    case 4:
+                      row.sync_kind = trace::SyncKind::Context;
+                      name = "Context Sync";
+                      break;
+                    default: row.sync_kind = trace::SyncKind::Unknown; break;
+                  }
+                  return p->out->op(row, name);
+                });
+  }
+
+  Status nvtx() {
+    const std::string table = "NVTX_EVENTS";
+    if (!e_.has(table)) return {};
+    if (Status s = e_.requireColumns(table, {"start", "end", "eventType", "text", "globalTid", "textId", "domainId"}); !s)
+      return s;
+    std::unordered_map<std::int64_t, std::string> domains;
+    std::map<std::int64_t, std::int64_t> skipped;  // eventType -> rows
+    Status s = scan("SELECT start, end, eventType, text, globalTid, textId, domainId FROM " + table + " ORDER BY start",
+                    [&](sqlite3_stmt* q) -> Status {
+                      const int type = sqlite3_column_int(q, 2);
+                      std::string text = Export::text(q, 3);
+                      if (text.empty() && sqlite3_column_type(q, 5) != SQLITE_NULL) text = std::string(str(sqlite3_column_int64(q, 5)));
+                      const std::int64_t domain = sqlite3_column_int64(q, 6);
+                      if (type == kNvtxDomainCreate) {
+                        domains[domain] = text;
+                        return {};
+                      }
+                      Process* p = processOf(sqlite3_column_int64(q, 4));
+                      if (!p || (type != kNvtxMark && type != kNvtxPushPop && type != kNvtxStartEnd)) {
+                        ++skipped[type];
+                        return {};
+                      }
+                      ++p->read[table];
+                      const std::int64_t start = sqlite3_column_int64(q, 0);
+                      const std::int64_t end = type == kNvtxMark ? start : Export::optInt(q, 1).value_or(start);
+                      auto d = domains.find(domain);
+                      return p->out->range(threadOf(*p, sqlite3_column_int64(q, 4)), d == domains.end() ? "" : d->second, text,
+                                           start, end);
+                    });
+    if (!s) return s;
+    for (auto& [pid, p] : processes_)
+      for (const auto& [type, n] : skipped)
+        p.out->notStored("NVTX_EVENTS type " + std::to_string(type), n,
+                         "NVTX event types other than ranges and marks (payloads, categories, other processes' events)");
+    return {};
+  }
+
+  // NCCL kernels carry no communicator in an Nsight export: they are taken to be on the
+  // default communicator of all processes, numbered in launch order.
+  Status writeCollectives(Process& p) {
+    std::sort(p.nccl.begin(), p.nccl.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::uint64_t seq = 0;
+    for (const auto& [correlation, kernel] : p.nccl) {
+      trace::CollectiveRow row;
+      row.correlation_id = correlation;
+      row.comm_id = import::fnv1a64("nsys default communicator");
+      row.comm_rank = p.store.rank;
+      if (world_size_ > 0) row.comm_size = world_size_;
+      row.seq = seq++;
+      row.coll_type = kernel.type;
+      if (kernel.dtype != trace::DataType::Unknown) row.dtype = kernel.dtype;
+      if (kernel.red_op != trace::RedOp::Unknown) row.red_op = kernel.red_op;
+      if (Status s = p.out->collective(row); !s) return s;
+    }
+    if (!p.nccl.empty())
+      p.out->diagnostic(trace::Severity::Info,
+                        "NCCL kernels were taken to be on one communicator of all imported processes, numbered in launch "
+                        "order (an Nsight export does not record communicators); sizes are unknown",
+                        1);
+    return {};
+  }
+
+  const Export& e_;
+  std::int32_t first_rank_, world_size_;
+  const std::filesystem::path& out_dir_;
+  ImportReport& report_;
+  std::vector<std::string> strings_;
+  std::int64_t epoch_ns_ = 0;
+  std::string host_;
+  std::unordered_map<std::int64_t, std::string> thread_names_;
+  std::map<std::int64_t, Process> processes_;
+};
+
+}  // namespace
+
+Expected<ImportReport> importNsys(std::span<const std::filesystem::path> files, const std::filesystem::path& out_dir,
+                                  const ImportOptions& options) {
+  if (files.empty()) return Error{"no export file given"};
+  // Ranks from file names when every file names a distinct one, else from the order given.
+  std::vector<std::int32_t> ranks;
+  std::set<std::int32_t> distinct;
+  for (const auto& f : files)
+    if (auto r = rankFromName(f)) ranks.push_back(*r), distinct.insert(*r);
+  const bool named = ranks.size() == files.size() && distinct.size() == files.size();
+  ImportReport report;
+  std::int32_t next_rank = 0;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    auto e = Export::open(files[i]);
+    if (!e) return e.error();
+    const std::int32_t first = named ? ranks[i] : next_rank;
+    NsysImporter importer(*e, first, static_cast<std::int32_t>(files.size()), out_dir, report);
+    if (Status s = importer.run(); !s) return s.error();
+    next_rank = first + importer.processCount();
+    if (options.progress) options.progress(files[i].filename().string(), i + 1, files.size());
+  }
+  return report;
+}
+
+}  // namespace syncopate::analyzer

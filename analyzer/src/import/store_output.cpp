@@ -1,0 +1,137 @@
+#include "store_output.hpp"
+
+namespace syncopate::analyzer::import {
+
+namespace {
+constexpr std::int64_t kRowsPerFlush = 250'000;  // bounds the WAL while keeping commits few
+constexpr std::string_view kSource = "import";
+}  // namespace
+
+Expected<std::unique_ptr<StoreOutput>> StoreOutput::create(const std::filesystem::path& dir, const Identity& id) {
+  std::unique_ptr<StoreOutput> out(new StoreOutput());
+  if (!out->catalog_.valid()) return Error{"out of memory creating a store catalog"};
+  trace::StoreIdentity identity;
+  identity.host = id.host;
+  identity.pid = id.pid > 0 ? id.pid : 0;
+  identity.rank = id.rank;
+  identity.source = id.source;
+  auto writer = trace::StoreWriter::create(dir, identity, out->catalog_);
+  if (!writer.ok()) {
+    if (writer.code() == trace::StatusCode::AlreadyExists)
+      return Error{writer.message() + " (import into an empty directory, or remove the old stores first)"};
+    return Error{writer.message()};
+  }
+  out->writer_ = std::move(writer).value();
+  return out;
+}
+
+Status StoreOutput::written(const trace::Status& s, std::int64_t& counter) {
+  if (!s.ok()) return Error{writer_->path().string() + ": " + s.message()};
+  ++counter;
+  if (++since_flush_ >= kRowsPerFlush) {
+    since_flush_ = 0;
+    if (trace::Status f = writer_->flush(); !f.ok()) return Error{writer_->path().string() + ": " + f.message()};
+  }
+  return {};
+}
+
+void StoreOutput::registerDevice(std::int32_t ordinal, std::string_view name, std::optional<std::int32_t> sm_count,
+                                 std::optional<std::int64_t> memory_bytes) {
+  trace::DeviceInfo d;
+  d.ordinal = ordinal;
+  d.name_id = catalog_.intern(name);
+  d.sm_count = sm_count;
+  d.memory_bytes = memory_bytes;
+  catalog_.registerDevice(d);
+}
+
+trace::ThreadId StoreOutput::thread(std::int64_t tid, std::string_view name) {
+  if (auto it = threads_.find(tid); it != threads_.end()) return it->second;
+  trace::ThreadInfo info;
+  info.tid = tid;
+  info.name_id = name.empty() ? trace::kNoString : catalog_.intern(name);
+  const trace::ThreadId id = catalog_.registerThread(info);
+  threads_.emplace(tid, id);
+  return id;
+}
+
+trace::StreamId StoreOutput::stream(std::int32_t device, std::int64_t handle) {
+  const auto h = static_cast<std::uint64_t>(handle);
+  if (trace::StreamId id = catalog_.findStream(device, h); id != trace::kNoStream) return id;
+  trace::StreamInfo info;
+  info.device = device;
+  info.handle = h;
+  info.name_id = catalog_.intern("stream " + std::to_string(handle));
+  return catalog_.registerStream(info);
+}
+
+trace::EventId StoreOutput::event(std::uint64_t handle) { return catalog_.eventId(handle); }
+
+Status StoreOutput::op(trace::OpRow row, std::string_view name) {
+  row.name_id = catalog_.intern(name.empty() ? std::string_view("(unnamed)") : name);
+  return written(writer_->writeOp(row), ops_);
+}
+
+Status StoreOutput::apiCall(trace::ApiCallRow row, std::string_view name) {
+  row.name_id = catalog_.intern(name.empty() ? std::string_view("(unnamed)") : name);
+  return written(writer_->writeApiCall(row), api_calls_);
+}
+
+Status StoreOutput::collective(const trace::CollectiveRow& row) { return written(writer_->writeCollective(row), collectives_); }
+
+Status StoreOutput::range(std::optional<trace::ThreadId> thread, std::string_view domain, std::string_view name,
+                          std::int64_t start, std::int64_t end, std::optional<std::uint32_t> depth) {
+  trace::NvtxRangeRow row;
+  row.thread_id = thread;
+  if (!domain.empty()) row.domain_id = catalog_.intern(domain);
+  row.name_id = catalog_.intern(name.empty() ? std::string_view("(unnamed)") : name);
+  row.start_ns = start;
+  row.end_ns = end;
+  row.depth = depth;
+  return written(writer_->writeNvtxRange(row), ranges_);
+}
+
+Status StoreOutput::allocation(std::int64_t device, std::uint64_t address, std::uint64_t bytes, std::int64_t alloc_ns,
+                               std::optional<std::int64_t> free_ns) {
+  trace::AllocationRow row;
+  if (device >= 0) row.device_id = static_cast<std::int32_t>(device);
+  row.address = address;
+  row.bytes = bytes;
+  row.kind = trace::AllocKind::Device;
+  row.alloc_ns = alloc_ns;
+  row.free_ns = free_ns;
+  return written(writer_->writeAllocation(row), allocations_);
+}
+
+void StoreOutput::setMeta(std::string_view key, std::string_view value) {
+  if (trace::Status s = writer_->setMeta(key, value); !s.ok() && first_failure_.ok()) first_failure_ = s;
+}
+
+void StoreOutput::diagnostic(trace::Severity severity, std::string_view message, std::int64_t count) {
+  // The writer raises a diagnostic's count by one per call.
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (trace::Status s = writer_->addDiagnostic(severity, kSource, message); !s.ok()) {
+      if (first_failure_.ok()) first_failure_ = s;
+      return;
+    }
+  }
+}
+
+void StoreOutput::notStored(std::string what, std::int64_t count, std::string why) {
+  diagnostic(trace::Severity::Info, "source events not stored (" + what + "): " + why, count);
+  not_stored_.push_back({std::move(what), count, "not stored: " + std::move(why)});
+}
+
+Status StoreOutput::close(ImportedStore& report) {
+  if (!first_failure_.ok()) return Error{writer_->path().string() + ": " + first_failure_.message()};
+  report.file = writer_->path();
+  if (trace::Status s = writer_->close(); !s.ok()) return Error{writer_->path().string() + ": " + s.message()};
+  report.ops = ops_;
+  report.api_calls = api_calls_;
+  report.nvtx_ranges = ranges_;
+  report.collectives = collectives_;
+  report.allocations = allocations_;
+  return {};
+}
+
+}  // namespace syncopate::analyzer::import

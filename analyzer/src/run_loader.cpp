@@ -1,0 +1,405 @@
+#include "syncopate/analyzer/run_loader.hpp"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "syncopate/analyzer/run_model_builder.hpp"
+#include "syncopate/trace/reader.hpp"
+#include "syncopate/trace/run_dir.hpp"
+
+namespace syncopate::analyzer {
+
+namespace {
+
+std::optional<std::int64_t> metaInt(const trace::StoreReader& r, std::string_view key) {
+  const auto v = r.metaValue(key);
+  if (!v) return std::nullopt;
+  std::int64_t out = 0;
+  const auto [end, err] = std::from_chars(v->data(), v->data() + v->size(), out);
+  if (err != std::errc{} || end != v->data() + v->size()) return std::nullopt;
+  return out;
+}
+
+// Reports progress at most every 1% of the rows.
+class Progress {
+ public:
+  Progress(const ProgressFn& fn, std::size_t total) : fn_(fn), total_(std::max<std::size_t>(total, 1)) {}
+  void add(std::string_view what, std::size_t rows = 1) {
+    done_ += rows;
+    if (fn_ && (done_ >= next_ || done_ == total_)) {
+      fn_(what, std::min(done_, total_), total_);
+      next_ = done_ + total_ / 100 + 1;
+    }
+  }
+
+ private:
+  const ProgressFn& fn_;
+  std::size_t total_, done_ = 0, next_ = 0;
+};
+
+// The two big tables, with only the columns the model keeps. StoreReader's scans decode every
+// column into optionals; reading these ten (ops) and seven (api_calls) columns directly is a
+// third cheaper, and these two tables are most of a run. The columns are those of
+// docs/store-schema.md, which minor versions only extend; StoreReader::open() has already
+// checked that the file is a store of a major version this build reads.
+struct OpLite {
+  std::int64_t id, start, end, correlation, bytes, event;  // kUnknown for NULL
+  trace::StreamId stream;                                    // 0 for NULL
+  trace::StringId name;
+  trace::OpKind kind;
+  std::uint8_t sync_kind;                                    // 255 for NULL
+};
+struct CallLite {
+  std::int64_t id, start, end, correlation;  // correlation: kUnknown for NULL
+  trace::ThreadId thread;
+  trace::StringId name;
+  trace::ApiDomain domain;
+};
+
+// Everything a store holds that the model needs, read by a worker thread (SQLite is most of
+// the loading time, and stores are independent) and then translated into the builder in order.
+struct StoreRows {
+  std::vector<trace::StreamRow> streams;
+  std::vector<trace::ThreadRow> threads;
+  std::vector<CallLite> calls;
+  std::vector<OpLite> ops;
+  std::vector<trace::CollectiveRow> collectives;
+  std::vector<trace::NvtxRangeRow> ranges;
+  std::vector<trace::DiagnosticRow> diagnostics;
+};
+
+template <class Row>
+auto collector(std::vector<Row>& out) {
+  return [&out](const Row& row) { out.push_back(row); };
+}
+
+struct DbCloser {
+  void operator()(sqlite3* db) const { sqlite3_close(db); }
+};
+struct StmtFinalizer {
+  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
+};
+
+std::int64_t intOr(sqlite3_stmt* s, int col, std::int64_t none) {
+  return sqlite3_column_type(s, col) == SQLITE_NULL ? none : sqlite3_column_int64(s, col);
+}
+
+// Runs `sql` on the store and calls row(stmt) per row; a failure names the store.
+template <class Row>
+Status scanColumns(sqlite3* db, const std::filesystem::path& file, const char* sql, Row row) {
+  sqlite3_stmt* raw = nullptr;
+  if (sqlite3_prepare_v2(db, sql, -1, &raw, nullptr) != SQLITE_OK)
+    return Error{file.string() + " cannot be read: " + sqlite3_errmsg(db)};
+  std::unique_ptr<sqlite3_stmt, StmtFinalizer> stmt(raw);
+  int rc;
+  while ((rc = sqlite3_step(raw)) == SQLITE_ROW) row(raw);
+  if (rc != SQLITE_DONE) return Error{file.string() + " is damaged: " + sqlite3_errmsg(db) + " (the store is corrupt or truncated)"};
+  return {};
+}
+
+Expected<StoreRows> readStore(const trace::StoreReader& r) {
+  StoreRows rows;
+  auto reserve = [&](trace::Table t, auto& v) {
+    if (auto n = r.rowCount(t); n.ok()) v.reserve(static_cast<std::size_t>(*n));
+  };
+  reserve(trace::Table::ApiCalls, rows.calls);
+  reserve(trace::Table::Ops, rows.ops);
+  for (trace::Status s : {r.forEachStream(collector(rows.streams)), r.forEachThread(collector(rows.threads)),
+                          r.forEachCollective(collector(rows.collectives)), r.forEachNvtxRange(collector(rows.ranges)),
+                          r.forEachDiagnostic(collector(rows.diagnostics))})
+    if (!s.ok()) return Error{s.message()};
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(r.path().c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  std::unique_ptr<sqlite3, DbCloser> db(raw);
+  if (rc != SQLITE_OK) return Error{"cannot open " + r.path().string() + ": " + sqlite3_errstr(rc)};
+  Status s = scanColumns(db.get(), r.path(),
+                         "SELECT id, thread_id, domain, name_id, start_ns, end_ns, correlation_id FROM api_calls",
+                         [&](sqlite3_stmt* q) {
+                           rows.calls.push_back({sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 4),
+                                                 sqlite3_column_int64(q, 5), intOr(q, 6, kUnknown),
+                                                 static_cast<trace::ThreadId>(sqlite3_column_int64(q, 1)),
+                                                 static_cast<trace::StringId>(sqlite3_column_int64(q, 3)),
+                                                 static_cast<trace::ApiDomain>(sqlite3_column_int(q, 2))});
+                         });
+  if (!s) return s.error();
+  s = scanColumns(db.get(), r.path(),
+                  "SELECT id, kind, stream_id, name_id, start_ns, end_ns, correlation_id, bytes, event_id, sync_kind FROM ops",
+                  [&](sqlite3_stmt* q) {
+                    rows.ops.push_back({sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
+                                        intOr(q, 6, kUnknown), intOr(q, 7, kUnknown), intOr(q, 8, kUnknown),
+                                        static_cast<trace::StreamId>(intOr(q, 2, 0)),
+                                        static_cast<trace::StringId>(sqlite3_column_int64(q, 3)),
+                                        static_cast<trace::OpKind>(sqlite3_column_int(q, 1)),
+                                        static_cast<std::uint8_t>(intOr(q, 9, 255))});
+                  });
+  if (!s) return s.error();
+  return rows;
+}
+
+// One store's rows into the builder. Store-local ids (strings, streams, threads, correlation)
+// are translated here; rows that refer to ids the store does not have are counted, not kept.
+class StoreLoader {
+ public:
+  StoreLoader(const trace::StoreReader& reader, const StoreRows& rows, RunModelBuilder& builder, Progress& progress)
+      : r_(reader), rows_(rows), b_(builder), progress_(progress), name_(reader.path().filename().string()) {}
+
+  void load() {
+    addRank();
+    loadStreamsAndThreads();
+    loadApiCalls();
+    loadOps();
+    loadCollectives();
+    loadRanges();
+    loadDiagnostics();
+    reportSkipped();
+  }
+
+ private:
+  StringId str(trace::StringId id) {
+    if (id == trace::kNoString) return 0;
+    if (id >= strings_.size()) strings_.resize(std::max<std::size_t>(id + 1, strings_.size() * 2), kUnset);
+    if (strings_[id] == kUnset) strings_[id] = b_.intern(r_.string(id));
+    return strings_[id];
+  }
+
+  void addRank() {
+    RankInfo info;
+    info.rank = r_.rank().value_or(-1);
+    info.pid = r_.pid().value_or(-1);
+    info.host = std::string(r_.metaValue("host").value_or(""));
+    info.source = std::string(r_.metaValue("source").value_or("record"));
+    info.store_path = r_.path().string();
+    info.realtime_offset_ns = r_.realtimeOffsetNs();
+    info.world_size = static_cast<std::int32_t>(metaInt(r_, "world_size").value_or(-1));
+    const auto start = metaInt(r_, kTraceStartMetaKey) ? metaInt(r_, kTraceStartMetaKey) : metaInt(r_, "start_ns");
+    const auto end = metaInt(r_, kTraceEndMetaKey) ? metaInt(r_, kTraceEndMetaKey) : metaInt(r_, "end_ns");
+    if (start && end && *end >= *start) info.recording_start_ns = *start, info.recording_end_ns = *end;
+    rank_ = b_.addRank(std::move(info));
+  }
+
+  void loadStreamsAndThreads() {
+    for (const trace::StreamRow& row : rows_.streams) {
+      const std::int64_t handle = static_cast<std::int64_t>(row.handle.value_or(row.id));
+      const std::string label = row.name.empty() ? "stream " + std::to_string(handle) : row.name;
+      if (row.id >= streams_.size()) streams_.resize(row.id + 1, kNone);
+      streams_[row.id] = b_.addStream(rank_, row.device_id, handle, label, row.priority.value_or(0), row.id);
+    }
+    for (const trace::ThreadRow& row : rows_.threads) {
+      if (row.id >= threads_.size()) threads_.resize(row.id + 1, kNone);
+      threads_[row.id] = b_.addThread(rank_, row.tid, row.name, row.id);
+    }
+  }
+
+  void loadApiCalls() {
+    calls_by_correlation_.reserve(rows_.calls.size());
+    for (const CallLite& row : rows_.calls) {
+      const Index thread = row.thread < threads_.size() ? threads_[row.thread] : kNone;
+      if (thread == kNone) {
+        ++skipped_calls_;
+        continue;
+      }
+      const Index call = b_.addApiCall({.thread = thread, .domain = row.domain, .name = str(row.name),
+                                        .start = row.start, .end = row.end, .store_id = row.id});
+      if (row.correlation != kUnknown) calls_by_correlation_.push_back({row.correlation, call});
+    }
+    progress_.add(name_, rows_.calls.size());
+    if (!std::is_sorted(calls_by_correlation_.begin(), calls_by_correlation_.end()))
+      std::sort(calls_by_correlation_.begin(), calls_by_correlation_.end());
+  }
+
+  Index callOf(std::int64_t correlation) const {
+    if (correlation == kUnknown) return kNone;
+    auto it = std::lower_bound(calls_by_correlation_.begin(), calls_by_correlation_.end(),
+                               std::make_pair(correlation, Index{0}));
+    return it != calls_by_correlation_.end() && it->first == correlation ? it->second : kNone;
+  }
+
+  Index streamOf(trace::StreamId id) const {
+    if (id == trace::kNoStream || id >= streams_.size()) return kNone;
+    return streams_[id];
+  }
+
+  void loadOps() {
+    for (const OpLite& row : rows_.ops) {
+      const Index call = callOf(row.correlation);
+      if (row.kind == trace::OpKind::HostSync) {
+        b_.addHostSync({.rank = rank_, .api_call = call,
+                        .sync_kind = row.sync_kind == 255 ? trace::SyncKind::Unknown : static_cast<trace::SyncKind>(row.sync_kind),
+                        .stream = streamOf(row.stream), .event_id = row.event, .start = row.start, .end = row.end,
+                        .store_id = row.id});
+        continue;
+      }
+      const Index stream = streamOf(row.stream);
+      if (stream == kNone) {
+        ++skipped_ops_;
+        continue;
+      }
+      const Index op = b_.addOp({.stream = stream, .kind = row.kind, .name = str(row.name), .start = row.start,
+                                 .end = row.end, .api_call = call, .bytes = row.bytes, .event_id = row.event,
+                                 .store_id = row.id});
+      if ((row.kind == trace::OpKind::Collective || row.kind == trace::OpKind::P2P) && row.correlation != kUnknown)
+        collective_ops_.push_back({row.correlation, op});
+    }
+    progress_.add(name_, rows_.ops.size());
+    std::sort(collective_ops_.begin(), collective_ops_.end());
+  }
+
+  void loadCollectives() {
+    for (const trace::CollectiveRow& row : rows_.collectives) {
+      // Several collectives of one call (a group) share its correlation id: each describes the
+      // next op of that call not yet described.
+      auto it = std::lower_bound(collective_ops_.begin(), collective_ops_.end(), std::make_pair(row.correlation_id, Index{0}));
+      while (it != collective_ops_.end() && it->first == row.correlation_id && it->second == kNone) ++it;
+      if (it == collective_ops_.end() || it->first != row.correlation_id) {
+        ++unjoined_collectives_;
+        continue;
+      }
+      b_.addCollective(it->second, {.comm_id = std::bit_cast<std::int64_t>(row.comm_id),
+                                    .comm_rank = row.comm_rank.value_or(-1),
+                                    .comm_size = row.comm_size.value_or(-1),
+                                    .seq = static_cast<std::int64_t>(row.seq),
+                                    .coll_type = row.coll_type,
+                                    .dtype = row.dtype.value_or(trace::DataType::Unknown),
+                                    .red_op = row.red_op.value_or(trace::RedOp::Unknown),
+                                    .count = row.count ? static_cast<std::int64_t>(*row.count) : kUnknown,
+                                    .bytes = row.bytes ? static_cast<std::int64_t>(*row.bytes) : kUnknown,
+                                    .root_or_peer = row.root_or_peer.value_or(-1),
+                                    .group_id = row.group_id ? static_cast<std::int64_t>(*row.group_id) : kUnknown});
+      it->second = kNone;
+    }
+  }
+
+  void loadRanges() {
+    for (const trace::NvtxRangeRow& row : rows_.ranges) {
+      const Index thread = row.thread_id && *row.thread_id < threads_.size() ? threads_[*row.thread_id] : kNone;
+      b_.addRange({.rank = rank_, .thread = thread, .domain = row.domain_id ? str(*row.domain_id) : 0,
+                   .name = str(row.name_id), .start = row.start_ns, .end = row.end_ns,
+                   .depth = row.depth ? static_cast<std::int16_t>(std::min<std::uint32_t>(*row.depth, 32767)) : std::int16_t{-1},
+                   .store_id = row.id});
+    }
+  }
+
+  void loadDiagnostics() {
+    for (const trace::DiagnosticRow& row : rows_.diagnostics)
+      b_.addDiagnostic(row.severity, name_ + ": " + row.source, row.message, row.count);
+  }
+
+  void reportSkipped() {
+    if (skipped_calls_ > 0)
+      b_.addDiagnostic(trace::Severity::Warning, name_, "API calls naming a thread the store does not have were skipped", skipped_calls_);
+    if (skipped_ops_ > 0)
+      b_.addDiagnostic(trace::Severity::Warning, name_, "GPU ops without a known stream were skipped", skipped_ops_);
+    if (unjoined_collectives_ > 0)
+      b_.addDiagnostic(trace::Severity::Warning, name_,
+                       "collective rows whose correlation id matches no collective op were skipped", unjoined_collectives_);
+  }
+
+  static constexpr StringId kUnset = ~StringId{0};
+  const trace::StoreReader& r_;
+  const StoreRows& rows_;
+  RunModelBuilder& b_;
+  Progress& progress_;
+  std::string name_;
+  Index rank_ = 0;
+  std::vector<StringId> strings_;
+  std::vector<Index> streams_, threads_;
+  std::vector<std::pair<std::int64_t, Index>> calls_by_correlation_, collective_ops_;
+  std::int64_t skipped_calls_ = 0, skipped_ops_ = 0, unjoined_collectives_ = 0;
+};
+
+}  // namespace
+
+Expected<RunModel> loadRun(const std::filesystem::path& dir, const LoadOptions& options) {
+  auto stores = trace::listStores(dir);
+  if (!stores.ok()) return Error{stores.message()};
+  if (stores->empty())
+    return Error{dir.string() + " holds no run store (rank-<R>.sqlite or pid-<P>.sqlite): record a run with "
+                                "'syncopate record -o DIR -- COMMAND' or import one with 'syncopate import'"};
+  std::vector<trace::StoreReader> readers;
+  std::size_t total_rows = 0;
+  for (const trace::StoreFile& f : *stores) {
+    auto reader = trace::StoreReader::open(f.path);
+    if (!reader.ok()) return Error{reader.message()};
+    for (trace::Table t : {trace::Table::Ops, trace::Table::ApiCalls}) {
+      auto n = reader->rowCount(t);
+      if (!n.ok()) return Error{n.message()};
+      total_rows += static_cast<std::size_t>(*n);
+    }
+    readers.push_back(std::move(reader).value());
+  }
+  RunModelBuilder builder;
+  builder.reserveOps(total_rows / 2);
+  builder.reserveApiCalls(total_rows / 2);
+  Progress progress(options.progress, total_rows);
+  // Workers read stores ahead (at most a few at a time, to bound memory); this thread turns
+  // them into model rows in store order, so the model does not depend on timing.
+  const std::size_t n = readers.size();
+  const std::size_t workers = std::min<std::size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::optional<Expected<StoreRows>>> slots(n);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::size_t next = 0, consumed = 0;
+  bool stop = false;
+  auto work = [&] {
+    for (;;) {
+      std::size_t i;
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return stop || next >= n || next < consumed + workers + 1; });
+        if (stop || next >= n) return;
+        i = next++;
+      }
+      Expected<StoreRows> rows = readStore(readers[i]);
+      std::lock_guard lock(mu);
+      slots[i].emplace(std::move(rows));
+      cv.notify_all();
+    }
+  };
+  std::vector<std::jthread> pool;
+  for (std::size_t w = 0; w < workers; ++w) pool.emplace_back(work);
+  auto stopWorkers = [&] {
+    {
+      std::lock_guard lock(mu);
+      stop = true;
+    }
+    cv.notify_all();
+    pool.clear();  // joins
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    std::optional<Expected<StoreRows>> rows;
+    {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return slots[i].has_value(); });
+      rows = std::move(slots[i]);
+      slots[i].reset();
+    }
+    if (!rows->ok()) {
+      stopWorkers();
+      return rows->error();
+    }
+    StoreLoader(readers[i], rows->value(), builder, progress).load();
+    rows.reset();
+    {
+      std::lock_guard lock(mu);
+      ++consumed;
+    }
+    cv.notify_all();
+  }
+  stopWorkers();
+  auto model = std::move(builder).finish();
+  if (!model) return model.error();
+  alignClocks(*model, options.clock);
+  return model;
+}
+
+}  // namespace syncopate::analyzer

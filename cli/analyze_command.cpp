@@ -1,0 +1,72 @@
+// syncopate analyze DIR [--json] [--iteration-marker NAME] [--top N] [--no-critical-path] [--no-save]
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "command_support.hpp"
+#include "commands.hpp"
+#include "syncopate/analyzer/analysis.hpp"
+#include "syncopate/analyzer/report.hpp"
+#include "syncopate/analyzer/run_loader.hpp"
+
+namespace syncopate::cli {
+
+namespace {
+
+struct AnalyzeArgs {
+  std::string dir;
+  bool json = false;
+  std::string marker;
+  std::size_t top = 10;
+  bool no_critical_path = false;
+  bool no_save = false;
+};
+
+void run(const AnalyzeArgs& args) {
+  Progress progress("analyze");
+  analyzer::LoadOptions load;
+  load.progress = [&](std::string_view what, std::size_t done, std::size_t total) { progress(what, done, total); };
+  auto model = analyzer::loadRun(args.dir, load);
+  progress.finish();
+  if (!model) fail("analyze", model.error().message);
+
+  analyzer::AnalysisOptions options;
+  options.iterations.marker = args.marker;
+  options.critical_path = !args.no_critical_path;
+  auto analysis = analyzer::analyze(*model, options);
+  if (!analysis) fail("analyze", analysis.error().message);
+
+  analyzer::ReportOptions report;
+  report.top_kernels = args.top;
+  report.run_dir = args.dir;
+  const nlohmann::json doc = analyzer::analysisToJson(*model, *analysis, report);
+  if (!args.no_save) {
+    if (analyzer::Status s = analyzer::writeAnalysisResults(args.dir, *model, *analysis, doc); !s)
+      fail("analyze", s.error().message + " (use --no-save to analyse a read-only run directory)");
+  }
+  if (args.json)
+    fmt::print("{}\n", doc.dump(2));
+  else
+    fmt::print("{}", analyzer::analysisToText(*model, *analysis, report));
+}
+
+}  // namespace
+
+void addAnalyzeCommand(CLI::App& app) {
+  auto args = std::make_shared<AnalyzeArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "analyze", "Where the time went, per rank and iteration: compute, hidden and exposed communication, idle, "
+                 "stragglers and the critical path. Results are also saved in DIR (analysis.json, analysis.sqlite).");
+  sub->add_option("dir", args->dir, "run directory (recorded or imported)")->required();
+  sub->add_flag("--json", args->json, "print the results as JSON (schema in docs/analyzer.md)");
+  sub->add_option("--iteration-marker", args->marker,
+                  "NVTX range that marks an iteration: a range named NAME, 'NAME ...' or 'NAME#N' "
+                  "(default: PyTorch's ProfilerStep#N; without markers, iterations are found from the repeating op pattern)");
+  sub->add_option("--top", args->top, "how many ops to list by total time")->capture_default_str();
+  sub->add_flag("--no-critical-path", args->no_critical_path, "skip the critical path");
+  sub->add_flag("--no-save", args->no_save, "do not write analysis.json and analysis.sqlite into DIR");
+  sub->callback([args] { run(*args); });
+}
+
+}  // namespace syncopate::cli

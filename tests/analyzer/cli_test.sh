@@ -1,0 +1,60 @@
+#!/bin/sh
+# End-to-end checks of `syncopate analyze|import|export`: exit codes and the sentences users see.
+# Usage: cli_test.sh SYNCOPATE TRACES_DIR
+set -u
+SYNCOPATE=$1
+TRACES=$2
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+
+# expect CODE PATTERN -- COMMAND...: the command exits with CODE ("nonzero": any failure) and its
+# stderr+stdout matches PATTERN.
+expect() {
+  code=$1 pattern=$2
+  shift 3
+  "$@" >"$WORK/out" 2>&1
+  got=$?
+  if [ "$code" = nonzero ]; then ok_code=$([ "$got" -ne 0 ] && echo yes); else ok_code=$([ "$got" -eq "$code" ] && echo yes); fi
+  if [ "$ok_code" != yes ] || ! grep -q -- "$pattern" "$WORK/out"; then
+    echo "FAIL: $* -> exit $got (wanted $code), output:"
+    sed 's/^/    /' "$WORK/out" | head -20
+    echo "    (wanted a line matching: $pattern)"
+    failures=$((failures + 1))
+  else
+    echo "ok: $*"
+  fi
+}
+
+expect 1 "^syncopate analyze: .*$WORK/nope" -- "$SYNCOPATE" analyze "$WORK/nope"
+mkdir "$WORK/empty"
+expect 1 "holds no run store" -- "$SYNCOPATE" analyze "$WORK/empty"
+mkdir "$WORK/garbage" && echo "hello, not a database" >"$WORK/garbage/rank-0.sqlite"
+expect 1 "not a SQLite database" -- "$SYNCOPATE" analyze "$WORK/garbage"
+expect nonzero "subcommand is required" -- "$SYNCOPATE"
+expect 0 "import" -- "$SYNCOPATE" --help
+
+SMALL=$TRACES/kineto/nccl_parser_config/nccl_data.json.gz
+if [ -f "$SMALL" ]; then
+  expect 0 "imported 1 store" -- "$SYNCOPATE" import kineto "$SMALL" -o "$WORK/run"
+  expect 1 "rank-0.sqlite: File exists" -- "$SYNCOPATE" import kineto "$SMALL" -o "$WORK/run"
+  expect 0 "Per iteration" -- "$SYNCOPATE" analyze "$WORK/run"
+  expect 0 '"overlap_ratio"' -- "$SYNCOPATE" analyze "$WORK/run" --json
+  [ -f "$WORK/run/analysis.json" ] && [ -f "$WORK/run/analysis.sqlite" ] || { echo "FAIL: results not saved"; failures=$((failures + 1)); }
+  expect 1 "no rank has an NVTX range named 'no_such_step'" -- "$SYNCOPATE" analyze "$WORK/run" --iteration-marker no_such_step
+  expect 0 "wrote $WORK/t.json" -- "$SYNCOPATE" export "$WORK/run" --format chrome -o "$WORK/t.json"
+  expect 1 "unknown format 'svg'" -- "$SYNCOPATE" export "$WORK/run" --format svg -o "$WORK/t.svg"
+  head -c 100000 "$SMALL" >"$WORK/cut.json.gz"
+  expect 1 "not valid gzip" -- "$SYNCOPATE" import kineto "$WORK/cut.json.gz" -o "$WORK/run2"
+  if command -v sqlite3 >/dev/null; then
+    cp -r "$WORK/run" "$WORK/future"
+    sqlite3 "$WORK/future/rank-0.sqlite" "UPDATE meta SET value = '9.0' WHERE key = 'schema_version'"
+    expect 1 "9.0" -- "$SYNCOPATE" analyze "$WORK/future"
+  fi
+else
+  echo "skipped the real-trace checks: $SMALL is missing"
+fi
+expect 1 "not an SQLite database" -- "$SYNCOPATE" import nsys "$WORK/garbage/rank-0.sqlite" -o "$WORK/run3"
+
+[ "$failures" -eq 0 ] && echo "all CLI checks passed" || echo "$failures CLI check(s) failed"
+[ "$failures" -eq 0 ]
