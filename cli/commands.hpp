@@ -13,5 +13,9 @@ namespace syncopate::cli {
 void addAnalyzeCommand(CLI::App& app);
 void addImportCommand(CLI::App& app);
 void addExportCommand(CLI::App& app);
+void addTuneCommand(CLI::App& app);
+void addRunCommand(CLI::App& app);
+void addCompareCommand(CLI::App& app);
+void addDemoCommand(CLI::App& app);
 
 }  // namespace syncopate::cli

@@ -69,6 +69,7 @@ Environment recordEnvironment(const RecordOptions& options, const Environment& c
   changes["SYNCOPATE_ITERATION_MARKER"] = options.iteration_marker;
   changes["SYNCOPATE_ARMED"] = std::string(1, options.armed ? '1' : '0');
   if (std::string cupti = findCupti(current); !cupti.empty()) changes["SYNCOPATE_CUPTI_LIBRARY"] = cupti;
+  for (const auto& [name, value] : options.extra) changes[name] = value;
 
   std::string forwarded;
   for (const auto& [name, value] : changes) {

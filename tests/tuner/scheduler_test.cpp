@@ -334,7 +334,7 @@ TEST(Scheduler, NonContiguousBucketIsCopied) {
   EXPECT_EQ(log.units[0].count, 2 * kLayerFloats);
 }
 
-TEST(Scheduler, InPlaceOnTheApplicationStreamWithoutCommunicationStream) {
+TEST(Scheduler, WithoutCommunicationStreamBucketsWaitForTheirPositions) {
   CallProgram p;
   const Call a0 = p.allReduce(kS, grad(0), kLayerFloats);
   const Call a1 = p.allReduce(kS, grad(1), kLayerFloats);
@@ -345,10 +345,12 @@ TEST(Scheduler, InPlaceOnTheApplicationStreamWithoutCommunicationStream) {
   Scheduler s(rules, log, smallLimits());
   s.onCall(a0);
   s.onCall(a1);
-  s.onCall(p.kernel(kS, {grad(0)}));  // same stream: ordered already
-  s.onCall(p.kernel(kC, {grad(1)}));  // another stream: waits for the unit's event
-  const Lines expected = {"record 0 on s1", "record 1 on s1", "agree", "unit 1,2 [0+512] contiguous on s1",
-                          "record 8 on s1", "call 3", "record 17 on s1", "wait s2 8", "call 4", "record 18 on s2"};
+  s.onCall(p.kernel(kS, {grad(0)}));
+  s.onCall(p.kernel(kC, {grad(1)}));
+  // Fused, on the communication stream, but after everything before the calls: no producer waits.
+  const Lines expected = {"record 0 on s1", "record 1 on s1", "agree", "wait comm 0", "wait comm 1",
+                          "unit 1,2 [0+512] contiguous on comm", "record 8 on comm", "wait s1 8", "call 3",
+                          "record 17 on s1", "wait s2 8", "call 4", "record 18 on s2"};
   EXPECT_EQ(log.lines, expected);
 }
 

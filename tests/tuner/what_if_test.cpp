@@ -83,7 +83,8 @@ TEST(WhatIf, ReplayOfTheRecordedScheduleReproducesTheMeasuredTime) {
   const Prediction replay = m.model.predict(nullptr);
   ASSERT_TRUE(replay.ok) << replay.error;
   EXPECT_NEAR(replay.iteration_ns, m.model.measuredIterationNs(), 2.0);
-  EXPECT_EQ(m.model.predictedIterations().size(), 4u);  // window 1..6, iterations 2..5 predicted
+  // Iterations 0..6 recorded: the window is the latest six steady ones, 1..6, predicting 2..5.
+  EXPECT_EQ(m.model.predictedIterations(), (std::vector<std::int64_t>{2, 3, 4, 5}));
 }
 
 TEST(WhatIf, CommunicationFitRecoversLatencyAndBandwidth) {

@@ -18,7 +18,7 @@ std::string bytesText(std::uint64_t b) {
 std::string_view toString(Order o) { return o == Order::Program ? "program" : "ready"; }
 
 std::string describe(const Knobs& k) {
-  std::string s = k.communication_stream ? "communication stream" : "in place";
+  std::string s = k.communication_stream ? "start at producers" : "start at original positions";
   s += k.bucket_bytes == 0 ? ", no fusion" : ", buckets <= " + bytesText(k.bucket_bytes);
   if (k.communication_stream) s += k.order == Order::Ready ? ", ready order" : ", program order";
   if (k.priority_tail > 0) s += fmt::format(", last {} first layers first", k.priority_tail);

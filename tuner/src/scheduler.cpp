@@ -589,10 +589,11 @@ bool Scheduler::contiguous(std::uint32_t first, std::uint32_t end) const {
 }
 
 void Scheduler::issuePlanned(const GroupPlan& plan) {
-  const bool one_stream = std::all_of(held_meta_.begin(), held_meta_.end(),
-                                      [&](const HeldMeta& m) { return m.stream == held_meta_.front().stream; });
-  const bool redirect = rules_.communication_stream || !one_stream;
-  const std::uint32_t u = redirect ? comm_stream_ : held_meta_.front().stream;
+  // Every unit goes to the communication stream, so units complete in the order they are
+  // issued (which the consumers' waits rely on). Without the communication stream in the plan,
+  // a unit waits for its members' positions, as in the original order, rather than only for
+  // their producers: it only gains the fusion.
+  const std::uint32_t u = comm_stream_;
   const StreamHandle uh = streams_[u].handle;
 
   for (const UnitRef& ref : plan.order) {
@@ -606,18 +607,16 @@ void Scheduler::issuePlanned(const GroupPlan& plan) {
     if (hi == lo) continue;
     // Members whose elements fall in [lo, hi) of the bucket's concatenation.
     std::uint64_t at = 0;
-    if (redirect) {
-      for (std::uint32_t i = first; i < end; at += held_[i].args.count, ++i) {
-        if (at + held_[i].args.count <= lo || at >= hi) continue;
-        const HeldMeta& m = held_meta_[i];
-        for (const std::uint32_t t : {m.send_tensor, m.recv_tensor}) {
-          const bool proven = producerProven(tensors_[t], m.stream);
-          const EventSlot slot = proven ? tensors_[t].touch_slot : m.position;
-          if (slot_waited_[slot] == flushes_) continue;
-          slot_waited_[slot] = flushes_;
-          exec_.waitEvent(uh, slot);
-          ++(proven ? stats_.producer_waits : stats_.position_waits);
-        }
+    for (std::uint32_t i = first; i < end; at += held_[i].args.count, ++i) {
+      if (at + held_[i].args.count <= lo || at >= hi) continue;
+      const HeldMeta& m = held_meta_[i];
+      for (const std::uint32_t t : {m.send_tensor, m.recv_tensor}) {
+        const bool proven = rules_.communication_stream && producerProven(tensors_[t], m.stream);
+        const EventSlot slot = proven ? tensors_[t].touch_slot : m.position;
+        if (slot_waited_[slot] == flushes_) continue;
+        slot_waited_[slot] = flushes_;
+        exec_.waitEvent(uh, slot);
+        ++(proven ? stats_.producer_waits : stats_.position_waits);
       }
     }
     UnitIssue issue;
@@ -659,8 +658,6 @@ void Scheduler::issuePlanned(const GroupPlan& plan) {
     StreamState& origin = streams_[m.stream];
     origin.origin_units = std::max(origin.origin_units, m.last_unit + 1);
   }
-  // In place on the application's stream, that stream is ordered after its own units.
-  if (!redirect) streams_[u].waited_units = std::max(streams_[u].waited_units, units_);
 }
 
 void Scheduler::issueInOrder() {

@@ -118,9 +118,11 @@ analyzer::Expected<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, 
         "every rank: record more iterations",
         best_len)};
   }
+  // The latest iterations of that run: start-up effects (first launches, allocations, the
+  // launcher still settling) fade with time.
   const std::size_t len = std::min<std::size_t>(best_len, static_cast<std::size_t>(options.window_iterations));
-  w.first_ = steady[best_begin];
-  w.last_ = steady[best_begin + len - 1];
+  w.first_ = steady[best_begin + best_len - len];
+  w.last_ = steady[best_begin + best_len - 1];
   for (std::int64_t n = w.first_ + 1; n < w.last_; ++n) w.predicted_.push_back(n);
 
   // The calls of each rank that the simulation covers.

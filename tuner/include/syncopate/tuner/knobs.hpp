@@ -12,7 +12,7 @@ enum class Order : std::uint8_t { Program = 0, Ready = 1 };
 std::string_view toString(Order o);
 
 struct Knobs {
-  bool communication_stream = true;
+  bool communication_stream = true;  // buckets start at their producers (else at their calls)
   std::uint64_t bucket_bytes = 0;   // fuse consecutive all-reduces up to this many bytes; 0: never
   Order order = Order::Ready;
   std::uint32_t priority_tail = 0;  // the last k buckets to be ready go first layers first

@@ -40,8 +40,9 @@ struct GroupPlan {
 };
 
 struct ScheduleRules {
-  // Collectives go to the runtime's own communication stream, waiting only for the ops that
-  // produce their buffers. Off: fused in place on the stream the application used.
+  // Buckets start as soon as the ops that produce their buffers end. Off: a bucket starts
+  // where its members were called (after everything issued before them on their streams), so
+  // only the fusion is gained. Buckets always run on the runtime's communication stream.
   bool communication_stream = true;
   // Each consumer waits only for the bucket holding its buffer. Off: the first consumer of
   // any member of a group waits for the whole group (as DDP's optimizer step does).

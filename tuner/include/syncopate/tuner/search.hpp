@@ -3,8 +3,8 @@
 // A schedule is a set of knobs (Knobs) that, for each group of all-reduces the recorded run
 // flushes, says how to bucket, order, split and place them; the search turns knobs into
 // ScheduleRules, predicts each with the what-if model and ranks them. It covers:
-//   - the communication stream (on: collectives start as soon as their producers end; off:
-//     fused in place on the application's stream);
+//   - the communication stream (on: buckets start as soon as their producers end; off: they
+//     start where the application called them, and only fusion is gained);
 //   - bucket (fusion) size: consecutive all-reduces fused up to a byte cap;
 //   - order: as the program issued them, or as their producers finish (ready order), with the
 //     last buckets to be ready issued first layers first (priority to what the next forward

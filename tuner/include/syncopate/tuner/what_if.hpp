@@ -27,8 +27,8 @@
 namespace syncopate::tuner {
 
 struct ModelOptions {
-  // Iterations simulated together: the first fills the pipeline, the last closes the one
-  // before it; those in between are predicted. At least 3.
+  // Iterations simulated together (the latest steady ones of the run): the first fills the
+  // pipeline, the last closes the one before it; those in between are predicted. At least 3.
   int window_iterations = 6;
   double prior_compute_slowdown = kPriorComputeSlowdown;
   double prior_communication_slowdown = kPriorCommunicationSlowdown;
