@@ -162,7 +162,16 @@ void run(const DemoArgs& args) {
   progress.finish();
   if (!report.ok()) fail("demo", report.error().message);
   if (!args.json) fmt::print("{}\n", tuner::tuneReportText(*report));
-  if (!report->plan) fail("demo", "the tuner recommends no plan for this run (" + report->search.note + ")");
+  if (!report->plan) {
+    // Nothing worth re-running: that is an answer too (a light-communication machine profile).
+    say(args, "nothing to re-run: " + report->search.note);
+    if (args.json) {
+      nlohmann::json doc = tuner::tuneReportJson(*report);
+      doc["plan"] = nullptr;
+      fmt::print("{}\n", doc.dump(2));
+    }
+    return;
+  }
   tuner::Plan plan = *report->plan;
   const std::filesystem::path plan_path = baseline / "plan.json";
   if (analyzer::Status s = tuner::writePlan(plan, plan_path); !s) fail("demo", s.error().message);

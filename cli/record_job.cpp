@@ -58,7 +58,9 @@ RecordOutcome recordJob(const RecordJob& job) {
               << ")\n";
   }
 
-  auto exit_code = collector::runCommand(options.command, environment, options.output_dir / jobLogName(), job.echo_output);
+  auto exit_code = collector::runCommand(
+      collector::launcherCommand(options.command, environment, collector::currentEnvironment()), environment,
+      options.output_dir / jobLogName(), job.echo_output);
   if (!exit_code.ok()) failWith(name, exit_code.message(), 127);
 
   auto summary = collector::summarizeRun(options.output_dir);

@@ -17,11 +17,14 @@ function(syncopate_add_gtest target)
   add_executable(${target} ${arg_SOURCES})
   target_link_libraries(${target} PRIVATE GTest::gtest_main GTest::gmock ${arg_LIBS})
   syncopate_target_warnings(${target})
-  set(props LABELS "${arg_LABELS}")
   if(arg_ON_SIMGPU)
-    list(APPEND props ENVIRONMENT "${SYNCOPATE_TEST_ENV}")
+    # gtest_discover_tests flattens a list-valued ENVIRONMENT property to its first entry, so
+    # the environment is applied by `cmake -E env` around both discovery and every run.
+    set_target_properties(${target} PROPERTIES
+      CROSSCOMPILING_EMULATOR "${CMAKE_COMMAND};-E;env;${SYNCOPATE_TEST_ENV}")
   endif()
-  gtest_discover_tests(${target} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60 PROPERTIES ${props})
+  gtest_discover_tests(${target} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 60
+    PROPERTIES LABELS "${arg_LABELS}")
 endfunction()
 
 # syncopate_add_mpi_test(NAME name NP n COMMAND exe args... [LABELS ...] [TIMEOUT s])

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -140,6 +141,7 @@ int main(int argc, char** argv) {
   };
   const double cpu_start = thread_cpu();
   std::uint64_t failed_writes = 0;
+  double longest_flush = 0;  // the longest stall of the drain loop, which the rings must absorb
   auto last_flush = Clock::now();
   const auto drain_all = [&] {
     for (std::size_t p = 0; p < rings.size(); ++p) {
@@ -152,8 +154,10 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     drain_all();
     if (Clock::now() - last_flush >= std::chrono::milliseconds(options.flush_ms)) {
+      const auto flush_start = Clock::now();
       if (!writer.flush().ok()) ++failed_writes;
       last_flush = Clock::now();
+      longest_flush = std::max(longest_flush, std::chrono::duration<double>(last_flush - flush_start).count());
     }
   }
   for (auto& t : producers) t.join();
@@ -182,8 +186,9 @@ int main(int argc, char** argv) {
               static_cast<double>(stats.records_appended) / writer_cpu);
   double load[1] = {0};
   if (getloadavg(load, 1) == 1) std::printf("load average        %.1f on %u cores\n", load[0], std::thread::hardware_concurrency());
-  std::printf("flushes             %llu (%llu failed writes)\n", static_cast<unsigned long long>(stats.flushes),
-              static_cast<unsigned long long>(failed_writes));
+  std::printf("flushes             %llu (%llu failed writes), longest %.1f ms\n",
+              static_cast<unsigned long long>(stats.flushes), static_cast<unsigned long long>(failed_writes),
+              1e3 * longest_flush);
   std::printf("memory per record   %zu bytes (ring: %zu records = %zu KiB per thread)\n", sizeof(Record),
               rings[0]->capacity(), rings[0]->capacity() * sizeof(Record) / 1024);
   std::printf("disk per record     %.1f bytes (%s, %.1f MB)\n", disk / static_cast<double>(stats.records_appended),

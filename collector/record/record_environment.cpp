@@ -1,9 +1,13 @@
 // The environment of a recorded job. Launchers pass their environment on to the processes
-// they start (mpirun and torchrun locally, srun by default), so LD_PRELOAD reaches every rank;
-// Open MPI also forwards the variables named in OMPI_MCA_mca_base_env_list to remote nodes,
-// which is what `mpirun -x LD_PRELOAD ...` would do.
+// they start on the local node (mpirun, torchrun, srun by default), so LD_PRELOAD reaches every
+// local rank. For remote nodes Open MPI forwards only what it is told to: `-x NAME` options
+// on its command line, or the names in OMPI_MCA_mca_base_env_list — but never both (it refuses
+// to start), so the job's own choice decides which one the recording adds to.
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
+#include <cstdio>
 #include <cstdlib>
 
 #include "syncopate/collector/record.hpp"
@@ -71,13 +75,51 @@ Environment recordEnvironment(const RecordOptions& options, const Environment& c
   if (std::string cupti = findCupti(current); !cupti.empty()) changes["SYNCOPATE_CUPTI_LIBRARY"] = cupti;
   for (const auto& [name, value] : options.extra) changes[name] = value;
 
-  std::string forwarded;
-  for (const auto& [name, value] : changes) {
-    if (!forwarded.empty()) forwarded += ';';
-    forwarded += name;
+  // A job that already forwards variables through Open MPI's list gets ours added to it (it
+  // cannot also use -x); otherwise launcherCommand() adds -x options.
+  if (auto list = current.find("OMPI_MCA_mca_base_env_list"); list != current.end() && !list->second.empty()) {
+    std::string forwarded;
+    for (const auto& [name, value] : changes) {
+      if (!forwarded.empty()) forwarded += ';';
+      forwarded += name;
+    }
+    changes["OMPI_MCA_mca_base_env_list"] = prepended(forwarded, current, "OMPI_MCA_mca_base_env_list", ';');
   }
-  changes["OMPI_MCA_mca_base_env_list"] = prepended(forwarded, current, "OMPI_MCA_mca_base_env_list", ';');
   return changes;
+}
+
+namespace {
+
+bool isOpenMpiLauncher(const std::string& program) {
+  const std::string name = std::filesystem::path(program).filename().string();
+  if (name != "mpirun" && name != "mpiexec" && name != "orterun" && name != "prterun" && name != "oshrun") return false;
+  // MPICH's and Intel's mpirun (Hydra) pass the whole environment on by default and know no -x.
+  std::string command = "'" + program + "' --version 2>&1";
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return false;
+  std::array<char, 256> buffer{};
+  std::string text;
+  while (std::fgets(buffer.data(), buffer.size(), pipe) != nullptr) text += buffer.data();
+  ::pclose(pipe);
+  return text.find("Open MPI") != std::string::npos || text.find("OpenRTE") != std::string::npos;
+}
+
+}  // namespace
+
+std::vector<std::string> launcherCommand(const std::vector<std::string>& command, const Environment& changes,
+                                         const Environment& current) {
+  if (command.empty() || !isOpenMpiLauncher(command.front())) return command;
+  if (current.count("OMPI_MCA_mca_base_env_list") != 0) return command;  // forwarded through the list
+  for (const std::string& argument : command) {
+    if (argument.find("mca_base_env_list") != std::string::npos) return command;  // ditto, on its command line
+  }
+  std::vector<std::string> rewritten{command.front()};
+  for (const auto& [name, value] : changes) {
+    rewritten.push_back("-x");
+    rewritten.push_back(name);
+  }
+  rewritten.insert(rewritten.end(), command.begin() + 1, command.end());
+  return rewritten;
 }
 
 }  // namespace syncopate::collector

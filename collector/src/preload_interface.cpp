@@ -19,14 +19,9 @@ int getStatus(syncopate_preload_status_v1* status) noexcept {
   status->recording = recorder->recording() ? 1 : 0;
   status->rank = recorder->rank();
   status->backend = recorder->timing().name();
-  try {
-    for (ThreadState* thread : recorder->threadsSnapshot()) {
-      status->records_dropped += thread->ring->dropped();
-      ++status->threads;
-    }
-  } catch (...) {
-    return -1;
-  }
+  const Recorder::RingStats rings = recorder->ringStats();
+  status->records_dropped = rings.dropped;
+  status->threads = rings.threads;
   const RecorderCounters& counters = recorder->counters();
   status->ops_untimed = counters.ops_untimed_no_timing_slot.load(std::memory_order_relaxed) +
                         counters.ops_untimed_timing_failed.load(std::memory_order_relaxed);

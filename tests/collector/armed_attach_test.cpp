@@ -49,9 +49,9 @@ std::vector<std::int64_t> recordedSteps(const RecordedStore& store) {
   return steps;
 }
 
-// Reads the store once the process has flushed what it recorded (pending ops resolve quickly).
+// A process reports "done" only once what it recorded is committed: the store is complete as
+// soon as attach returns.
 RecordedStore settledStore(const TempDir& dir, pid_t pid) {
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
   return readStore(dir.path() / syncopate::trace::pidStoreName(pid));
 }
 
@@ -113,7 +113,7 @@ TEST(ArmedRecording, AttachDetachCyclesLeakNothing) {
   for (int cycle = 0; cycle < kCycles; ++cycle) {
     auto outcome = collector::attach(dir.path(), {2, 0.0, 120.0}, nullptr);
     ASSERT_TRUE(outcome.ok()) << "cycle " << cycle << ": " << outcome.message();
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // pending ops resolved and written
+    EXPECT_EQ(static_cast<int>(recordedSteps(settledStore(dir, child.pid())).size()), 2 * (cycle + 1));
     if (cycle == 0) {
       rss_after_first = statusValue(child.pid(), "VmRSS");
       files_after_first = openFiles(child.pid());

@@ -103,11 +103,13 @@ TEST(ProcessLifecycle, AFullDiskIsReportedAndTheJobRuns) {
   struct rlimit previous {};
   getrlimit(RLIMIT_FSIZE, &previous);
   struct rlimit small = previous;
-  small.rlim_cur = 256 * 1024;
+  // Room for the store to be created, not for what 2000 iterations write (simgpu's default
+  // profile: short kernels, so the iterations go fast).
+  small.rlim_cur = 1024 * 1024;
   auto old_handler = signal(SIGXFSZ, SIG_IGN);
   ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
-  ChildResult result = run({workloadProgram().string(), "--iterations", "400"}, workloadEnvironment(dir),
-                           std::chrono::seconds(120));
+  ChildResult result = run({workloadProgram().string(), "--iterations", "2000"},
+                           recordingEnvironment({dir.path(), "cupti"}), std::chrono::seconds(120));
   setrlimit(RLIMIT_FSIZE, &previous);
   signal(SIGXFSZ, old_handler);
   EXPECT_EQ(result.exit_code, 0) << result.err;

@@ -145,6 +145,31 @@ TEST_P(WorkloadRecording, NvtxRangesAndMarksAppear) {
   EXPECT_EQ(marks, asInt(run.counts, "nvtx_marks"));
 }
 
+// A graph captured in global mode while recording: the capture still succeeds (the collector
+// adds nothing to it and its own thread makes no forbidden call), captured ops are counted
+// rather than recorded as ops, graph launches are recorded as host calls and counted.
+TEST_P(WorkloadRecording, GraphCaptureIsNeverDisturbed) {
+  TempDir dir;
+  auto environment = recordingEnvironment({dir.path(), GetParam()});
+  environment["SIMGPU_PROFILE"] = testProfile("workload").string();
+  ChildResult result = run({workloadProgram().string(), "--iterations", "2", "--graph"}, environment, std::chrono::seconds(60));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("graph_captured_ops=3 graph_launches=2"), std::string::npos);
+  auto counts = keyValues(result.out, "workload_counts ");
+  auto stores = readRun(dir.path());
+  ASSERT_EQ(stores.size(), 1u);
+  const RecordedStore& store = stores.front();
+  EXPECT_EQ(store.counter("ops_captured_into_graphs"), 3);
+  EXPECT_EQ(store.counter("graph_launches"), 2);
+  EXPECT_EQ(store.count(OpKind::Kernel), asInt(counts, "kernels"));
+  EXPECT_EQ(store.count(OpKind::Memcpy), asInt(counts, "memcpys"));
+  std::map<std::string, int> calls;
+  for (const ApiCall& call : store.api_calls) ++calls[call.name];
+  EXPECT_EQ(calls["cudaStreamBeginCapture"], 1);
+  EXPECT_EQ(calls["cudaStreamEndCapture"], 1);
+  EXPECT_EQ(calls["cudaGraphLaunch"], 2);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, WorkloadRecording, ::testing::Values("events", "cupti"));
 
 // The same program recorded with each backend: the same rows, in the same order, timed alike.

@@ -265,6 +265,64 @@ TEST(DpTrainerLaunch, SingleProcessWritesAJsonSummary) {
   EXPECT_EQ(summary.at("op_counts").at("iteration").at("kernels"), 4 * 12);
 }
 
+// A range recorded by the NVTX injection library, with the ranges pushed inside it.
+struct Range {
+  std::string name;
+  std::vector<Range> children;
+};
+
+std::vector<Range> readRanges(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<Range> roots;
+  std::vector<Range*> open;
+  for (std::string line; std::getline(in, line);) {
+    if (line == "pop") {
+      if (open.empty()) throw std::runtime_error("pop without push");
+      open.pop_back();
+      continue;
+    }
+    std::vector<Range>& siblings = open.empty() ? roots : open.back()->children;
+    siblings.push_back({line.substr(std::string("push ").size()), {}});
+    open.push_back(&siblings.back());
+  }
+  if (!open.empty()) throw std::runtime_error("a range was never popped");
+  return roots;
+}
+
+std::vector<std::string> names(const std::vector<Range>& ranges) {
+  std::vector<std::string> result;
+  for (const Range& r : ranges) result.push_back(r.name);
+  return result;
+}
+
+TEST(DpTrainerLaunch, NvtxMarksEveryIterationAndItsPhases) {
+  for (const char* mode : {"naive", "overlap"}) {
+    SCOPED_TRACE(mode);
+    const std::string path = ::testing::TempDir() + "dp_trainer_nvtx_" + mode + ".txt";
+    ChildSpec spec;
+    spec.argv = {kTrainer, "--config", "gpt-125m", "--layers", "4", "--mode", mode, "--bucket-mb", "30",
+                 "--iterations", "2", "--warmup", "1"};
+    spec.env = simgpuEnvironment(std::string(DP_TRAINER_PROFILES) + "/comm-light.json");
+    spec.env.push_back("NVTX_INJECTION64_PATH="s + DP_TRAINER_NVTX_RECORDER);
+    spec.env.push_back("NVTX_RECORDER_OUT=" + path);
+    const TrainerRun run = parse(testing::runChild(spec, kTimeout));
+    ASSERT_EQ(run.result.exit_code, 0) << describe(run);
+
+    const std::vector<Range> steps = readRanges(path);
+    ASSERT_EQ(names(steps), (std::vector<std::string>{"ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"}));
+    for (const Range& step : steps) {
+      EXPECT_EQ(names(step.children),
+                (std::vector<std::string>{"forward", "backward", "gradient_sync", "optimizer"}))
+          << step.name;
+      const Range& backward = step.children.at(1);
+      // overlap: a nested gradient_sync range where each bucket is launched during backward
+      // (4 layers of 13.5 MiB in 30 MiB buckets: 2 buckets); naive: none.
+      const std::vector<std::string> nested(std::string(mode) == "overlap" ? 2 : 0, "gradient_sync");
+      EXPECT_EQ(names(backward.children), nested) << step.name;
+    }
+  }
+}
+
 TEST(DpTrainerLaunch, BadArgumentsExitNonZeroWithAMessage) {
   const ChildResult mode = testing::runChild({{kTrainer, "--mode", "fast"}, {}}, 30s);
   EXPECT_EQ(mode.exit_code, 2);

@@ -27,6 +27,7 @@ TEST(SpscRing, CapacityIsRoundedUpToAPowerOfTwo) {
   EXPECT_EQ(SpscRing<Record>::create(1000)->capacity(), 1024u);
   EXPECT_EQ(SpscRing<Record>::create(1024)->capacity(), 1024u);
   EXPECT_EQ(SpscRing<Record>::create(0)->capacity(), 2u);
+  EXPECT_EQ(SpscRing<Record>::create(std::size_t{1} << 50), nullptr);  // refused, not thrown
 }
 
 TEST(SpscRing, AFullRingRefusesAndCountsEachDrop) {

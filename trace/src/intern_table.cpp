@@ -112,24 +112,22 @@ bool InternTable::growIndex() noexcept {
 
 const char* InternTable::storeKey(std::string_view key) noexcept {
   try {
-    if (key.size() > kArenaBlock / 4) {  // big keys get a block of their own
-      arena_.emplace_back(new char[key.size() == 0 ? 1 : key.size()]);
-      char* own = arena_.back().get();
-      std::memcpy(own, key.data(), key.size());
-      // Keep appending to the previous block, which is now second to last.
-      if (arena_.size() >= 2) std::swap(arena_[arena_.size() - 1], arena_[arena_.size() - 2]);
-      return own;
+    if (key.size() > kArenaBlock / 4) {  // a big key gets a block of its own
+      arena_.emplace_back(new char[key.size()]);
+      std::memcpy(arena_.back().get(), key.data(), key.size());
+      return arena_.back().get();
     }
-    if (kArenaBlock - arena_used_ < key.size()) {
+    if (block_ == nullptr || kArenaBlock - block_used_ < key.size()) {
       arena_.emplace_back(new char[kArenaBlock]);
-      arena_used_ = 0;
+      block_ = arena_.back().get();
+      block_used_ = 0;
     }
   } catch (...) {
     return nullptr;
   }
-  char* at = arena_.back().get() + arena_used_;
+  char* at = block_ + block_used_;
   if (!key.empty()) std::memcpy(at, key.data(), key.size());
-  arena_used_ += key.size();
+  block_used_ += key.size();
   return at;
 }
 
@@ -168,8 +166,10 @@ std::uint32_t InternTable::insert(std::string_view key, const void* value, bool&
     if (!growIndex()) return 0;
   }
   count_ = id;
-  place(*indexes_.back(), id, hash);
+  // Published before it is placed: a reader that finds the id in the index (acquire on its
+  // slot) then also sees size() >= id, so key(id) and value(id) accept it.
   published_.store(id, std::memory_order_release);
+  place(*indexes_.back(), id, hash);
   inserted = true;
   return id;
 }

@@ -90,8 +90,9 @@ class InternTable {
   std::mutex mutex_;
   std::uint32_t count_ = 0;
   std::vector<std::unique_ptr<Index>> indexes_;  // the live one is indexes_.back()
-  std::vector<std::unique_ptr<char[]>> arena_;
-  std::size_t arena_used_ = kArenaBlock;  // bytes used in arena_.back(); full until one exists
+  std::vector<std::unique_ptr<char[]>> arena_;  // owns every key block
+  char* block_ = nullptr;                        // the block small keys are appended to
+  std::size_t block_used_ = 0;
 };
 
 }  // namespace syncopate::trace::detail

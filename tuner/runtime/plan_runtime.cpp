@@ -414,7 +414,9 @@ bool PlanRuntime::agree(std::uint64_t digest, std::span<const tuner::HeldCollect
 void PlanRuntime::fallback(tuner::Fallback why, const tuner::Call& call) {
   const auto code = static_cast<std::size_t>(why);
   if (said_[code]++ > 0) return;
-  log(LogLevel::Warn, "runtime (rank %d): %s [first: %s on stream %#llx]", rank_, std::string(tuner::describe(why)).c_str(),
+  // The legacy stream only makes the runtime wait (set-up copies do it): worth a note, not a warning.
+  const LogLevel level = why == tuner::Fallback::LegacyStream ? LogLevel::Info : LogLevel::Warn;
+  log(level, "runtime (rank %d): %s [first: %s on stream %#llx]", rank_, std::string(tuner::describe(why)).c_str(),
       std::string(tuner::toString(call.kind)).c_str(), static_cast<unsigned long long>(call.stream));
   if (scheduler_ && !scheduler_->active() && disabled_reason_.empty()) disabled_reason_ = std::string(tuner::describe(why));
 }

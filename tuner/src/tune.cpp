@@ -15,6 +15,13 @@ namespace {
 
 double ms(double ns) { return ns / 1e6; }
 
+// A bandwidth given in bytes per ns (GB/s), with a unit that keeps digits visible.
+std::string bandwidthText(double bytes_per_ns) {
+  if (bytes_per_ns >= 1.0) return fmt::format("{:.1f} GB/s", bytes_per_ns);
+  if (bytes_per_ns >= 1e-3) return fmt::format("{:.1f} MB/s", bytes_per_ns * 1e3);
+  return fmt::format("{:.1f} kB/s", bytes_per_ns * 1e6);
+}
+
 std::string percent(double fraction) { return fmt::format("{:+.1f}%", 100.0 * fraction); }
 
 std::string interferenceText(const InterferenceEstimate& e) {
@@ -186,11 +193,12 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
   t += fmt::format("  interference: compute {}, communication {}\n", interferenceText(r.interference.compute),
                    interferenceText(r.interference.communication));
   for (const CommFit& f : r.communication.fits) {
-    t += fmt::format("  collectives on communicator {:016x}: {:.2f} us per ring step{}, {:.1f} GB/s bus bandwidth "
+    t += fmt::format("  collectives on communicator {:016x}: {:.2f} us per ring step{}, {} bus bandwidth "
                      "(fit error {:.1f}% over {} calls)\n",
                      static_cast<std::uint64_t>(f.comm_id), f.latency_ns / 1e3,
                      f.latency_identified ? "" : " (not identifiable: one shape of call)",
-                     f.ns_per_byte > 0 ? 1.0 / f.ns_per_byte : 0.0, 100.0 * f.rms_relative_error, f.samples);
+                     bandwidthText(f.ns_per_byte > 0 ? 1.0 / f.ns_per_byte : 0.0), 100.0 * f.rms_relative_error,
+                     f.samples);
   }
   t += "\n   #  predicted ms     gain  schedule\n";
   std::size_t shown = 0;

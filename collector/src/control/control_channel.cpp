@@ -75,11 +75,13 @@ void ControlChannel::readRequest(std::int64_t now_ns) {
   log(LogLevel::Info, "attach request %llu: %s", static_cast<unsigned long long>(request->id), text->c_str());
 }
 
-void ControlChannel::poll(std::int64_t now_ns) noexcept {
+void ControlChannel::poll(std::int64_t now_ns, bool settled) noexcept {
   try {
     readRequest(now_ns);
     window_.tick(now_ns, recorder_);
-    const char* state = error_.empty() ? stateText(window_.state()) : "error";
+    WindowState window_state = window_.state();
+    if (window_state == WindowState::Done && !settled) window_state = WindowState::Recording;
+    const char* state = error_.empty() ? stateText(window_state) : "error";
     publish(state, now_ns, false);
   } catch (...) {
     // Out of memory while serving the channel: try again next time.

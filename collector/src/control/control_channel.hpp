@@ -20,7 +20,9 @@ class ControlChannel {
   // Null (and a logged reason) when the control directory is not usable.
   static std::unique_ptr<ControlChannel> open(Recorder& recorder, IterationWindow& window) noexcept;
 
-  void poll(std::int64_t now_ns) noexcept;
+  // `settled`: what the plan recorded is committed (a finished plan is reported as still
+  // recording until then).
+  void poll(std::int64_t now_ns, bool settled) noexcept;
   // A problem to report in the status (e.g. the store could not be created).
   void setError(std::string message) noexcept;
   // Final status: the process is going away.

@@ -73,7 +73,7 @@ double IterationWindow::iterationsPerSecond() const noexcept {
 void IterationWindow::begin(std::int64_t now_ns, Recorder& recorder) noexcept {
   double seconds = seconds_.load(std::memory_order_relaxed);
   if (seconds > 0) stop_ns_.store(now_ns + static_cast<std::int64_t>(seconds * 1e9), std::memory_order_relaxed);
-  recorder.setRecording(true);
+  recorder.setRecording(true, now_ns);
   state_.store(WindowState::Recording, std::memory_order_release);
 }
 

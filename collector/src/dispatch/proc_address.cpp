@@ -62,6 +62,7 @@ void handOutDriverInterposer(const char* symbol, void** function) noexcept {
   for (const Candidate& candidate : kCandidates) {
     if (candidate.base != requested) continue;
     interposed = true;
+    if (*function == candidate.interposer) return;  // already ours (a lookup that went through the global scope)
     if (real != nullptr && entryAt(*real, candidate.offset) == *function) {
       *function = candidate.interposer;
       return;

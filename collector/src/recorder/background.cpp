@@ -8,6 +8,7 @@
 #include "common/clock.hpp"
 #include "common/log.hpp"
 #include "control/control_channel.hpp"
+#include "control/iteration_window.hpp"
 #include "dispatch/chain.hpp"
 #include "dispatch/kernel_registry.hpp"
 #include "dispatch/proc_address.hpp"
@@ -35,11 +36,11 @@ struct BackgroundThread::State {
   std::vector<trace::Record> batch;
   std::vector<trace::Record> resolved;
   std::int64_t last_flush_ns = 0;
-  std::uint64_t dropped_by_exited_threads = 0;
   std::uint32_t streams_seen = 0;
   std::unordered_set<int> devices;
   IterationWindow window;
   std::unique_ptr<ControlChannel> control;
+  std::uint64_t settled_request = 0;  // the last attach request whose data is all committed
 };
 
 BackgroundThread* BackgroundThread::start(Recorder& recorder) noexcept {
@@ -135,10 +136,7 @@ void BackgroundThread::drainRings() {
       sortDrained(records, s.batch, s.order, last_call_ns);
     });
     if (s.writer && !s.batch.empty()) (void)s.writer->append(thread->thread_id, s.batch);
-    if (exited && thread->ring->sizeApprox() == 0) {
-      s.dropped_by_exited_threads += thread->ring->dropped();
-      recorder_.forgetThread(thread);
-    }
+    if (exited && thread->ring->sizeApprox() == 0) recorder_.forgetThread(thread);
   }
 }
 
@@ -184,9 +182,7 @@ void BackgroundThread::flush(std::int64_t now_ns) {
   (void)s.writer->setCounter(#name, static_cast<std::int64_t>(counters.name.load(std::memory_order_relaxed)));
   SYNCOPATE_RECORDER_COUNTERS(SYNCOPATE_STORE_COUNTER)
 #undef SYNCOPATE_STORE_COUNTER
-  std::uint64_t dropped = s.dropped_by_exited_threads;
-  for (ThreadState* thread : recorder_.threadsSnapshot()) dropped += thread->ring->dropped();
-  (void)s.writer->setCounter("records_dropped_buffer_full", static_cast<std::int64_t>(dropped));
+  (void)s.writer->setCounter("records_dropped_buffer_full", static_cast<std::int64_t>(recorder_.ringStats().dropped));
   (void)s.writer->setCounter("kernel_registry_overflow", static_cast<std::int64_t>(kernelRegistry().overflowCount()));
   (void)s.writer->setCounter("driver_entry_points_untraced", static_cast<std::int64_t>(untracedDriverEntryPoints()));
   (void)s.writer->setCounter("ops_pending_gpu_time", static_cast<std::int64_t>(s.order.pendingCount()));
@@ -220,7 +216,19 @@ void BackgroundThread::step(std::int64_t now_ns) {
   if (now_ns - s.last_flush_ns >= static_cast<std::int64_t>(recorder_.config().flush_interval_ms) * 1'000'000) {
     flush(now_ns);
   }
-  if (s.control) s.control->poll(now_ns);
+  if (s.control) {
+    // A finished window is reported done only once everything it recorded is committed, so
+    // that `syncopate attach` returns with the data in the stores.
+    bool settled = true;
+    if (s.window.state() == WindowState::Done && s.window.request() != s.settled_request) {
+      settled = recorder_.ringStats().buffered == 0 && s.order.pendingCount() == 0;
+      if (settled) {
+        flush(now_ns);
+        s.settled_request = s.window.request();
+      }
+    }
+    s.control->poll(now_ns, settled);
+  }
 }
 
 void BackgroundThread::finish() {

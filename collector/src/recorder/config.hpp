@@ -18,7 +18,7 @@ struct RecorderConfig {
   std::string iteration_marker = "ProfilerStep";  // SYNCOPATE_ITERATION_MARKER
   std::uint32_t ring_records = 1u << 16;          // SYNCOPATE_BUFFER_RECORDS, per thread
   std::uint32_t flush_interval_ms = 100;          // SYNCOPATE_FLUSH_MS (at most 100)
-  std::uint32_t event_pairs_per_device = 1u << 14;  // SYNCOPATE_EVENT_PAIRS
+  std::uint32_t event_pairs_per_device = 1u << 16;  // SYNCOPATE_EVENT_PAIRS (created as needed)
   std::string problem;            // a sentence when a variable had to be corrected
 };
 

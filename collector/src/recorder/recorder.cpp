@@ -141,8 +141,8 @@ Recorder* Recorder::create() noexcept {
   }
 }
 
-void Recorder::setRecording(bool on) noexcept {
-  if (on) window_start_ns_.store(monotonicNs(), std::memory_order_relaxed);
+void Recorder::setRecording(bool on, std::int64_t at_ns) noexcept {
+  if (on) window_start_ns_.store(at_ns != 0 ? at_ns : monotonicNs(), std::memory_order_relaxed);
   recording_.store(on, std::memory_order_release);
 }
 
@@ -184,11 +184,22 @@ std::vector<ThreadState*> Recorder::threadsSnapshot() {
 }
 
 void Recorder::forgetThread(ThreadState* thread) {
-  {
-    std::lock_guard lock(threads_mutex_);
-    std::erase(threads_, thread);
-  }
+  std::lock_guard lock(threads_mutex_);
+  std::erase(threads_, thread);
+  dropped_by_exited_threads_ += thread->ring->dropped();
   delete thread;
+}
+
+Recorder::RingStats Recorder::ringStats() {
+  std::lock_guard lock(threads_mutex_);
+  RingStats stats;
+  stats.dropped = dropped_by_exited_threads_;
+  for (ThreadState* thread : threads_) {
+    stats.dropped += thread->ring->dropped();
+    stats.buffered += thread->ring->sizeApprox();
+    ++stats.threads;
+  }
+  return stats;
 }
 
 std::uint32_t Recorder::nextCorrelation(ThreadState& thread) noexcept {

@@ -48,8 +48,9 @@ class Recorder {
   bool recording() const noexcept { return recording_.load(std::memory_order_relaxed); }
   // Which recorder instance ids cached outside it belong to (a forked child starts a new one).
   std::uint64_t generation() const noexcept { return generation_; }
-  // Recording is switched on and off by arm/attach (and on at activation otherwise).
-  void setRecording(bool on) noexcept;
+  // Recording is switched on and off by arm/attach (and on at activation otherwise); a window
+  // switched on at `at_ns` holds the NVTX ranges that start from then on.
+  void setRecording(bool on, std::int64_t at_ns = 0) noexcept;
   std::int64_t windowStartNs() const noexcept { return window_start_ns_.load(std::memory_order_relaxed); }
   // Whether recording was ever switched on (an armed process that was never attached has no store).
   bool everRecorded() const noexcept { return window_start_ns_.load(std::memory_order_relaxed) != 0; }
@@ -98,9 +99,19 @@ class Recorder {
   std::int32_t rank() const noexcept { return rank_.load(std::memory_order_relaxed); }
   std::int32_t worldSize() const noexcept { return world_size_.load(std::memory_order_relaxed); }
 
-  // The background thread's view of the threads (it drains their rings and frees the exited).
+  // The background thread's view of the threads (it drains their rings and frees the exited;
+  // only it may free one, so only it may use a snapshot's pointers after the call).
   std::vector<ThreadState*> threadsSnapshot();
   void forgetThread(ThreadState* thread);
+
+  // Records refused by full rings, exited threads' included, and how many threads have rings:
+  // safe from any thread.
+  struct RingStats {
+    std::uint64_t dropped = 0;
+    std::uint64_t threads = 0;
+    std::uint64_t buffered = 0;  // records waiting to be drained
+  };
+  RingStats ringStats();
 
   // Stops recording, drains and closes the store: at exit, or before the process image goes.
   void shutdown() noexcept;
@@ -139,6 +150,7 @@ class Recorder {
 
   std::mutex threads_mutex_;
   std::vector<ThreadState*> threads_;
+  std::uint64_t dropped_by_exited_threads_ = 0;  // guarded by threads_mutex_
 };
 
 }  // namespace syncopate::preload

@@ -10,7 +10,7 @@
 namespace syncopate::preload {
 namespace {
 
-constexpr std::uint32_t kFirstChunk = 256;  // created on the issuing thread
+constexpr std::uint32_t kFirstChunk = 1024;  // created on the issuing thread
 constexpr std::uint32_t kGrowChunk = 1024;  // created by the background thread
 constexpr std::int64_t kAnchorIntervalNs = 1'000'000'000;
 constexpr std::int64_t kTightAnchorNs = 20'000;
@@ -64,6 +64,7 @@ EventTiming::Pool* EventTiming::createPool(int device) noexcept {
 }
 
 bool EventTiming::grow(Pool& pool, std::uint32_t count) noexcept {
+  std::lock_guard lock(pool.grow_mutex);
   const CudartHelpers* helpers = cudartHelpers();
   if (helpers == nullptr || helpers->cudaEventCreateWithFlags == nullptr) return false;
   std::uint32_t first = pool.created.load(std::memory_order_relaxed);
@@ -111,7 +112,13 @@ Ticket EventTiming::begin(int device, cudaStream_t stream, std::uint32_t) noexce
   Pool* p = pool(device);
   if (p == nullptr) return kNoTicket;
   std::uint32_t top = pop(*p);
-  if (top == 0) return kNoTicket;
+  if (top == 0) {
+    // Everything in flight: more events, made here (this thread's current device is the
+    // pool's), unless the pool is at its bound.
+    grow(*p, kGrowChunk);
+    top = pop(*p);
+    if (top == 0) return kNoTicket;
+  }
   Slot& slot = p->slots[top - 1];
   slot.references.store(1, std::memory_order_relaxed);
   slot.anchor.store(p->anchor_count.load(std::memory_order_acquire) - 1, std::memory_order_relaxed);

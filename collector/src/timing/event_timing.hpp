@@ -3,8 +3,9 @@
 // and whoever else holds CUPTI.
 //
 // Events come from a per-device pool created on first use: a first chunk on the issuing
-// thread, more by the background thread while the free list runs low, up to a bound (then ops
-// go untimed and are counted). The background thread converts event times to CLOCK_MONOTONIC
+// thread, more by the background thread while the free list runs low (or by the issuing thread
+// itself when it finds the list empty: a host far ahead of its GPU holds many), up to a bound
+// (then ops go untimed and are counted). The background thread converts event times to CLOCK_MONOTONIC
 // through anchors: an event it records on a private idle stream while reading the host clock
 // on both sides (the tightest of a few tries), renewed every second so that the float
 // milliseconds of cudaEventElapsedTime stay precise.
@@ -57,6 +58,7 @@ class EventTiming final : public TimingBackend {
     std::atomic<std::uint64_t> free_head{0};     // (ABA tag << 32) | (index + 1)
     std::atomic<std::uint32_t> free_count{0};
     std::atomic<std::uint32_t> in_use{0};
+    std::mutex grow_mutex;                       // one thread creates events at a time
     cudaStream_t anchor_stream = nullptr;        // background thread only
     static constexpr int kAnchors = 64;          // a ring: the last minute of anchors
     std::array<Anchor, kAnchors> anchors{};

@@ -121,6 +121,15 @@ void KernelInfo::resolve() const {
     cost_ = profile().findKernel(name);
     const std::string symbol = "simgpu_cpu_" + mangled;
     cpu_ = reinterpret_cast<CpuKernel>(dlsym(RTLD_DEFAULT, symbol.c_str()));
+    // A module loaded with RTLD_LOCAL (a Python extension, a plugin) is not searched by
+    // RTLD_DEFAULT: look in the module that holds the kernel's host stub.
+    Dl_info where{};
+    if (cpu_ == nullptr && dladdr(host_function, &where) != 0 && where.dli_fname != nullptr) {
+      if (void* module = dlopen(where.dli_fname, RTLD_LAZY | RTLD_NOLOAD)) {
+        cpu_ = reinterpret_cast<CpuKernel>(dlsym(module, symbol.c_str()));
+        dlclose(module);
+      }
+    }
   });
 }
 

@@ -8,6 +8,8 @@
 #include "clock.hpp"
 #include "machine.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -264,6 +266,9 @@ void runEntry(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s, Entry& 
 
 void workerMain(Machine& m, Stream& s) {
   useExactTimers();
+  char name[16];  // the kernel's limit, NUL included: shown by debuggers and profilers
+  std::snprintf(name, sizeof(name), "simgpu d%d s%llu", s.device->index, s.id);
+  pthread_setname_np(pthread_self(), name);
   std::unique_lock lock(m.mu);
   for (;;) {
     s.worker_cv.wait(lock, [&] { return !s.queue.empty() || s.retiring || s.abandon; });

@@ -147,6 +147,16 @@ ncclResult_t collective(const char* api, CollKind kind, const void* sendbuff, vo
   call.coll = args;
   call.kernel = collectiveKernelName(kind, args.op, args.premul, datatype, state->plan().cost.algorithm);
   call.bytes = collectiveBytes(kind, count, es, nranks);
+  call.func = collKindName(kind);
+  call.seq = state->issued_per_kind[static_cast<std::size_t>(kind)].fetch_add(1);
+  ncclProfilerEventDescr_v5_t event{};
+  event.type = ncclProfileCollApi;
+  event.collApi.func = call.func;
+  event.collApi.count = count;
+  event.collApi.datatype = profilerTypeName(datatype);
+  event.collApi.root = args.root;
+  event.collApi.stream = stream;
+  call.api_event = profileApiCall(*state, event);
   return submitCall(std::move(call));
 }
 
@@ -169,6 +179,14 @@ ncclResult_t pointToPoint(const char* api, bool is_send, const void* sendbuff, v
   call.p2p = P2pArgs{is_send, peer, sendbuff, recvbuff, count, datatype, 0};
   call.kernel = kSendRecvKernel;
   call.bytes = count * es;
+  call.func = is_send ? "Send" : "Recv";
+  ncclProfilerEventDescr_v5_t event{};
+  event.type = ncclProfileP2pApi;
+  event.p2pApi.func = call.func;
+  event.p2pApi.count = count;
+  event.p2pApi.datatype = profilerTypeName(datatype);
+  event.p2pApi.stream = stream;
+  call.api_event = profileApiCall(*state, event);
   // Empty sends and receives still match their peer's, as in NCCL.
   return submitCall(std::move(call));
 }

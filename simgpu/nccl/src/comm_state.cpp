@@ -2,11 +2,39 @@
 
 #include "log.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 namespace simgpu::nccl {
 
 CommState::CommState(const JoinPlan& plan) : plan_(plan) {}
+
+CommState::~CommState() {
+  if (profiler.context != nullptr) profilerPlugin()->finalize(profiler.context);
+}
+
+namespace {
+
+// Hands the joined rank to the profiler plugin, if there is one.
+RankProfiler initProfiler(const JoinPlan& plan, const Endpoint& endpoint) {
+  const ncclProfiler_v5_t* plugin = profilerPlugin();
+  if (plugin == nullptr) return {};
+  std::uint64_t comm_id = 0;
+  std::memcpy(&comm_id, plan.key.bytes.data(), sizeof(comm_id));
+  std::vector<int> hosts;
+  for (const RankPlace& place : endpoint.places()) {
+    if (std::find(hosts.begin(), hosts.end(), place.host) == hosts.end()) hosts.push_back(place.host);
+  }
+  RankProfiler out;
+  if (plugin->init(&out.context, comm_id, &out.mask, plan.config.name.empty() ? nullptr : plan.config.name.c_str(),
+                   static_cast<int>(hosts.size()), plan.nranks, plan.rank, profilerLogger()) != ncclSuccess) {
+    return {};
+  }
+  return out;
+}
+
+}  // namespace
 
 void CommState::setPlan(const JoinPlan& plan) {
   std::lock_guard lock(mu_);
@@ -29,6 +57,7 @@ Status CommState::attach() {
 Status CommState::awaitPeers() { return endpoint_->awaitAllRanks(); }
 
 void CommState::finishInit(const Status& result) {
+  if (result.ok()) profiler = initProfiler(plan_, *endpoint_);
   {
     std::lock_guard lock(mu_);
     if (!result.ok()) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "issue_order.hpp"
+#include "profiler.hpp"
 #include "simgpu/nccl/cost_model.hpp"
 #include "simgpu/nccl/endpoint.hpp"
 #include "simgpu/nccl/status.hpp"
@@ -60,6 +61,11 @@ struct JoinPlan {
 class CommState {
  public:
   explicit CommState(const JoinPlan& plan);
+  // The last reference is gone (the handle and every operation): finalizes the rank's
+  // profiler context, then leaves the communicator.
+  ~CommState();
+  CommState(const CommState&) = delete;
+  CommState& operator=(const CommState&) = delete;
 
   // The plan is final once the init job attaches; ncclCommSplit fills it in on the job, after
   // the ranks have exchanged their colors.
@@ -101,6 +107,10 @@ class CommState {
   std::string label();  // "rank 1 of communicator 1a2b3c4d"
 
   IssueOrder order;
+  // The profiler plugin's context for this rank (set when it joined; see profiler.hpp).
+  RankProfiler profiler;
+  // Collectives issued so far per kind: the seqNumber of profiler Coll events (as NCCL's).
+  std::array<std::atomic<std::uint64_t>, 8> issued_per_kind{};
   // The latest modelled end of an operation that ran (ncclCommFinalize waits for it).
   void noteModelEnd(std::int64_t end_ns);
   std::int64_t lastModelEnd() const { return last_model_end_ns_.load(); }

@@ -15,6 +15,8 @@ struct GroupState {
   std::vector<PendingCall> calls;
   std::vector<PendingJoin> joins;
   Status error;
+  // The profiler plugin's GroupApi event, with the context of the communicator that opened it.
+  GroupApiEvent api_event;
 };
 
 thread_local GroupState t_group;
@@ -25,6 +27,8 @@ GroupState takeGroup() {
   t_group = GroupState{};
   return taken;
 }
+
+void endGroupApi(const GroupApiEvent& event) { stopEvent(event.profiler, ncclProfileGroupApi, event.handle); }
 
 ncclResult_t failJoins(std::vector<PendingJoin>& joins, const Status& why) {
   for (PendingJoin& j : joins) {
@@ -80,14 +84,19 @@ ncclResult_t groupEnd() {
   if (--t_group.depth > 0) return ncclSuccess;
   GroupState g = takeGroup();
   if (!g.error.ok()) {
+    endGroupApi(g.api_event);
     failJoins(g.joins, Status::error(g.error.code, "its group failed: " + g.error.message));
     return g.error.code;
   }
   const ncclResult_t joined = runJoins(std::move(g.joins));
-  if (joined != ncclSuccess && joined != ncclInProgress) return joined;
-  if (!g.calls.empty()) {
-    if (Status st = launchCalls(std::move(g.calls)); !st.ok()) return fail(st);
+  if (joined != ncclSuccess && joined != ncclInProgress) {
+    endGroupApi(g.api_event);
+    return joined;
   }
+  Status launched;
+  if (!g.calls.empty()) launched = launchCalls(std::move(g.calls), g.api_event);
+  endGroupApi(g.api_event);
+  if (!launched.ok()) return fail(launched);
   return joined;
 }
 
@@ -99,6 +108,7 @@ ncclResult_t groupSimulateEnd(ncclSimInfo_t* info) {
   if (t_group.depth == 0) return fail(ncclInvalidUsage, "ncclGroupSimulateEnd: not in a group (no matching ncclGroupStart)");
   if (--t_group.depth > 0) return ncclSuccess;
   GroupState g = takeGroup();
+  endGroupApi(g.api_event);
   if (!g.error.ok()) {
     failJoins(g.joins, Status::error(g.error.code, "its group failed: " + g.error.message));
     return g.error.code;
@@ -114,9 +124,13 @@ ncclResult_t submitCall(PendingCall call) {
     t_group.calls.push_back(std::move(call));
     return ncclSuccess;
   }
+  // A call outside a group is a group of one (and so is its GroupApi event).
   std::vector<PendingCall> one;
   one.push_back(std::move(call));
-  if (Status st = launchCalls(std::move(one)); !st.ok()) return fail(st);
+  const GroupApiEvent event = std::exchange(t_group.api_event, GroupApiEvent{});
+  const Status st = launchCalls(std::move(one), event);
+  endGroupApi(event);
+  if (!st.ok()) return fail(st);
   return ncclSuccess;
 }
 
@@ -128,6 +142,23 @@ ncclResult_t submitJoin(PendingJoin join) {
   std::vector<PendingJoin> one;
   one.push_back(std::move(join));
   return runJoins(std::move(one));
+}
+
+void* profileApiCall(CommState& comm, ncclProfilerEventDescr_v5_t descr) {
+  GroupApiEvent& group = t_group.api_event;
+  if (group.profiler.context == nullptr && comm.profiler.context != nullptr) {
+    ncclProfilerEventDescr_v5_t open{};
+    open.type = ncclProfileGroupApi;
+    open.rank = comm.rank();
+    open.groupApi.groupDepth = t_group.depth;
+    group.profiler = comm.profiler;
+    group.handle = startEvent(comm.profiler, open);
+  }
+  descr.parentObj = group.handle;
+  descr.rank = comm.rank();
+  void* handle = startEvent(comm.profiler, descr);
+  stopEvent(comm.profiler, static_cast<int>(descr.type), handle);
+  return handle;
 }
 
 ncclResult_t rejectCall(const Status& why) {

@@ -22,6 +22,11 @@ ncclResult_t rejectCall(const Status& why);
 
 bool inGroup();
 
+// The profiler plugin's CollApi/P2pApi event of a call on `comm` (the parent of its later
+// Coll/P2p event), inside the GroupApi event of the thread's group, which the first profiled
+// call starts and the group's end stops. nullptr when the rank's plugin does not want it.
+void* profileApiCall(CommState& comm, ncclProfilerEventDescr_v5_t descr);
+
 // Runs joins now: blocking ones to the end (one thread each when there are several, since
 // each may wait for the others), non-blocking ones in the background. Returns the first
 // failure, else ncclInProgress if a non-blocking join is still running, else ncclSuccess.

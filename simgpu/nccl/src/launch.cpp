@@ -6,6 +6,8 @@
 #include "simgpu/nccl/datatype.hpp"
 #include "simgpu/nccl/task_group.hpp"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <mutex>
 #include <utility>
@@ -54,6 +56,40 @@ Status cancelledBy(int device) {
   return Status::success();
 }
 
+// The profiler plugin's Coll/P2p event of a call, as its operation starts to run.
+void* startOperationEvent(const PendingCall& call) {
+  ncclProfilerEventDescr_v5_t descr{};
+  descr.parentObj = call.api_event;
+  descr.rank = call.comm->rank();
+  if (call.is_p2p) {
+    descr.type = ncclProfileP2p;
+    descr.p2p.func = call.func;
+    descr.p2p.buff = call.p2p.is_send ? const_cast<void*>(call.p2p.send) : call.p2p.recv;
+    descr.p2p.datatype = profilerTypeName(call.p2p.datatype);
+    descr.p2p.count = call.p2p.count;
+    descr.p2p.peer = call.p2p.peer;
+    descr.p2p.nChannels = 1;
+  } else {
+    const bool tree = call.coll.kind == CollKind::AllReduce && call.comm->plan().cost.algorithm == Algorithm::Tree;
+    descr.type = ncclProfileColl;
+    descr.coll.seqNumber = call.seq;
+    descr.coll.func = call.func;
+    descr.coll.sendBuff = call.coll.send;
+    descr.coll.recvBuff = call.coll.recv;
+    descr.coll.count = call.coll.count;
+    descr.coll.root = call.coll.root;
+    descr.coll.datatype = profilerTypeName(call.coll.datatype);
+    descr.coll.nChannels = 1;
+    descr.coll.algo = tree ? "TREE" : "RING";
+    descr.coll.proto = "LL";
+  }
+  return startEvent(call.comm->profiler, descr);
+}
+
+void stopOperationEvent(const PendingCall& call, void* event) {
+  stopEvent(call.comm->profiler, call.is_p2p ? ncclProfileP2p : ncclProfileColl, event);
+}
+
 // The body of a fused operation, on the stream's worker.
 simgpu::OpTiming runFused(Fused& f, const simgpu::OpContext& ctx) {
   const auto cancelled = [&] { return cancelledBy(ctx.device); };
@@ -71,6 +107,8 @@ simgpu::OpTiming runFused(Fused& f, const simgpu::OpContext& ctx) {
   // A communicator that has failed (here or on a peer) runs nothing more.
   for (std::size_t i = 0; st.ok() && i < f.tickets.size(); ++i) st = f.tickets[i].first->usable(f.calls.front().kernel.data());
   TaskGroup group;
+  std::vector<void*> events(f.calls.size(), nullptr);
+  for (std::size_t i = 0; i < f.calls.size(); ++i) events[i] = startOperationEvent(f.calls[i]);
   if (st.ok()) {
     for (PendingCall& call : f.calls) {
       Endpoint& ep = call.comm->endpoint();
@@ -91,11 +129,18 @@ simgpu::OpTiming runFused(Fused& f, const simgpu::OpContext& ctx) {
   }
   if (!st.ok()) {
     for (auto& [comm, ticket] : f.tickets) comm->recordFailure(st);
+    for (std::size_t i = 0; i < f.calls.size(); ++i) stopOperationEvent(f.calls[i], events[i]);
     return simgpu::OpTiming{};
   }
   const GroupTiming timing = group.timing();
   const std::int64_t start = timing.start_ns != 0 ? timing.start_ns : ctx.start_ns;
   for (auto& [comm, ticket] : f.tickets) comm->noteModelEnd(start + timing.duration_ns);
+  for (std::size_t i = 0; i < f.calls.size(); ++i) {
+    const PendingCall& call = f.calls[i];
+    kernelChannel(call.comm->profiler, events[i], call.comm->rank(), static_cast<std::uint64_t>(start),
+                  static_cast<std::uint64_t>(start + timing.duration_ns));
+    stopOperationEvent(call, events[i]);
+  }
   return simgpu::OpTiming{timing.start_ns, timing.duration_ns, cudaSuccess};
 }
 
@@ -111,13 +156,25 @@ simgpu::StreamOp makeStreamOp(std::shared_ptr<Fused> fused) {
   return op;
 }
 
+// Whether `stream` is capturing a CUDA graph, asked of the process's libcudart.so.13 itself
+// (not of whatever interposes cudaStreamIsCapturing), on the current device.
+bool capturing(cudaStream_t stream) {
+  using IsCapturing = cudaError_t (*)(cudaStream_t, cudaStreamCaptureStatus*);
+  static const IsCapturing is_capturing = [] {
+    void* cudart = dlopen("libcudart.so.13", RTLD_LAZY | RTLD_NOLOAD);
+    return cudart != nullptr ? reinterpret_cast<IsCapturing>(dlsym(cudart, "cudaStreamIsCapturing")) : nullptr;
+  }();
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  return is_capturing != nullptr && is_capturing(stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone;
+}
+
 // Tickets are taken and operations enqueued under one lock, so that on every stream the
 // operations of a communicator sit in ticket order.
 std::mutex g_launch_mu;
 
 }  // namespace
 
-Status launchCalls(std::vector<PendingCall> calls) {
+Status launchCalls(std::vector<PendingCall> calls, const GroupApiEvent& group_api) {
   std::vector<Fused> fused = fuseByStream(std::move(calls));
   for (const Fused& f : fused) {
     simgpu::StreamInfo info;
@@ -125,6 +182,11 @@ Status launchCalls(std::vector<PendingCall> calls) {
     if (err != cudaSuccess) {
       return Status::error(ncclUnhandledCudaError, std::string(f.calls.front().kernel) + ": the stream is not valid (CUDA error " +
                                                        std::to_string(static_cast<int>(err)) + ")");
+    }
+    // Running the call now would be a silent lie: in a graph it runs when the graph does.
+    if (onDevice(f.device, [&] { return capturing(f.stream); })) {
+      return Status::error(ncclInvalidUsage,
+                           std::string("nccl") + f.calls.front().func + " during CUDA graph capture is not simulated");
     }
   }
   std::lock_guard lock(g_launch_mu);
@@ -136,7 +198,14 @@ Status launchCalls(std::vector<PendingCall> calls) {
     auto shared = std::make_shared<Fused>(std::move(f));
     const int device = shared->device;
     const cudaStream_t stream = shared->stream;
+    ncclProfilerEventDescr_v5_t launch{};
+    launch.type = ncclProfileKernelLaunch;
+    launch.parentObj = group_api.handle;
+    launch.rank = shared->calls.front().comm->rank();
+    launch.kernelLaunch.stream = stream;
+    void* launch_event = startEvent(group_api.profiler, launch);
     const cudaError_t err = onDevice(device, [&] { return simgpu::enqueue(stream, makeStreamOp(shared)); });
+    stopEvent(group_api.profiler, ncclProfileKernelLaunch, launch_event);
     if (err != cudaSuccess) {
       for (auto& [comm, ticket] : shared->tickets) comm->order.cancel(ticket);
       return Status::error(ncclUnhandledCudaError, std::string("cannot enqueue ") + std::string(shared->calls.front().kernel) +

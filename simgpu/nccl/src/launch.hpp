@@ -9,7 +9,8 @@
 
 namespace simgpu::nccl {
 
-Status launchCalls(std::vector<PendingCall> calls);
+// `group_api` is the calls' GroupApi event: each stream operation gets a KernelLaunch event in it.
+Status launchCalls(std::vector<PendingCall> calls, const GroupApiEvent& group_api);
 
 // ncclGroupSimulateEnd: the modelled duration of the calls in microseconds, without running them.
 float estimateMicroseconds(const std::vector<PendingCall>& calls);

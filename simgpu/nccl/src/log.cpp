@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <mutex>
 #include <set>
-#include <string_view>
 
 namespace simgpu::nccl {
 namespace {
@@ -23,7 +22,7 @@ ncclResult_t fail(ncclResult_t code, const std::string& message) {
 ncclResult_t fail(const Status& status) { return fail(status.code, status.message); }
 
 ncclResult_t notSimulated(const char* api) {
-  static std::set<std::string_view> reported;
+  static std::set<std::string> reported;
   std::lock_guard lock(g_mu);
   if (reported.insert(api).second) std::fprintf(stderr, "simgpu: %s is not simulated\n", api);
   g_last_error = std::string(api) + " is not simulated";

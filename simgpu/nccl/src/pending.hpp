@@ -23,6 +23,17 @@ struct PendingCall {
   P2pArgs p2p;
   std::string_view kernel;  // the stream operation's name
   std::uint64_t bytes = 0;  // what it moves, for observers
+  // For the profiler plugin: the call's CollApi/P2pApi event (parent of its Coll/P2p event),
+  // NCCL's name of the call, and the collective's seqNumber.
+  void* api_event = nullptr;
+  const char* func = "";
+  std::uint64_t seq = 0;
+};
+
+// The profiler plugin's GroupApi event of a group, and the context it belongs to.
+struct GroupApiEvent {
+  RankProfiler profiler;
+  void* handle = nullptr;
 };
 
 // ncclCommInitRank(Config), ncclCommSplit or ncclCommShrink: `join` joins the communicator

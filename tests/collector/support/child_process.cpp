@@ -6,7 +6,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -40,6 +39,12 @@ Child::Child(const std::vector<std::string>& argv, const std::map<std::string, s
     auto equals = text.find('=');
     if (equals != std::string::npos) merged[text.substr(0, equals)] = text.substr(equals + 1);
   }
+  // What every child of these tests needs: simgpu first on the library path, and Open MPI
+  // allowed to run as root with more ranks than cores (CI).
+  merged["LD_LIBRARY_PATH"] = (buildDir() / "lib" / "simgpu").string();
+  merged["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
+  merged["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
+  merged["OMPI_MCA_rmaps_base_oversubscribe"] = "1";
   for (const auto& [name, value] : environment) merged[name] = value;
   std::vector<std::string> entries;
   for (const auto& [name, value] : merged) entries.push_back(name + "=" + value);
@@ -118,16 +123,16 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
-std::filesystem::path buildDir() {
-  const char* dir = std::getenv("SYNCOPATE_BUILD_DIR");
-  if (dir == nullptr) throw std::runtime_error("SYNCOPATE_BUILD_DIR is not set (run the tests through ctest)");
-  return dir;
+std::vector<std::string> splitFlags(const std::string& flags) {
+  std::istringstream words(flags);
+  std::vector<std::string> split;
+  for (std::string word; words >> word;) split.push_back(word);
+  return split;
 }
 
-std::filesystem::path sourceDir() {
-  const char* dir = std::getenv("SYNCOPATE_SOURCE_DIR");
-  if (dir == nullptr) throw std::runtime_error("SYNCOPATE_SOURCE_DIR is not set (run the tests through ctest)");
-  return dir;
-}
+// Given at build time: ctest's ENVIRONMENT holds only the first variable of the shared test
+// environment once gtest_discover_tests has split its list.
+std::filesystem::path buildDir() { return COLLECTOR_TEST_BUILD_DIR; }
+std::filesystem::path sourceDir() { return COLLECTOR_TEST_SOURCE_DIR; }
 
 }  // namespace collector_test

@@ -22,7 +22,8 @@ struct ChildResult {
 
 class Child {
  public:
-  // Starts argv[0] (searched on PATH) with `environment` added to (or replacing in) the test's.
+  // Starts argv[0] (searched on PATH) with `environment` added to (or replacing in) the test's,
+  // on simgpu (its libraries first on the library path).
   Child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& environment);
   ~Child();
   Child(const Child&) = delete;
@@ -58,7 +59,10 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// The build tree's artefacts (SYNCOPATE_BUILD_DIR) and the source tree (SYNCOPATE_SOURCE_DIR).
+// Words of a flag string given at build time ("--oversubscribe --bind-to none ...").
+std::vector<std::string> splitFlags(const std::string& flags);
+
+// The build tree's artefacts and the source tree.
 std::filesystem::path buildDir();
 std::filesystem::path sourceDir();
 

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <vector>
 
@@ -94,6 +96,21 @@ TEST(KernelLaunch, CpuImplementationRunsWithArgumentsCopiedAtLaunch) {
   EXPECT_EQ(op.kind, OpKind::Kernel);
   EXPECT_EQ(op.duration(), profile().default_kernel_ns);
   ASSERT_EQ(destroyStream(s), cudaSuccess);
+}
+
+TEST(KernelLaunch, CpuImplementationInAModuleLoadedLocally) {
+  void* module = dlopen(SIMGPU_TEST_CPU_MODULE, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(module, nullptr) << dlerror();
+  void* stub = dlsym(module, "module_kernel_stub");
+  ASSERT_NE(stub, nullptr);
+  const KernelInfo& k = registerKernel(stub, "_Z13module_kernelPi");
+  ASSERT_NE(k.cpuImplementation(), nullptr) << "found through the module holding the host stub";
+  int value = 0;
+  int* p = &value;
+  void* args[] = {&p};
+  ASSERT_EQ(launchKernel(k, dim3(1), dim3(1), args, 0, nullptr), cudaSuccess);
+  ASSERT_EQ(synchronizeDevice(0), cudaSuccess);
+  EXPECT_EQ(value, 42);
 }
 
 TEST(KernelLaunch, InvalidConfigurationsAreRefused) {

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <string>
 #include <vector>
 
 __device__ float bias;
@@ -74,8 +75,18 @@ void expectAll(const std::vector<float>& v, float expected, const char* what) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   constexpr int n = 1 << 16;
+  // With --exit-with-pending-work the program queues work and returns without waiting for
+  // it, as programs do: the runtime must still exit promptly and cleanly.
+  if (argc > 1 && std::string(argv[1]) == "--exit-with-pending-work") {
+    float* data = nullptr;
+    check(cudaMalloc(&data, n * sizeof(float)), "cudaMalloc");
+    for (int i = 0; i < 2000; ++i) saxpy<<<(n + 255) / 256, 256>>>(1.0f, data, data, n);
+    check(cudaGetLastError(), "queued launches");
+    std::printf("queued work, exiting\n");
+    return failures == 0 ? 0 : 1;
+  }
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   std::printf("device: %s, %d SMs, compute capability %d.%d\n", prop.name, prop.multiProcessorCount,

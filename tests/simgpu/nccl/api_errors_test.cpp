@@ -2,6 +2,8 @@
 // mismatched calls fail on every rank with ncclInvalidUsage; a rank that never comes, leaves
 // or aborts fails its peers with ncclRemoteError; never a hang.
 #include "api_fixture.hpp"
+
+#include <cuda_runtime_api.h>
 #include "reference.hpp"
 
 #include <chrono>
@@ -141,6 +143,20 @@ TEST(ErrorsTimeout, ABadTimeoutIsRefused) {
   EXPECT_EQ(ncclCommInitAll(comms, 2, nullptr), ncclInvalidArgument);
   unsetenv("SIMGPU_NCCL_TIMEOUT_S");
   EXPECT_NE(lastError().find("SIMGPU_NCCL_TIMEOUT_S=soon"), std::string::npos) << lastError();
+}
+
+// NCCL calls captured into a CUDA graph would run when the graph runs; simgpu does not
+// replay them, so it refuses them rather than run them at capture time.
+TEST_F(Errors, CallsDuringGraphCaptureAreRefused) {
+  DeviceBuffer buf(0, 64);
+  ASSERT_EQ(simgpu::setCurrentDevice(0), cudaSuccess);
+  ASSERT_EQ(cudaStreamBeginCapture(streams[0], cudaStreamCaptureModeRelaxed), cudaSuccess);
+  EXPECT_EQ(ncclAllReduce(buf.get(), buf.get(), 16, ncclFloat32, ncclSum, comms[0], streams[0]), ncclInvalidUsage);
+  EXPECT_EQ(lastError(), "ncclAllReduce during CUDA graph capture is not simulated");
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(streams[0], &graph), cudaSuccess);
+  ASSERT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+  EXPECT_EQ(asyncError(0), ncclSuccess);
 }
 
 TEST(Unsupported, APIsOutsideTheSubsetSayWhatIsNotSimulated) {

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -46,12 +47,15 @@ inline Status join(const CommKey& key, int nranks, int rank, std::size_t chunk, 
 // body(rank) on one thread per rank; returns each rank's result.
 template <typename Result>
 std::vector<Result> onThreads(int nranks, const std::function<Result(int)>& body) {
-  std::vector<Result> results(static_cast<std::size_t>(nranks));
+  // One object per thread (a std::vector<bool> would share words between threads).
+  std::vector<std::optional<Result>> slots(static_cast<std::size_t>(nranks));
   std::vector<std::thread> threads;
   for (int r = 0; r < nranks; ++r) {
-    threads.emplace_back([&, r] { results[static_cast<std::size_t>(r)] = body(r); });
+    threads.emplace_back([&, r] { slots[static_cast<std::size_t>(r)] = body(r); });
   }
   for (auto& t : threads) t.join();
+  std::vector<Result> results;
+  for (auto& slot : slots) results.push_back(std::move(*slot));
   return results;
 }
 

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <chrono>
 #include <filesystem>
 
@@ -22,6 +25,17 @@ const CostParams kCost = testing::testCost();
 
 bool segmentExists(const CommKey& key) {
   return std::filesystem::exists("/dev/shm" + segmentName(key));
+}
+
+// Makes the segment's file `seconds` older.
+void backdate(const CommKey& key, int seconds) {
+  const std::string path = "/dev/shm" + segmentName(key);
+  struct stat st {};
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  timespec times[2] = {st.st_atim, st.st_mtim};
+  times[0].tv_sec -= seconds;
+  times[1].tv_sec -= seconds;
+  ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
 }
 
 TEST(Processes, AllReduceAndAllGatherOfEveryTypeOnFourProcesses) {
@@ -119,7 +133,10 @@ TEST(Processes, LeftoversOfDeadJobsAreRemovedAndLiveOnesKept) {
   const CommKey live = randomCommKey();
   std::unique_ptr<Endpoint> ep;
   ASSERT_TRUE(Endpoint::attach(live, 2, 0, {0, 0, getpid()}, makeGeometry(2, 0), 1'000'000'000, &ep).ok());
-  EXPECT_GE(removeStaleSegments("/dev/shm", 0), 1);
+  // Both look old; segments other tests are creating right now are young and left alone.
+  backdate(dead, 120);
+  backdate(live, 120);
+  EXPECT_GE(removeStaleSegments("/dev/shm", 60'000'000'000), 1);
   EXPECT_FALSE(segmentExists(dead));
   EXPECT_TRUE(segmentExists(live));
   // A failed join leaves nothing behind either.

@@ -77,6 +77,23 @@ TEST(Transport, ThreeRanksWithTheDefaultGeometry) {
   EXPECT_EQ(runAndCheck(3, 0, everyCall(1000, 3)), 0);
 }
 
+// Steps of 64 KiB and more are reduced slice by slice (each rank one slice, then everyone
+// gathers): 70001 elements make split steps for every type, uneven slices over 3 ranks, and
+// for 8-byte types a second, smaller step that is not split.
+TEST(Transport, LargeAllReduceStepsAreReducedSliceBySlice) {
+  std::vector<CollectiveArgs> calls;
+  for (ncclDataType_t type : kAllTypes) {
+    for (RedOp op : kAllOps) {
+      CollectiveArgs a;
+      a.datatype = type;
+      a.op = op;
+      a.count = 70001;
+      calls.push_back(a);
+    }
+  }
+  EXPECT_EQ(runAndCheck(3, 0, calls), 0);
+}
+
 TEST(Transport, OneRankIsALocalCopy) {
   EXPECT_EQ(runAndCheck(1, 0, everyCall(100, 1)), 0);
 }

@@ -12,18 +12,22 @@
 //   --capture           the updates are captured into a CUDA graph and launched
 //   --extern-c          the update kernel has no C++ linkage (unknown parameter layout)
 //   --diverge-rank R    from iteration 2, rank R makes an extra host sync between all-reduces
-//   --die-rank R        rank R exits without a word at iteration --die-iteration (default 2)
+//   --stall-rank R      rank R stops at iteration --stall-iteration (default 2), after its
+//                       backward, for --stall-seconds (default 30), then exits with 9: a rank
+//                       that hangs, for the watchdog tests
 //   --scattered         each layer's gradient in its own allocation (not contiguous)
 #include <mpi.h>
 #include <nccl.h>
 #include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -56,7 +60,7 @@ struct Options {
   int iterations = 6;
   int produce_cost = 1, update_cost = 1;
   bool scattered = false, capture = false, extern_c = false;
-  int diverge_rank = -1, die_rank = -1, die_iteration = 2;
+  int diverge_rank = -1, stall_rank = -1, stall_iteration = 2, stall_seconds = 30;
 };
 
 Options parse(int argc, char** argv) {
@@ -79,8 +83,9 @@ Options parse(int argc, char** argv) {
     else if (a == "--capture") o.capture = true;
     else if (a == "--extern-c") o.extern_c = true;
     else if (a == "--diverge-rank") o.diverge_rank = value();
-    else if (a == "--die-rank") o.die_rank = value();
-    else if (a == "--die-iteration") o.die_iteration = value();
+    else if (a == "--stall-rank") o.stall_rank = value();
+    else if (a == "--stall-iteration") o.stall_iteration = value();
+    else if (a == "--stall-seconds") o.stall_seconds = value();
     else {
       std::fprintf(stderr, "grad_sync: unknown option %s\n", a.c_str());
       std::exit(2);
@@ -186,7 +191,10 @@ int main(int argc, char** argv) {
     for (int l = o.layers - 1; l >= 0; --l) {
       CHECK_CUDA(launchProduce(compute, grad[static_cast<std::size_t>(l)], o.count, rank, it, l, o.produce_cost));
     }
-    if (rank == o.die_rank && it == o.die_iteration) _exit(9);
+    if (rank == o.stall_rank && it == o.stall_iteration) {
+      std::this_thread::sleep_for(std::chrono::seconds(o.stall_seconds));
+      _exit(9);
+    }
     for (std::size_t l = 0; l < layers; ++l) {
       CHECK_NCCL(ncclAllReduce(grad[l], grad[l], n, ncclFloat, ncclSum, comm, compute));
       if (rank == o.diverge_rank && it >= 2 && l + 1 == layers / 2) CHECK_CUDA(cudaStreamSynchronize(compute));

@@ -1,8 +1,8 @@
 // What `syncopate record` does, as a library (cli/record_command.cpp is only its command line):
 // prepare the run directory, build the environment that loads the collector into the command
 // and every process it starts (LD_PRELOAD and NVTX's injection variable, inherited through
-// launchers; Open MPI is told to forward them to remote ranks too), run the command, and
-// write the run's meta.json.
+// launchers; Open MPI's mpirun is also told to forward them to remote ranks), run the command,
+// and write the run's meta.json.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +48,13 @@ Environment recordEnvironment(const RecordOptions& options, const Environment& c
 
 // The current process's environment as a map.
 Environment currentEnvironment();
+
+// The command to run: the job's own, except that Open MPI's mpirun/mpiexec gets `-x NAME` for
+// every variable of `changes`, so that remote ranks get them too — unless the job forwards
+// variables with OMPI_MCA_mca_base_env_list (Open MPI refuses both at once; then
+// recordEnvironment() added ours to that list). Other launchers inherit the environment.
+std::vector<std::string> launcherCommand(const std::vector<std::string>& command, const Environment& changes,
+                                         const Environment& current);
 
 // Runs `command` with `changes` applied to the environment and waits for it; SIGINT, SIGTERM
 // and SIGHUP are passed on to it rather than ending this process. Its exit code, or 128 + the

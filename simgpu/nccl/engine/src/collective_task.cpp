@@ -22,6 +22,13 @@ bool reduces(CollKind kind) {
   return kind == CollKind::AllReduce || kind == CollKind::Reduce || kind == CollKind::ReduceScatter;
 }
 
+// An all-reduce step of at least this many bytes is split: each rank reduces one slice and
+// then gathers the others' (n times less reduction work per rank, for one more rendezvous).
+constexpr std::size_t kSplitStepBytes = 64 << 10;
+
+// Rank r's slice of a step of `len` elements over n ranks.
+std::size_t sliceBegin(std::size_t len, int n, int r) { return len * static_cast<std::size_t>(r) / static_cast<std::size_t>(n); }
+
 }  // namespace
 
 std::string describeCall(const CollDesc& desc) {
@@ -69,8 +76,11 @@ Status CollectiveTask::step(Progress* progress) {
     if (posted_ < nsteps_ && posted_ <= consumed_ + 1 && canPost()) {
       post();
       advanced = true;
-    } else if (consumed_ < posted_ && canConsume()) {
+    } else if (consumed_ < posted_ && !slice_reduced_ && canConsume()) {
       if (Status st = consume(); !st.ok()) return st;
+      advanced = true;
+    } else if (slice_reduced_ && allReduced()) {
+      gatherSlices();
       advanced = true;
     } else {
       break;
@@ -98,12 +108,28 @@ bool CollectiveTask::canConsume() const {
   return true;
 }
 
+bool CollectiveTask::allReduced() const {
+  const std::uint64_t k = first_step_ + consumed_;
+  for (int r = 0; r < endpoint_.nranks(); ++r) {
+    if (endpoint_.record(r).coll_reduced.load(std::memory_order_acquire) < k + 1) return false;
+  }
+  return true;
+}
+
+bool CollectiveTask::splitStep() const {
+  const std::size_t len = std::min(elements_per_step_, args_.count - consumed_ * elements_per_step_);
+  return args_.kind == CollKind::AllReduce && endpoint_.nranks() > 1 && len * element_size_ >= kSplitStepBytes;
+}
+
 void CollectiveTask::awaitedRanks(std::vector<int>* ranks) const {
   const bool posting = posted_ == consumed_;
   const std::uint64_t k = first_step_ + (posting ? posted_ : consumed_);
   for (int r = 0; r < endpoint_.nranks(); ++r) {
     const RankRecord& rec = endpoint_.record(r);
-    const bool behind = posting ? k >= 2 && rec.coll_consumed.load() < k - 1 : rec.coll_posted.load() < k + 1;
+    bool behind = false;
+    if (posting) behind = k >= 2 && rec.coll_consumed.load() < k - 1;
+    else if (slice_reduced_) behind = rec.coll_reduced.load() < k + 1;
+    else behind = rec.coll_posted.load() < k + 1;
     if (behind) ranks->push_back(r);
   }
 }
@@ -174,13 +200,17 @@ Status CollectiveTask::consume() {
   const std::uint64_t k = first_step_ + consumed_;
   const int buffer = static_cast<int>(k % kCollBuffers);
   if (Status st = checkCallsMatch(k); !st.ok()) return st;
-  const int n = endpoint_.nranks();
-  const int rank = endpoint_.rank();
   if (consumed_ == 0) {
-    for (int r = 0; r < n; ++r) {
+    for (int r = 0; r < endpoint_.nranks(); ++r) {
       last_arrival_ns_ = std::max(last_arrival_ns_, endpoint_.layout().collHeader(endpoint_.base(), r, buffer)->arrival_ns);
     }
   }
+  if (splitStep()) {
+    reduceOwnSlice();
+    return Status::success();
+  }
+  const int n = endpoint_.nranks();
+  const int rank = endpoint_.rank();
   const std::size_t es = element_size_;
   const std::size_t E = elements_per_step_;
   const std::size_t offset = consumed_ * E;
@@ -216,10 +246,56 @@ Status CollectiveTask::consume() {
       }
       break;
   }
-  endpoint_.record(rank).coll_consumed.store(k + 1, std::memory_order_release);
+  finishStep();
+  return Status::success();
+}
+
+// This rank's slice of the step, reduced from every rank's buffer into its own (where only
+// this rank reads that slice), then announced.
+void CollectiveTask::reduceOwnSlice() {
+  const std::uint64_t k = first_step_ + consumed_;
+  const int buffer = static_cast<int>(k % kCollBuffers);
+  const int n = endpoint_.nranks();
+  const int rank = endpoint_.rank();
+  const std::size_t len = std::min(elements_per_step_, args_.count - consumed_ * elements_per_step_);
+  const std::size_t begin = sliceBegin(len, n, rank);
+  const std::size_t end = sliceBegin(len, n, rank + 1);
+  for (int r = 0; r < n; ++r) {
+    inputs_[static_cast<std::size_t>(r)] = endpoint_.layout().collData(endpoint_.base(), r, buffer) + begin * element_size_;
+  }
+  reduce(inputs_.data(), endpoint_.layout().collData(endpoint_.base(), rank, buffer) + begin * element_size_, end - begin);
+  endpoint_.record(rank).coll_reduced.store(k + 1, std::memory_order_release);
+  endpoint_.ringAllPeers();
+  slice_reduced_ = true;
+}
+
+// Every rank's reduced slice, from its buffer into the result.
+void CollectiveTask::gatherSlices() {
+  const std::uint64_t k = first_step_ + consumed_;
+  const int buffer = static_cast<int>(k % kCollBuffers);
+  const int n = endpoint_.nranks();
+  const std::size_t es = element_size_;
+  const std::size_t offset = consumed_ * elements_per_step_;
+  const std::size_t len = std::min(elements_per_step_, args_.count - offset);
+  auto* recv = static_cast<char*>(args_.recv);
+  for (int r = 0; r < n; ++r) {
+    const std::size_t begin = sliceBegin(len, n, r);
+    const std::size_t end = sliceBegin(len, n, r + 1);
+    std::memcpy(recv + (offset + begin) * es, endpoint_.layout().collData(endpoint_.base(), r, buffer) + begin * es,
+                (end - begin) * es);
+  }
+  slice_reduced_ = false;
+  finishStep();
+}
+
+void CollectiveTask::finishStep() {
+  const std::uint64_t k = first_step_ + consumed_;
+  RankRecord& self = endpoint_.record(endpoint_.rank());
+  // A step that was not split counts as reduced too, so that the counter stays in step.
+  if (self.coll_reduced.load() < k + 1) self.coll_reduced.store(k + 1, std::memory_order_release);
+  self.coll_consumed.store(k + 1, std::memory_order_release);
   endpoint_.ringAllPeers();
   ++consumed_;
-  return Status::success();
 }
 
 // Every rank sees the same headers, so a mismatch is found, with the same message, on all.

@@ -47,15 +47,6 @@ LinkLevel linkLevel(const RankPlace& a, const RankPlace& b) {
   return LinkLevel::IntraProcess;
 }
 
-const char* linkLevelName(LinkLevel level) {
-  switch (level) {
-    case LinkLevel::IntraProcess: return "intra_process";
-    case LinkLevel::IntraHost: return "intra_host";
-    case LinkLevel::InterHost: return "inter_host";
-  }
-  return "invalid";
-}
-
 const char* collKindName(CollKind kind) {
   switch (kind) {
     case CollKind::AllReduce: return "AllReduce";

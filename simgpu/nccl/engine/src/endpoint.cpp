@@ -132,17 +132,17 @@ Status Endpoint::awaitAllRanks() {
     }
     if (!dog.recheckNow()) sleep(seen, kSleepSliceNs);
   }
-  peers_.clear();
+  std::vector<RankIdentity> peers;
   places_.clear();
   for (int r = 0; r < nranks_; ++r) {
     const RankRecord& rec = record(r);
-    peers_.push_back(RankIdentity{rec.device, rec.host, rec.pid.load()});
-    places_.push_back(RankPlace{peers_.back().process, peers_.back().host});
+    peers.push_back(RankIdentity{rec.device, rec.host, rec.pid.load()});
+    places_.push_back(RankPlace{peers.back().process, peers.back().host});
   }
   for (int a = 0; a < nranks_; ++a) {
     for (int b = a + 1; b < nranks_; ++b) {
-      const RankIdentity& x = peers_[static_cast<std::size_t>(a)];
-      const RankIdentity& y = peers_[static_cast<std::size_t>(b)];
+      const RankIdentity& x = peers[static_cast<std::size_t>(a)];
+      const RankIdentity& y = peers[static_cast<std::size_t>(b)];
       if (x.process == y.process && x.device == y.device) {
         return Status::error(ncclInvalidUsage, "ranks " + std::to_string(a) + " and " + std::to_string(b) + " of " +
                                                    label() + " are both on device " + std::to_string(x.device) +

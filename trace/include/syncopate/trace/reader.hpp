@@ -1,11 +1,11 @@
 // StoreReader: read-only access to one store, for the analyzer, tuner, GUI and CLI.
 //
 // open() checks, in this order, and stops at the first failure with a sentence naming the
-// file: it exists and is readable; it is a SQLite database (NotAStore); it is a Syncopate
-// store (application_id and a meta table, NotAStore); its schema major version is one this
-// build reads (UnsupportedVersion, naming both versions); it is not shorter than its header
-// says (Corrupt: truncated). Damage found later while scanning is reported as Corrupt by the
-// scan that met it.
+// file: it exists and is readable; it is a SQLite database (NotAStore); it holds at least a
+// header (Corrupt); its application_id is Syncopate's (NotAStore); it is not shorter than
+// its header says (Corrupt: truncated); it has meta.schema_version (NotAStore); its schema
+// major version is one this build reads (UnsupportedVersion, naming both versions). Damage
+// found later while scanning is reported as Corrupt by the scan that met it.
 //
 // Scans call a callback once per row with one reused row object, in insertion order (rowid);
 // no allocation per row except for the few text columns of the small tables. A reader may be

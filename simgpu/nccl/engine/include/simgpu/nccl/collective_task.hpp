@@ -48,8 +48,13 @@ class CollectiveTask final : public Task {
  private:
   bool canPost() const;
   bool canConsume() const;
+  bool allReduced() const;
+  bool splitStep() const;
   void post();
   Status consume();
+  void reduceOwnSlice();
+  void gatherSlices();
+  void finishStep();
   Status checkCallsMatch(std::uint64_t step) const;
   void stage(const char* src, char* dst, std::size_t elements) const;
   void reduce(const char* const* inputs, char* out, std::size_t elements) const;
@@ -65,6 +70,7 @@ class CollectiveTask final : public Task {
   std::uint64_t seq_ = 0;
   std::uint64_t posted_ = 0;
   std::uint64_t consumed_ = 0;
+  bool slice_reduced_ = false;  // the step being consumed is split and this rank's slice is done
   bool started_ = false;
   std::int64_t last_arrival_ns_ = 0;
   std::vector<const char*> inputs_;

@@ -57,7 +57,6 @@ struct RankPlace {
 };
 
 LinkLevel linkLevel(const RankPlace& a, const RankPlace& b);
-const char* linkLevelName(LinkLevel level);
 
 enum class CollKind : std::uint8_t {
   AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, AlltoAll, Gather, Scatter

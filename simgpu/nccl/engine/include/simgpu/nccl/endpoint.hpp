@@ -42,15 +42,13 @@ class Endpoint {
   Endpoint(const Endpoint&) = delete;
   Endpoint& operator=(const Endpoint&) = delete;
 
-  const CommKey& key() const { return key_; }
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
   const SegmentLayout& layout() const { return layout_; }
   void* base() const { return file_.data(); }
   std::int64_t timeoutNs() const { return timeout_ns_; }
   std::string label() const;  // "communicator 1a2b3c4d", for messages
-  // After awaitAllRanks: every rank's identity, and its place for the cost model.
-  const std::vector<RankIdentity>& peers() const { return peers_; }
+  // After awaitAllRanks: every rank's place, for the cost model.
   const std::vector<RankPlace>& places() const { return places_; }
 
   SegmentHeader& header() const { return *layout_.header(base()); }
@@ -93,7 +91,6 @@ class Endpoint {
   std::int64_t timeout_ns_;
   ShmFile file_;
   bool claimed_ = false;  // this rank's record is ours (and the segment has our layout)
-  std::vector<RankIdentity> peers_;
   std::vector<RankPlace> places_;
   std::atomic<bool> local_abort_{false};
 };

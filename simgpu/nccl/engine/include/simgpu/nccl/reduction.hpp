@@ -31,7 +31,9 @@ enum class RedOp : unsigned char { Sum = ncclSum, Prod = ncclProd, Max = ncclMax
 
 const char* redOpName(RedOp op);
 
-// inputs[r] points at `count` elements of rank r; out may not alias any input.
+// inputs[r] points at `count` elements of rank r; out may be one of the inputs (the same
+// address: each block of elements is read entirely before it is written), never a partial
+// overlap.
 void reduceInRankOrder(ncclDataType_t datatype, RedOp op, const void* const* inputs, int ninputs,
                        void* out, std::size_t count);
 

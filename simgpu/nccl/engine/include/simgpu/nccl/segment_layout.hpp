@@ -13,7 +13,9 @@
 // Collectives run in steps: in step k every rank writes its part into its staging buffer k%2,
 // bumps coll_posted, and once every rank has posted step k, reads what it needs from all of
 // them and bumps coll_consumed. A buffer is rewritten (step k+2) only after every rank has
-// consumed step k. Point-to-point messages go through a single-producer single-consumer
+// consumed step k. A large all-reduce step has a phase in between: each rank reduces its own
+// slice of the chunk (from every rank's buffer, into its own), bumps coll_reduced, and once
+// all have, every rank gathers the reduced slices. Point-to-point messages go through a single-producer single-consumer
 // queue per ordered pair of ranks. Waiters sleep on their own doorbell (a process-shared
 // futex) which the rank that changed something rings.
 //
@@ -28,7 +30,7 @@
 namespace simgpu::nccl {
 
 inline constexpr std::uint64_t kSegmentMagic = 0x316c63636e6d6973ULL;  // "simnccl1"
-inline constexpr std::uint32_t kLayoutVersion = 1;
+inline constexpr std::uint32_t kLayoutVersion = 2;
 inline constexpr int kCollBuffers = 2;
 inline constexpr int kP2pSlots = 2;
 inline constexpr std::size_t kBootstrapBytes = 256;
@@ -72,6 +74,7 @@ struct alignas(64) RankRecord {
   std::atomic<std::uint64_t> boot_consumed;
   char boot_data[kBootstrapBytes];
   alignas(64) std::atomic<std::uint64_t> coll_posted;
+  alignas(64) std::atomic<std::uint64_t> coll_reduced;
   alignas(64) std::atomic<std::uint64_t> coll_consumed;
 };
 

@@ -1,0 +1,118 @@
+// The collector's cost per intercepted call, and the event rate it sustains without dropping:
+// threads issue kernel launches (cudaLaunchKernel) or async copies as fast as they can, each
+// call timed on its own (CLOCK_MONOTONIC around the call), on whatever CUDA runtime is on the
+// library path and with whatever collector configuration the environment sets up.
+//   collector_launch_bench [--calls N] [--threads T] [--api launch|memcpy] [--rate CALLS_PER_S]
+// (--rate paces each thread to that many calls per second in bursts of 256, for the
+// sustained-rate figure).
+// prints:
+//   launch_bench api=launch threads=T calls=N median_ns=… p99_ns=… calls_per_s=…
+//                collector=active|absent recording=… records_dropped=… ops_untimed=…
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "syncopate/collector/preload.h"
+
+namespace {
+
+std::int64_t nowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+__global__ void bench_kernel() {}
+
+struct Options {
+  long calls = 200000;
+  int threads = 1;
+  bool memcpy = false;
+  double rate = 0.0;  // per thread; 0: as fast as possible
+};
+
+Options parse(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string arg = argv[i];
+    if (arg == "--calls") options.calls = std::atol(argv[i + 1]);
+    else if (arg == "--threads") options.threads = std::atoi(argv[i + 1]);
+    else if (arg == "--api") options.memcpy = std::string(argv[i + 1]) == "memcpy";
+    else if (arg == "--rate") options.rate = std::atof(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "collector_launch_bench: unknown option %s\n", arg.c_str());
+      std::exit(2);
+    }
+  }
+  return options;
+}
+
+void issue(const Options& options, cudaStream_t stream, std::vector<std::int64_t>* samples) {
+  static char host[64];
+  static char device[64];
+  void* args[1] = {nullptr};
+  const std::int64_t begin = nowNs();
+  for (long i = 0; i < options.calls; ++i) {
+    if (options.rate > 0 && i % 256 == 0) {
+      // Paced in bursts of 256 calls, sleeping until each burst is due: the core is free in
+      // between, as it is when a training step waits for its GPU.
+      const auto due = begin + static_cast<std::int64_t>(static_cast<double>(i) * 1e9 / options.rate);
+      const std::int64_t wait = due - nowNs();
+      if (wait > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
+    }
+    std::int64_t start = samples != nullptr ? nowNs() : 0;
+    cudaError_t error = options.memcpy
+                            ? cudaMemcpyAsync(device, host, sizeof host, cudaMemcpyHostToDevice, stream)
+                            : cudaLaunchKernel(reinterpret_cast<const void*>(&bench_kernel), dim3(1), dim3(32), args, 0, stream);
+    if (samples != nullptr) (*samples)[static_cast<std::size_t>(i)] = nowNs() - start;
+    if (error != cudaSuccess) {
+      std::fprintf(stderr, "collector_launch_bench: call failed (%d)\n", static_cast<int>(error));
+      std::exit(1);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options options = parse(argc, argv);
+  std::vector<cudaStream_t> streams(static_cast<std::size_t>(options.threads));
+  for (auto& stream : streams) cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  std::vector<std::int64_t> samples(static_cast<std::size_t>(options.calls));
+  const std::int64_t start = nowNs();
+  std::vector<std::thread> others;
+  for (int t = 1; t < options.threads; ++t) others.emplace_back(issue, options, streams[static_cast<std::size_t>(t)], nullptr);
+  issue(options, streams[0], &samples);
+  for (auto& thread : others) thread.join();
+  const std::int64_t elapsed = nowNs() - start;
+  cudaDeviceSynchronize();
+
+  std::sort(samples.begin(), samples.end());
+  const std::int64_t median = samples[samples.size() / 2];
+  const std::int64_t p99 = samples[samples.size() * 99 / 100];
+  const double rate = static_cast<double>(options.calls) * options.threads * 1e9 / static_cast<double>(elapsed);
+
+  // What the collector says about itself, when it is there.
+  syncopate_preload_status_v1 status{};
+  status.struct_size = sizeof status;
+  bool active = false;
+  using GetInterface = int (*)(uint32_t, const void**);
+  if (auto get = reinterpret_cast<GetInterface>(dlsym(RTLD_DEFAULT, "syncopate_preload_get_interface"))) {
+    const syncopate_preload_interface_v1* api = nullptr;
+    if (get(1, reinterpret_cast<const void**>(&api)) == 0 && api->get_status(&status) == 0) active = status.active != 0;
+  }
+  std::printf(
+      "launch_bench api=%s threads=%d calls=%ld median_ns=%lld p99_ns=%lld calls_per_s=%.0f collector=%s recording=%d "
+      "records_dropped=%llu ops_untimed=%llu\n",
+      options.memcpy ? "memcpy" : "launch", options.threads, options.calls, static_cast<long long>(median),
+      static_cast<long long>(p99), rate, active ? "active" : "absent", status.recording,
+      static_cast<unsigned long long>(status.records_dropped), static_cast<unsigned long long>(status.ops_untimed));
+  return 0;
+}

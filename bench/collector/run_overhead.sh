@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The collector's cost per intercepted call and the event rate it sustains (docs/collector.md,
+# "Figures"). Runs collector_launch_bench in each configuration, one process each:
+#   none      no collector
+#   inert     the library preloaded, nothing asked of it (a process that does not record)
+#   dormant   armed, not attached (recording off, iteration markers watched)
+#   events    recording, CUDA-event timing
+#   cupti     recording, CUPTI timing (simgpu's libcupti; not on the null runtime)
+# on two runtimes: the null runtime (bench/collector/null_cudart.cpp: the runtime costs ~nothing,
+# so the difference is the collector's own cost) and simgpu. Then the highest launch rate that
+# is recorded with no drop, and the store's bytes per row.
+#   bench/collector/run_overhead.sh [calls]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+build="${SYNCOPATE_BUILD_DIR:-$root/build}"
+calls="${1:-200000}"
+bench="$build/bin/collector_launch_bench"
+preload="$build/lib/libsyncopate_preload.so"
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+
+run() {  # runtime-dir config extra-args...
+  local libs="$1" config="$2"; shift 2
+  local env=(LD_LIBRARY_PATH="$libs")
+  case "$config" in
+    none) ;;
+    inert) env+=(LD_PRELOAD="$preload") ;;
+    dormant) env+=(LD_PRELOAD="$preload" SYNCOPATE_OUTPUT_DIR="$out/$config" SYNCOPATE_ARMED=1) ;;
+    events|cupti) env+=(LD_PRELOAD="$preload" SYNCOPATE_OUTPUT_DIR="$out/$config-$RANDOM" SYNCOPATE_BACKEND="$config") ;;
+  esac
+  env "${env[@]}" "$bench" "$@" 2>/dev/null | grep '^launch_bench'
+}
+
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
+
+for runtime in null simgpu; do
+  libs="$build/lib/bench-null"; configs="none inert dormant events"
+  if [ "$runtime" = simgpu ]; then libs="$build/lib/simgpu"; configs="none inert dormant events cupti"; fi
+  echo "runtime=$runtime calls=$calls (ns per cudaLaunchKernel, measured around each call)"
+  printf '  %-8s %10s %10s %14s %14s\n' config median_ns p99_ns added_median added_p99
+  base_median=""; base_p99=""
+  for config in $configs; do
+    line="$(run "$libs" "$config" --calls "$calls")"
+    median="$(echo "$line" | field median_ns)"; p99="$(echo "$line" | field p99_ns)"
+    [ -z "$base_median" ] && { base_median="$median"; base_p99="$p99"; }
+    printf '  %-8s %10s %10s %14s %14s   %s\n' "$config" "$median" "$p99" "$((median - base_median))" \
+      "$((p99 - base_p99))" "$(echo "$line" | grep -o 'records_dropped=[0-9]* ops_untimed=[0-9]*')"
+  done
+done
+
+echo "sustained rate (null runtime, events backend, one thread, 20x$calls paced calls):"
+best=0
+for rate in 25000 50000 75000 100000 150000 200000 300000 400000 500000; do
+  dir="$out/rate-$rate"
+  line="$(env LD_LIBRARY_PATH="$build/lib/bench-null" LD_PRELOAD="$preload" SYNCOPATE_OUTPUT_DIR="$dir" \
+          SYNCOPATE_BACKEND=events "$bench" --calls "$((calls * 2))" --rate "$rate" 2>/dev/null | grep '^launch_bench')"
+  dropped="$(echo "$line" | field records_dropped)"; untimed="$(echo "$line" | field ops_untimed)"
+  ops="$(sqlite3 "$dir"/*.sqlite 'select count(*) from ops where kind = 1')"
+  echo "  rate=$rate/s records_dropped=$dropped ops_untimed=$untimed kernel_rows=$ops"
+  if [ "$dropped" = 0 ] && [ "$untimed" = 0 ] && [ "$ops" = "$((calls * 2))" ]; then best="$rate"; else break; fi
+done
+echo "  highest rate recorded whole: $best launches/s = $((best * 2)) records/s (an API call and its op each)"
+
+store="$(ls "$out"/rate-25000/*.sqlite)"
+rows="$(sqlite3 "$store" 'select (select count(*) from api_calls) + (select count(*) from ops) + (select count(*) from op_args) + (select count(*) from nvtx_ranges)')"
+bytes="$(sqlite3 "$store" 'select page_count * page_size from pragma_page_count(), pragma_page_size()')"
+echo "bytes per record in memory: 32 (trace/include/syncopate/trace/records.hpp; a launch is 2 records)"
+echo "bytes per row on disk: $((bytes / rows)) ($bytes bytes, $rows rows, $store)"

@@ -1,0 +1,47 @@
+// The driver API: entry points handed out by cuGetProcAddress are the collector's interposers
+// (so launches by cuBLAS or NCCL, which reach the driver that way, are recorded), and calls by
+// name are interposed too; every call still reaches the driver exactly once.
+#include <gtest/gtest.h>
+
+#include "support/child_process.hpp"
+#include "support/recorded_store.hpp"
+#include "support/recording.hpp"
+
+namespace collector_test {
+namespace {
+
+using syncopate::trace::OpKind;
+
+TEST(DriverApi, EntryPointsAreHandedOutAsInterposersAndRecorded) {
+  TempDir dir;
+  auto environment = recordingEnvironment({dir.path(), "events"});
+  // The stand-in driver first, simgpu's runtime after it.
+  environment["LD_LIBRARY_PATH"] = (buildDir() / "lib" / "collector-test-driver").string() + ":" +
+                                   (buildDir() / "lib" / "simgpu").string();
+  ChildResult result = run({(buildDir() / "bin" / "collector_driver_client").string()}, environment, std::chrono::seconds(60));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  auto printed = keyValues(result.out, "driver_client ");
+  EXPECT_EQ(printed["handed_out"], "1");
+  EXPECT_EQ(printed["reached_launches"], printed["launches"]) << "each call reached the driver once";
+  EXPECT_EQ(printed["reached_copies"], "1");
+
+  auto stores = readRun(dir.path());
+  ASSERT_EQ(stores.size(), 1u);
+  const RecordedStore& store = stores.front();
+  ASSERT_EQ(store.count(OpKind::Kernel), 5);
+  for (const Op* op : store.opsOf(OpKind::Kernel)) {
+    EXPECT_EQ(op->name, "fake_driver_kernel");
+    ASSERT_TRUE(op->row.grid);
+    EXPECT_EQ(op->row.grid->x, 2u);
+    EXPECT_EQ(op->row.block->x, 64u);
+  }
+  ASSERT_EQ(store.count(OpKind::Memcpy), 1);
+  EXPECT_EQ(store.opsOf(OpKind::Memcpy).front()->row.bytes, 256);
+  int launch_calls = 0;
+  for (const ApiCall& call : store.api_calls) launch_calls += call.name == "cuLaunchKernel" ? 1 : 0;
+  EXPECT_EQ(launch_calls, 5);
+  EXPECT_EQ(store.counter("driver_entry_points_untraced"), 0);
+}
+
+}  // namespace
+}  // namespace collector_test

@@ -1,0 +1,43 @@
+// A program that reaches the driver the way cuBLAS and NCCL do: through entry points handed
+// out by cuGetProcAddress, and by name. Prints
+//   driver_client handed_out=<0|1> launches=<n> copies=<n> reached_launches=<n> reached_copies=<n>
+// where handed_out says whether the entry point it was given is the preloaded interposer (the
+// symbol the process-wide lookup finds), and reached_* what the driver itself saw.
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+
+#include <cstdio>
+
+extern "C" int fakeDriverLaunches();
+extern "C" int fakeDriverCopies();
+
+int main() {
+  // The runtime is used too (as by any real program), which also gives the collector its device.
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || cuInit(0) != CUDA_SUCCESS) return 1;
+  void* entry = nullptr;
+  CUdriverProcAddressQueryResult status{};
+  if (cuGetProcAddress_v2("cuLaunchKernel", &entry, 12080, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS) return 1;
+  const bool handed_out = entry == dlsym(RTLD_DEFAULT, "cuLaunchKernel");
+  auto launch = reinterpret_cast<decltype(&cuLaunchKernel)>(entry);
+  auto function = reinterpret_cast<CUfunction>(0x1234);
+  int launches = 0;
+  for (int i = 0; i < 3; ++i, ++launches) {
+    if (launch(function, 2, 1, 1, 64, 1, 1, 0, nullptr, nullptr, nullptr) != CUDA_SUCCESS) return 1;
+  }
+  for (int i = 0; i < 2; ++i, ++launches) {
+    if (cuLaunchKernel(function, 2, 1, 1, 64, 1, 1, 0, nullptr, nullptr, nullptr) != CUDA_SUCCESS) return 1;
+  }
+  void* copy_entry = nullptr;
+  if (cuGetProcAddress_v2("cuMemcpyHtoDAsync", &copy_entry, 12080, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS) {
+    return 1;
+  }
+  static char host[256];
+  auto copy = reinterpret_cast<decltype(&cuMemcpyHtoDAsync_v2)>(copy_entry);
+  if (copy(0x1000, host, sizeof host, nullptr) != CUDA_SUCCESS) return 1;
+  cudaDeviceSynchronize();
+  std::printf("driver_client handed_out=%d launches=%d copies=1 reached_launches=%d reached_copies=%d\n",
+              handed_out ? 1 : 0, launches, fakeDriverLaunches(), fakeDriverCopies());
+  return 0;
+}

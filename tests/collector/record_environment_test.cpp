@@ -1,0 +1,93 @@
+// The environment of a recorded job and the checks on its run directory.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "support/child_process.hpp"
+#include "syncopate/collector/record.hpp"
+
+namespace collector_test {
+namespace {
+
+namespace collector = syncopate::collector;
+
+collector::RecordOptions options(const std::filesystem::path& dir) {
+  collector::RecordOptions o;
+  o.output_dir = dir;
+  o.backend = "events";
+  o.armed = true;
+  o.iteration_marker = "step";
+  o.preload_library = "/opt/syncopate/lib/libsyncopate_preload.so";
+  return o;
+}
+
+TEST(RecordEnvironment, LoadsTheCollectorIntoEveryProcessOfTheJob) {
+  std::vector<std::string> warnings;
+  auto env = collector::recordEnvironment(options("out"), {{"LD_PRELOAD", "/usr/lib/libother.so"}}, warnings);
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_EQ(env.at("LD_PRELOAD"), "/opt/syncopate/lib/libsyncopate_preload.so:/usr/lib/libother.so");
+  EXPECT_EQ(env.at("NVTX_INJECTION64_PATH"), "/opt/syncopate/lib/libsyncopate_preload.so");
+  EXPECT_EQ(env.at("SYNCOPATE_OUTPUT_DIR"), std::filesystem::absolute("out").lexically_normal().string());
+  EXPECT_EQ(env.at("SYNCOPATE_BACKEND"), "events");
+  EXPECT_EQ(env.at("SYNCOPATE_ARMED"), "1");
+  EXPECT_EQ(env.at("SYNCOPATE_ITERATION_MARKER"), "step");
+  // Open MPI's forwarding list is only extended when the job already uses it (-x otherwise).
+  EXPECT_EQ(env.count("OMPI_MCA_mca_base_env_list"), 0u);
+  env = collector::recordEnvironment(options("out"), {{"OMPI_MCA_mca_base_env_list", "FOO;BAR=1"}}, warnings);
+  const std::string& forwarded = env.at("OMPI_MCA_mca_base_env_list");
+  EXPECT_TRUE(forwarded.ends_with(";FOO;BAR=1"));
+  for (const char* name : {"LD_PRELOAD", "NVTX_INJECTION64_PATH", "SYNCOPATE_OUTPUT_DIR", "SYNCOPATE_BACKEND"}) {
+    EXPECT_NE(forwarded.find(name), std::string::npos) << name;
+  }
+}
+
+TEST(RecordEnvironment, OpenMpisMpirunForwardsTheVariablesToRemoteRanks) {
+  const collector::Environment changes{{"LD_PRELOAD", "x"}, {"SYNCOPATE_OUTPUT_DIR", "y"}};
+  auto command = collector::launcherCommand({COLLECTOR_TEST_MPIEXEC, "-np", "4", "-x", "FOO", "prog"}, changes, {});
+  EXPECT_EQ(command, (std::vector<std::string>{COLLECTOR_TEST_MPIEXEC, "-x", "LD_PRELOAD", "-x", "SYNCOPATE_OUTPUT_DIR",
+                                               "-np", "4", "-x", "FOO", "prog"}));
+  // Jobs forwarding through Open MPI's list keep to it; other programs are left alone.
+  EXPECT_EQ(collector::launcherCommand({COLLECTOR_TEST_MPIEXEC, "prog"}, changes, {{"OMPI_MCA_mca_base_env_list", "A"}}),
+            (std::vector<std::string>{COLLECTOR_TEST_MPIEXEC, "prog"}));
+  EXPECT_EQ(collector::launcherCommand({"torchrun", "--nproc-per-node", "4", "train.py"}, changes, {}),
+            (std::vector<std::string>{"torchrun", "--nproc-per-node", "4", "train.py"}));
+}
+
+TEST(RecordEnvironment, LeavesAnotherToolsNvtxInjectionAlone) {
+  std::vector<std::string> warnings;
+  auto env = collector::recordEnvironment(options("out"), {{"NVTX_INJECTION64_PATH", "/opt/nsys/libinject.so"}}, warnings);
+  EXPECT_EQ(env.count("NVTX_INJECTION64_PATH"), 0u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings.front().find("/opt/nsys/libinject.so"), std::string::npos);
+}
+
+TEST(RunDirectory, IsCreatedAndARecordingIsNeverMixedWithAnother) {
+  TempDir dir;
+  const auto run_dir = dir.path() / "a" / "b";
+  EXPECT_TRUE(collector::prepareRunDirectory(run_dir).ok());
+  EXPECT_TRUE(std::filesystem::is_directory(run_dir));
+  std::ofstream(run_dir / "rank-0.sqlite") << "x";
+  auto refused = collector::prepareRunDirectory(run_dir);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("already holds a recording"), std::string::npos) << refused.message();
+  auto not_a_dir = collector::prepareRunDirectory(run_dir / "rank-0.sqlite");
+  EXPECT_FALSE(not_a_dir.ok());
+}
+
+TEST(RunCommand, ReportsExitCodesSignalsAndMissingPrograms) {
+  auto ok = collector::runCommand({"/bin/sh", "-c", "exit 3"}, {});
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok.value(), 3);
+  auto killed = collector::runCommand({"/bin/sh", "-c", "kill -9 $$"}, {});
+  ASSERT_TRUE(killed.ok());
+  EXPECT_EQ(killed.value(), 128 + 9);
+  auto env = collector::runCommand({"/bin/sh", "-c", "test \"$SYNCOPATE_TEST_VALUE\" = 42"}, {{"SYNCOPATE_TEST_VALUE", "42"}});
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(env.value(), 0);
+  auto missing = collector::runCommand({"/nonexistent/program"}, {});
+  EXPECT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("cannot run /nonexistent/program"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace collector_test
