@@ -10,7 +10,8 @@
 //
 // Options that make the plan unsafe to apply somewhere, for the fail-safe tests:
 //   --capture           the updates are captured into a CUDA graph and launched
-//   --extern-c          the update kernel has no C++ linkage (unknown parameter layout)
+//   --extern-c          a kernel without C++ linkage (unknown parameter layout) reads the
+//                       gradients between the all-reduces and the updates
 //   --diverge-rank R    from iteration 2, rank R makes an extra host sync between all-reduces
 //   --stall-rank R      rank R stops at iteration --stall-iteration (default 2), after its
 //                       backward, for --stall-seconds (default 30), then exits with 9: a rank
@@ -141,6 +142,8 @@ int main(int argc, char** argv) {
     CHECK_CUDA(cudaMalloc(&all, layers * n * sizeof(float)));
     for (std::size_t l = 0; l < layers; ++l) grad[l] = all + l * n;
   }
+  float* sink = nullptr;
+  CHECK_CUDA(cudaMalloc(&sink, sizeof(float)));
   float* all_acc = nullptr;
   CHECK_CUDA(cudaMalloc(&all_acc, layers * n * sizeof(float)));
   CHECK_CUDA(cudaMemset(all_acc, 0, layers * n * sizeof(float)));
@@ -199,17 +202,18 @@ int main(int argc, char** argv) {
       CHECK_NCCL(ncclAllReduce(grad[l], grad[l], n, ncclFloat, ncclSum, comm, compute));
       if (rank == o.diverge_rank && it >= 2 && l + 1 == layers / 2) CHECK_CUDA(cudaStreamSynchronize(compute));
     }
+    if (o.extern_c) CHECK_CUDA(launchInspect(compute, grad[0], o.count, sink));
     cudaGraphExec_t exec = nullptr;
     if (o.capture) {
       cudaGraph_t graph = nullptr;
       CHECK_CUDA(cudaStreamBeginCapture(compute, cudaStreamCaptureModeThreadLocal));
-      for (std::size_t l = 0; l < layers; ++l) CHECK_CUDA(launchUpdate(compute, acc[l], grad[l], o.count, o.update_cost, o.extern_c));
+      for (std::size_t l = 0; l < layers; ++l) CHECK_CUDA(launchUpdate(compute, acc[l], grad[l], o.count, o.update_cost));
       CHECK_CUDA(cudaStreamEndCapture(compute, &graph));
       CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
       CHECK_CUDA(cudaGraphDestroy(graph));
       CHECK_CUDA(cudaGraphLaunch(exec, compute));
     } else {
-      for (std::size_t l = 0; l < layers; ++l) CHECK_CUDA(launchUpdate(compute, acc[l], grad[l], o.count, o.update_cost, o.extern_c));
+      for (std::size_t l = 0; l < layers; ++l) CHECK_CUDA(launchUpdate(compute, acc[l], grad[l], o.count, o.update_cost));
     }
     CHECK_CUDA(cudaEventRecord(update_done, compute));
     CHECK_CUDA(cudaStreamWaitEvent(check, update_done, 0));

@@ -27,11 +27,3 @@ extern "C" void simgpu_cpu__Z12apply_updatePfPKfii(void** args) {
   const int count = arg<int>(args, 2);
   for (int i = 0; i < count; ++i) acc[i] = grad_sync::accumulate(acc[i], grad[i]);
 }
-
-// apply_update_c: extern "C", registered under its plain name.
-extern "C" void simgpu_cpu_apply_update_c(void** args) {
-  auto* acc = arg<float*>(args, 0);
-  const auto* grad = arg<const float*>(args, 1);
-  const int count = arg<int>(args, 2);
-  for (int i = 0; i < count; ++i) acc[i] = grad_sync::accumulate(acc[i], grad[i]);
-}
