@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -161,6 +162,10 @@ void run(const DemoArgs& args) {
   });
   progress.finish();
   if (!report.ok()) fail("demo", report.error().message);
+  {
+    std::ofstream out(baseline / "tune.json", std::ios::trunc);  // as `syncopate tune` keeps it
+    out << tuner::tuneReportJson(*report).dump(2) << "\n";
+  }
   if (!args.json) fmt::print("{}\n", tuner::tuneReportText(*report));
   if (!report->plan) {
     // Nothing worth re-running: that is an answer too (a light-communication machine profile).
