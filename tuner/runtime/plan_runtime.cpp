@@ -405,7 +405,11 @@ bool PlanRuntime::agree(std::uint64_t digest, std::span<const tuner::HeldCollect
       timespec ts{0, pause};
       nanosleep(&ts, nullptr);
     }
+    const std::int64_t waited = nowNs() - consensus_since_ns_.load(std::memory_order_relaxed);
     consensus_since_ns_.store(0, std::memory_order_release);
+    ++consensus_calls_;
+    consensus_ns_ += waited;
+    consensus_max_ns_ = std::max(consensus_max_ns_, waited);
     all = all && r == ncclSuccess && consensus_host_[0] == digest && consensus_host_[1] == ~digest;
   }
   return all;
@@ -480,7 +484,10 @@ void PlanRuntime::writeReport(const char* watchdog_message) noexcept {
                     {"producer_waits", s.producer_waits},
                     {"position_waits", s.position_waits},
                     {"deferred_waits", s.deferred_waits},
-                    {"joins", s.joins}};
+                    {"joins", s.joins},
+                    {"agreements", consensus_calls_},
+                    {"agreement_ms_total", static_cast<double>(consensus_ns_) / 1e6},
+                    {"agreement_ms_max", static_cast<double>(consensus_max_ns_) / 1e6}};
     }
     nlohmann::json fallbacks = nlohmann::json::object();
     for (int i = 0; i < tuner::kFallbackCount; ++i) {

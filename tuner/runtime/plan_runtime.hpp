@@ -134,6 +134,9 @@ class PlanRuntime final : public tuner::Executor {
   std::atomic<std::int64_t> last_unit_ns_{0};
   std::atomic<std::uint32_t> last_unit_slot_{0};
   std::atomic<std::int64_t> consensus_since_ns_{0};
+  // What agreeing costs this rank's host: calls, and time blocked in them.
+  std::uint64_t consensus_calls_ = 0;
+  std::int64_t consensus_ns_ = 0, consensus_max_ns_ = 0;
   std::int64_t watchdog_ns_ = 0;
   std::thread watchdog_;
   std::mutex watchdog_mutex_;

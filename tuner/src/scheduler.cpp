@@ -386,9 +386,12 @@ void Scheduler::hold(const Call& call) {
   }
   const auto n = static_cast<std::uint32_t>(held_.size());
   const EventSlot position = position_base_ + n;
-  exec_.recordEvent(position, call.stream);
+  // The call's position is only needed when its producers cannot be proven (then the bucket
+  // waits for everything issued before it on its stream).
+  const bool proven = rules_.communication_stream && producerProven(tensors_[send], s) && producerProven(tensors_[recv], s);
+  if (!proven) exec_.recordEvent(position, call.stream);
   held_.push_back({a, call.stream, call.id});
-  held_meta_.push_back({s, send, recv, position, 0});
+  held_meta_.push_back({s, send, recv, position, !proven, 0});
   tensors_[send].held = true;
   tensors_[recv].held = true;
   ++stats_.held;
@@ -612,6 +615,12 @@ void Scheduler::issuePlanned(const GroupPlan& plan) {
       const HeldMeta& m = held_meta_[i];
       for (const std::uint32_t t : {m.send_tensor, m.recv_tensor}) {
         const bool proven = rules_.communication_stream && producerProven(tensors_[t], m.stream);
+        if (!proven && !m.has_position) {
+          // Proven when held, but its producer event was reused since (a very long hold):
+          // the stream's position now is later than the call's, hence still after the producer.
+          exec_.recordEvent(m.position, streams_[m.stream].handle);
+          held_meta_[i].has_position = true;
+        }
         const EventSlot slot = proven ? tensors_[t].touch_slot : m.position;
         if (slot_waited_[slot] == flushes_) continue;
         slot_waited_[slot] = flushes_;

@@ -96,7 +96,8 @@ class Scheduler {
   struct HeldMeta {
     std::uint32_t stream = 0;          // stream index
     std::uint32_t send_tensor = kNone, recv_tensor = kNone;
-    EventSlot position = 0;            // recorded on the stream at the call
+    EventSlot position = 0;            // its position slot (recorded at the call when needed)
+    bool has_position = false;         // the position slot holds the call's position
     std::uint64_t last_unit = 0;       // the last unit holding any of its elements
   };
   struct StreamState {
