@@ -385,6 +385,56 @@ TEST(Scheduler, CapacityOfHeldCollectivesForcesAFlush) {
   EXPECT_EQ(std::count(log.lines.begin(), log.lines.end(), "agree"), 1);
 }
 
+// Invariant 1: the decisions depend on the plan and the call sequence only. Two ranks make the
+// same calls with their own addresses, streams and events (as real ranks do): their buckets,
+// parts, issue order and agreement digests are the same.
+TEST(Scheduler, DecisionsDependOnlyOnTheCallSequence) {
+  struct Rank {
+    std::vector<std::vector<std::uint32_t>> units;  // members' call ids per unit, with the element range
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+    std::vector<std::uint64_t> digests;
+  };
+  auto runRank = [](std::uint64_t address_offset, StreamHandle stream, std::uint64_t event) {
+    CallProgram p;
+    std::vector<Call> calls;
+    const std::uint64_t base = kGrads + address_offset;
+    auto g = [&](int l) { return base + static_cast<std::uint64_t>(l) * kLayerBytes; };
+    std::vector<Call> members;
+    for (int it = 0; it < 3; ++it) {
+      calls.push_back(p.memset(stream, base, 4 * kLayerBytes));
+      for (int l = 3; l >= 0; --l) calls.push_back(p.kernel(stream, {g(l)}));
+      for (int l = 0; l < 4; ++l) {
+        calls.push_back(p.allReduce(stream, g(l), kLayerFloats));
+        if (it == 0) members.push_back(calls.back());
+      }
+      for (int l = 0; l < 4; ++l) calls.push_back(p.kernel(stream, {g(l)}));
+      calls.push_back(p.record(stream, event));
+      calls.push_back(p.eventSync(event));
+    }
+    ScheduleRules rules;
+    rules.plan_checksum = 7;
+    rules.groups.push_back(planOf(members, {0, 2}, {1, 2}, {{1, 1}, {1, 0}, {0, 0}}));
+    ActionLog log;
+    Scheduler s(rules, log, smallLimits());
+    for (const Call& c : calls) s.onCall(c);
+    Rank r;
+    for (std::size_t i = 0; i < log.units.size(); ++i) {
+      std::vector<std::uint32_t> ids;
+      for (const HeldCollective& m : log.unit_members[i]) ids.push_back(m.call_id);
+      r.units.push_back(ids);
+      r.ranges.emplace_back(log.units[i].offset, log.units[i].count);
+    }
+    r.digests = log.digests;
+    return r;
+  };
+  const Rank a = runRank(0, 1, 0xE1);
+  const Rank b = runRank(0x7000000, 0x55, 0xF9);
+  ASSERT_EQ(a.units.size(), 9u);  // three iterations of three units
+  EXPECT_EQ(a.units, b.units);
+  EXPECT_EQ(a.ranges, b.ranges);
+  EXPECT_EQ(a.digests, b.digests);
+}
+
 TEST(Scheduler, GroupPlanValidation) {
   GroupPlan g;
   g.members = 3;
