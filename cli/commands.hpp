@@ -1,6 +1,6 @@
-// One function per subcommand, each in cli/<name>_command.cpp; main.cpp calls each once
-// (CONVENTIONS.md, "The command line"). A command that fails prints `syncopate <cmd>: <what was
-// wrong and what to do>` on stderr and exits non-zero.
+// The subcommands; each lives in cli/<name>_command.cpp and registers itself on the app. A
+// command that fails prints `syncopate <cmd>: <what was wrong and what to do>` on stderr and
+// throws CLI::RuntimeError(exit code).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -1,12 +1,10 @@
-// The `syncopate` executable: a CLI11 app whose subcommands live in <name>_command.cpp
-// (CONVENTIONS.md).
+// syncopate: one executable, one subcommand per cli/<name>_command.cpp (CONVENTIONS.md).
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"Syncopate: profile distributed GPU training jobs, find where the time goes, and tune their "
-               "gradient synchronisation."};
+  CLI::App app{"Syncopate: record, analyze and tune distributed GPU training jobs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", SYNCOPATE_VERSION);
   addRecordCommand(app);
@@ -20,9 +18,9 @@ int main(int argc, char** argv) {
   syncopate::cli::addDemoCommand(app);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::ParseError& error) {
     // A command's failure arrives as CLI::RuntimeError carrying its exit code (already reported).
-    return app.exit(e);
+    return app.exit(error);
   }
   return 0;
 }

@@ -10,6 +10,8 @@ std::int64_t ncclTestsBytes(trace::CollType type, std::int64_t count, trace::Dat
   switch (type) {
     case trace::CollType::AllGather:
     case trace::CollType::ReduceScatter:
+    case trace::CollType::Gather:
+    case trace::CollType::Scatter:
     case trace::CollType::AllToAll: return n > 0 ? count * size * n : kUnknown;
     case trace::CollType::Barrier:
     case trace::CollType::Unknown: return kUnknown;

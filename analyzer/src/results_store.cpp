@@ -24,20 +24,27 @@ CREATE TABLE iterations(rank_row INTEGER NOT NULL, iteration INTEGER NOT NULL,
   ops INTEGER NOT NULL, compute_ns INTEGER NOT NULL, communication_ns INTEGER NOT NULL,
   memory_ns INTEGER NOT NULL, overlapped_communication_ns INTEGER NOT NULL,
   exposed_communication_ns INTEGER NOT NULL, busy_ns INTEGER NOT NULL, idle_ns INTEGER NOT NULL,
-  collective_wait_ns INTEGER NOT NULL, PRIMARY KEY(iteration, rank_row));
+  collective_wait_ns INTEGER NOT NULL);
 CREATE TABLE stream_idle(rank_row INTEGER NOT NULL, stream_handle INTEGER NOT NULL, device INTEGER NOT NULL,
   ops INTEGER NOT NULL, busy_ns INTEGER NOT NULL, host_wait_ns INTEGER NOT NULL,
   kernel_wait_ns INTEGER NOT NULL, other_ns INTEGER NOT NULL);
 CREATE TABLE critical_path(iteration INTEGER NOT NULL, position INTEGER NOT NULL, rank_row INTEGER NOT NULL,
   node_kind TEXT NOT NULL, store_id INTEGER, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,
-  category TEXT NOT NULL, straggler_rank_row INTEGER, PRIMARY KEY(iteration, position));
-CREATE TABLE collectives(match_id INTEGER PRIMARY KEY, comm_id INTEGER NOT NULL, seq INTEGER NOT NULL,
+  category TEXT NOT NULL, straggler_rank_row INTEGER, segments INTEGER NOT NULL);
+CREATE TABLE collectives(match_id INTEGER NOT NULL, comm_id INTEGER NOT NULL, seq INTEGER NOT NULL,
   coll_type TEXT NOT NULL, ranks INTEGER NOT NULL, expected INTEGER, complete INTEGER NOT NULL,
   first_arrival_ns INTEGER NOT NULL, last_arrival_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL,
   arrival_skew_ns INTEGER NOT NULL, straggler_rank_row INTEGER, lateness_ns INTEGER NOT NULL,
   wait_ns INTEGER NOT NULL, time_ns INTEGER NOT NULL, bytes INTEGER, algbw_gbps REAL, busbw_gbps REAL);
 CREATE TABLE collective_participants(match_id INTEGER NOT NULL, rank_row INTEGER NOT NULL,
   store_id INTEGER, arrival_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, wait_ns INTEGER NOT NULL);
+)sql";
+
+constexpr const char* kIndexes = R"sql(
+CREATE INDEX iterations_by_iteration ON iterations(iteration, rank_row);
+CREATE INDEX critical_path_by_iteration ON critical_path(iteration, position);
+CREATE INDEX collectives_by_match ON collectives(match_id);
+CREATE INDEX participants_by_match ON collective_participants(match_id);
 )sql";
 
 struct DbCloser {
@@ -55,14 +62,18 @@ class Writer {
 
   Status open() {
     sqlite3* raw = nullptr;
-    const int rc = sqlite3_open_v2(file_.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+    const int rc = sqlite3_open_v2(file_.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
     db_.reset(raw);
     if (rc != SQLITE_OK) return fail("cannot create");
     if (Status s = exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"); !s) return s;
     if (Status s = exec(kSchema); !s) return s;
     return exec("BEGIN");
   }
-  Status commit() { return exec("COMMIT"); }
+  // Indexes are built once the rows are in: cheaper than keeping them up to date row by row.
+  Status commit() {
+    if (Status s = exec(kIndexes); !s) return s;
+    return exec("COMMIT");
+  }
 
   Expected<Stmt> prepare(const char* sql) {
     sqlite3_stmt* s = nullptr;
@@ -169,18 +180,31 @@ Status writeTables(Writer& w, const RunModel& m, const Analysis& a) {
                                st.host_wait_ns, st.kernel_wait_ns, st.other_ns));
   }
   {
-    auto s = w.prepare("INSERT INTO critical_path VALUES(?,?,?,?,?,?,?,?,?)");
+    auto s = w.prepare("INSERT INTO critical_path VALUES(?,?,?,?,?,?,?,?,?,?)");
     if (!s) return s.error();
     for (const CriticalPath& p : a.critical_paths) {
       std::int64_t position = 0;
-      for (const PathSegment& seg : p.segments) {
-        const std::int64_t store_id = storeIdOf(m, seg.node);
+      for (std::size_t i = 0; i < p.segments.size();) {
+        // A host-bound stretch is one host segment per API call and per gap between calls;
+        // stored, consecutive host time on one thread is one row (the last call, and a count).
+        const PathSegment& seg = p.segments[i];
+        std::size_t j = i + 1;
+        if (seg.category == PathCategory::Host && seg.node.kind() == NodeRef::Kind::ApiCall) {
+          const Index thread = m.api_calls.thread[seg.node.index()];
+          while (j < p.segments.size() && p.segments[j].category == PathCategory::Host &&
+                 p.segments[j].node.kind() == NodeRef::Kind::ApiCall && m.api_calls.thread[p.segments[j].node.index()] == thread)
+            ++j;
+        }
+        const PathSegment& last = p.segments[j - 1];
+        const std::int64_t store_id = storeIdOf(m, last.node);
+        const auto merged = static_cast<std::int64_t>(j - i);
         if (seg.straggler == kNone)
-          SYNCOPATE_TRY(w.insert(s->get(), p.iteration, position++, seg.rank, nodeKind(seg.node), store_id, seg.start, seg.end,
-                                 toString(seg.category), nullptr));
+          SYNCOPATE_TRY(w.insert(s->get(), p.iteration, position++, seg.rank, nodeKind(last.node), store_id, seg.start, last.end,
+                                 toString(seg.category), nullptr, merged));
         else
-          SYNCOPATE_TRY(w.insert(s->get(), p.iteration, position++, seg.rank, nodeKind(seg.node), store_id, seg.start, seg.end,
-                                 toString(seg.category), seg.straggler));
+          SYNCOPATE_TRY(w.insert(s->get(), p.iteration, position++, seg.rank, nodeKind(last.node), store_id, seg.start, last.end,
+                                 toString(seg.category), seg.straggler, merged));
+        i = j;
       }
     }
   }

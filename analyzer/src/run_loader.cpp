@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "syncopate/analyzer/run_model_builder.hpp"
@@ -47,11 +48,12 @@ class Progress {
   std::size_t total_, done_ = 0, next_ = 0;
 };
 
-// The two big tables, with only the columns the model keeps. StoreReader's scans decode every
-// column into optionals; reading these ten (ops) and seven (api_calls) columns directly is a
-// third cheaper, and these two tables are most of a run. The columns are those of
+// The big tables, with only the columns the model keeps. StoreReader's scans decode every
+// column into optionals; reading these columns of ops, api_calls and nvtx_ranges directly is a
+// third cheaper, and these tables are most of a run. The columns are those of
 // docs/store-schema.md, which minor versions only extend; StoreReader::open() has already
 // checked that the file is a store of a major version this build reads.
+// NULLs arrive as sentinels (SQL IFNULL: one call per column instead of two).
 struct OpLite {
   std::int64_t id, start, end, correlation, bytes, event;  // kUnknown for NULL
   trace::StreamId stream;                                    // 0 for NULL
@@ -65,6 +67,13 @@ struct CallLite {
   trace::StringId name;
   trace::ApiDomain domain;
 };
+struct RangeLite {
+  std::int64_t id, start, end;
+  trace::ThreadId thread;   // kNoThread for NULL
+  trace::StringId domain;   // kNoString for NULL
+  trace::StringId name;
+  std::int64_t depth;       // -1 for NULL
+};
 
 // Everything a store holds that the model needs, read by a worker thread (SQLite is most of
 // the loading time, and stores are independent) and then translated into the builder in order.
@@ -74,7 +83,7 @@ struct StoreRows {
   std::vector<CallLite> calls;
   std::vector<OpLite> ops;
   std::vector<trace::CollectiveRow> collectives;
-  std::vector<trace::NvtxRangeRow> ranges;
+  std::vector<RangeLite> ranges;
   std::vector<trace::DiagnosticRow> diagnostics;
 };
 
@@ -90,10 +99,6 @@ struct StmtFinalizer {
   void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
 };
 
-std::int64_t intOr(sqlite3_stmt* s, int col, std::int64_t none) {
-  return sqlite3_column_type(s, col) == SQLITE_NULL ? none : sqlite3_column_int64(s, col);
-}
-
 // Runs `sql` on the store and calls row(stmt) per row; a failure names the store.
 template <class Row>
 Status scanColumns(sqlite3* db, const std::filesystem::path& file, const char* sql, Row row) {
@@ -107,43 +112,85 @@ Status scanColumns(sqlite3* db, const std::filesystem::path& file, const char* s
   return {};
 }
 
-Expected<StoreRows> readStore(const trace::StoreReader& r) {
-  StoreRows rows;
+// Puts a store's rows in the model's order (streams by device and handle, threads by tid, ops
+// by stream then start, calls by thread then start), here on the worker that read them: the
+// builder then finds every table already sorted and has nothing to reorder.
+void sortLikeTheModel(StoreRows& rows) {
+  std::stable_sort(rows.streams.begin(), rows.streams.end(), [](const trace::StreamRow& a, const trace::StreamRow& b) {
+    return std::make_pair(a.device_id, a.handle.value_or(a.id)) < std::make_pair(b.device_id, b.handle.value_or(b.id));
+  });
+  std::stable_sort(rows.threads.begin(), rows.threads.end(),
+                   [](const trace::ThreadRow& a, const trace::ThreadRow& b) { return a.tid < b.tid; });
+  auto positions = [](const auto& table) {
+    std::vector<std::uint32_t> at;
+    for (std::uint32_t i = 0; i < table.size(); ++i) {
+      if (table[i].id >= at.size()) at.resize(table[i].id + 1, UINT32_MAX);
+      at[table[i].id] = i;
+    }
+    return at;
+  };
+  const std::vector<std::uint32_t> stream_at = positions(rows.streams), thread_at = positions(rows.threads);
+  auto pos = [](const std::vector<std::uint32_t>& at, std::uint32_t id) { return id < at.size() ? at[id] : UINT32_MAX; };
+  auto opKey = [&](const OpLite& o) { return std::make_tuple(pos(stream_at, o.stream), o.start, o.end); };
+  if (!std::is_sorted(rows.ops.begin(), rows.ops.end(), [&](const OpLite& a, const OpLite& b) { return opKey(a) < opKey(b); }))
+    std::stable_sort(rows.ops.begin(), rows.ops.end(), [&](const OpLite& a, const OpLite& b) { return opKey(a) < opKey(b); });
+  auto callKey = [&](const CallLite& c) { return std::make_pair(pos(thread_at, c.thread), c.start); };
+  if (!std::is_sorted(rows.calls.begin(), rows.calls.end(), [&](const CallLite& a, const CallLite& b) { return callKey(a) < callKey(b); }))
+    std::stable_sort(rows.calls.begin(), rows.calls.end(),
+                     [&](const CallLite& a, const CallLite& b) { return callKey(a) < callKey(b); });
+}
+
+// Fills `rows` (emptied first; its buffers are reused from store to store, since faulting in
+// fresh memory for every store costs more than reading some of them).
+Status readStore(const trace::StoreReader& r, StoreRows& rows) {
+  rows.streams.clear(), rows.threads.clear(), rows.calls.clear(), rows.ops.clear();
+  rows.collectives.clear(), rows.ranges.clear(), rows.diagnostics.clear();
   auto reserve = [&](trace::Table t, auto& v) {
     if (auto n = r.rowCount(t); n.ok()) v.reserve(static_cast<std::size_t>(*n));
   };
   reserve(trace::Table::ApiCalls, rows.calls);
   reserve(trace::Table::Ops, rows.ops);
   for (trace::Status s : {r.forEachStream(collector(rows.streams)), r.forEachThread(collector(rows.threads)),
-                          r.forEachCollective(collector(rows.collectives)), r.forEachNvtxRange(collector(rows.ranges)),
-                          r.forEachDiagnostic(collector(rows.diagnostics))})
+                          r.forEachCollective(collector(rows.collectives)), r.forEachDiagnostic(collector(rows.diagnostics))})
     if (!s.ok()) return Error{s.message()};
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(r.path().c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
   std::unique_ptr<sqlite3, DbCloser> db(raw);
   if (rc != SQLITE_OK) return Error{"cannot open " + r.path().string() + ": " + sqlite3_errstr(rc)};
   Status s = scanColumns(db.get(), r.path(),
-                         "SELECT id, thread_id, domain, name_id, start_ns, end_ns, correlation_id FROM api_calls",
+                         "SELECT id, thread_id, domain, name_id, start_ns, end_ns, IFNULL(correlation_id, -1) FROM api_calls",
                          [&](sqlite3_stmt* q) {
                            rows.calls.push_back({sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 4),
-                                                 sqlite3_column_int64(q, 5), intOr(q, 6, kUnknown),
+                                                 sqlite3_column_int64(q, 5), sqlite3_column_int64(q, 6),
                                                  static_cast<trace::ThreadId>(sqlite3_column_int64(q, 1)),
                                                  static_cast<trace::StringId>(sqlite3_column_int64(q, 3)),
                                                  static_cast<trace::ApiDomain>(sqlite3_column_int(q, 2))});
                          });
-  if (!s) return s.error();
+  if (!s) return s;
   s = scanColumns(db.get(), r.path(),
-                  "SELECT id, kind, stream_id, name_id, start_ns, end_ns, correlation_id, bytes, event_id, sync_kind FROM ops",
+                  "SELECT id, kind, IFNULL(stream_id, 0), name_id, start_ns, end_ns, IFNULL(correlation_id, -1), "
+                  "IFNULL(bytes, -1), IFNULL(event_id, -1), IFNULL(sync_kind, 255) FROM ops",
                   [&](sqlite3_stmt* q) {
                     rows.ops.push_back({sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
-                                        intOr(q, 6, kUnknown), intOr(q, 7, kUnknown), intOr(q, 8, kUnknown),
-                                        static_cast<trace::StreamId>(intOr(q, 2, 0)),
+                                        sqlite3_column_int64(q, 6), sqlite3_column_int64(q, 7), sqlite3_column_int64(q, 8),
+                                        static_cast<trace::StreamId>(sqlite3_column_int64(q, 2)),
                                         static_cast<trace::StringId>(sqlite3_column_int64(q, 3)),
                                         static_cast<trace::OpKind>(sqlite3_column_int(q, 1)),
-                                        static_cast<std::uint8_t>(intOr(q, 9, 255))});
+                                        static_cast<std::uint8_t>(sqlite3_column_int(q, 9))});
                   });
-  if (!s) return s.error();
-  return rows;
+  if (!s) return s;
+  s = scanColumns(db.get(), r.path(),
+                  "SELECT id, IFNULL(thread_id, 0), IFNULL(domain_id, 0), name_id, start_ns, end_ns, IFNULL(depth, -1) "
+                  "FROM nvtx_ranges",
+                  [&](sqlite3_stmt* q) {
+                    rows.ranges.push_back({sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
+                                           static_cast<trace::ThreadId>(sqlite3_column_int64(q, 1)),
+                                           static_cast<trace::StringId>(sqlite3_column_int64(q, 2)),
+                                           static_cast<trace::StringId>(sqlite3_column_int64(q, 3)), sqlite3_column_int64(q, 6)});
+                  });
+  if (!s) return s;
+  sortLikeTheModel(rows);
+  return {};
 }
 
 // One store's rows into the builder. Store-local ids (strings, streams, threads, correlation)
@@ -215,10 +262,25 @@ class StoreLoader {
     progress_.add(name_, rows_.calls.size());
     if (!std::is_sorted(calls_by_correlation_.begin(), calls_by_correlation_.end()))
       std::sort(calls_by_correlation_.begin(), calls_by_correlation_.end());
+    // Correlation ids count the process's calls, so they are usually dense: then a table
+    // indexed by id replaces a binary search per op.
+    if (!calls_by_correlation_.empty()) {
+      const std::int64_t lo = calls_by_correlation_.front().first, hi = calls_by_correlation_.back().first;
+      if (hi - lo < 4 * static_cast<std::int64_t>(calls_by_correlation_.size()) + 1024) {
+        first_correlation_ = lo;
+        call_at_.assign(static_cast<std::size_t>(hi - lo + 1), kNone);
+        for (const auto& [corr, call] : calls_by_correlation_)
+          if (call_at_[static_cast<std::size_t>(corr - lo)] == kNone) call_at_[static_cast<std::size_t>(corr - lo)] = call;
+      }
+    }
   }
 
   Index callOf(std::int64_t correlation) const {
     if (correlation == kUnknown) return kNone;
+    if (!call_at_.empty()) {
+      const std::int64_t at = correlation - first_correlation_;
+      return at >= 0 && at < static_cast<std::int64_t>(call_at_.size()) ? call_at_[static_cast<std::size_t>(at)] : kNone;
+    }
     auto it = std::lower_bound(calls_by_correlation_.begin(), calls_by_correlation_.end(),
                                std::make_pair(correlation, Index{0}));
     return it != calls_by_correlation_.end() && it->first == correlation ? it->second : kNone;
@@ -280,11 +342,11 @@ class StoreLoader {
   }
 
   void loadRanges() {
-    for (const trace::NvtxRangeRow& row : rows_.ranges) {
-      const Index thread = row.thread_id && *row.thread_id < threads_.size() ? threads_[*row.thread_id] : kNone;
-      b_.addRange({.rank = rank_, .thread = thread, .domain = row.domain_id ? str(*row.domain_id) : 0,
-                   .name = str(row.name_id), .start = row.start_ns, .end = row.end_ns,
-                   .depth = row.depth ? static_cast<std::int16_t>(std::min<std::uint32_t>(*row.depth, 32767)) : std::int16_t{-1},
+    for (const RangeLite& row : rows_.ranges) {
+      const Index thread = row.thread != trace::kNoThread && row.thread < threads_.size() ? threads_[row.thread] : kNone;
+      b_.addRange({.rank = rank_, .thread = thread, .domain = str(row.domain), .name = str(row.name), .start = row.start,
+                   .end = row.end,
+                   .depth = row.depth < 0 ? std::int16_t{-1} : static_cast<std::int16_t>(std::min<std::int64_t>(row.depth, 32767)),
                    .store_id = row.id});
     }
   }
@@ -314,6 +376,8 @@ class StoreLoader {
   std::vector<StringId> strings_;
   std::vector<Index> streams_, threads_;
   std::vector<std::pair<std::int64_t, Index>> calls_by_correlation_, collective_ops_;
+  std::vector<Index> call_at_;  // dense correlation id -> call, when ids are dense
+  std::int64_t first_correlation_ = 0;
   std::int64_t skipped_calls_ = 0, skipped_ops_ = 0, unjoined_collectives_ = 0;
 };
 
@@ -345,7 +409,12 @@ Expected<RunModel> loadRun(const std::filesystem::path& dir, const LoadOptions& 
   // them into model rows in store order, so the model does not depend on timing.
   const std::size_t n = readers.size();
   const std::size_t workers = std::min<std::size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::optional<Expected<StoreRows>>> slots(n);
+  struct Slot {
+    std::unique_ptr<StoreRows> rows;
+    Status status;
+  };
+  std::vector<std::optional<Slot>> slots(n);
+  std::vector<std::unique_ptr<StoreRows>> spare;  // buffers of stores already consumed
   std::mutex mu;
   std::condition_variable cv;
   std::size_t next = 0, consumed = 0;
@@ -353,15 +422,18 @@ Expected<RunModel> loadRun(const std::filesystem::path& dir, const LoadOptions& 
   auto work = [&] {
     for (;;) {
       std::size_t i;
+      std::unique_ptr<StoreRows> rows;
       {
         std::unique_lock lock(mu);
         cv.wait(lock, [&] { return stop || next >= n || next < consumed + workers + 1; });
         if (stop || next >= n) return;
         i = next++;
+        if (!spare.empty()) rows = std::move(spare.back()), spare.pop_back();
       }
-      Expected<StoreRows> rows = readStore(readers[i]);
+      if (!rows) rows = std::make_unique<StoreRows>();
+      Status status = readStore(readers[i], *rows);
       std::lock_guard lock(mu);
-      slots[i].emplace(std::move(rows));
+      slots[i].emplace(Slot{std::move(rows), std::move(status)});
       cv.notify_all();
     }
   };
@@ -376,21 +448,21 @@ Expected<RunModel> loadRun(const std::filesystem::path& dir, const LoadOptions& 
     pool.clear();  // joins
   };
   for (std::size_t i = 0; i < n; ++i) {
-    std::optional<Expected<StoreRows>> rows;
+    Slot slot;
     {
       std::unique_lock lock(mu);
       cv.wait(lock, [&] { return slots[i].has_value(); });
-      rows = std::move(slots[i]);
+      slot = std::move(*slots[i]);
       slots[i].reset();
     }
-    if (!rows->ok()) {
+    if (!slot.status) {
       stopWorkers();
-      return rows->error();
+      return slot.status.error();
     }
-    StoreLoader(readers[i], rows->value(), builder, progress).load();
-    rows.reset();
+    StoreLoader(readers[i], *slot.rows, builder, progress).load();
     {
       std::lock_guard lock(mu);
+      spare.push_back(std::move(slot.rows));
       ++consumed;
     }
     cv.notify_all();

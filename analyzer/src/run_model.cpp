@@ -12,22 +12,28 @@ void FlowTable::add(NodeRef src, NodeRef dst, FlowKind kind) {
 }
 
 namespace {
-// Edge indices ordered by key (stable): an LSD radix sort, 11 bits a pass, since a run's edges
-// number in the millions and a comparison sort of them would cost seconds.
+// Edge indices ordered by key (stable): an LSD radix sort of (key, index) packed in 64 bits,
+// 11 bits of key a pass over contiguous memory, since a run's edges number in the millions and
+// a comparison sort of them would cost seconds.
 std::vector<Index> orderBy(const std::vector<NodeRef>& key) {
   const std::size_t n = key.size();
-  std::vector<Index> order(n), next(n);
-  std::iota(order.begin(), order.end(), Index{0});
-  if (std::is_sorted(key.begin(), key.end(), [](NodeRef a, NodeRef b) { return a.raw() < b.raw(); })) return order;
+  std::vector<Index> order(n);
+  if (std::is_sorted(key.begin(), key.end(), [](NodeRef a, NodeRef b) { return a.raw() < b.raw(); })) {
+    std::iota(order.begin(), order.end(), Index{0});
+    return order;
+  }
+  std::vector<std::uint64_t> packed(n), next(n);
+  for (std::size_t e = 0; e < n; ++e) packed[e] = (std::uint64_t{key[e].raw()} << 32) | e;
   constexpr int kBits = 11;
   constexpr std::size_t kBuckets = std::size_t{1} << kBits;
-  for (int shift = 0; shift < 32; shift += kBits) {
-    std::vector<Index> count(kBuckets + 1, 0);
-    for (Index e : order) ++count[((key[e].raw() >> shift) & (kBuckets - 1)) + 1];
+  for (int shift = 32; shift < 64; shift += kBits) {
+    std::vector<std::size_t> count(kBuckets + 1, 0);
+    for (std::uint64_t v : packed) ++count[((v >> shift) & (kBuckets - 1)) + 1];
     for (std::size_t b = 1; b <= kBuckets; ++b) count[b] += count[b - 1];
-    for (Index e : order) next[count[(key[e].raw() >> shift) & (kBuckets - 1)]++] = e;
-    order.swap(next);
+    for (std::uint64_t v : packed) next[count[(v >> shift) & (kBuckets - 1)]++] = v;
+    packed.swap(next);
   }
+  for (std::size_t e = 0; e < n; ++e) order[e] = static_cast<Index>(packed[e] & 0xffffffffu);
   return order;
 }
 }  // namespace

@@ -50,6 +50,15 @@ Index RunModelBuilder::addApiCall(const ApiCallRow& row) {
   return static_cast<Index>(t.size() - 1);
 }
 
+// Kernels are classified by name, and a run launches the same few hundred kernels millions of
+// times: the class is computed once per name.
+OpClass RunModelBuilder::classOf(trace::OpKind kind, StringId name) {
+  if (kind != trace::OpKind::Kernel) return classify(kind, {});
+  if (name >= kernel_class_.size()) kernel_class_.resize(std::max<std::size_t>(name + 1, model_.strings.size()), kUnclassified);
+  if (kernel_class_[name] == kUnclassified) kernel_class_[name] = static_cast<std::uint8_t>(classify(kind, model_.strings[name]));
+  return static_cast<OpClass>(kernel_class_[name]);
+}
+
 Index RunModelBuilder::addOp(const OpRow& row) {
   auto& t = model_.ops;
   t.start.push_back(row.start);
@@ -57,7 +66,7 @@ Index RunModelBuilder::addOp(const OpRow& row) {
   t.name.push_back(row.name);
   t.stream.push_back(row.stream);
   t.kind.push_back(row.kind);
-  t.op_class.push_back(classify(row.kind, model_.strings[row.name]));
+  t.op_class.push_back(classOf(row.kind, row.name));
   t.bytes.push_back(row.bytes);
   t.collective.push_back(kNone);
   t.launch.push_back(row.api_call);

@@ -28,12 +28,14 @@ du -sh "$DATA/synthetic-10M" | awk '{ print "stores on disk: " $1 }'
 : >"$DATA/synthetic.times"
 i=0
 while [ "$i" -lt 3 ]; do
-  $TIME -f "%e %M" -o "$DATA/t" "$SYNCOPATE" analyze "$DATA/synthetic-10M" >/dev/null 2>&1
+  $TIME -f "%e %M %U %S" -o "$DATA/t" "$SYNCOPATE" analyze "$DATA/synthetic-10M" >/dev/null 2>&1
   cat "$DATA/t" >>"$DATA/synthetic.times"
   i=$((i + 1))
 done
 echo "syncopate analyze: median wall $(cut -d' ' -f1 "$DATA/synthetic.times" | median) s," \
-     "peak RSS $(cut -d' ' -f2 "$DATA/synthetic.times" | median) KB (runs: $(cut -d' ' -f1 "$DATA/synthetic.times" | tr '\n' ' '))"
+     "peak RSS $(cut -d' ' -f2 "$DATA/synthetic.times" | median) KB," \
+     "CPU (user+sys) $(awk '{ print $3 + $4 }' "$DATA/synthetic.times" | median) s (wall of each run: $(cut -d' ' -f1 "$DATA/synthetic.times" | tr '\n' ' '))"
+echo "machine load while measuring: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 
 TRACE=$TRACES/kineto/df_index_resolver/df_index_resolver.json.gz
 echo "== largest real trace: $(basename "$TRACE") ($(zcat "$TRACE" | wc -c) bytes of JSON)"
@@ -41,16 +43,19 @@ echo "== largest real trace: $(basename "$TRACE") ($(zcat "$TRACE" | wc -c) byte
 : >"$DATA/import.times"
 i=0
 while [ "$i" -lt "$REPEATS" ]; do
-  $TIME -f "%e" -o "$DATA/t" sh -c "zcat '$TRACE' > /dev/null"
+  $TIME -f "%e %U %S" -o "$DATA/t" sh -c "zcat '$TRACE' > /dev/null"
   cat "$DATA/t" >>"$DATA/zcat.times"
   rm -rf "$DATA/kineto-run"
-  $TIME -f "%e" -o "$DATA/t" sh -c "'$SYNCOPATE' import kineto '$TRACE' -o '$DATA/kineto-run' > /dev/null &&
+  $TIME -f "%e %U %S" -o "$DATA/t" sh -c "'$SYNCOPATE' import kineto '$TRACE' -o '$DATA/kineto-run' > /dev/null 2>&1 &&
                                      '$SYNCOPATE' analyze '$DATA/kineto-run' > /dev/null"
   cat "$DATA/t" >>"$DATA/import.times"
   i=$((i + 1))
 done
-Z=$(median <"$DATA/zcat.times")
-I=$(median <"$DATA/import.times")
-echo "zcat FILE > /dev/null:                 median $Z s (runs: $(tr '\n' ' ' <"$DATA/zcat.times"))"
-echo "syncopate import kineto + analyze:     median $I s (runs: $(tr '\n' ' ' <"$DATA/import.times"))"
-echo "ratio: $(echo "$I $Z" | awk '{ printf "%.2f", $1 / $2 }')x"
+Z=$(cut -d' ' -f1 "$DATA/zcat.times" | median)
+I=$(cut -d' ' -f1 "$DATA/import.times" | median)
+ZC=$(awk '{ print $2 + $3 }' "$DATA/zcat.times" | median)
+IC=$(awk '{ print $2 + $3 }' "$DATA/import.times" | median)
+echo "zcat FILE > /dev/null:                 median wall $Z s, CPU $ZC s (walls: $(cut -d' ' -f1 "$DATA/zcat.times" | tr '\n' ' '))"
+echo "syncopate import kineto + analyze:     median wall $I s, CPU $IC s (walls: $(cut -d' ' -f1 "$DATA/import.times" | tr '\n' ' '))"
+echo "ratio: wall $(echo "$I $Z" | awk '{ printf "%.2f", $1 / $2 }')x, CPU $(echo "$IC $ZC" | awk '{ printf "%.2f", $1 / $2 }')x"
+echo "machine load while measuring: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"

@@ -53,6 +53,8 @@ TEST(Collectives, NcclTestsFormulas) {
   EXPECT_EQ(ncclTestsBytes(CollType::AllGather, 1000, DataType::Bfloat16, 8), 16000);
   EXPECT_EQ(ncclTestsBytes(CollType::ReduceScatter, 1000, DataType::Float32, 4), 16000);
   EXPECT_EQ(ncclTestsBytes(CollType::Broadcast, 10, DataType::Int8, 4), 10);
+  EXPECT_EQ(ncclTestsBytes(CollType::Gather, 100, DataType::Float64, 4), 3200);
+  EXPECT_DOUBLE_EQ(busBandwidthFactor(CollType::Scatter, 4), 0.75);
   EXPECT_EQ(ncclTestsBytes(CollType::AllReduce, kUnknown, DataType::Float32, 4), kUnknown);
   EXPECT_DOUBLE_EQ(busBandwidthFactor(CollType::AllReduce, 8), 1.75);
   EXPECT_DOUBLE_EQ(busBandwidthFactor(CollType::AllGather, 8), 0.875);

@@ -121,6 +121,19 @@ TEST(CriticalPath, HostSyncReturnsWhenTheAwaitedKernelEnds) {
   EXPECT_EQ(at(p, PathCategory::Launch), us(3));    // [52,55]
 }
 
+TEST(CriticalPath, ToAnyOpFromAnyStart) {
+  const RunModel m = testing::hostSync();
+  // The path to k1 from 20us: k0's part before 20us is cut.
+  const Index k1 = 1;
+  ASSERT_EQ(m.str(m.ops.name[k1]), "k1");
+  const CriticalPath p = criticalPathTo(m, k1, us(20));
+  expectContiguous(p);
+  EXPECT_EQ(p.start, us(20));
+  EXPECT_EQ(p.end, us(60));
+  EXPECT_EQ(at(p, PathCategory::Compute), us(35));  // k0 [20,50] + k1 [55,60]
+  EXPECT_EQ(at(p, PathCategory::Sync), us(1));
+}
+
 TEST(CriticalPath, StreamWaitFollowsTheEventRecord) {
   const auto paths = pathsOf(testing::eventWait());
   ASSERT_EQ(paths.size(), 1u);

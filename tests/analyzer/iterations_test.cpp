@@ -145,6 +145,33 @@ TEST(Iterations, PatternToleratesAnOccasionalExtraOp) {
   EXPECT_EQ(its->per_rank[0][0].start, us(10));
 }
 
+// Rank 1's recording starts one iteration later than rank 0's: its first detected iteration
+// holds the same all-reduce as rank 0's second, so both are numbered 1.
+TEST(Iterations, PatternNumbersAgreeAcrossRanksThroughCollectives) {
+  RunSketch s;
+  const Index r0 = s.rank(0), r1 = s.rank(1);
+  const Index st0 = s.stream(r0, 1), st1 = s.stream(r1, 1);
+  for (int k = 0; k < 4; ++k) {
+    const std::int64_t base = us(100 * k);
+    for (const auto& [rank, st] : {std::pair{0, st0}, std::pair{1, st1}}) {
+      if (rank == 1 && k == 0) continue;
+      s.kernel(st, "fwd", base + us(20), base + us(40));
+      s.kernel(st, "bwd", base + us(40), base + us(70));
+      s.allReduce(st, 9, rank, 2, k, base + us(70), base + us(80));
+    }
+  }
+  const RunModel m = s.build();
+  auto its = detectIterations(m);
+  ASSERT_TRUE(its.ok());
+  ASSERT_EQ(its->source, IterationSource::Pattern);
+  ASSERT_EQ(its->per_rank[0].size(), 4u);
+  ASSERT_EQ(its->per_rank[1].size(), 3u);
+  EXPECT_EQ(its->per_rank[0][1].number, 1);
+  EXPECT_EQ(its->per_rank[1][0].number, 1);
+  EXPECT_EQ(its->per_rank[1][0].start, us(120));
+  EXPECT_EQ(its->numbers, (std::vector<std::int64_t>{0, 1, 2, 3}));
+}
+
 TEST(Iterations, NoMarkersAndNoPatternIsOneWholeRunIteration) {
   RunSketch s;
   const Index rank = s.rank(0);

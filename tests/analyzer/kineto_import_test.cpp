@@ -89,6 +89,11 @@ TEST(KinetoImport, LargestTraceImportsEveryEvent) {
   auto m = loadRun(dir.path());
   ASSERT_TRUE(m.ok()) << m.error().message;
   EXPECT_EQ(m->ops.size(), 22290u);
+  // Thread names come from the metadata events at the end of the file.
+  ASSERT_EQ(m->threads.size(), 2u);
+  EXPECT_EQ(m->str(m->threads[0].name), "thread 783658 (python3.8)");
+  EXPECT_EQ(m->threads[1].tid, 785244);
+  EXPECT_EQ(m->ranks[0].pid, 783658);
   // Every GPU op of this trace was launched by a recorded call (the s ac2g flows say so).
   std::size_t launched = 0;
   for (Index op = 0; op < m->ops.size(); ++op) launched += m->launchOf(op) != kNone;
@@ -285,6 +290,9 @@ TEST(KinetoImport, BadInputsFailWithASentence) {
   EXPECT_NE(importError(dir, "badts.json", R"({"traceEvents": [{"ph": "X", "cat": "kernel", "ts": "soon"}]})")
                 .find("time that is not a number"),
             std::string::npos);
+  // A failed import leaves no store behind (the store is written while the file is parsed).
+  EXPECT_FALSE(std::filesystem::exists(dir / "out" / "rank-0.sqlite"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "out" / "rank-0.sqlite-wal"));
   const auto missing = dir / "missing.json";
   auto r = importKineto(std::span(&missing, 1), dir / "out2");
   ASSERT_FALSE(r.ok());

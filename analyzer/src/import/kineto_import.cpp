@@ -2,7 +2,12 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <charconv>
+#include <condition_variable>
+#include <deque>
 #include <map>
+#include <mutex>
+#include <thread>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -19,7 +24,6 @@ namespace {
 
 using import::KinetoCat;
 using import::KinetoEvent;
-using import::KinetoTrace;
 using import::kAbsent;
 
 trace::MemcpyKind memcpyKindFromName(std::string_view name) {
@@ -38,17 +42,30 @@ struct Communicator {
   std::int32_t rank = -1, size = -1;
 };
 
-class KinetoStoreWriter {
+// Writes the events of one trace into its store, batch by batch, on the importer's writer
+// thread; finish() then writes what needs the whole trace (collectives in launch order, event
+// records, open allocations).
+class EventWriter {
  public:
-  KinetoStoreWriter(const KinetoTrace& t, import::StoreOutput& out, ImportedStore& report)
-      : t_(t), out_(out), report_(report) {}
+  EventWriter(import::StoreOutput& out, ImportedStore& report, std::map<std::int64_t, std::string> thread_names)
+      : out_(out), report_(report), thread_names_(std::move(thread_names)) {}
 
-  Status write() {
-    collectThreadNames();
-    for (const auto& d : t_.devices) out_.registerDevice(d.id, d.name, d.sm_count, d.memory_bytes);
-    for (const KinetoEvent& e : t_.events) {
-      if (Status s = writeEvent(e); !s) return s;
+  void begin(const import::KinetoHeader& header) {
+    for (const auto& d : header.devices) out_.registerDevice(d.id, d.name, d.sm_count, d.memory_bytes);
+  }
+
+  Status consume(const import::KinetoBatch& batch) {
+    for (const auto& [id, text] : batch.new_strings) {
+      if (id >= views_.size()) views_.resize(id + 1);
+      views_[id] = text;
     }
+    for (const KinetoEvent& e : batch.events)
+      if (Status s = writeEvent(e); !s) return s;
+    return {};
+  }
+
+  Status finish(const import::KinetoHeader& header) {
+    world_size_ = header.world_size.value_or(-1);
     if (Status s = writeCollectives(); !s) return s;
     if (Status s = writeDerivedEventRecords(); !s) return s;
     if (Status s = writeOpenAllocations(); !s) return s;
@@ -59,13 +76,7 @@ class KinetoStoreWriter {
   std::optional<std::pair<std::int64_t, std::int64_t>> window() const { return window_; }
 
  private:
-  std::string_view str(StringId id) const { return t_.strings[id]; }
-
-  void collectThreadNames() {
-    for (const KinetoEvent& e : t_.events)
-      if (e.ph == 'M' && str(e.name) == "thread_name" && e.tid != kAbsent && e.arg_name != 0)
-        thread_names_[e.tid] = std::string(str(e.arg_name));  // the last name given wins
-  }
+  std::string_view str(StringId id) const { return id < views_.size() ? views_[id] : std::string_view(); }
 
   trace::ThreadId thread(std::int64_t tid) {
     auto it = thread_names_.find(tid);
@@ -124,7 +135,7 @@ class KinetoStoreWriter {
                             static_cast<std::uint32_t>(e.block[2])};
     if (Status s = out_.op(row, str(e.name)); !s) return s;
     if (e.correlation != kAbsent) ops_by_stream_[*row.stream_id].push_back({e.correlation, row.end_ns});
-    if (nccl.is_nccl && e.correlation != kAbsent) nccl_ops_.push_back({&e, nccl});
+    if (nccl.is_nccl && e.correlation != kAbsent) nccl_ops_.push_back({e, nccl});
     return {};
   }
 
@@ -236,7 +247,7 @@ class KinetoStoreWriter {
     }
     c.id = import::fnv1a64("default process group");
     c.rank = rank;
-    c.size = t_.world_size.value_or(-1);
+    c.size = world_size_;
     return c;
   }
 
@@ -244,10 +255,11 @@ class KinetoStoreWriter {
   // sequence numbers follow launch order (correlation ids grow with it).
   Status writeCollectives() {
     std::sort(nccl_ops_.begin(), nccl_ops_.end(),
-              [](const auto& a, const auto& b) { return a.first->correlation < b.first->correlation; });
+              [](const auto& a, const auto& b) { return a.first.correlation < b.first.correlation; });
     std::unordered_map<std::uint64_t, std::uint64_t> next_seq;
     std::int64_t without_details = 0, written = 0;
-    for (const auto& [e, kernel] : nccl_ops_) {
+    for (const auto& [event, kernel] : nccl_ops_) {
+      const KinetoEvent* e = &event;
       const bool has_args = e->coll_name != 0;
       if (!has_args && kernel.is_send_recv) {
         ++without_details;  // a send/recv kernel without its peer cannot be matched: kept as a p2p op only
@@ -285,7 +297,7 @@ class KinetoStoreWriter {
       out_.diagnostic(trace::Severity::Info,
                       "NCCL SendRecv kernels without collective arguments (peer unknown): kept as p2p ops, not matched across ranks",
                       without_details);
-    if (written > 0 && std::none_of(nccl_ops_.begin(), nccl_ops_.end(), [](const auto& p) { return p.first->pg_name != 0; }))
+    if (written > 0 && std::none_of(nccl_ops_.begin(), nccl_ops_.end(), [](const auto& p) { return p.first.pg_name != 0; }))
       out_.diagnostic(trace::Severity::Info,
                       "the trace names no process groups: collectives were assumed to be on the default process group of all "
                       "ranks, numbered in launch order",
@@ -362,11 +374,12 @@ class KinetoStoreWriter {
     }
   };
 
-  const KinetoTrace& t_;
   import::StoreOutput& out_;
   ImportedStore& report_;
-  std::unordered_map<std::int64_t, std::string> thread_names_;
-  std::vector<std::pair<const KinetoEvent*, import::NcclKernelInfo>> nccl_ops_;
+  std::map<std::int64_t, std::string> thread_names_;
+  std::vector<std::string_view> views_;  // string id -> text, as batches introduce them
+  std::int32_t world_size_ = -1;
+  std::vector<std::pair<KinetoEvent, import::NcclKernelInfo>> nccl_ops_;
   std::unordered_map<trace::StreamId, std::vector<std::pair<std::int64_t, std::int64_t>>> ops_by_stream_;  // (corr, end)
   std::unordered_map<std::int64_t, std::int64_t> call_start_by_correlation_;
   std::set<Record> records_;
@@ -393,64 +406,173 @@ std::string storedAs(char ph, std::string_view cat) {
   return "not stored: no table for this kind of event";
 }
 
+// Parses on this thread and writes the store on another, batch by batch: writing rows costs
+// about as much as parsing them, so on two cores the import takes about half as long.
+class PipelinedSink : public import::KinetoSink {
+ public:
+  PipelinedSink(std::int32_t position, const std::filesystem::path& out_dir, ImportedStore& store,
+                std::map<std::int64_t, std::string> thread_names, std::int64_t pid)
+      : position_(position), out_dir_(out_dir), store_(store), thread_names_(std::move(thread_names)), pid_(pid) {}
+  ~PipelinedSink() override { stop(); }
+
+  Status begin(const import::KinetoHeader& header) override {
+    store_.rank = header.rank.value_or(position_);
+    const std::string host = !header.host_name.empty() ? header.host_name : "unknown host of rank " + std::to_string(store_.rank);
+    auto out = import::StoreOutput::create(out_dir_, {host, pid_, store_.rank, "import-kineto"});
+    if (!out) return out.error();
+    out_ = std::move(out).value();
+    if (!header.rank)
+      out_->diagnostic(trace::Severity::Warning,
+                       "the trace has no distributedInfo before its events: rank " + std::to_string(store_.rank) +
+                           " was taken from the file's position",
+                       1);
+    writer_ = std::make_unique<EventWriter>(*out_, store_, std::move(thread_names_));
+    writer_->begin(header);
+    thread_ = std::jthread([this] { drain(); });
+    return {};
+  }
+
+  Status consume(import::KinetoBatch batch) override {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return queue_.size() < kMaxQueued || !status_; });
+    if (!status_) return status_;
+    queue_.push_back(std::move(batch));
+    cv_.notify_all();
+    return {};
+  }
+
+  // Waits until every batch is written; the writer's status.
+  Status finishWriting() {
+    stop();
+    return status_;
+  }
+
+  import::StoreOutput* output() { return out_.get(); }
+  EventWriter* writer() { return writer_.get(); }
+
+ private:
+  static constexpr std::size_t kMaxQueued = 8;
+
+  void drain() {
+    for (;;) {
+      import::KinetoBatch batch;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return !queue_.empty() || done_; });
+        if (queue_.empty()) return;
+        batch = std::move(queue_.front());
+        queue_.pop_front();
+        cv_.notify_all();
+      }
+      if (Status s = writer_->consume(batch); !s) {
+        std::lock_guard lock(mu_);
+        status_ = s;
+        queue_.clear();
+        cv_.notify_all();
+        return;
+      }
+    }
+  }
+
+  void stop() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  std::int32_t position_;
+  const std::filesystem::path& out_dir_;
+  ImportedStore& store_;
+  std::map<std::int64_t, std::string> thread_names_;
+  std::int64_t pid_;
+  std::unique_ptr<import::StoreOutput> out_;
+  std::unique_ptr<EventWriter> writer_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<import::KinetoBatch> queue_;
+  bool done_ = false;
+  Status status_;
+  std::jthread thread_;
+};
+
+// The process id of the trace's host events (the first cpu_op's or CUDA call's pid), read
+// from the text: it is only the store's identity, and the store is created before the events.
+std::int64_t hostPid(std::string_view text) {
+  for (std::string_view cat : {"\"cat\": \"cpu_op\"", "\"cat\": \"cuda_runtime\""}) {
+    const std::size_t at = text.find(cat);
+    if (at == std::string_view::npos) continue;
+    const std::size_t open = text.rfind('{', at);
+    const std::size_t close = text.find('}', at);
+    const std::size_t pid = text.find("\"pid\":", open == std::string_view::npos ? at : open);
+    if (pid == std::string_view::npos || pid > close) continue;
+    std::size_t i = pid + 6;
+    while (i < text.size() && text[i] == ' ') ++i;
+    std::int64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(text.data() + i, text.data() + text.size(), v);
+    if (ec == std::errc{} && ptr != text.data() + i) return v;
+  }
+  return -1;
+}
+
 Status importOne(const std::filesystem::path& file, std::size_t position, const std::filesystem::path& out_dir,
                  ImportReport& report, const ImportOptions& options) {
   auto text = import::readTextFile(file, simdjson::SIMDJSON_PADDING);
   if (!text) return text.error();
-  auto parsed = import::parseKinetoTrace(*text, file.string());
-  if (!parsed) return parsed.error();
-  text = import::TextBuffer{};  // the text is no longer needed; the events hold what matters
-  KinetoTrace& t = *parsed;
-  if (options.progress) options.progress(file.filename().string(), 1, 2);
-
   ImportedStore store;
   store.source = file;
-  store.rank = t.rank.value_or(static_cast<std::int32_t>(position));
+  StringTable strings;
+  PipelinedSink sink(static_cast<std::int32_t>(position), out_dir, store, import::kinetoThreadNames(*text),
+                     hostPid(text->text()));
+  auto parsed = import::parseKinetoTrace(*text, file.string(), strings, sink);
+  const Status written = sink.finishWriting();
+  import::StoreOutput* o = sink.output();
+  auto fail = [&](const Error& e) -> Status {
+    if (o) o->abandon();  // no half-written store is left behind
+    return e;
+  };
+  if (!parsed) return fail(parsed.error());
+  if (!written) return fail(written.error());
+  if (!o) return Error{file.string() + " is not a Chrome trace: it has no traceEvents array"};
+  text = import::TextBuffer{};
+  import::KinetoSummary& t = *parsed;
   store.source_events = t.json_events;
-  std::int64_t pid = -1;
-  for (const KinetoEvent& e : t.events)
-    if (e.ph == 'X' && (e.cat == KinetoCat::CudaRuntime || e.cat == KinetoCat::CpuOp) && e.pid != kAbsent) {
-      pid = e.pid;
-      break;
-    }
-  const std::string host = !t.host_name.empty() ? t.host_name : "unknown host of rank " + std::to_string(store.rank);
-  auto out = import::StoreOutput::create(out_dir, {host, pid, store.rank, "import-kineto"});
-  if (!out) return out.error();
-  import::StoreOutput& o = **out;
-  if (!t.rank)
-    o.diagnostic(trace::Severity::Warning,
-                 "the trace has no distributedInfo: rank " + std::to_string(store.rank) + " was taken from the file's position",
-                 1);
-  o.setMeta("realtime_offset_ns", std::to_string(t.base_time_ns.value_or(0)));
-  o.setMeta("clock", "source trace clock (Kineto: microseconds, plus baseTimeNanoseconds when given)");
-  o.setMeta("import_source_file", file.filename().string());
-  if (t.world_size) o.setMeta("world_size", std::to_string(*t.world_size));
+  if (options.progress) options.progress(file.filename().string(), 1, 2);
+  if (Status s = sink.writer()->finish(t.header); !s) return fail(s.error());
+  if (t.header.rank && *t.header.rank != store.rank)
+    return fail(Error{file.string() + ": distributedInfo (rank " + std::to_string(*t.header.rank) +
+                      ") comes after the events; Kineto writes it before them, so this file was rewritten by another "
+                      "tool: move distributedInfo before traceEvents"});
 
-  KinetoStoreWriter writer(t, o, store);
-  if (Status s = writer.write(); !s) return s;
-  if (auto w = writer.window()) {
-    o.setMeta(kTraceStartMetaKey, std::to_string(w->first));
-    o.setMeta(kTraceEndMetaKey, std::to_string(w->second));
+  o->setMeta("realtime_offset_ns", std::to_string(t.header.base_time_ns.value_or(0)));
+  o->setMeta("clock", "source trace clock (Kineto: microseconds, plus baseTimeNanoseconds when given)");
+  o->setMeta("import_source_file", file.filename().string());
+  if (t.header.world_size) o->setMeta("world_size", std::to_string(*t.header.world_size));
+  if (auto w = sink.writer()->window()) {
+    o->setMeta(kTraceStartMetaKey, std::to_string(w->first));
+    o->setMeta(kTraceEndMetaKey, std::to_string(w->second));
   }
   // Every source event is accounted for: in a table, as a link, as metadata, or counted as
   // not stored (the writer noted some categories, or parts of one, as it went).
   for (const auto& [key, count] : t.counts) {
     const std::string what = std::string(1, key.first) + (key.second.empty() ? "" : " " + key.second);
     std::int64_t stored = count;
-    for (const auto& c : o.notStoredCategories())
+    for (const auto& c : o->notStoredCategories())
       if (c.what == what) stored -= c.events;
     const std::string where = storedAs(key.first, key.second);
     if (where.starts_with("not stored")) {
-      o.notStored(what, stored, where.substr(12));
+      o->notStored(what, stored, where.substr(12));
       continue;
     }
     if (stored > 0) store.categories.push_back({what, stored, where});
   }
-  for (const auto& c : o.notStoredCategories()) {
+  for (const auto& c : o->notStoredCategories()) {
     store.categories.push_back(c);
     store.not_stored += c.events;
   }
-  if (Status s = o.close(store); !s) return s;
+  if (Status s = o->close(store); !s) return fail(s.error());
   if (options.progress) options.progress(file.filename().string(), 2, 2);
   report.stores.push_back(std::move(store));
   return {};

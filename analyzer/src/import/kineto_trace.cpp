@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <string_view>
 #include <unordered_map>
 
@@ -63,12 +64,14 @@ std::int64_t getId(od::value v) {
   return kAbsent;
 }
 
+constexpr std::size_t kBatchEvents = 8192;
+
 class Parser {
  public:
-  Parser(KinetoTrace& out, const std::string& file) : out_(out), file_(file) {}
+  Parser(KinetoSummary& out, const std::string& file, StringTable& strings, KinetoSink& sink)
+      : out_(out), file_(file), strings_(strings), sink_(sink) {}
 
   Status parse(const TextBuffer& text) {
-    size_hint_ = text.size();
     od::parser parser;
     od::document doc;
     if (auto err = parser.iterate(text.data(), text.size(), text.capacity()).get(doc)) return jsonError(err);
@@ -85,18 +88,19 @@ class Parser {
       if (auto err = field.value().get(v)) return jsonError(err);
       if (key == "traceEvents") {
         saw_events = true;
+        if (Status s = sink_.begin(out_.header); !s) return s;
         if (Status s = parseEvents(v); !s) return s;
       } else if (key == "distributedInfo") {
         if (Status s = parseDistributedInfo(v); !s) return s;
       } else if (key == "baseTimeNanoseconds") {
         std::int64_t base = 0;
         if (!getInt(v, base)) return Error{file_ + ": baseTimeNanoseconds is not a number"};
-        out_.base_time_ns = base;
+        out_.header.base_time_ns = base;
       } else if (key == "deviceProperties") {
         if (Status s = parseDevices(v); !s) return s;
       } else if (key == "host_name" || key == "hostname") {
         std::string_view h;
-        if (!v.get_string().get(h)) out_.host_name = std::string(h);
+        if (!v.get_string().get(h)) out_.header.host_name = std::string(h);
       }
     }
     if (!saw_events) return Error{file_ + " is not a Chrome trace: it has no traceEvents array"};
@@ -118,8 +122,8 @@ class Parser {
       std::string_view key;
       if (f.unescaped_key().get(key)) return Error{file_ + ": malformed distributedInfo"};
       std::int64_t n = 0;
-      if (key == "rank" && getInt(f.value(), n)) out_.rank = static_cast<std::int32_t>(n);
-      if (key == "world_size" && getInt(f.value(), n)) out_.world_size = static_cast<std::int32_t>(n);
+      if (key == "rank" && getInt(f.value(), n)) out_.header.rank = static_cast<std::int32_t>(n);
+      if (key == "world_size" && getInt(f.value(), n)) out_.header.world_size = static_cast<std::int32_t>(n);
     }
     return {};
   }
@@ -141,7 +145,7 @@ class Parser {
         else if (key == "numSms" && getInt(f.value(), n)) dev.sm_count = static_cast<std::int32_t>(n);
         else if (key == "totalGlobalMem" && getInt(f.value(), n)) dev.memory_bytes = n;
       }
-      out_.devices.push_back(std::move(dev));
+      out_.header.devices.push_back(std::move(dev));
     }
     return {};
   }
@@ -149,7 +153,7 @@ class Parser {
   Status parseEvents(od::value v) {
     od::array events;
     if (v.get_array().get(events)) return Error{file_ + " is not a Chrome trace: traceEvents is not an array"};
-    out_.events.reserve(size_hint_ / 200);  // Kineto events take 200-300 bytes of JSON each
+    batch_.events.reserve(kBatchEvents);
     for (auto element : events) {
       od::object o;
       if (auto err = element.get_object().get(o)) {
@@ -160,15 +164,28 @@ class Parser {
       if (Status s = parseEvent(o, e); !s) return s;
       ++out_.json_events;
       ++counts_[(static_cast<std::uint64_t>(static_cast<unsigned char>(e.ph)) << 32) | e.cat_name];
-      out_.events.push_back(e);
+      batch_.events.push_back(e);
+      if (batch_.events.size() == kBatchEvents)
+        if (Status s = flushBatch(); !s) return s;
     }
-    return {};
+    return flushBatch();
+  }
+
+  Status flushBatch() {
+    if (batch_.events.empty() && batch_.new_strings.empty()) return {};
+    Status s = sink_.consume(std::move(batch_));
+    batch_ = KinetoBatch{};
+    batch_.events.reserve(kBatchEvents);
+    return s;
   }
 
   StringId internString(od::value v) {
     std::string_view s;
     if (v.get_string().get(s)) return 0;
-    return out_.strings.intern(s);
+    const std::size_t known = strings_.size();
+    const StringId id = strings_.intern(s);
+    if (strings_.size() > known) batch_.new_strings.emplace_back(id, strings_[id]);
+    return id;
   }
 
   Status parseEvent(od::object o, KinetoEvent& e) {
@@ -183,7 +200,7 @@ class Parser {
         e.ph = ph[0];
       } else if (key == "cat") {
         e.cat_name = internString(v);
-        e.cat = categoryOf(out_.strings[e.cat_name]);
+        e.cat = categoryOf(strings_[e.cat_name]);
       } else if (key == "name") {
         e.name = internString(v);
       } else if (key == "ts" || key == "dur") {
@@ -215,75 +232,97 @@ class Parser {
       if (auto err = f.key().get(key)) return jsonError(err);
       od::value v;
       if (auto err = f.value().get(v)) return jsonError(err);
+      // Events carry a dozen arguments of which a few matter: dispatching on the first letter
+      // rejects the others after one comparison or two.
       std::int64_t n = 0;
-      if (key == "correlation") {
-        if (getInt(v, n)) e.correlation = n;
-      } else if (key == "External id") {
-        if (getInt(v, n)) e.external_id = n;
-      } else if (key == "stream") {
-        if (getInt(v, n)) e.stream = n;
-      } else if (key == "device") {
-        if (getInt(v, n)) e.device = n;
-      } else if (key == "grid" || key == "block") {
-        od::array a;
-        if (v.get_array().get(a)) continue;
-        std::int32_t* dims = key == "grid" ? e.grid : e.block;
-        int i = 0;
-        for (auto x : a) {
-          od::value xv;
-          if (i < 3 && !x.get(xv) && getInt(xv, n)) dims[i] = static_cast<std::int32_t>(n);
-          ++i;
-        }
-      } else if (key == "bytes") {
-        if (getInt(v, n)) e.bytes = n;
-      } else if (key == "Collective name") {
-        e.coll_name = internString(v);
-      } else if (key == "dtype") {
-        e.dtype = internString(v);
-      } else if (key == "Process Group Name") {
-        e.pg_name = internString(v);
-      } else if (key == "Process Group Ranks") {
-        e.pg_ranks = internString(v);
-      } else if (key == "In msg nelems") {
-        if (getInt(v, n)) e.in_nelems = n;
-      } else if (key == "Out msg nelems") {
-        if (getInt(v, n)) e.out_nelems = n;
-      } else if (key == "Group size") {
-        if (getInt(v, n)) e.group_size = n;
-      } else if (key == "cuda_sync_kind") {
-        e.sync_kind = internString(v);
-      } else if (key == "wait_on_stream") {
-        if (getInt(v, n)) e.wait_stream = n;
-      } else if (key == "wait_on_cuda_event_record_corr_id") {
-        if (getInt(v, n)) e.wait_record_corr = n;
-      } else if (key == "wait_on_cuda_event_id") {
-        if (getInt(v, n)) e.wait_event = n;
-      } else if (key == "Addr") {
-        if (getInt(v, n)) e.addr = n;
-      } else if (key == "Bytes") {
-        if (getInt(v, n)) e.mem_bytes = n;
-      } else if (key == "Device Type") {
-        if (getInt(v, n)) e.device_type = n;
-      } else if (key == "Device Id") {
-        if (getInt(v, n)) e.device_id = n;
-      } else if (key == "name") {
-        e.arg_name = internString(v);
-      } else if (key == "labels") {
-        e.arg_labels = internString(v);
+      auto integer = [&](std::int64_t& out) {
+        if (getInt(v, n)) out = n;
+      };
+      switch (key.raw()[0]) {
+        case 'c':
+          if (key == "correlation") integer(e.correlation);
+          else if (key == "cuda_sync_kind") e.sync_kind = internString(v);
+          break;
+        case 'E':
+          if (key == "External id") integer(e.external_id);
+          break;
+        case 's':
+          if (key == "stream") integer(e.stream);
+          break;
+        case 'd':
+          if (key == "device") integer(e.device);
+          else if (key == "dtype") e.dtype = internString(v);
+          break;
+        case 'g':
+        case 'b':
+          if (key == "grid" || key == "block") {
+            od::array a;
+            if (v.get_array().get(a)) break;
+            std::int32_t* dims = key == "grid" ? e.grid : e.block;
+            int i = 0;
+            for (auto x : a) {
+              od::value xv;
+              if (i < 3 && !x.get(xv) && getInt(xv, n)) dims[i] = static_cast<std::int32_t>(n);
+              ++i;
+            }
+          } else if (key == "bytes") {
+            integer(e.bytes);
+          }
+          break;
+        case 'C':
+          if (key == "Collective name") e.coll_name = internString(v);
+          break;
+        case 'P':
+          if (key == "Process Group Name") e.pg_name = internString(v);
+          else if (key == "Process Group Ranks") e.pg_ranks = internString(v);
+          break;
+        case 'I':
+          if (key == "In msg nelems") integer(e.in_nelems);
+          break;
+        case 'O':
+          if (key == "Out msg nelems") integer(e.out_nelems);
+          break;
+        case 'G':
+          if (key == "Group size") integer(e.group_size);
+          break;
+        case 'w':
+          if (key == "wait_on_stream") integer(e.wait_stream);
+          else if (key == "wait_on_cuda_event_record_corr_id") integer(e.wait_record_corr);
+          else if (key == "wait_on_cuda_event_id") integer(e.wait_event);
+          break;
+        case 'A':
+          if (key == "Addr") integer(e.addr);
+          break;
+        case 'B':
+          if (key == "Bytes") integer(e.mem_bytes);
+          break;
+        case 'D':
+          if (key == "Device Type") integer(e.device_type);
+          else if (key == "Device Id") integer(e.device_id);
+          break;
+        case 'n':
+          if (key == "name") e.arg_name = internString(v);
+          break;
+        case 'l':
+          if (key == "labels") e.arg_labels = internString(v);
+          break;
+        default: break;
       }
     }
     return {};
   }
 
-  KinetoTrace& out_;
+  KinetoSummary& out_;
   const std::string& file_;
-  std::size_t size_hint_ = 0;
+  StringTable& strings_;
+  KinetoSink& sink_;
+  KinetoBatch batch_;
   std::unordered_map<std::uint64_t, std::int64_t> counts_;  // (ph << 32 | category) -> events
 
  public:
   void publishCounts() {
     for (const auto& [key, n] : counts_)
-      out_.counts[{static_cast<char>(key >> 32), std::string(out_.strings[static_cast<StringId>(key & 0xffffffffu)])}] += n;
+      out_.counts[{static_cast<char>(key >> 32), std::string(strings_[static_cast<StringId>(key & 0xffffffffu)])}] += n;
   }
 };
 
@@ -333,12 +372,76 @@ std::optional<std::int64_t> microsToNanos(std::string_view t) {
   return negative ? -ns : ns;
 }
 
-Expected<KinetoTrace> parseKinetoTrace(const TextBuffer& text, const std::string& file_name) {
-  KinetoTrace out;
-  Parser parser(out, file_name);
+Expected<KinetoSummary> parseKinetoTrace(const TextBuffer& text, const std::string& file_name, StringTable& strings,
+                                         KinetoSink& sink) {
+  KinetoSummary out;
+  Parser parser(out, file_name, strings, sink);
   if (Status s = parser.parse(text); !s) return s.error();
   parser.publishCounts();
   return out;
+}
+
+std::map<std::int64_t, std::string> kinetoThreadNames(const TextBuffer& text) {
+  std::map<std::int64_t, std::string> names;
+  const std::string_view all = text.text();
+  constexpr std::string_view kKey = "\"thread_name\"";
+  od::parser parser;
+  // memmem, not string_view::find: find() scans for the first character, '"', which is on every
+  // other position of a JSON text.
+  auto next = [&](std::size_t from) -> std::size_t {
+    const void* hit = ::memmem(all.data() + from, all.size() - from, kKey.data(), kKey.size());
+    return hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - all.data()) : std::string_view::npos;
+  };
+  for (std::size_t at = next(0); at != std::string_view::npos; at = next(at + kKey.size())) {
+    // The metadata event is a flat object around the key, except for its args object.
+    const std::size_t open = all.rfind('{', at);
+    if (open == std::string_view::npos) continue;
+    std::size_t close = open, depth = 0;
+    bool in_string = false;
+    for (; close < all.size(); ++close) {
+      const char c = all[close];
+      if (in_string) {
+        if (c == '\\') ++close;
+        else if (c == '"') in_string = false;
+      } else if (c == '"') {
+        in_string = true;
+      } else if (c == '{') {
+        ++depth;
+      } else if (c == '}' && --depth == 0) {
+        break;
+      }
+    }
+    if (close >= all.size()) continue;
+    const simdjson::padded_string object(all.substr(open, close - open + 1));
+    od::document doc;
+    od::object o;
+    if (parser.iterate(object).get(doc) || doc.get_object().get(o)) continue;
+    std::string_view ph, name, thread;
+    std::int64_t tid = kAbsent;
+    for (auto f : o) {
+      std::string_view key;
+      od::value v;
+      if (f.unescaped_key().get(key) || f.value().get(v)) break;
+      std::string_view value;
+      // A field of another type leaves the view empty, which the check below rejects.
+      if (key == "ph" && !v.get_string().get(value)) ph = value;
+      else if (key == "name" && !v.get_string().get(value)) name = value;
+      else if (key == "tid") tid = getId(v);
+      else if (key == "args") {
+        od::object args;
+        if (v.get_object().get(args)) continue;
+        for (auto a : args) {
+          std::string_view akey;
+          if (!a.unescaped_key().get(akey) && akey == "name") {
+            std::string_view t;
+            if (!a.value().get_string().get(t)) thread = t;
+          }
+        }
+      }
+    }
+    if (ph == "M" && name == "thread_name" && tid != kAbsent && !thread.empty()) names[tid] = std::string(thread);
+  }
+  return names;
 }
 
 }  // namespace syncopate::analyzer::import

@@ -1,6 +1,4 @@
-// A PyTorch profiler (Kineto) Chrome trace, parsed into compact events: the step between the
-// JSON text and the store, so that the store is written knowing the whole file (the rank and
-// time base may come after the events).
+// A PyTorch profiler (Kineto) Chrome trace, parsed into compact events handed to a sink.
 #pragma once
 
 #include <cstdint>
@@ -54,20 +52,47 @@ struct KinetoDevice {
   std::optional<std::int64_t> memory_bytes;
 };
 
-struct KinetoTrace {
-  StringTable strings;
-  std::vector<KinetoEvent> events;
+// What the file says outside its events.
+struct KinetoHeader {
   std::optional<std::int32_t> rank, world_size;
   std::optional<std::int64_t> base_time_ns;  // baseTimeNanoseconds: added to ts for wall time
   std::string host_name;
   std::vector<KinetoDevice> devices;
-  std::int64_t json_events = 0;                      // every element of traceEvents
+};
+
+// Events handed over as they are parsed, so that the store can be written while the rest of
+// the file is still being read. Names are ids of the caller's StringTable; `new_strings` gives
+// the text of the ids first used in this batch (views into the table's stable storage, so the
+// consumer never touches the table, which only the parser writes).
+struct KinetoBatch {
+  std::vector<KinetoEvent> events;
+  std::vector<std::pair<StringId, std::string_view>> new_strings;
+};
+
+class KinetoSink {
+ public:
+  virtual ~KinetoSink() = default;
+  // Once, when the event array starts, with what the file said before it (Kineto writes its
+  // metadata first; what comes after the events is in the summary).
+  virtual Status begin(const KinetoHeader& header) = 0;
+  virtual Status consume(KinetoBatch batch) = 0;
+};
+
+struct KinetoSummary {
+  KinetoHeader header;  // everything the file said, also after the events
+  std::int64_t json_events = 0;                                 // every element of traceEvents
   std::map<std::pair<char, std::string>, std::int64_t> counts;  // (ph, cat) -> events
 };
 
-// Fails with a sentence naming the file when the text is not JSON, not a Chrome trace
-// (no traceEvents array) or an event is malformed (e.g. a timestamp that is not a number).
-Expected<KinetoTrace> parseKinetoTrace(const TextBuffer& text, const std::string& file_name);
+// Parses the trace, passing its events to `sink` in batches. Fails with a sentence naming the
+// file when the text is not JSON, not a Chrome trace (no traceEvents array) or an event is
+// malformed (e.g. a timestamp that is not a number), or when the sink fails.
+Expected<KinetoSummary> parseKinetoTrace(const TextBuffer& text, const std::string& file_name, StringTable& strings,
+                                         KinetoSink& sink);
+
+// Thread names from the trace's thread_name metadata events (Kineto writes them after all other
+// events, too late for a store written while parsing): tid -> the last name given.
+std::map<std::int64_t, std::string> kinetoThreadNames(const TextBuffer& text);
 
 // Decimal text (as JSON writes numbers: 12, 12.345, 1.2e3) in microseconds, to nanoseconds,
 // exactly for up to three decimals (no detour through double, which cannot hold 2^53+ ns).

@@ -107,6 +107,8 @@ trace::CollType collTypeFromPytorchName(std::string_view name) {
   if (has("reduce_scatter") || has("reducescatter")) return CollType::ReduceScatter;
   if (has("allgather") || has("all_gather")) return CollType::AllGather;
   if (has("alltoall") || has("all_to_all")) return CollType::AllToAll;
+  if (has("gather")) return CollType::Gather;
+  if (has("scatter")) return CollType::Scatter;
   if (has("broadcast")) return CollType::Broadcast;
   if (has("barrier")) return CollType::Barrier;
   if (has("reduce")) return CollType::Reduce;

@@ -134,4 +134,11 @@ Status StoreOutput::close(ImportedStore& report) {
   return {};
 }
 
+void StoreOutput::abandon() {
+  const std::filesystem::path file = writer_->path();
+  (void)writer_->close();
+  std::error_code ec;
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(file.string() + suffix, ec);
+}
+
 }  // namespace syncopate::analyzer::import

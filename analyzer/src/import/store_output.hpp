@@ -52,6 +52,8 @@ class StoreOutput {
 
   // Flushes and closes the store; fills in the file and row counts of `report`.
   Status close(ImportedStore& report);
+  // Closes and deletes the store: an import that failed leaves nothing behind.
+  void abandon();
 
  private:
   StoreOutput() = default;

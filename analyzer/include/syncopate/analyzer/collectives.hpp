@@ -4,7 +4,8 @@
 // there, with nccl-tests' formulas:
 //   algbw = S / t      busbw = algbw * factor
 //   AllReduce: S = count*size,       factor = 2(n-1)/n
-//   ReduceScatter, AllGather, AllToAll: S = count*size*n (count per rank), factor = (n-1)/n
+//   ReduceScatter, AllGather, AllToAll, Gather, Scatter: S = count*size*n (count per rank),
+//                                       factor = (n-1)/n
 //   Broadcast, Reduce: S = count*size, factor = 1;   Send/Recv: S = count*size, factor = 1
 // where t is the mean over ranks of (own end - last arrival): the time the call took once the
 // straggler had arrived, as nccl-tests times calls that start together.

@@ -89,6 +89,9 @@ class RunModelBuilder {
 
  private:
   Status validate() const;
+  OpClass classOf(trace::OpKind kind, StringId name);
+  static constexpr std::uint8_t kUnclassified = 0xff;
+  std::vector<std::uint8_t> kernel_class_;  // per kernel name: its OpClass, or kUnclassified
   RunModel model_;  // rows accumulate here in insertion order
   std::vector<std::pair<Index, std::int64_t>> op_events_;  // (op row, event id) of event markers
   struct PendingCollective {
