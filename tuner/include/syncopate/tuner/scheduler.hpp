@@ -38,13 +38,14 @@
 
 namespace syncopate::tuner {
 
+// The runtime creates held + units + touch_events + 1 CUDA events when it starts.
 struct SchedulerLimits {
   std::uint32_t streams = 32;        // application streams plus the runtime's two
   std::uint32_t tensors = 8192;      // distinct all-reduce buffers
-  std::uint32_t held = 2048;         // all-reduces held between two flush points
-  std::uint32_t units = 1024;        // done events in flight (a ring)
-  std::uint32_t touch_events = 4096; // producer events (a ring)
-  std::uint32_t app_events = 2048;   // application events whose ordering is followed
+  std::uint32_t held = 1024;         // all-reduces held between two flush points
+  std::uint32_t units = 512;         // done events in flight (a ring)
+  std::uint32_t touch_events = 2048; // producer events (a ring)
+  std::uint32_t app_events = 1024;   // application events whose ordering is followed
 };
 
 struct SchedulerStats {
