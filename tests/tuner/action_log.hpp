@@ -21,11 +21,12 @@ class ActionLog : public Executor {
   std::vector<Fallback> fallbacks;
   std::vector<std::uint64_t> digests;
   bool agree_result = true;
+  bool events_available = true;  // false: creating the event slots fails
   std::uint32_t event_slots = 0;
 
   bool prepareEvents(std::uint32_t count) override {
     event_slots = count;
-    return true;
+    return events_available;
   }
   StreamHandle communicationStream() override { return kComm; }
   StreamHandle joinStream() override { return kJoin; }

@@ -59,7 +59,7 @@ done
 expect 0 "gradients: identical" -- "$SYNCOPATE" compare "$WORK/demo/baseline" "$WORK/demo/tuned"
 expect 0 "Recommended" -- "$SYNCOPATE" tune "$WORK/demo/baseline"
 
-# A plan edited by hand is refused by its checksum; a delayed plan by its mathematics.
+# A plan edited by hand is refused by its checksum (a delayed plan is refused in runtime_e2e_test.cpp).
 sed 's/"why": "/"why": "edited /' "$WORK/demo/baseline/plan.json" >"$WORK/edited.json"
 expect 1 "checksum does not match" -- "$SYNCOPATE" run --plan "$WORK/edited.json" -o "$WORK/r" -- true
 expect 127 "^syncopate run: cannot run .*no_such_program" -- "$SYNCOPATE" run --plan "$WORK/demo/baseline/plan.json" -o "$WORK/r2" -- "$WORK/no_such_program"

@@ -17,6 +17,7 @@
 #include "syncopate/collector/record.hpp"
 #include "syncopate/trace/reader.hpp"
 #include "syncopate/tuner/compare.hpp"
+#include "syncopate/tuner/plan.hpp"
 #include "syncopate/tuner/tune.hpp"
 
 namespace syncopate::tuner {
@@ -191,6 +192,34 @@ TEST_F(RuntimeE2E, WatchdogTurnsAHangIntoAnErrorOnEveryWaitingRank) {
     const nlohmann::json report = runtimeReport(tuned.dir, r);
     EXPECT_TRUE(report["watchdog"].is_string()) << "rank " << r << ": " << report.dump();
   }
+}
+
+// Invariant 4: the one-step-delayed mode changes the training mathematics, so a plan that
+// uses it (its checksum valid) is never applied: every process says why and runs unchanged.
+TEST_F(RuntimeE2E, DelayedPlanIsRefusedAndTheJobRunsUnchanged) {
+  auto delayed = readPlan(plan());
+  ASSERT_TRUE(delayed.ok()) << delayed.error().message;
+  delayed->knobs.delayed = true;
+  const std::filesystem::path delayed_plan = scratch_->path() / "delayed.json";
+  ASSERT_TRUE(writePlan(*delayed, delayed_plan).ok());
+  const JobRun tuned = record(scratch_->path() / "delayed", {}, delayed_plan);
+  ASSERT_EQ(tuned.result.exit_code, 0) << tuned.result.err;
+  // The runtime never learns its rank when it stays off: its reports are named by process.
+  int reports = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(tuned.dir)) {
+    if (entry.path().filename().string().rfind("runtime-", 0) != 0) continue;
+    ++reports;
+    std::ifstream in(entry.path());
+    const nlohmann::json report = nlohmann::json::parse(in);
+    EXPECT_FALSE(report["applied"].get<bool>()) << report.dump();
+    EXPECT_NE(report["disabled_reason"].get<std::string>().find("one-step-delayed"), std::string::npos) << report.dump();
+    EXPECT_TRUE(report["fallbacks"].contains("plan_unusable")) << report.dump();
+  }
+  EXPECT_EQ(reports, kRanks);
+  EXPECT_NE(tuned.result.err.find("changes the training mathematics"), std::string::npos) << tuned.result.err;
+  auto c = compareRuns(baseline_->dir, tuned.dir);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_TRUE(c->gradients_identical.value_or(false)) << c->gradients_note;
 }
 
 // Fusion through the fusion buffer: gradients in separate allocations, one bucket for all.

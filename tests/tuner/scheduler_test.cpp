@@ -385,6 +385,98 @@ TEST(Scheduler, CapacityOfHeldCollectivesForcesAFlush) {
   EXPECT_EQ(std::count(log.lines.begin(), log.lines.end(), "agree"), 1);
 }
 
+// Invariant 3: a call whose effect cannot be followed on the whole device (cudaMemcpyPeer, an
+// unknown API) and an op on the legacy stream (which synchronises every blocking stream, but not
+// the runtime's non-blocking communication stream) flush, then the host waits for everything in
+// flight before the call is made. What the host has waited for needs no wait afterwards.
+TEST(Scheduler, DeviceWideUnknownCallsMakeTheHostWaitForEverythingInFlight) {
+  struct Case {
+    CallKind kind;
+    const char* fallback;
+  };
+  for (const Case& k : {Case{CallKind::Barrier, "unknown_api"}, Case{CallKind::Memcpy, "legacy_stream"}}) {
+    CallProgram p;
+    const Call ar = p.allReduce(kS, grad(0), kLayerFloats);
+    ScheduleRules rules;
+    rules.groups.push_back(planOf({ar}, {0}, {1}, {{0, 0}}));
+    ActionLog log;
+    Scheduler s(rules, log, smallLimits());
+    s.onCall(ar);
+    s.onCall(k.kind == CallKind::Memcpy ? p.memcpy(kLegacyStream, kHost, kActs, 64) : p.of(CallKind::Barrier));
+    s.onCall(p.kernel(kC, {grad(0)}));
+    const Lines expected = {"record 0 on s1", "agree", "wait comm 0", "unit 1 [0+256] contiguous on comm",
+                            "record 8 on comm", std::string("fallback ") + k.fallback + " at 2", "host wait 8",
+                            "call 2", "call 3", "record 17 on s2"};
+    EXPECT_EQ(log.lines, expected) << k.fallback;
+    EXPECT_TRUE(s.active());
+  }
+}
+
+// Invariant 3: a table that overflows (buffers, application events, streams) disables the plan:
+// what is held is issued in its original order and every call from there is the application's.
+TEST(Scheduler, OverflowingATableDisablesThePlanInTheOriginalOrder) {
+  {
+    CallProgram p;
+    SchedulerLimits limits = smallLimits();
+    limits.tensors = 1;
+    ActionLog log;
+    Scheduler s(ScheduleRules{}, log, limits);
+    s.onCall(p.allReduce(kS, grad(0), kLayerFloats));
+    s.onCall(p.allReduce(kS, grad(1), kLayerFloats));  // a second buffer: no room
+    s.onCall(p.kernel(kS, {grad(0)}));
+    const Lines expected = {"record 0 on s1", "fallback capacity_exceeded at 2", "held 1 on s1", "record 17 on s1",
+                            "call 2", "call 3"};
+    EXPECT_EQ(log.lines, expected);
+    EXPECT_FALSE(s.active());
+  }
+  {
+    CallProgram p;
+    SchedulerLimits limits = smallLimits();
+    limits.app_events = 1;
+    ActionLog log;
+    Scheduler s(ScheduleRules{}, log, limits);
+    s.onCall(p.record(kS, kOptDone));
+    s.onCall(p.record(kS, kCheckDone));  // a second event: no room
+    s.onCall(p.allReduce(kS, grad(0), kLayerFloats));
+    const Lines expected = {"call 1", "fallback capacity_exceeded at 2", "call 2", "call 3"};
+    EXPECT_EQ(log.lines, expected);
+    EXPECT_FALSE(s.active());
+  }
+  {
+    CallProgram p;
+    ActionLog log;
+    Scheduler s(ScheduleRules{}, log, smallLimits());  // 8 streams: the runtime's two and 6 more
+    for (StreamHandle h = 1; h <= 7; ++h) s.onCall(p.kernel(h, {kActs}));
+    const Lines expected = {"call 1", "call 2", "call 3", "call 4", "call 5", "call 6",
+                            "fallback capacity_exceeded at 7", "call 7"};
+    EXPECT_EQ(log.lines, expected);
+    EXPECT_FALSE(s.active());
+  }
+}
+
+// The runtime creates one CUDA event per slot when it starts (docs/tuner.md gives the count);
+// when it cannot, the plan is never applied.
+TEST(Scheduler, EventSlotsAreCreatedOnceAndTheirFailureDisablesThePlan) {
+  {
+    ActionLog log;
+    Scheduler s(ScheduleRules{}, log);
+    const SchedulerLimits defaults;
+    EXPECT_EQ(log.event_slots, defaults.held + defaults.units + defaults.touch_events + 1);
+    EXPECT_EQ(log.event_slots, 3585u);
+    EXPECT_TRUE(s.active());
+  }
+  {
+    CallProgram p;
+    ActionLog log;
+    log.events_available = false;
+    Scheduler s(ScheduleRules{}, log, smallLimits());
+    s.onCall(p.allReduce(kS, grad(0), kLayerFloats));
+    const Lines expected = {"fallback capacity_exceeded at 0", "call 1"};
+    EXPECT_EQ(log.lines, expected);
+    EXPECT_FALSE(s.active());
+  }
+}
+
 // Invariant 1: the decisions depend on the plan and the call sequence only. Two ranks make the
 // same calls with their own addresses, streams and events (as real ranks do): their buckets,
 // parts, issue order and agreement digests are the same.
