@@ -377,8 +377,8 @@ TEST(DependencyProperty, OrderedConflictingAccessesStayOrderedWhenRingsWrapAndTa
   limits.app_events = 2;  // of the programs' 3 events
   const Coverage cov = checkProgramsUnder(limits);
   EXPECT_GT(cov.checked_pairs, 5000);
-  EXPECT_GT(cov.programs_wrapping_rings, 150);
-  EXPECT_GT(cov.programs_disabled_by_capacity, 150);
+  EXPECT_GT(cov.programs_wrapping_rings, 250);
+  EXPECT_GT(cov.programs_disabled_by_capacity, 200);
 }
 
 }  // namespace
