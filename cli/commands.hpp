@@ -13,6 +13,10 @@ namespace syncopate::cli {
 void addAnalyzeCommand(CLI::App& app);
 void addImportCommand(CLI::App& app);
 void addExportCommand(CLI::App& app);
+void addTuneCommand(CLI::App& app);
+void addRunCommand(CLI::App& app);
+void addCompareCommand(CLI::App& app);
+void addDemoCommand(CLI::App& app);
 void addGuiCommand(CLI::App& app);  // gui_command.cpp, built with the GUI
 
 }  // namespace syncopate::cli

@@ -12,6 +12,10 @@ int main(int argc, char** argv) {
   syncopate::cli::addAnalyzeCommand(app);
   syncopate::cli::addImportCommand(app);
   syncopate::cli::addExportCommand(app);
+  syncopate::cli::addTuneCommand(app);
+  syncopate::cli::addRunCommand(app);
+  syncopate::cli::addCompareCommand(app);
+  syncopate::cli::addDemoCommand(app);
 #ifdef SYNCOPATE_WITH_GUI
   syncopate::cli::addGuiCommand(app);
 #endif

@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# The main job on a fresh Debian machine: install, build, then run the sample data-parallel
-# trainer on simgpu across 4 ranks, in both gradient synchronisation modes. By default the
-# trainer models a GPT-1.3B step on 4 hosts linked at 400 Gb/s, where communication is half
-# of the naive step (samples/dp_trainer/profiles/comm-heavy.json; docs/dp_trainer.md).
-# Extra arguments go to dp_trainer (e.g. --iterations 20).
+# The main job on a fresh Debian machine: install, build, then run Syncopate's whole loop on
+# simgpu with the sample trainer (`syncopate demo`): record dp_trainer in naive mode on 4
+# simulated GPUs (a GPT-1.3B step on 4 hosts linked at 400 Gb/s, where communication is a third
+# of the step: samples/dp_trainer/profiles/comm-heavy.json), analyse it, tune it, re-run the
+# unchanged trainer with the plan, and compare. The runs are kept in ./syncopate-demo (or the
+# directory given with -o). Extra arguments go to `syncopate demo` (e.g. --with-overlap, --json).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${SYNCOPATE_BUILD_DIR:-$root/build}"
-export SIMGPU_PROFILE="${SIMGPU_PROFILE:-$root/samples/dp_trainer/profiles/comm-heavy.json}"
 "$root/scripts/install-deps.sh"
 "$root/scripts/build.sh"
-echo "== what the machine profile predicts ($SIMGPU_PROFILE)"
-"$build/bin/dp_trainer" --predict --ranks 4 "$@"
-echo "== naive: all-reduce after backward, on the compute stream"
-"$root/scripts/run-on-simgpu.sh" -np 4 "$build/bin/dp_trainer" --mode naive "$@"
-echo "== overlap: DDP-like buckets on a communication stream during backward"
-"$root/scripts/run-on-simgpu.sh" -np 4 "$build/bin/dp_trainer" --mode overlap "$@"
+output="syncopate-demo"
+for arg in "$@"; do
+  if [ "$arg" = "-o" ] || [ "$arg" = "--output" ]; then output=""; fi
+done
+if [ -n "$output" ]; then
+  # A previous demo's runs make way for this one's.
+  rm -rf "$output/baseline" "$output/tuned" "$output/overlap"
+  set -- -o "$output" "$@"
+fi
+"$build/bin/syncopate" demo "$@"

@@ -73,6 +73,7 @@ Environment recordEnvironment(const RecordOptions& options, const Environment& c
   changes["SYNCOPATE_ITERATION_MARKER"] = options.iteration_marker;
   changes["SYNCOPATE_ARMED"] = std::string(1, options.armed ? '1' : '0');
   if (std::string cupti = findCupti(current); !cupti.empty()) changes["SYNCOPATE_CUPTI_LIBRARY"] = cupti;
+  for (const auto& [name, value] : options.extra) changes[name] = value;
 
   // A job that already forwards variables through Open MPI's list gets ours added to it (it
   // cannot also use -x); otherwise launcherCommand() adds -x options.

@@ -4,6 +4,7 @@
 #include "dispatch/layer.hpp"
 #include "recorder/config.hpp"
 #include "recorder/layers.hpp"
+#include "runtime_layer.hpp"
 
 namespace syncopate::preload {
 
@@ -11,6 +12,7 @@ const LayerList& activeLayers() noexcept {
   static const LayerList list = [] {
     LayerList layers;
     if (recorderConfig().enabled) layers.layers[layers.count++] = &kRecordingLayer;
+    if (tunerRuntimeRequested()) layers.layers[layers.count++] = &kTunerRuntimeLayer;
     return layers;
   }();
   return list;

@@ -49,18 +49,27 @@ ParamInfoFn paramInfoQuery() noexcept {
 std::uint64_t KernelInfo::pointerParameters() const noexcept {
   if (layout_state.load(std::memory_order_acquire) != 0) [[likely]] return pointer_mask.load(std::memory_order_relaxed);
   std::uint64_t mask = 0;
+  bool known = false;
   if (ParamInfoFn query = paramInfoQuery(); query != nullptr && hostFunction != nullptr) {
     for (std::size_t index = 0; index < 64; ++index) {
       std::size_t offset = 0;
       std::size_t size = 0;
       int is_pointer = 0;
-      if (query(hostFunction, index, &offset, &size, &is_pointer) != cudaSuccess) break;
+      const cudaError_t answer = query(hostFunction, index, &offset, &size, &is_pointer);
+      // Past the last parameter the query says InvalidValue: the layout is complete.
+      if (answer == cudaErrorInvalidValue) known = true;
+      if (answer != cudaSuccess) break;
       if (is_pointer != 0) mask |= std::uint64_t{1} << index;
     }
   }
   pointer_mask.store(mask, std::memory_order_relaxed);
-  layout_state.store(1, std::memory_order_release);
+  layout_state.store(known ? 2 : 1, std::memory_order_release);
   return mask;
+}
+
+bool KernelInfo::layoutKnown() const noexcept {
+  pointerParameters();
+  return layout_state.load(std::memory_order_acquire) == 2;
 }
 
 KernelInfo* KernelRegistry::add(const void* hostFunction, const char* mangledName) noexcept {

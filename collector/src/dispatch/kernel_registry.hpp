@@ -20,8 +20,12 @@ struct KernelInfo {
   // kernel of the runtime's parameter-info query (simgpu's simgpuFuncGetParamInfo; a real
   // runtime offers none that tells pointers apart, so there it stays 0: no pointer arguments).
   std::uint64_t pointerParameters() const noexcept;
+  // Whether the query answered for this kernel (false: no query, or a kernel whose layout it
+  // does not know, such as an extern "C" one); the tuner's runtime cannot prove what such a
+  // kernel touches, and the recorder marks its launches so the what-if model knows it too.
+  bool layoutKnown() const noexcept;
   mutable std::atomic<std::uint64_t> pointer_mask{0};
-  mutable std::atomic<std::uint8_t> layout_state{0};  // 0: not asked yet, 1: asked
+  mutable std::atomic<std::uint8_t> layout_state{0};  // 0: not asked yet, 1: asked, unknown, 2: asked, known
 
   // The recorder's interned id of displayName, tagged with the recorder generation it belongs
   // to (generation << 32 | id); 0 = not interned yet.

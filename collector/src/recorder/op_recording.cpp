@@ -39,6 +39,14 @@ int pointerArgumentRecords(const IssuedOp& op, std::uint32_t correlation, trace:
   std::uint64_t mask = op.kernel->pointerParameters();
   trace::OpArgsRecord args;
   args.correlation_id = correlation;
+  if (!op.kernel->layoutKnown()) {
+    // One row with index 65535: this kernel's pointer arguments are not known (docs/store-schema.md).
+    args.count = 1;
+    args.index[0] = trace::kUnknownLayoutArgIndex;
+    args.address[0] = 0;
+    out[count++] = args;
+    return count;
+  }
   while (mask != 0 && count < kMaxArgumentRecords) {
     int index = std::countr_zero(mask);
     mask &= mask - 1;

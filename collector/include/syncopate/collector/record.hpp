@@ -16,6 +16,10 @@
 
 namespace syncopate::collector {
 
+// The environment variables a recording sets (the values of the variables it extends, such as
+// LD_PRELOAD, already include what was there).
+using Environment = std::map<std::string, std::string>;
+
 struct RecordOptions {
   std::filesystem::path output_dir;
   std::vector<std::string> command;       // argv of the job
@@ -23,11 +27,10 @@ struct RecordOptions {
   std::string backend = "auto";           // auto | cupti | events
   std::string iteration_marker = "ProfilerStep";
   std::filesystem::path preload_library;  // libsyncopate_preload.so
+  // More variables for the job's processes, forwarded to remote ranks like the recorder's own
+  // (`syncopate run --plan` names the plan for the tuner's runtime this way).
+  Environment extra;
 };
-
-// The environment variables a recording sets (the values of the variables it extends, such as
-// LD_PRELOAD, already include what was there).
-using Environment = std::map<std::string, std::string>;
 
 // The collector library installed next to the running executable (<exe>/../lib), or named by
 // SYNCOPATE_PRELOAD_LIBRARY. NotFound with the places looked at.
@@ -55,8 +58,14 @@ std::vector<std::string> launcherCommand(const std::vector<std::string>& command
 
 // Runs `command` with `changes` applied to the environment and waits for it; SIGINT, SIGTERM
 // and SIGHUP are passed on to it rather than ending this process. Its exit code, or 128 + the
-// signal that killed it; an error when it could not be started.
-trace::Result<int> runCommand(const std::vector<std::string>& command, const Environment& changes);
+// signal that killed it; an error when it could not be started. With `output_copy`, what the
+// job writes on stdout is also written to that file (the run's job.log, which `syncopate
+// compare` reads), as it goes, and to this process's stdout unless `echo` is false.
+trace::Result<int> runCommand(const std::vector<std::string>& command, const Environment& changes,
+                              const std::filesystem::path& output_copy = {}, bool echo = true);
+
+// The file of a run directory that keeps what the job printed on stdout.
+inline constexpr const char* kJobLogFile = "job.log";
 
 // meta.json: written when the recording starts (command, host, start time, what was asked),
 // then completed when the job ended (hosts, the backends the processes used and why). Several

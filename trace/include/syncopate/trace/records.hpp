@@ -175,6 +175,10 @@ struct CollectiveRecord {
   std::uint64_t count = 0;         // elements
 };
 
+// The argument index of the one `op_args` row a kernel launch carries when the collector could
+// not learn the kernel's parameter layout (so which of its arguments are pointers is unknown).
+inline constexpr std::uint16_t kUnknownLayoutArgIndex = 0xFFFF;
+
 // Up to two pointer arguments of an op (rows of `op_args`), joined to it by correlation id.
 // A kernel with more pointer parameters pushes several. Argument index conventions:
 //   Kernel: the parameter's index; Memcpy: 0 = dst, 1 = src; Memset: 0 = dst;

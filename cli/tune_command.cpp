@@ -1,0 +1,102 @@
+// syncopate tune DIR [--json] [--iteration-marker NAME] [--min-gain F] [--window N]
+//                    [--interference C,M] [-o PLAN] [--no-delayed]
+#include <fmt/format.h>
+
+#include <fstream>
+#include <memory>
+
+#include "command_support.hpp"
+#include "commands.hpp"
+#include "syncopate/tuner/tune.hpp"
+
+namespace syncopate::cli {
+
+namespace {
+
+struct TuneArgs {
+  std::string dir;
+  bool json = false;
+  std::string marker;
+  double min_gain = 0.02;
+  int window = 6;
+  std::vector<double> interference;
+  std::string output;
+  bool no_delayed = false;
+};
+
+void run(const TuneArgs& args) {
+  tuner::TuneOptions options;
+  options.iteration_marker = args.marker;
+  options.search.min_gain = args.min_gain;
+  options.search.include_delayed = !args.no_delayed;
+  options.model.window_iterations = args.window;
+  if (!args.interference.empty()) {
+    if (args.interference.size() != 2) fail("tune", "--interference takes two values: COMPUTE,COMMUNICATION (e.g. 0.1,0.15)");
+    options.model.compute_slowdown = args.interference[0];
+    options.model.communication_slowdown = args.interference[1];
+  }
+  Progress progress("tune");
+  auto report = tuner::tuneRun(args.dir, options, [&](std::string_view stage, std::size_t done, std::size_t total) {
+    progress(stage, done, total);
+  });
+  progress.finish();
+  if (!report.ok()) fail("tune", report.error().message);
+
+  nlohmann::json doc = tuner::tuneReportJson(*report);
+  const std::filesystem::path plan_path =
+      args.output.empty() ? std::filesystem::path(args.dir) / "plan.json" : std::filesystem::path(args.output);
+  if (report->plan) {
+    tuner::Plan plan = *report->plan;
+    if (analyzer::Status s = tuner::writePlan(plan, plan_path); !s) fail("tune", s.error().message);
+    doc["plan_file"] = plan_path.string();
+  } else if (args.output.empty()) {
+    // An older plan in the run directory must not be mistaken for this run's advice.
+    std::error_code ignored;
+    std::filesystem::remove(plan_path, ignored);
+  }
+  {
+    std::ofstream out(std::filesystem::path(args.dir) / "tune.json", std::ios::trunc);
+    if (!out || !(out << doc.dump(2) << "\n")) {
+      fail("tune", fmt::format("cannot write {}/tune.json: check that the run directory is writable", args.dir));
+    }
+  }
+  if (args.json) {
+    fmt::print("{}\n", doc.dump(2));
+    return;
+  }
+  fmt::print("{}", tuner::tuneReportText(*report));
+  if (report->plan) {
+    fmt::print("Plan: {}\nApply it: syncopate run --plan {} -o DIR2 -- <the same command>\n", plan_path.string(),
+               plan_path.string());
+  }
+}
+
+}  // namespace
+
+void addTuneCommand(CLI::App& app) {
+  auto args = std::make_shared<TuneArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "tune",
+      "Replay a recorded run under other gradient synchronisation schedules, rank them by predicted iteration time, "
+      "and write the best as DIR/plan.json when it is predicted to gain enough");
+  sub->add_option("dir", args->dir, "run directory (recorded with syncopate record)")->required();
+  sub->add_flag("--json", args->json, "print the report as JSON (also saved as DIR/tune.json)");
+  sub->add_option("--iteration-marker", args->marker,
+                  "NVTX range that marks an iteration (default: ProfilerStep#N, as `analyze`)");
+  sub->add_option("--min-gain", args->min_gain, "least predicted gain (fraction) for a plan to be recommended")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  sub->add_option("--window", args->window, "consecutive iterations simulated together (at least 3)")
+      ->check(CLI::Range(3, 64))
+      ->capture_default_str();
+  sub->add_option("--interference", args->interference,
+                  "compute and communication slowdowns while they overlap, e.g. 0.1,0.15 (default: measured from the "
+                  "run, else the prior in docs/tuner.md)")
+      ->delimiter(',')
+      ->expected(2);
+  sub->add_option("-o,--output", args->output, "where to write the plan (default DIR/plan.json)");
+  sub->add_flag("--no-delayed", args->no_delayed, "do not predict the one-step-delayed mode");
+  sub->callback([args] { run(*args); });
+}
+
+}  // namespace syncopate::cli

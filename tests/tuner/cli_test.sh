@@ -1,0 +1,75 @@
+#!/bin/sh
+# End-to-end checks of `syncopate tune|run|compare|demo`: exit codes, the sentences users see,
+# and the demo's whole loop on simgpu (the issue's "Done when" run, shortened).
+# Usage: cli_test.sh SYNCOPATE LIGHT_PROFILE
+set -u
+SYNCOPATE=$1
+LIGHT_PROFILE=$2
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+
+# expect CODE PATTERN -- COMMAND...: the command exits with CODE ("nonzero": any failure) and its
+# stderr+stdout matches PATTERN.
+expect() {
+  code=$1 pattern=$2
+  shift 3
+  "$@" >"$WORK/out" 2>&1
+  got=$?
+  if [ "$code" = nonzero ]; then ok_code=$([ "$got" -ne 0 ] && echo yes); else ok_code=$([ "$got" -eq "$code" ] && echo yes); fi
+  if [ "$ok_code" != yes ] || ! grep -q -- "$pattern" "$WORK/out"; then
+    echo "FAIL: $* -> exit $got (wanted $code), output:"
+    sed 's/^/    /' "$WORK/out" | head -30
+    echo "    (wanted a line matching: $pattern)"
+    failures=$((failures + 1))
+  else
+    echo "ok: $*"
+  fi
+}
+
+# Bad inputs: a clear sentence and a non-zero exit, never a crash.
+expect 1 "^syncopate tune: .*is not a directory" -- "$SYNCOPATE" tune "$WORK/nope"
+mkdir "$WORK/empty"
+expect 1 "^syncopate tune: .*holds no run store" -- "$SYNCOPATE" tune "$WORK/empty"
+expect nonzero "required" -- "$SYNCOPATE" run -o "$WORK/x" -- true
+expect 1 "^syncopate run: cannot read the plan" -- "$SYNCOPATE" run --plan "$WORK/missing.json" -o "$WORK/r" -- true
+echo '{"format": "syncopate-plan", "version": "1.0"' >"$WORK/broken.json"
+expect 1 "not valid JSON" -- "$SYNCOPATE" run --plan "$WORK/broken.json" -o "$WORK/r" -- true
+echo '{"format": "someone-elses-plan"}' >"$WORK/other.json"
+expect 1 "not a Syncopate plan" -- "$SYNCOPATE" run --plan "$WORK/other.json" -o "$WORK/r" -- true
+expect 1 "^syncopate compare: " -- "$SYNCOPATE" compare "$WORK/nope" "$WORK/nope2"
+expect 0 "demo" -- "$SYNCOPATE" --help
+
+# The whole loop: record dp_trainer naive on 4 simulated GPUs, tune, re-run, compare.
+expect 0 '"gradients_identical": true' -- "$SYNCOPATE" demo -o "$WORK/demo" --iterations 5 --json
+python3 - "$WORK/out" <<'PY' || failures=$((failures + 1))
+import json, sys
+text = open(sys.argv[1]).read()
+doc = json.loads(text[text.index("{"):])
+for key in ("baseline_iteration_ms", "tuned_iteration_ms", "speedup", "predicted_iteration_ms", "prediction_error",
+            "ideal_iteration_ms", "headroom_closed", "gradients_identical"):
+    assert key in doc, key
+assert doc["speedup"] > 1.0, doc["speedup"]
+print("ok: demo --json carries every field, speedup %.3f" % doc["speedup"])
+PY
+for f in baseline/plan.json baseline/tune.json baseline/analysis.json baseline/job.log tuned/plan.json tuned/job.log \
+         tuned/runtime-rank-0.json; do
+  [ -f "$WORK/demo/$f" ] || { echo "FAIL: the demo did not keep $f"; failures=$((failures + 1)); }
+done
+expect 0 "gradients: identical" -- "$SYNCOPATE" compare "$WORK/demo/baseline" "$WORK/demo/tuned"
+expect 0 "Recommended" -- "$SYNCOPATE" tune "$WORK/demo/baseline"
+
+# A plan edited by hand is refused by its checksum (a delayed plan is refused in runtime_e2e_test.cpp).
+sed 's/"why": "/"why": "edited /' "$WORK/demo/baseline/plan.json" >"$WORK/edited.json"
+expect 1 "checksum does not match" -- "$SYNCOPATE" run --plan "$WORK/edited.json" -o "$WORK/r" -- true
+expect 127 "^syncopate run: cannot run .*no_such_program" -- "$SYNCOPATE" run --plan "$WORK/demo/baseline/plan.json" -o "$WORK/r2" -- "$WORK/no_such_program"
+
+# Light communication: nothing worth a plan, said plainly, exit 0.
+expect 0 "nothing to re-run" -- "$SYNCOPATE" demo -o "$WORK/light" --iterations 4 --profile "$LIGHT_PROFILE"
+[ -f "$WORK/light/baseline/plan.json" ] && { echo "FAIL: a plan was written for light communication"; failures=$((failures + 1)); }
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all checks passed"

@@ -1,0 +1,251 @@
+// grad_sync: a small data-parallel gradient synchronisation loop for the runtime's tests.
+//
+// Each rank, per iteration, on its compute stream: zero the gradients (after the previous
+// iteration's check copy), one kernel per layer (last first) writing that layer's gradient,
+// then an in-place all-reduce (sum) per layer (first layer first) — the naive schedule — then
+// one update kernel per layer reading the reduced gradient, and a copy of all gradients to the
+// host on a check stream. The host checks every iteration's reduced gradients bit for bit
+// against the sum over ranks in rank order, and the updated values at the end, and prints
+// `grad_checksum iter=N value=HEX` (rank 0), as dp_trainer does. Exit 1 on any mismatch.
+//
+// Options that make the plan unsafe to apply somewhere, for the fail-safe tests:
+//   --capture           the updates are captured into a CUDA graph and launched
+//   --extern-c          a kernel without C++ linkage (unknown parameter layout) reads the
+//                       gradients between the all-reduces and the updates
+//   --diverge-rank R    from iteration 2, rank R makes an extra host sync between all-reduces
+//   --stall-rank R      rank R stops at iteration --stall-iteration (default 2), after its
+//                       backward, for --stall-seconds (default 30), then exits with 9: a rank
+//                       that hangs, for the watchdog tests
+//   --scattered         each layer's gradient in its own allocation (not contiguous)
+#include <mpi.h>
+#include <nccl.h>
+#include <nvtx3/nvToolsExt.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "grad_sync_kernels.hpp"
+#include "grad_sync_math.hpp"
+
+namespace {
+
+#define CHECK_CUDA(call)                                                                              \
+  do {                                                                                                \
+    const cudaError_t e_ = (call);                                                                    \
+    if (e_ != cudaSuccess) {                                                                          \
+      std::fprintf(stderr, "grad_sync: %s failed: %s\n", #call, cudaGetErrorString(e_));              \
+      std::exit(2);                                                                                   \
+    }                                                                                                 \
+  } while (0)
+#define CHECK_NCCL(call)                                                                              \
+  do {                                                                                                \
+    const ncclResult_t r_ = (call);                                                                   \
+    if (r_ != ncclSuccess) {                                                                          \
+      std::fprintf(stderr, "grad_sync: %s failed: %s\n", #call, ncclGetErrorString(r_));              \
+      std::exit(2);                                                                                   \
+    }                                                                                                 \
+  } while (0)
+
+struct Options {
+  int layers = 4;
+  int count = 1 << 14;  // floats per layer
+  int iterations = 6;
+  int produce_cost = 1, update_cost = 1;
+  bool scattered = false, capture = false, extern_c = false;
+  int diverge_rank = -1, stall_rank = -1, stall_iteration = 2, stall_seconds = 30;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> int {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "grad_sync: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return std::atoi(argv[++i]);
+    };
+    if (a == "--layers") o.layers = value();
+    else if (a == "--count") o.count = value();
+    else if (a == "--iterations") o.iterations = value();
+    else if (a == "--produce-cost") o.produce_cost = value();
+    else if (a == "--update-cost") o.update_cost = value();
+    else if (a == "--scattered") o.scattered = true;
+    else if (a == "--capture") o.capture = true;
+    else if (a == "--extern-c") o.extern_c = true;
+    else if (a == "--diverge-rank") o.diverge_rank = value();
+    else if (a == "--stall-rank") o.stall_rank = value();
+    else if (a == "--stall-iteration") o.stall_iteration = value();
+    else if (a == "--stall-seconds") o.stall_seconds = value();
+    else {
+      std::fprintf(stderr, "grad_sync: unknown option %s\n", a.c_str());
+      std::exit(2);
+    }
+  }
+  if (o.layers < 2 || o.count < 1 || o.iterations < 1) {
+    std::fprintf(stderr, "grad_sync: need --layers >= 2, --count >= 1, --iterations >= 1\n");
+    std::exit(2);
+  }
+  return o;
+}
+
+std::uint64_t fnv1a(const void* data, std::size_t n) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  MPI_Init(&argc, &argv);
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  int devices = 0;
+  CHECK_CUDA(cudaGetDeviceCount(&devices));
+  CHECK_CUDA(cudaSetDevice(rank % devices));
+  ncclUniqueId id;
+  if (rank == 0) CHECK_NCCL(ncclGetUniqueId(&id));
+  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+  ncclComm_t comm = nullptr;
+  CHECK_NCCL(ncclCommInitRank(&comm, ranks, id, rank));
+
+  cudaStream_t compute = nullptr, check = nullptr;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking));
+  CHECK_CUDA(cudaStreamCreateWithFlags(&check, cudaStreamNonBlocking));
+  const auto n = static_cast<std::size_t>(o.count);
+  const auto layers = static_cast<std::size_t>(o.layers);
+  std::vector<float*> grad(layers), acc(layers);
+  std::vector<void*> spacers;
+  if (o.scattered) {
+    for (std::size_t l = 0; l < layers; ++l) {
+      CHECK_CUDA(cudaMalloc(&grad[l], n * sizeof(float)));
+      void* spacer = nullptr;  // keeps the next layer's gradient away from this one's
+      CHECK_CUDA(cudaMalloc(&spacer, 4096));
+      spacers.push_back(spacer);
+    }
+  } else {
+    float* all = nullptr;
+    CHECK_CUDA(cudaMalloc(&all, layers * n * sizeof(float)));
+    for (std::size_t l = 0; l < layers; ++l) grad[l] = all + l * n;
+  }
+  float* sink = nullptr;
+  CHECK_CUDA(cudaMalloc(&sink, sizeof(float)));
+  float* all_acc = nullptr;
+  CHECK_CUDA(cudaMalloc(&all_acc, layers * n * sizeof(float)));
+  CHECK_CUDA(cudaMemset(all_acc, 0, layers * n * sizeof(float)));
+  for (std::size_t l = 0; l < layers; ++l) acc[l] = all_acc + l * n;
+  float* host[2] = {nullptr, nullptr};
+  for (float*& h : host) CHECK_CUDA(cudaMallocHost(reinterpret_cast<void**>(&h), layers * n * sizeof(float)));
+  cudaEvent_t update_done = nullptr, check_done[2] = {nullptr, nullptr};
+  CHECK_CUDA(cudaEventCreateWithFlags(&update_done, cudaEventDisableTiming));
+  for (cudaEvent_t& e : check_done) CHECK_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+
+  std::vector<float> expected_acc(layers * n, 0.0f);
+  int failures = 0;
+  auto verify = [&](int it) {
+    const int slot = it % 2;
+    CHECK_CUDA(cudaEventSynchronize(check_done[slot]));
+    const float* got = host[slot];
+    for (std::size_t l = 0; l < layers; ++l) {
+      for (std::size_t i = 0; i < n; ++i) {
+        float sum = grad_sync::gradientValue(0, it, static_cast<int>(l), static_cast<int>(i));
+        for (int r = 1; r < ranks; ++r) sum += grad_sync::gradientValue(r, it, static_cast<int>(l), static_cast<int>(i));
+        float& a = expected_acc[l * n + i];
+        a = grad_sync::accumulate(a, sum);
+        if (std::memcmp(&sum, &got[l * n + i], sizeof(float)) != 0) {
+          if (failures++ < 5) {
+            std::fprintf(stderr, "grad_sync: rank %d iteration %d layer %zu element %zu: reduced %.9g, expected %.9g\n",
+                         rank, it, l, i, static_cast<double>(got[l * n + i]), static_cast<double>(sum));
+          }
+        }
+      }
+    }
+    if (rank == 0) {
+      std::printf("grad_checksum iter=%d value=%016llx\n", it,
+                  static_cast<unsigned long long>(fnv1a(got, layers * n * sizeof(float))));
+      std::fflush(stdout);
+    }
+  };
+
+  for (int it = 0; it < o.iterations; ++it) {
+    const std::string step = "ProfilerStep#" + std::to_string(it);
+    nvtxRangePushA(step.c_str());
+    const int slot = it % 2;
+    if (it > 0) CHECK_CUDA(cudaStreamWaitEvent(compute, check_done[(it - 1) % 2], 0));
+    if (o.scattered) {
+      for (std::size_t l = 0; l < layers; ++l) CHECK_CUDA(cudaMemsetAsync(grad[l], 0, n * sizeof(float), compute));
+    } else {
+      CHECK_CUDA(cudaMemsetAsync(grad[0], 0, layers * n * sizeof(float), compute));
+    }
+    for (int l = o.layers - 1; l >= 0; --l) {
+      CHECK_CUDA(launchProduce(compute, grad[static_cast<std::size_t>(l)], o.count, rank, it, l, o.produce_cost));
+    }
+    if (rank == o.stall_rank && it == o.stall_iteration) {
+      std::this_thread::sleep_for(std::chrono::seconds(o.stall_seconds));
+      _exit(9);
+    }
+    for (std::size_t l = 0; l < layers; ++l) {
+      CHECK_NCCL(ncclAllReduce(grad[l], grad[l], n, ncclFloat, ncclSum, comm, compute));
+      if (rank == o.diverge_rank && it >= 2 && l + 1 == layers / 2) CHECK_CUDA(cudaStreamSynchronize(compute));
+    }
+    if (o.extern_c) CHECK_CUDA(launchInspect(compute, grad[0], o.count, sink));
+    cudaGraphExec_t exec = nullptr;
+    if (o.capture) {
+      cudaGraph_t graph = nullptr;
+      CHECK_CUDA(cudaStreamBeginCapture(compute, cudaStreamCaptureModeThreadLocal));
+      for (std::size_t l = 0; l < layers; ++l) CHECK_CUDA(launchUpdate(compute, acc[l], grad[l], o.count, o.update_cost));
+      CHECK_CUDA(cudaStreamEndCapture(compute, &graph));
+      CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+      CHECK_CUDA(cudaGraphDestroy(graph));
+      CHECK_CUDA(cudaGraphLaunch(exec, compute));
+    } else {
+      for (std::size_t l = 0; l < layers; ++l) CHECK_CUDA(launchUpdate(compute, acc[l], grad[l], o.count, o.update_cost));
+    }
+    CHECK_CUDA(cudaEventRecord(update_done, compute));
+    CHECK_CUDA(cudaStreamWaitEvent(check, update_done, 0));
+    if (o.scattered) {
+      for (std::size_t l = 0; l < layers; ++l) {
+        CHECK_CUDA(cudaMemcpyAsync(host[slot] + l * n, grad[l], n * sizeof(float), cudaMemcpyDeviceToHost, check));
+      }
+    } else {
+      CHECK_CUDA(cudaMemcpyAsync(host[slot], grad[0], layers * n * sizeof(float), cudaMemcpyDeviceToHost, check));
+    }
+    CHECK_CUDA(cudaEventRecord(check_done[slot], check));
+    nvtxRangePop();
+    // The host stays one iteration ahead: it checks the previous one while this one runs.
+    if (it > 0) verify(it - 1);
+    if (exec != nullptr) {
+      CHECK_CUDA(cudaStreamSynchronize(compute));
+      CHECK_CUDA(cudaGraphExecDestroy(exec));
+    }
+  }
+  verify(o.iterations - 1);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  std::vector<float> got_acc(layers * n);
+  CHECK_CUDA(cudaMemcpy(got_acc.data(), all_acc, layers * n * sizeof(float), cudaMemcpyDeviceToHost));
+  if (std::memcmp(got_acc.data(), expected_acc.data(), got_acc.size() * sizeof(float)) != 0) {
+    std::fprintf(stderr, "grad_sync: rank %d: the updated values differ from the host's\n", rank);
+    ++failures;
+  }
+  CHECK_NCCL(ncclCommDestroy(comm));
+  MPI_Finalize();
+  if (failures > 0) {
+    std::fprintf(stderr, "grad_sync: rank %d: %d mismatches\n", rank, failures);
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,41 @@
+// grad_sync's kernels. `cost` only prices the launch in simgpu's profile (tests/tuner/profiles).
+#include "grad_sync_kernels.hpp"
+
+#include "grad_sync_math.hpp"
+
+namespace {
+constexpr int kThreads = 256;
+unsigned blocks(int n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
+}  // namespace
+
+__global__ void produce_gradient(float* grad, int count, int rank, int iteration, int layer, [[maybe_unused]] int cost) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < count) grad[i] = grad_sync::gradientValue(rank, iteration, layer, i);
+}
+
+__global__ void apply_update(float* acc, const float* grad, int count, [[maybe_unused]] int cost) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i < count) acc[i] = grad_sync::accumulate(acc[i], grad[i]);
+}
+
+// A kernel without C++ linkage, whose parameter layout nothing can derive from its name: it
+// reads the gradients and changes nothing (on simgpu, which cannot run it, it only takes time).
+extern "C" __global__ void inspect_gradient(const float* grad, int count, float* sink) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i == 0 && count > 0 && grad[0] != grad[0]) *sink = grad[0];  // never true for finite values
+}
+
+cudaError_t launchProduce(cudaStream_t s, float* grad, int count, int rank, int iteration, int layer, int cost) {
+  produce_gradient<<<blocks(count), kThreads, 0, s>>>(grad, count, rank, iteration, layer, cost);
+  return cudaGetLastError();
+}
+
+cudaError_t launchUpdate(cudaStream_t s, float* acc, const float* grad, int count, int cost) {
+  apply_update<<<blocks(count), kThreads, 0, s>>>(acc, grad, count, cost);
+  return cudaGetLastError();
+}
+
+cudaError_t launchInspect(cudaStream_t s, const float* grad, int count, float* sink) {
+  inspect_gradient<<<1, 1, 0, s>>>(grad, count, sink);
+  return cudaGetLastError();
+}

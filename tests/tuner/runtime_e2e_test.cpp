@@ -1,0 +1,249 @@
+// The reordering runtime end to end, on simgpu with 4 ranks of grad_sync under mpirun: a run
+// is recorded, tuned, and re-run with the plan through the same recording environment as
+// `syncopate run --plan`. Each test states which invariant of DESIGN.md §7 it checks.
+// grad_sync verifies every iteration's reduced gradients (and the updated values) bit for bit
+// itself and exits 1 on any difference, so a broken dependency fails the run.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "support/child_process.hpp"
+#include "support/recording.hpp"
+#include "syncopate/collector/record.hpp"
+#include "syncopate/trace/reader.hpp"
+#include "syncopate/tuner/compare.hpp"
+#include "syncopate/tuner/plan.hpp"
+#include "syncopate/tuner/tune.hpp"
+
+namespace syncopate::tuner {
+namespace {
+
+using collector_test::buildDir;
+using collector_test::sourceDir;
+using collector_test::TempDir;
+using namespace std::chrono_literals;
+
+constexpr int kRanks = 4;
+
+std::vector<std::string> gradSync(const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> argv = {"mpirun", "-np", std::to_string(kRanks), "--oversubscribe", "--bind-to", "none",
+                                   "--mca", "btl", "self,vader",
+                                   // A rank that fails must not end the others: every rank is observed.
+                                   "--mca", "orte_abort_on_non_zero_status", "0",
+                                   (buildDir() / "bin" / "tuner_grad_sync").string(), "--produce-cost", "2000",
+                                   "--update-cost", "200", "--iterations", "8"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
+std::map<std::string, std::string> environment(const std::filesystem::path& dir, const std::filesystem::path& plan = {},
+                                               int watchdog_s = 60) {
+  collector_test::RecordingSetup setup;
+  setup.directory = dir;
+  auto env = collector_test::recordingEnvironment(setup);
+  env["SIMGPU_PROFILE"] = (sourceDir() / "tests" / "tuner" / "profiles" / "grad_sync.json").string();
+  if (!plan.empty()) {
+    env["SYNCOPATE_PLAN"] = plan.string();
+    env["SYNCOPATE_WATCHDOG_S"] = std::to_string(watchdog_s);
+  }
+  return env;
+}
+
+struct JobRun {
+  collector_test::ChildResult result;
+  std::filesystem::path dir;
+};
+
+JobRun record(const std::filesystem::path& dir, const std::vector<std::string>& extra = {},
+           const std::filesystem::path& plan = {}, int watchdog_s = 60) {
+  std::filesystem::create_directories(dir);
+  JobRun r{collector_test::run(gradSync(extra), environment(dir, plan, watchdog_s), 180s), dir};
+  std::ofstream(dir / "job.log") << r.result.out;  // what compare reads, as syncopate record keeps it
+  return r;
+}
+
+nlohmann::json runtimeReport(const std::filesystem::path& dir, int rank) {
+  std::ifstream in(dir / ("runtime-rank-" + std::to_string(rank) + ".json"));
+  return nlohmann::json::parse(in);
+}
+
+// The recorded baseline and its plan, made once for the suite (recording takes seconds).
+class RuntimeE2E : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    scratch_ = new TempDir();
+    const JobRun base = record(scratch_->path() / "baseline");
+    ASSERT_EQ(base.result.exit_code, 0) << base.result.err;
+    auto report = tuneRun(base.dir, {});
+    ASSERT_TRUE(report.ok()) << report.error().message;
+    ASSERT_TRUE(report->plan.has_value()) << report->search.note;
+    Plan plan = *report->plan;
+    ASSERT_TRUE(writePlan(plan, base.dir / "plan.json").ok());
+    baseline_ = new JobRun(base);
+  }
+  static void TearDownTestSuite() {
+    delete baseline_;
+    delete scratch_;
+  }
+  static std::filesystem::path plan() { return baseline_->dir / "plan.json"; }
+  static TempDir* scratch_;
+  static JobRun* baseline_;
+};
+TempDir* RuntimeE2E::scratch_ = nullptr;
+JobRun* RuntimeE2E::baseline_ = nullptr;
+
+// Invariants 1, 2, 4: the plan is applied on every rank, identically, and the gradients are
+// the baseline's bit for bit.
+TEST_F(RuntimeE2E, PlanAppliesOnEveryRankWithBitIdenticalGradients) {
+  const JobRun tuned = record(scratch_->path() / "tuned", {}, plan());
+  ASSERT_EQ(tuned.result.exit_code, 0) << tuned.result.err;
+  std::set<std::string> stats;
+  for (int r = 0; r < kRanks; ++r) {
+    const nlohmann::json report = runtimeReport(tuned.dir, r);
+    EXPECT_TRUE(report["applied"].get<bool>()) << report.dump();
+    EXPECT_GT(report["stats"]["planned_groups"].get<int>(), 0);
+    EXPECT_GT(report["stats"]["producer_waits"].get<int>(), 0);
+    EXPECT_FALSE(report["fallbacks"].contains("ranks_disagree"));
+    stats.insert(report["stats"].dump());  // the same decisions on every rank
+  }
+  EXPECT_EQ(stats.size(), 1u);
+  auto c = compareRuns(baseline_->dir, tuned.dir);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_TRUE(c->gradients_identical.has_value()) << c->gradients_note;
+  EXPECT_TRUE(*c->gradients_identical) << c->gradients_note;
+  EXPECT_EQ(c->checksums_compared, 8);
+
+  // The recording shows the all-reduces on a stream of their own, not the kernels' stream.
+  auto store = trace::StoreReader::open(tuned.dir / "rank-0.sqlite");
+  ASSERT_TRUE(store.ok()) << store.message();
+  std::set<std::int64_t> kernel_streams, collective_streams;
+  ASSERT_TRUE(store->forEachOp([&](const trace::OpRow& op) {
+                     if (op.kind == trace::OpKind::Kernel) kernel_streams.insert(op.stream_id.value_or(-1));
+                     if (op.kind == trace::OpKind::Collective) collective_streams.insert(op.stream_id.value_or(-1));
+                   }).ok());
+  ASSERT_EQ(kernel_streams.size(), 1u);
+  EXPECT_FALSE(collective_streams.empty());
+  EXPECT_EQ(collective_streams.count(*kernel_streams.begin()), 0u);
+}
+
+// Invariant 3: graph capture is not reordered; the run still finishes correctly.
+TEST_F(RuntimeE2E, GraphCaptureFallsBackAndFinishesCorrectly) {
+  const JobRun tuned = record(scratch_->path() / "capture", {"--capture"}, plan());
+  ASSERT_EQ(tuned.result.exit_code, 0) << tuned.result.err;
+  const nlohmann::json report = runtimeReport(tuned.dir, 0);
+  EXPECT_TRUE(report["fallbacks"].contains("graph_capture")) << report.dump();
+  EXPECT_NE(tuned.result.err.find("graph"), std::string::npos);
+  auto c = compareRuns(baseline_->dir, tuned.dir);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_TRUE(c->gradients_identical.value_or(false)) << c->gradients_note;
+}
+
+// Invariant 3: kernels whose parameter layout is unknown are barriers; results stay right.
+TEST_F(RuntimeE2E, UnknownParameterLayoutFallsBackAndFinishesCorrectly) {
+  const JobRun tuned = record(scratch_->path() / "extern_c", {"--extern-c"}, plan());
+  ASSERT_EQ(tuned.result.exit_code, 0) << tuned.result.err;
+  const nlohmann::json report = runtimeReport(tuned.dir, 0);
+  EXPECT_TRUE(report["fallbacks"].contains("unknown_parameter_layout")) << report.dump();
+  auto c = compareRuns(baseline_->dir, tuned.dir);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_TRUE(c->gradients_identical.value_or(false)) << c->gradients_note;
+}
+
+// Invariants 1 and 3: one rank's call sequence differs (an extra host sync between
+// all-reduces); every rank sees the disagreement at the same flush, keeps the original order
+// from there, and the run finishes with the right gradients.
+TEST_F(RuntimeE2E, RanksWhoseCallsDifferFallBackTogether) {
+  const JobRun tuned = record(scratch_->path() / "diverge", {"--diverge-rank", "1"}, plan());
+  ASSERT_EQ(tuned.result.exit_code, 0) << tuned.result.err;
+  for (int r = 0; r < kRanks; ++r) {
+    const nlohmann::json report = runtimeReport(tuned.dir, r);
+    EXPECT_FALSE(report["applied"].get<bool>()) << "rank " << r;
+    EXPECT_TRUE(report["fallbacks"].contains("ranks_disagree")) << "rank " << r << ": " << report.dump();
+    // It applied the plan before the divergence (iterations 0 and 1).
+    EXPECT_GE(report["stats"]["planned_groups"].get<int>(), 2) << "rank " << r;
+  }
+  EXPECT_NE(tuned.result.err.find("call sequences differ"), std::string::npos) << tuned.result.err;
+  auto c = compareRuns(baseline_->dir, tuned.dir);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_TRUE(c->gradients_identical.value_or(false)) << c->gradients_note;
+}
+
+// Invariant 3 (watchdog): a rank that stops makes the others wait at their next flush; their
+// watchdogs end the wait with an error on each of them instead of a hang.
+TEST_F(RuntimeE2E, WatchdogTurnsAHangIntoAnErrorOnEveryWaitingRank) {
+  const auto start = std::chrono::steady_clock::now();
+  const JobRun tuned = record(scratch_->path() / "stall", {"--stall-rank", "3", "--stall-seconds", "12"}, plan(), 3);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // (mpirun, told not to stop the job at the first failing rank, reports 0 itself: each rank's
+  // end is in its output and its runtime report.)
+  EXPECT_LT(seconds, 120.0);
+  const std::regex line(R"(runtime \(rank (\d)\): waited \d+ s for the other ranks)");
+  std::set<std::string> ranks;
+  for (std::sregex_iterator it(tuned.result.err.begin(), tuned.result.err.end(), line), end; it != end; ++it) {
+    ranks.insert((*it)[1].str());
+  }
+  EXPECT_EQ(ranks, (std::set<std::string>{"0", "1", "2"})) << tuned.result.err;
+  for (int r = 0; r < 3; ++r) {
+    const nlohmann::json report = runtimeReport(tuned.dir, r);
+    EXPECT_TRUE(report["watchdog"].is_string()) << "rank " << r << ": " << report.dump();
+  }
+}
+
+// Invariant 4: the one-step-delayed mode changes the training mathematics, so a plan that
+// uses it (its checksum valid) is never applied: every process says why and runs unchanged.
+TEST_F(RuntimeE2E, DelayedPlanIsRefusedAndTheJobRunsUnchanged) {
+  auto delayed = readPlan(plan());
+  ASSERT_TRUE(delayed.ok()) << delayed.error().message;
+  delayed->knobs.delayed = true;
+  const std::filesystem::path delayed_plan = scratch_->path() / "delayed.json";
+  ASSERT_TRUE(writePlan(*delayed, delayed_plan).ok());
+  const JobRun tuned = record(scratch_->path() / "delayed", {}, delayed_plan);
+  ASSERT_EQ(tuned.result.exit_code, 0) << tuned.result.err;
+  // The runtime never learns its rank when it stays off: its reports are named by process.
+  int reports = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(tuned.dir)) {
+    if (entry.path().filename().string().rfind("runtime-", 0) != 0) continue;
+    ++reports;
+    std::ifstream in(entry.path());
+    const nlohmann::json report = nlohmann::json::parse(in);
+    EXPECT_FALSE(report["applied"].get<bool>()) << report.dump();
+    EXPECT_NE(report["disabled_reason"].get<std::string>().find("one-step-delayed"), std::string::npos) << report.dump();
+    EXPECT_TRUE(report["fallbacks"].contains("plan_unusable")) << report.dump();
+  }
+  EXPECT_EQ(reports, kRanks);
+  EXPECT_NE(tuned.result.err.find("changes the training mathematics"), std::string::npos) << tuned.result.err;
+  auto c = compareRuns(baseline_->dir, tuned.dir);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_TRUE(c->gradients_identical.value_or(false)) << c->gradients_note;
+}
+
+// Fusion through the fusion buffer: gradients in separate allocations, one bucket for all.
+TEST(RuntimeFusion, ScatteredGradientsFusedThroughTheFusionBufferStayIdentical) {
+  TempDir scratch;
+  const JobRun base = record(scratch.path() / "baseline", {"--scattered"});
+  ASSERT_EQ(base.result.exit_code, 0) << base.result.err;
+  auto report = tuneRun(base.dir, {});
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  // Everything in one bucket, whatever the search preferred.
+  Candidate c = report->search.candidates.front();
+  c.knobs.delayed = false;
+  c.knobs.bucket_bytes = 1ull << 40;
+  c.knobs.split_bytes = 0;
+  Plan plan = planFor(*report, c);
+  ASSERT_TRUE(writePlan(plan, base.dir / "plan.json").ok());
+  const JobRun tuned = record(scratch.path() / "tuned", {"--scattered"}, base.dir / "plan.json");
+  ASSERT_EQ(tuned.result.exit_code, 0) << tuned.result.err;
+  const nlohmann::json r0 = runtimeReport(tuned.dir, 0);
+  EXPECT_EQ(r0["stats"]["units"].get<int>(), r0["stats"]["planned_groups"].get<int>()) << r0.dump();
+  auto cmp = compareRuns(base.dir, tuned.dir);
+  ASSERT_TRUE(cmp.ok()) << cmp.error().message;
+  EXPECT_TRUE(cmp->gradients_identical.value_or(false)) << cmp->gradients_note;
+}
+
+}  // namespace
+}  // namespace syncopate::tuner

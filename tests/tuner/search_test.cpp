@@ -1,0 +1,152 @@
+// The search on synthetic runs: what it recommends, what it refuses to, and the plan file.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "synthetic_trainer.hpp"
+#include "syncopate/analyzer/analysis.hpp"
+#include "syncopate/tuner/plan.hpp"
+#include "syncopate/tuner/search.hpp"
+
+namespace syncopate::tuner {
+namespace {
+
+using testing::SyntheticTrainer;
+
+struct Searched {
+  WhatIfModel model;
+  SearchResult result;
+};
+
+Searched searchOf(const SyntheticTrainer& t, double slowdown = 0) {
+  testing::SyntheticRun run = testing::makeRun(t);
+  auto analysis = analyzer::analyze(run.model);
+  EXPECT_TRUE(analysis.ok());
+  ModelOptions options;
+  options.compute_slowdown = slowdown;
+  options.communication_slowdown = slowdown;
+  auto model = WhatIfModel::build(run.model, *analysis, run.pointers, options);
+  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
+  auto result = search(*model);
+  EXPECT_TRUE(result.ok()) << (result.ok() ? "" : result.error().message);
+  return {std::move(model).value(), std::move(result).value()};
+}
+
+SyntheticTrainer heavy() {
+  SyntheticTrainer t;
+  t.layers = 6;
+  t.forward_ns = 100'000;
+  t.backward_ns = 200'000;
+  t.update_ns = 20'000;
+  t.layer_floats = 1 << 20;
+  t.latency_ns = 10'000;
+  t.ns_per_byte = 90'000.0 / (1.5 * 4.0 * (1 << 20));  // 150 us per layer's all-reduce
+  return t;
+}
+
+TEST(Search, CommunicationHeavyRunGetsTheOverlappedSchedule) {
+  const SyntheticTrainer t = heavy();
+  const Searched s = searchOf(t);
+  ASSERT_GE(s.result.recommended, 0) << s.result.note;
+  const Candidate& best = s.result.candidates[static_cast<std::size_t>(s.result.recommended)];
+  EXPECT_TRUE(best.knobs.communication_stream);
+  EXPECT_FALSE(best.knobs.delayed);
+  // Everything but the last bucket hides behind backward: the best any schedule can do here.
+  const double expected = t.layers * (t.forward_ns + t.backward_ns + t.update_ns) + t.memset_ns + t.allReduceNs();
+  EXPECT_NEAR(best.prediction.iteration_ns, expected, 2.0);
+  EXPECT_NEAR(best.gain, 1.0 - expected / s.result.baseline.iteration_ns, 1e-6);
+  // Candidates are ranked: every predicted one after the first is no faster.
+  for (std::size_t i = 1; i < s.result.candidates.size(); ++i) {
+    if (!s.result.candidates[i].prediction.ok) continue;
+    EXPECT_GE(s.result.candidates[i].prediction.iteration_ns, s.result.candidates[i - 1].prediction.iteration_ns);
+  }
+}
+
+TEST(Search, TheSearchCoversEveryKnob) {
+  const Searched s = searchOf(heavy());
+  auto any = [&](auto pred) {
+    return std::any_of(s.result.candidates.begin(), s.result.candidates.end(), [&](const Candidate& c) { return pred(c.knobs); });
+  };
+  EXPECT_TRUE(any([](const Knobs& k) { return !k.communication_stream; }));
+  EXPECT_TRUE(any([](const Knobs& k) { return k.bucket_bytes > 0; }));
+  EXPECT_TRUE(any([](const Knobs& k) { return k.order == Order::Program && k.communication_stream; }));
+  EXPECT_TRUE(any([](const Knobs& k) { return k.priority_tail > 0; }));
+  EXPECT_TRUE(any([](const Knobs& k) { return k.split_bytes > 0; }));
+  EXPECT_TRUE(any([](const Knobs& k) { return !k.per_bucket_waits; }));
+  EXPECT_TRUE(any([](const Knobs& k) { return k.delayed; }));
+}
+
+TEST(Search, DelayedModeIsPredictedLabelledAndNeverRecommended) {
+  const Searched s = searchOf(heavy());
+  auto delayed = std::find_if(s.result.candidates.begin(), s.result.candidates.end(),
+                              [](const Candidate& c) { return c.knobs.delayed; });
+  ASSERT_NE(delayed, s.result.candidates.end());
+  ASSERT_TRUE(delayed->prediction.ok);
+  // It is the fastest of all here, and still not the recommendation.
+  EXPECT_EQ(delayed, s.result.candidates.begin());
+  EXPECT_FALSE(s.result.candidates[static_cast<std::size_t>(s.result.recommended)].knobs.delayed);
+  EXPECT_NE(describe(delayed->knobs).find("changes the training mathematics"), std::string::npos);
+}
+
+TEST(Search, LightCommunicationGetsNoRecommendation) {
+  SyntheticTrainer t = heavy();
+  t.ns_per_byte /= 100;  // all-reduces of 2 us: under 1% of the step
+  t.latency_ns = 100;
+  const Searched s = searchOf(t, 0.1);
+  EXPECT_EQ(s.result.recommended, -1);
+  EXPECT_NE(s.result.note.find("2%"), std::string::npos) << s.result.note;
+}
+
+TEST(Search, SixtyFourRanksAreSearchedInSeconds) {
+  SyntheticTrainer t = heavy();
+  t.ranks = 64;
+  t.layers = 24;
+  const auto start = std::chrono::steady_clock::now();
+  const Searched s = searchOf(t);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GE(s.result.recommended, 0);
+  // Generous for a loaded 2-core machine; bench/tuner_search reports the real figure.
+  EXPECT_LT(seconds, 60.0);
+}
+
+TEST(Plan, RoundTripKeepsEverythingAndTheChecksumGuardsIt) {
+  const Searched s = searchOf(heavy());
+  ASSERT_GE(s.result.recommended, 0);
+  const Candidate& best = s.result.candidates[static_cast<std::size_t>(s.result.recommended)];
+  Plan plan;
+  plan.source_run = "runs/baseline";
+  plan.ranks = 4;
+  plan.predicted_iterations = s.model.predictedIterations();
+  plan.created_by = "syncopate test";
+  plan.knobs = best.knobs;
+  plan.prediction.iteration_ms = best.prediction.iteration_ns / 1e6;
+  plan.why = "because";
+  for (const GroupPlan& g : rulesFor(best.knobs, s.result.groups).groups) plan.groups.push_back(g);
+  const std::string text = planJson(plan);
+  auto back = parsePlan(text);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->checksum, plan.checksum);
+  EXPECT_EQ(back->knobs, plan.knobs);
+  ASSERT_EQ(back->groups.size(), plan.groups.size());
+  EXPECT_EQ(back->groups[0].order, plan.groups[0].order);
+  EXPECT_EQ(back->rules().plan_checksum, plan.checksum);
+
+  std::string edited = text;
+  edited.replace(edited.find("\"because\""), 9, "\"becausE\"");
+  auto tampered = parsePlan(edited);
+  ASSERT_FALSE(tampered.ok());
+  EXPECT_NE(tampered.error().message.find("checksum"), std::string::npos);
+
+  std::string other = text;
+  other.replace(other.find("\"1.0\""), 5, "\"2.0\"");
+  auto newer = parsePlan(other);
+  ASSERT_FALSE(newer.ok());
+  EXPECT_NE(newer.error().message.find("version"), std::string::npos);
+
+  EXPECT_FALSE(parsePlan("{not json").ok());
+  EXPECT_FALSE(parsePlan("{\"format\": \"something else\"}").ok());
+}
+
+}  // namespace
+}  // namespace syncopate::tuner

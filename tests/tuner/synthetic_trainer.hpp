@@ -1,0 +1,59 @@
+// Recorded runs of a described data-parallel trainer, with times known exactly: the trainer's
+// calls are run on the tuner's simulator and written down as the collector would have
+// recorded them (API calls, ops, collectives, host syncs, step markers, pointer arguments).
+//
+// Each rank, per iteration, on its compute stream S:
+//   forward: one kernel per layer (reads the layer's parameters)
+//   memset of all gradients, then backward: one kernel per layer, last layer first, writing
+//   that layer's gradient
+//   naive:   an in-place all-reduce per layer, layer 0 first, on S
+//   overlap: after each layer's backward kernel, an event on S that a communication stream C
+//            waits for, then that layer's all-reduce on C; the updates wait for C's last
+//   an update kernel per layer (reads and writes the layer's parameters, reads its gradient)
+//   an event at the end of the iteration; from the second iteration on, the host then waits
+//   for the previous iteration's event (the host runs one iteration ahead)
+// Before the first iteration a broadcast of the parameters, and a stream sync.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "syncopate/analyzer/run_model.hpp"
+#include "syncopate/tuner/op_pointers.hpp"
+
+namespace syncopate::tuner::testing {
+
+struct SyntheticTrainer {
+  int ranks = 4;
+  int layers = 4;
+  int iterations = 7;
+  bool overlap = false;
+  double forward_ns = 100'000;
+  double backward_ns = 200'000;
+  double update_ns = 20'000;
+  double memset_ns = 5'000;
+  std::uint64_t layer_floats = 1 << 20;
+  double latency_ns = 0;              // per ring step
+  double ns_per_byte = 0.0;           // per bus byte; 0: all-reduce takes allreduce_ns
+  double call_ns = 1'000;             // host time of every non-blocking call
+  double launch_latency_ns = 0;       // after the call, before the op can start
+  double compute_slowdown = 0, communication_slowdown = 0;
+  std::vector<double> rank_backward_scale;  // per rank (stragglers); empty: all 1
+
+  // Per rank all-reduce time of one layer, and of the setup broadcast.
+  double allReduceNs() const;
+  double broadcastNs() const;
+};
+
+struct SyntheticRun {
+  analyzer::RunModel model;
+  OpPointers pointers;
+};
+
+SyntheticRun makeRun(const SyntheticTrainer& trainer);
+
+// Addresses the synthetic trainer gives its buffers.
+std::uint64_t gradientAddress(int layer, const SyntheticTrainer& t);
+std::uint64_t parameterAddress(int layer, const SyntheticTrainer& t);
+
+}  // namespace syncopate::tuner::testing

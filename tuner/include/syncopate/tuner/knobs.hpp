@@ -1,0 +1,27 @@
+// The knobs of a gradient synchronisation schedule: what the search varies and what a plan
+// records (docs/tuner.md, "The search").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace syncopate::tuner {
+
+enum class Order : std::uint8_t { Program = 0, Ready = 1 };
+std::string_view toString(Order o);
+
+struct Knobs {
+  bool communication_stream = true;  // buckets start at their producers (else at their calls)
+  std::uint64_t bucket_bytes = 0;   // fuse consecutive all-reduces up to this many bytes; 0: never
+  Order order = Order::Ready;
+  std::uint32_t priority_tail = 0;  // the last k buckets to be ready go first layers first
+  std::uint64_t split_bytes = 0;    // split buckets larger than this into parts; 0: never
+  bool per_bucket_waits = true;     // each consumer waits only for its own bucket
+  bool delayed = false;             // one-step-delayed synchronisation (changes the mathematics)
+  friend bool operator==(const Knobs&, const Knobs&) = default;
+};
+// "comm stream, ready order, buckets <= 25 MiB, ..." for tables.
+std::string describe(const Knobs& k);
+
+}  // namespace syncopate::tuner

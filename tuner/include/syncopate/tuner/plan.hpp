@@ -1,0 +1,58 @@
+// The plan file (docs/tuner.md, "Plan format"): a versioned JSON document saying what the
+// runtime should do (the knobs and, per group of all-reduces, the buckets, parts and order),
+// why, what the model predicts, the run it came from, and a checksum over all of it that every
+// rank verifies before applying it (and agrees on with the others at every flush).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/tuner/schedule_rules.hpp"
+#include "syncopate/tuner/knobs.hpp"
+
+namespace syncopate::tuner {
+
+inline constexpr std::string_view kPlanFormat = "syncopate-plan";
+inline constexpr int kPlanMajor = 1;
+inline constexpr int kPlanMinor = 0;
+
+struct PlanPrediction {
+  double baseline_measured_ms = 0;   // the recorded run's iteration time
+  double baseline_replay_ms = 0;     // the model's replay of it
+  double replay_error = 0;           // (replay - measured) / measured
+  double iteration_ms = 0;           // predicted with the plan
+  double speedup = 0;                // baseline_replay_ms / iteration_ms
+  double ideal_ms = 0;               // max(compute alone, communication alone)
+  double compute_ms = 0, communication_ms = 0;
+};
+
+struct Plan {
+  std::string version = "1.0";
+  std::string source_run;            // the run directory it was made from
+  std::int32_t ranks = 0;
+  std::vector<std::int64_t> predicted_iterations;
+  std::string created_by;            // tool version
+  Knobs knobs;
+  PlanPrediction prediction;
+  std::string why;                   // one paragraph for the user
+  double compute_slowdown = 0, communication_slowdown = 0;
+  bool interference_measured = false;
+  std::vector<GroupPlan> groups;
+  std::uint64_t checksum = 0;        // over everything above, as written
+
+  bool changesTrainingMathematics() const { return knobs.delayed; }
+  ScheduleRules rules() const;       // what the runtime executes
+};
+
+// The plan's JSON text (with its checksum filled in), and reading it back. Reading verifies
+// the format name, the major version, the checksum and every group; each failure says what
+// was wrong and what to do.
+std::string planJson(Plan& plan);
+analyzer::Expected<Plan> parsePlan(std::string_view text);
+analyzer::Expected<Plan> readPlan(const std::filesystem::path& file);
+analyzer::Status writePlan(Plan& plan, const std::filesystem::path& file);
+
+}  // namespace syncopate::tuner

@@ -1,0 +1,73 @@
+// The search over gradient synchronisation schedules (docs/tuner.md, "The search").
+//
+// A schedule is a set of knobs (Knobs) that, for each group of all-reduces the recorded run
+// flushes, says how to bucket, order, split and place them; the search turns knobs into
+// ScheduleRules, predicts each with the what-if model and ranks them. It covers:
+//   - the communication stream (on: buckets start as soon as their producers end; off: they
+//     start where the application called them, and only fusion is gained);
+//   - bucket (fusion) size: consecutive all-reduces fused up to a byte cap;
+//   - order: as the program issued them, or as their producers finish (ready order), with the
+//     last buckets to be ready issued first layers first (priority to what the next forward
+//     needs), and large buckets split into parts;
+//   - cross-iteration update overlap: each consumer waits only for its own bucket, or the
+//     first consumer waits for the whole group;
+//   - the one-step-delayed mode: predicted, labelled as changing the training mathematics,
+//     never recommended.
+// NCCL's channel count is not searched: neither the model nor simgpu gives it an effect on
+// interference that a run could show.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "syncopate/tuner/knobs.hpp"
+#include "syncopate/tuner/schedule_rules.hpp"
+#include "syncopate/tuner/what_if.hpp"
+
+namespace syncopate::tuner {
+
+
+
+// A group of all-reduces as the scheduler flushes it in the recorded run (rank 0), with, per
+// member, where in the call sequence its buffer was last touched before it (its producer).
+struct RecordedGroup {
+  std::uint64_t signature = 0;
+  std::vector<CollectiveArgs> members;
+  std::vector<std::size_t> producer_call;  // per member; the member's own call when none
+  std::vector<std::size_t> member_call;
+};
+
+// The distinct groups rank 0 flushes in the modelled iterations. Fails when ranks flush
+// different groups (their call sequences differ: the runtime could not apply a plan).
+analyzer::Expected<std::vector<RecordedGroup>> recordedGroups(const WhatIfModel& model);
+
+ScheduleRules rulesFor(const Knobs& knobs, const std::vector<RecordedGroup>& groups);
+
+struct Candidate {
+  Knobs knobs;
+  Prediction prediction;
+  double gain = 0;  // 1 - predicted / predicted baseline (replay)
+};
+
+struct SearchOptions {
+  double min_gain = 0.02;        // plans predicted to gain less are not recommended
+  bool include_delayed = true;   // predict the delayed mode too (never recommended)
+};
+
+struct SearchResult {
+  Prediction baseline;                // replay of the recorded schedule
+  std::vector<Candidate> candidates;  // best first (delayed ones included, labelled)
+  int recommended = -1;               // index in candidates, or -1: nothing gains enough
+  std::vector<RecordedGroup> groups;
+  std::string note;                   // why nothing is recommended, when it is not
+};
+
+// progress(done, total) is called after each prediction.
+using Progress = std::function<void(std::size_t done, std::size_t total)>;
+
+analyzer::Expected<SearchResult> search(const WhatIfModel& model, const SearchOptions& options = {},
+                                        const Progress& progress = {});
+
+}  // namespace syncopate::tuner

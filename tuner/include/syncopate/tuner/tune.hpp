@@ -1,0 +1,59 @@
+// `syncopate tune` as a library call: load a run, analyse it, build the what-if model, report
+// its replay error, search the schedules, and make the plan of the best one when it gains
+// enough (docs/tuner.md, "syncopate tune").
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "syncopate/analyzer/analysis.hpp"
+#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/tuner/plan.hpp"
+#include "syncopate/tuner/search.hpp"
+#include "syncopate/tuner/what_if.hpp"
+
+namespace syncopate::tuner {
+
+struct TuneOptions {
+  ModelOptions model;
+  SearchOptions search;
+  std::string iteration_marker;  // empty: the analyzer's default markers
+};
+
+// Progress of the whole tune: stage ("loading", "modelling", "searching") and counts.
+using TuneProgress = std::function<void(std::string_view stage, std::size_t done, std::size_t total)>;
+
+struct TuneReport {
+  std::string run_dir;
+  std::int32_t ranks = 0;
+  std::vector<std::int64_t> predicted_iterations;
+  double measured_ms = 0;          // mean iteration time of the predicted iterations
+  double replay_ms = 0;            // the model's replay of the recorded schedule
+  double replay_error = 0;         // (replay - measured) / measured
+  Bounds bounds;
+  Interference interference;
+  CommModel communication;
+  double launch_latency_ns = 0;
+  SearchResult search;
+  std::optional<Plan> plan;        // the recommended plan, if any
+};
+
+analyzer::Expected<TuneReport> tuneRun(const std::filesystem::path& run_dir, const TuneOptions& options,
+                                       const TuneProgress& progress = {});
+
+// The same on a model already built (tests, the demo).
+analyzer::Expected<TuneReport> tuneModel(const WhatIfModel& model, std::string run_dir, std::int32_t ranks,
+                                         const TuneOptions& options, const TuneProgress& progress = {});
+
+// The plan of candidate `c` of a report (what `tune` writes when c is the recommendation).
+Plan planFor(const TuneReport& report, const Candidate& c);
+
+nlohmann::json tuneReportJson(const TuneReport& report);
+std::string tuneReportText(const TuneReport& report, std::size_t max_rows = 12);
+
+}  // namespace syncopate::tuner

@@ -1,0 +1,107 @@
+// The what-if model: a recorded run, replayable under another gradient synchronisation
+// schedule (docs/tuner.md, "The model").
+//
+// From the run it keeps each rank's calls (recorded_calls.hpp), every op's standalone
+// duration, the collective latency/bandwidth fits and the interference factors (fits.hpp).
+// To predict a schedule it feeds every rank's calls through the same Scheduler the runtime
+// uses, turns the actions into a simulated program (host steps, stream ops, collectives
+// matched across ranks) and simulates a window of consecutive steady iterations. With no
+// rules it replays the schedule as recorded, and the difference from the measured iteration
+// time is the model's error.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "syncopate/analyzer/analysis.hpp"
+#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/analyzer/run_model.hpp"
+#include "syncopate/tuner/fits.hpp"
+#include "syncopate/tuner/op_pointers.hpp"
+#include "syncopate/tuner/recorded_calls.hpp"
+#include "syncopate/tuner/schedule_rules.hpp"
+#include "syncopate/tuner/scheduler.hpp"
+
+namespace syncopate::tuner {
+
+struct ModelOptions {
+  // Iterations simulated together (the latest steady ones of the run): the first fills the
+  // pipeline, the last closes the one before it; those in between are predicted. At least 3.
+  int window_iterations = 6;
+  double prior_compute_slowdown = kPriorComputeSlowdown;
+  double prior_communication_slowdown = kPriorCommunicationSlowdown;
+  // Negative: measure from the run (the prior when not measurable). Otherwise: use this.
+  double compute_slowdown = -1;
+  double communication_slowdown = -1;
+};
+
+struct Prediction {
+  bool ok = false;
+  std::string error;
+  double iteration_ns = 0;                 // mean over predicted iterations and ranks
+  std::vector<double> per_iteration_ns;    // per predicted iteration, mean over ranks
+  SchedulerStats stats;                    // rank 0's scheduler
+  std::array<std::uint64_t, kFallbackCount> fallbacks{};  // summed over ranks
+  std::uint64_t simulated_ops = 0;
+};
+
+// Per iteration of the window, averaged over predicted iterations: the time each rank's
+// compute side (kernels and copies) and communication would take alone, and the bound a
+// perfect overlap would reach (the larger of the two, slowest rank).
+struct Bounds {
+  double compute_ns = 0;
+  double communication_ns = 0;
+  double ideal_ns = 0;
+};
+
+class WhatIfModel {
+ public:
+  static analyzer::Expected<WhatIfModel> build(const analyzer::RunModel& model, const analyzer::Analysis& analysis,
+                                               const OpPointers& pointers, const ModelOptions& options = {});
+
+  // The schedule `rules` describes (nullptr: as recorded). `delayed`: the one-step-delayed
+  // mode, in which each consumer waits for the previous iteration's bucket instead of its
+  // own (it changes the training mathematics).
+  Prediction predict(const ScheduleRules* rules, bool delayed = false) const;
+
+  // The measured iteration time of the predicted iterations (mean over them and the ranks).
+  double measuredIterationNs() const { return measured_ns_; }
+  const std::vector<double>& measuredPerIteration() const { return measured_per_iteration_; }
+  std::int64_t firstIteration() const { return first_; }
+  std::int64_t lastIteration() const { return last_; }
+  const std::vector<std::int64_t>& predictedIterations() const { return predicted_; }
+
+  const Interference& interference() const { return interference_; }
+  const CommModel& communication() const { return comm_; }
+  const HostTimings& hostTimings() const { return host_; }
+  const Bounds& bounds() const { return bounds_; }
+  const RecordedRun& calls() const { return calls_; }
+  std::size_t ranks() const { return calls_.ranks.size(); }
+  // Standalone time of a collective with these arguments (the fit; the measured time of
+  // `fallback_op` when the communicator has no fit).
+  double collectiveNs(const CollectiveArgs& args, analyzer::Index fallback_op = analyzer::kNone) const;
+  double standaloneNs(analyzer::Index op) const { return standalone_[op]; }
+  analyzer::OpClass opClass(analyzer::Index op) const { return op_class_[op]; }
+  // The window of calls of rank row `r` that is simulated: [begin, end).
+  std::pair<std::size_t, std::size_t> windowCalls(std::size_t r) const { return window_[r]; }
+
+ private:
+  WhatIfModel() = default;
+
+  RecordedRun calls_;
+  std::vector<double> standalone_;
+  std::vector<analyzer::OpClass> op_class_;
+  Interference interference_;
+  CommModel comm_;
+  HostTimings host_;
+  Bounds bounds_;
+  std::int64_t first_ = 0, last_ = 0;
+  std::vector<std::int64_t> predicted_;
+  std::vector<std::pair<std::size_t, std::size_t>> window_;
+  double measured_ns_ = 0;
+  std::vector<double> measured_per_iteration_;
+};
+
+}  // namespace syncopate::tuner

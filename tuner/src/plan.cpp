@@ -1,0 +1,197 @@
+#include "syncopate/tuner/plan.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "hash.hpp"
+
+namespace syncopate::tuner {
+
+namespace {
+
+using nlohmann::json;
+
+std::string hex(std::uint64_t v) { return fmt::format("{:016x}", v); }
+
+json toJson(const Plan& p) {
+  json j;
+  j["format"] = kPlanFormat;
+  j["version"] = fmt::format("{}.{}", kPlanMajor, kPlanMinor);
+  j["created_by"] = p.created_by;
+  j["source"] = {{"run", p.source_run}, {"ranks", p.ranks}, {"predicted_iterations", p.predicted_iterations}};
+  j["knobs"] = {{"communication_stream", p.knobs.communication_stream},
+                {"bucket_bytes", p.knobs.bucket_bytes},
+                {"order", toString(p.knobs.order)},
+                {"priority_tail", p.knobs.priority_tail},
+                {"split_bytes", p.knobs.split_bytes},
+                {"per_bucket_waits", p.knobs.per_bucket_waits},
+                {"delayed", p.knobs.delayed}};
+  j["description"] = describe(p.knobs);
+  j["changes_training_mathematics"] = p.changesTrainingMathematics();
+  const PlanPrediction& q = p.prediction;
+  j["prediction"] = {{"baseline_measured_ms", q.baseline_measured_ms},
+                     {"baseline_replay_ms", q.baseline_replay_ms},
+                     {"replay_error", q.replay_error},
+                     {"iteration_ms", q.iteration_ms},
+                     {"speedup", q.speedup},
+                     {"ideal_ms", q.ideal_ms},
+                     {"compute_ms", q.compute_ms},
+                     {"communication_ms", q.communication_ms}};
+  j["why"] = p.why;
+  j["model"] = {{"compute_slowdown", p.compute_slowdown},
+                {"communication_slowdown", p.communication_slowdown},
+                {"interference_measured", p.interference_measured}};
+  json groups = json::array();
+  for (const GroupPlan& g : p.groups) {
+    json order = json::array();
+    for (const UnitRef& u : g.order) order.push_back({u.bucket, u.part});
+    groups.push_back({{"signature", hex(g.signature)},
+                      {"members", g.members},
+                      {"bucket_first", g.bucket_first},
+                      {"parts", g.parts},
+                      {"order", order}});
+  }
+  j["groups"] = groups;
+  return j;
+}
+
+std::uint64_t checksumOf(const json& without_checksum) { return fnv1a(without_checksum.dump()); }
+
+// Reads field `key` of `j` as T, with a sentence naming the field when it is missing or wrong.
+template <class T>
+T field(const json& j, const char* key, const char* where) {
+  if (!j.contains(key)) throw std::runtime_error(fmt::format("{} has no \"{}\"", where, key));
+  try {
+    return j.at(key).get<T>();
+  } catch (const json::exception&) {
+    throw std::runtime_error(fmt::format("\"{}\" in {} has the wrong type", key, where));
+  }
+}
+
+}  // namespace
+
+ScheduleRules Plan::rules() const {
+  ScheduleRules r;
+  r.communication_stream = knobs.communication_stream;
+  r.per_bucket_waits = knobs.per_bucket_waits;
+  r.plan_checksum = checksum;
+  r.groups = groups;
+  std::sort(r.groups.begin(), r.groups.end(), [](const GroupPlan& a, const GroupPlan& b) { return a.signature < b.signature; });
+  return r;
+}
+
+std::string planJson(Plan& plan) {
+  json j = toJson(plan);
+  plan.checksum = checksumOf(j);
+  j["checksum"] = "fnv1a64:" + hex(plan.checksum);
+  return j.dump(2) + "\n";
+}
+
+analyzer::Expected<Plan> parsePlan(std::string_view text) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    return analyzer::Error{fmt::format("the plan is not valid JSON ({}); make it again with `syncopate tune`", e.what())};
+  }
+  try {
+    if (!j.is_object() || field<std::string>(j, "format", "the plan") != kPlanFormat) {
+      return analyzer::Error{"this is not a Syncopate plan (its \"format\" is not \"syncopate-plan\")"};
+    }
+    const std::string version = field<std::string>(j, "version", "the plan");
+    int major = 0;
+    if (std::sscanf(version.c_str(), "%d.", &major) != 1 || major != kPlanMajor) {
+      return analyzer::Error{fmt::format("the plan has version {}, this build reads version {}.x; make it again with "
+                                         "this build's `syncopate tune`",
+                                         version, kPlanMajor)};
+    }
+    const std::string sum = field<std::string>(j, "checksum", "the plan");
+    json body = j;
+    body.erase("checksum");
+    const std::uint64_t actual = checksumOf(body);
+    if (sum != "fnv1a64:" + hex(actual)) {
+      return analyzer::Error{"the plan's checksum does not match its content (it was edited or damaged); make it "
+                             "again with `syncopate tune`"};
+    }
+    Plan p;
+    p.version = version;
+    p.checksum = actual;
+    p.created_by = field<std::string>(j, "created_by", "the plan");
+    const json& src = j.at("source");
+    p.source_run = field<std::string>(src, "run", "\"source\"");
+    p.ranks = field<std::int32_t>(src, "ranks", "\"source\"");
+    p.predicted_iterations = field<std::vector<std::int64_t>>(src, "predicted_iterations", "\"source\"");
+    const json& k = j.at("knobs");
+    p.knobs.communication_stream = field<bool>(k, "communication_stream", "\"knobs\"");
+    p.knobs.bucket_bytes = field<std::uint64_t>(k, "bucket_bytes", "\"knobs\"");
+    const std::string order = field<std::string>(k, "order", "\"knobs\"");
+    if (order != "ready" && order != "program") return analyzer::Error{"the plan's order must be \"ready\" or \"program\""};
+    p.knobs.order = order == "ready" ? Order::Ready : Order::Program;
+    p.knobs.priority_tail = field<std::uint32_t>(k, "priority_tail", "\"knobs\"");
+    p.knobs.split_bytes = field<std::uint64_t>(k, "split_bytes", "\"knobs\"");
+    p.knobs.per_bucket_waits = field<bool>(k, "per_bucket_waits", "\"knobs\"");
+    p.knobs.delayed = field<bool>(k, "delayed", "\"knobs\"");
+    const json& q = j.at("prediction");
+    p.prediction.baseline_measured_ms = field<double>(q, "baseline_measured_ms", "\"prediction\"");
+    p.prediction.baseline_replay_ms = field<double>(q, "baseline_replay_ms", "\"prediction\"");
+    p.prediction.replay_error = field<double>(q, "replay_error", "\"prediction\"");
+    p.prediction.iteration_ms = field<double>(q, "iteration_ms", "\"prediction\"");
+    p.prediction.speedup = field<double>(q, "speedup", "\"prediction\"");
+    p.prediction.ideal_ms = field<double>(q, "ideal_ms", "\"prediction\"");
+    p.prediction.compute_ms = field<double>(q, "compute_ms", "\"prediction\"");
+    p.prediction.communication_ms = field<double>(q, "communication_ms", "\"prediction\"");
+    p.why = field<std::string>(j, "why", "the plan");
+    const json& m = j.at("model");
+    p.compute_slowdown = field<double>(m, "compute_slowdown", "\"model\"");
+    p.communication_slowdown = field<double>(m, "communication_slowdown", "\"model\"");
+    p.interference_measured = field<bool>(m, "interference_measured", "\"model\"");
+    for (const json& g : j.at("groups")) {
+      GroupPlan gp;
+      gp.signature = std::stoull(field<std::string>(g, "signature", "a group"), nullptr, 16);
+      gp.members = field<std::uint32_t>(g, "members", "a group");
+      gp.bucket_first = field<std::vector<std::uint32_t>>(g, "bucket_first", "a group");
+      gp.parts = field<std::vector<std::uint16_t>>(g, "parts", "a group");
+      for (const json& u : g.at("order")) {
+        if (!u.is_array() || u.size() != 2) return analyzer::Error{"a group's order must list [bucket, part] pairs"};
+        gp.order.push_back({u[0].get<std::uint16_t>(), u[1].get<std::uint16_t>()});
+      }
+      if (const std::string problem = validateGroupPlan(gp); !problem.empty()) {
+        return analyzer::Error{"the plan has a malformed group: " + problem};
+      }
+      p.groups.push_back(std::move(gp));
+    }
+    return p;
+  } catch (const std::exception& e) {
+    return analyzer::Error{fmt::format("the plan is incomplete: {}; make it again with `syncopate tune`", e.what())};
+  }
+}
+
+analyzer::Expected<Plan> readPlan(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) return analyzer::Error{fmt::format("cannot read the plan {}: check the path", file.string())};
+  std::stringstream text;
+  text << in.rdbuf();
+  auto plan = parsePlan(text.str());
+  if (!plan.ok()) return analyzer::Error{fmt::format("{}: {}", file.string(), plan.error().message)};
+  return plan;
+}
+
+analyzer::Status writePlan(Plan& plan, const std::filesystem::path& file) {
+  const std::string text = planJson(plan);
+  const std::filesystem::path tmp = file.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out || !(out << text) || !out.flush()) {
+      return analyzer::Error{fmt::format("cannot write the plan to {}: check that the directory is writable", file.string())};
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, file, ec);
+  if (ec) return analyzer::Error{fmt::format("cannot write the plan to {}: {}", file.string(), ec.message())};
+  return {};
+}
+
+}  // namespace syncopate::tuner

@@ -1,0 +1,85 @@
+// Turns the scheduler's actions for every rank into one simulated program: the Executor of
+// the what-if model.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "syncopate/tuner/executor.hpp"
+#include "syncopate/tuner/simulator.hpp"
+#include "syncopate/tuner/what_if.hpp"
+
+namespace syncopate::tuner {
+
+// What all ranks' builders share: the program and the matching of collectives across ranks.
+struct ProgramContext {
+  SimProgram program;
+  std::map<std::pair<std::int64_t, std::uint64_t>, std::uint32_t> matches;  // (comm, k-th call) -> match
+  std::vector<std::uint32_t> match_participants;  // per match: ops created
+  std::vector<std::int32_t> match_expected;       // per match: ranks of its communicator
+  std::uint32_t barriers = 0;
+  bool delayed = false;
+};
+
+class ProgramBuilder : public Executor {
+ public:
+  ProgramBuilder(const WhatIfModel& model, ProgramContext& ctx, std::uint32_t rank);
+
+  // Feed one recorded call: `simulate` says whether it lies in the simulated window.
+  void beginCall(const RecordedCall& call, bool simulate, double cpu_before_ns);
+  void endCall(double cpu_after_ns);
+
+  std::array<std::uint64_t, kFallbackCount> fallbacks{};
+
+  // Executor
+  bool prepareEvents(std::uint32_t count) override;
+  StreamHandle communicationStream() override { return kModelCommunicationStream; }
+  StreamHandle joinStream() override { return kModelJoinStream; }
+  void passthrough(const Call& call) override;
+  void recordApplicationEvent(const Call& call, StreamHandle stream) override;
+  void issueHeld(const HeldCollective& held) override;
+  void recordEvent(EventSlot event, StreamHandle stream) override;
+  void waitEvent(StreamHandle stream, EventSlot event) override;
+  void hostWait(EventSlot event) override;
+  void queryWith(const Call& call, EventSlot also) override;
+  void issueUnit(const UnitIssue& unit) override;
+  bool agree(std::uint64_t digest, std::span<const HeldCollective> group) override;
+  void fallback(Fallback why, const Call& call) override;
+
+ private:
+  static constexpr std::uint32_t kNoOp = 0xFFFFFFFFu;
+
+  std::uint32_t stream(StreamHandle handle);
+  std::uint32_t addOp(StreamHandle handle, WorkClass c, double work_ns, std::uint32_t dep = kNoOp,
+                      std::uint32_t match = kNoMatch);
+  std::uint32_t marker(StreamHandle handle, std::uint32_t dep = kNoOp) { return addOp(handle, WorkClass::Marker, 0, dep); }
+  void hostWaitFor(std::uint32_t op);
+  // The match id of this rank's next NCCL call on `comm` (counted even outside the window).
+  std::uint32_t nextMatch(std::int64_t comm, std::int32_t ranks);
+  void collective(StreamHandle handle, const CollectiveArgs& args, analyzer::Index measured_op);
+  // Delayed mode: the unit a consumer should wait for instead of `unit`.
+  std::uint32_t delayedUnitOp(EventSlot slot) const;
+
+  const WhatIfModel& model_;
+  ProgramContext& ctx_;
+  std::uint32_t rank_;
+  const RecordedCall* current_ = nullptr;
+  bool simulate_ = false;
+  std::vector<std::pair<StreamHandle, std::uint32_t>> streams_;  // handle -> sim stream
+  std::vector<std::uint32_t> last_op_;                           // per sim stream of this rank
+  std::vector<std::uint32_t> slot_op_;                           // per event slot: marker op
+  std::vector<std::uint64_t> slot_unit_;                         // per event slot: unit recorded into it
+  std::unordered_map<std::uint64_t, std::uint32_t> event_op_;    // application event -> record marker
+  std::unordered_map<std::int64_t, std::uint64_t> comm_calls_;   // NCCL calls per communicator
+  // Units: done-marker op per unit sequence, and the first unit of each flush.
+  std::vector<std::uint32_t> unit_done_op_;
+  std::vector<std::uint64_t> flush_first_unit_;
+  std::uint64_t units_ = 0;
+  bool expect_unit_done_ = false;  // the next recorded event is the done event of a unit
+  std::uint32_t agrees_ = 0;
+};
+
+}  // namespace syncopate::tuner

@@ -1,0 +1,164 @@
+#include "syncopate/tuner/recorded_calls.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace syncopate::tuner {
+
+namespace {
+
+using analyzer::Index;
+using analyzer::kNone;
+
+struct Entry {
+  std::int64_t start = 0, end = 0;
+  Index op = kNone;    // an op, or
+  Index sync = kNone;  // a host sync
+};
+
+StreamHandle handleOf(const analyzer::RunModel& m, Index stream) {
+  if (stream == kNone) return kLegacyStream;
+  return static_cast<StreamHandle>(m.streams[stream].handle);
+}
+
+bool synchronousCopy(const analyzer::RunModel& m, Index op) {
+  const Index call = m.ops.launch[op];
+  if (call == kNone) return false;
+  return m.str(m.api_calls.name[call]).find("Async") == std::string_view::npos;
+}
+
+}  // namespace
+
+Call RecordedRank::call(std::size_t i) const {
+  Call c = calls[i].call;
+  c.touches = std::span<const Touch>(touches.data() + calls[i].touch_begin, calls[i].touch_count);
+  return c;
+}
+
+analyzer::Expected<RecordedRun> recordedCalls(const analyzer::RunModel& m, const analyzer::Iterations& iterations,
+                                              const OpPointers& pointers) {
+  RecordedRun out;
+  for (Index r = 0; r < m.ranks.size(); ++r) {
+    const analyzer::RankInfo& info = m.ranks[r];
+    std::vector<Entry> entries;
+    entries.reserve(info.op_count + info.host_sync_count);
+    for (Index op = info.first_op; op < info.first_op + info.op_count; ++op) {
+      const Index call = m.ops.launch[op];
+      if (call != kNone) {
+        entries.push_back({m.api_calls.start[call], m.api_calls.end[call], op, kNone});
+      } else {
+        entries.push_back({m.ops.start[op], m.ops.start[op], op, kNone});
+      }
+    }
+    for (Index s = info.first_host_sync; s < info.first_host_sync + info.host_sync_count; ++s) {
+      entries.push_back({m.host_syncs.start[s], m.host_syncs.end[s], kNone, s});
+    }
+    std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.start < b.start; });
+
+    std::vector<analyzer::RankIteration> steps = r < iterations.per_rank.size() ? iterations.per_rank[r]
+                                                                                : std::vector<analyzer::RankIteration>{};
+    std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.host_start < b.host_start; });
+    auto iterationAt = [&](std::int64_t t) -> std::int64_t {
+      auto it = std::upper_bound(steps.begin(), steps.end(), t, [](std::int64_t v, const auto& s) { return v < s.host_start; });
+      if (it == steps.begin()) return -1;
+      --it;
+      return t < it->host_end ? it->number : -1;
+    };
+
+    RecordedRank rank;
+    rank.rank = r;
+    rank.calls.reserve(entries.size());
+    for (const Entry& e : entries) {
+      RecordedCall rc;
+      rc.start = e.start;
+      rc.end = e.end;
+      rc.iteration = iterationAt(e.start);
+      rc.touch_begin = static_cast<std::uint32_t>(rank.touches.size());
+      Call& c = rc.call;
+      c.id = static_cast<std::uint32_t>(rank.calls.size());
+      if (e.sync != kNone) {
+        switch (m.host_syncs.sync_kind[e.sync]) {
+          case trace::SyncKind::Stream:
+            c.kind = CallKind::StreamSync;
+            c.stream = handleOf(m, m.host_syncs.stream[e.sync]);
+            break;
+          case trace::SyncKind::Event:
+            c.kind = CallKind::EventSync;
+            c.event = static_cast<std::uint64_t>(m.host_syncs.event_id[e.sync]);
+            break;
+          default: c.kind = CallKind::DeviceSync; break;
+        }
+        rank.calls.push_back(rc);
+        continue;
+      }
+      const Index op = e.op;
+      rc.op = op;
+      c.stream = handleOf(m, m.ops.stream[op]);
+      switch (m.ops.kind[op]) {
+        case trace::OpKind::Kernel:
+          c.kind = CallKind::Kernel;
+          c.unknown_pointers = pointers.unknownLayout(op);
+          for (const PointerArg& a : pointers.of(op))
+            if (a.index != kUnknownLayout && a.address != 0) rank.touches.push_back({a.address, 0});
+          break;
+        case trace::OpKind::Memcpy:
+        case trace::OpKind::Memset: {
+          c.kind = m.ops.kind[op] == trace::OpKind::Memcpy ? CallKind::Memcpy : CallKind::Memset;
+          c.synchronous = synchronousCopy(m, op);
+          const auto bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(m.ops.bytes[op], 0));
+          for (const PointerArg& a : pointers.of(op))
+            if (a.index <= 1 && a.address != 0 && bytes > 0) rank.touches.push_back({a.address, bytes});
+          break;
+        }
+        case trace::OpKind::Collective:
+        case trace::OpKind::P2P: {
+          c.kind = CallKind::Collective;
+          const Index row = m.ops.collective[op];
+          if (row == kNone) return analyzer::Error{fmt::format("rank {}: a collective op has no collective row", info.rank)};
+          CollectiveArgs& a = c.collective;
+          const std::int64_t comm = m.collectives.comm_id[row];
+          auto ci = std::find(rank.comm_ids.begin(), rank.comm_ids.end(), comm);
+          if (ci == rank.comm_ids.end()) ci = rank.comm_ids.insert(rank.comm_ids.end(), comm);
+          a.comm = static_cast<std::uint64_t>(comm);
+          a.comm_index = static_cast<std::uint32_t>(ci - rank.comm_ids.begin());
+          a.comm_size = m.collectives.comm_size[row];
+          a.type = m.collectives.coll_type[row];
+          a.dtype = m.collectives.dtype[row];
+          a.op = m.collectives.red_op[row];
+          a.root_or_peer = m.collectives.root_or_peer[row];
+          a.count = static_cast<std::uint64_t>(std::max<std::int64_t>(m.collectives.count[row], 0));
+          a.send = pointers.address(op, 0);
+          a.recv = pointers.address(op, 1);
+          const bool needs_send = a.type != trace::CollType::Recv;
+          const bool needs_recv = a.type != trace::CollType::Send;
+          if ((needs_send && a.send == 0) || (needs_recv && a.recv == 0)) {
+            return analyzer::Error{fmt::format(
+                "rank {}: collectives carry no buffer addresses, so the tuner cannot tell which kernels produce and "
+                "consume them; record the run with `syncopate record` (imported traces lack them)",
+                info.rank)};
+          }
+          break;
+        }
+        case trace::OpKind::EventRecord:
+        case trace::OpKind::StreamWait:
+          c.kind = m.ops.kind[op] == trace::OpKind::EventRecord ? CallKind::EventRecord : CallKind::StreamWait;
+          c.event = static_cast<std::uint64_t>(m.eventOf(op));
+          break;
+        case trace::OpKind::HostSync: continue;  // host syncs come from the host-sync table
+      }
+      rc.touch_count = static_cast<std::uint32_t>(rank.touches.size()) - rc.touch_begin;
+      rank.calls.push_back(rc);
+    }
+    for (std::size_t i = 0; i < rank.calls.size(); ++i) {
+      const std::int64_t it = rank.calls[i].iteration;
+      if (it >= 0 && (rank.iteration_first_call.empty() || rank.iteration_first_call.back().first != it)) {
+        rank.iteration_first_call.emplace_back(it, i);
+      }
+    }
+    out.ranks.push_back(std::move(rank));
+  }
+  return out;
+}
+
+}  // namespace syncopate::tuner

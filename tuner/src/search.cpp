@@ -1,0 +1,293 @@
+#include "syncopate/tuner/search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace syncopate::tuner {
+
+namespace {
+
+// Watches the scheduler flush groups when no group is planned: each flush agrees, then
+// issues its members in order.
+class GroupProbe : public Executor {
+ public:
+  std::size_t current_call = 0;
+  std::vector<std::pair<std::size_t, std::vector<HeldCollective>>> groups;  // flush call, members
+
+  bool prepareEvents(std::uint32_t) override { return true; }
+  StreamHandle communicationStream() override { return kModelCommunicationStream; }
+  StreamHandle joinStream() override { return kModelJoinStream; }
+  void passthrough(const Call&) override {}
+  void recordApplicationEvent(const Call&, StreamHandle) override {}
+  void issueHeld(const HeldCollective& h) override {
+    if (!groups.empty()) groups.back().second.push_back(h);
+  }
+  void recordEvent(EventSlot, StreamHandle) override {}
+  void waitEvent(StreamHandle, EventSlot) override {}
+  void hostWait(EventSlot) override {}
+  void queryWith(const Call&, EventSlot) override {}
+  void issueUnit(const UnitIssue&) override {}
+  bool agree(std::uint64_t, std::span<const HeldCollective>) override {
+    groups.emplace_back(current_call, std::vector<HeldCollective>{});
+    return true;
+  }
+  void fallback(Fallback, const Call&) override {}
+};
+
+bool touches(const Call& c, std::uint64_t lo, std::uint64_t hi) {
+  if (c.kind == CallKind::Collective) {
+    const CollectiveArgs& a = c.collective;
+    return (a.send < hi && a.send + a.send_bytes() > lo) || (a.recv < hi && a.recv + a.recv_bytes() > lo);
+  }
+  if (c.unknown_pointers) return true;
+  for (const Touch& t : c.touches) {
+    const std::uint64_t end = t.bytes == 0 ? t.address + 1 : t.address + t.bytes;
+    if (t.address < hi && end > lo) return true;
+  }
+  return false;
+}
+
+std::size_t producerOf(const RecordedRank& rank, std::size_t call) {
+  const CollectiveArgs& a = rank.calls[call].call.collective;
+  for (std::size_t i = call; i-- > 0;) {
+    const Call c = rank.call(i);
+    if (touches(c, a.send, a.send + a.send_bytes()) || touches(c, a.recv, a.recv + a.recv_bytes())) return i;
+  }
+  return call;
+}
+
+bool sameReduction(const CollectiveArgs& a, const CollectiveArgs& b) {
+  return a.comm == b.comm && a.type == b.type && a.dtype == b.dtype && a.op == b.op;
+}
+
+GroupPlan planGroup(const Knobs& k, const RecordedGroup& g) {
+  GroupPlan p;
+  p.signature = g.signature;
+  p.members = static_cast<std::uint32_t>(g.members.size());
+  std::vector<std::uint64_t> bucket_bytes;
+  for (std::uint32_t i = 0; i < p.members;) {
+    const std::uint32_t start = i;
+    std::uint64_t bytes = g.members[i].send_bytes();
+    ++i;
+    while (i < p.members && k.bucket_bytes > 0 && sameReduction(g.members[i], g.members[start]) &&
+           bytes + g.members[i].send_bytes() <= k.bucket_bytes) {
+      bytes += g.members[i].send_bytes();
+      ++i;
+    }
+    p.bucket_first.push_back(start);
+    bucket_bytes.push_back(bytes);
+  }
+  const std::uint32_t buckets = p.bucketCount();
+  for (std::uint32_t b = 0; b < buckets; ++b) {
+    std::uint64_t parts = 1;
+    if (k.split_bytes > 0 && bucket_bytes[b] > k.split_bytes) {
+      parts = std::min<std::uint64_t>(16, (bucket_bytes[b] + k.split_bytes - 1) / k.split_bytes);
+    }
+    p.parts.push_back(static_cast<std::uint16_t>(parts));
+  }
+  std::vector<std::uint32_t> order(buckets);
+  for (std::uint32_t b = 0; b < buckets; ++b) order[b] = b;
+  if (k.order == Order::Ready) {
+    std::vector<std::size_t> ready(buckets, 0);
+    for (std::uint32_t b = 0; b < buckets; ++b)
+      for (std::uint32_t i = p.bucket_first[b]; i < p.bucketEnd(b); ++i) ready[b] = std::max(ready[b], g.producer_call[i]);
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return ready[a] < ready[b]; });
+    const std::uint32_t tail = std::min(k.priority_tail, buckets);
+    std::sort(order.end() - tail, order.end());
+  }
+  for (std::uint32_t b : order)
+    for (std::uint16_t part = 0; part < p.parts[b]; ++part) p.order.push_back({static_cast<std::uint16_t>(b), part});
+  return p;
+}
+
+std::vector<std::uint64_t> capGrid(const std::vector<RecordedGroup>& groups) {
+  std::uint64_t smallest = 0, largest_group = 0;
+  for (const RecordedGroup& g : groups) {
+    std::uint64_t total = 0;
+    for (const CollectiveArgs& a : g.members) {
+      const std::uint64_t b = a.send_bytes();
+      if (b > 0 && (smallest == 0 || b < smallest)) smallest = b;
+      total += b;
+    }
+    largest_group = std::max(largest_group, total);
+  }
+  std::vector<std::uint64_t> caps = {0};
+  if (smallest == 0) return caps;
+  // Geometric steps from two of the smallest all-reduces to the whole group, at most 10.
+  const double ratio = static_cast<double>(largest_group) / static_cast<double>(smallest);
+  const double step = std::max(2.0, std::pow(ratio, 1.0 / 10.0));
+  for (double cap = 2.0 * static_cast<double>(smallest); cap < static_cast<double>(largest_group); cap *= step) {
+    caps.push_back(static_cast<std::uint64_t>(cap));
+  }
+  caps.push_back(largest_group);
+  return caps;
+}
+
+}  // namespace
+
+analyzer::Expected<std::vector<RecordedGroup>> recordedGroups(const WhatIfModel& model) {
+  std::vector<std::vector<RecordedGroup>> per_rank;
+  const ScheduleRules none;
+  for (std::size_t r = 0; r < model.ranks(); ++r) {
+    const RecordedRank& rank = model.calls().ranks[r];
+    GroupProbe probe;
+    Scheduler scheduler(none, probe);
+    const auto [begin, end] = model.windowCalls(r);
+    for (std::size_t i = 0; i < end; ++i) {
+      probe.current_call = i;
+      scheduler.onCall(rank.call(i));
+    }
+    std::vector<RecordedGroup> groups;
+    for (const auto& [flush_call, members] : probe.groups) {
+      if (flush_call < begin || members.empty()) continue;
+      RecordedGroup g;
+      GroupSignature sig;
+      for (const HeldCollective& h : members) {
+        sig.add(h.args);
+        g.members.push_back(h.args);
+        g.member_call.push_back(h.call_id);
+        g.producer_call.push_back(producerOf(rank, h.call_id));
+      }
+      g.signature = sig.value();
+      groups.push_back(std::move(g));
+    }
+    per_rank.push_back(std::move(groups));
+  }
+  for (std::size_t r = 1; r < per_rank.size(); ++r) {
+    bool same = per_rank[r].size() == per_rank[0].size();
+    for (std::size_t i = 0; same && i < per_rank[r].size(); ++i) same = per_rank[r][i].signature == per_rank[0][i].signature;
+    if (!same) {
+      return analyzer::Error{fmt::format(
+          "rank {} flushes other groups of all-reduces than rank 0 (their call sequences differ), so no plan could "
+          "apply the same way on every rank",
+          model.calls().ranks[r].rank)};
+    }
+  }
+  std::vector<RecordedGroup> distinct;
+  std::set<std::uint64_t> seen;
+  if (!per_rank.empty())
+    for (RecordedGroup& g : per_rank[0])
+      if (seen.insert(g.signature).second) distinct.push_back(std::move(g));
+  return distinct;
+}
+
+ScheduleRules rulesFor(const Knobs& knobs, const std::vector<RecordedGroup>& groups) {
+  ScheduleRules rules;
+  rules.communication_stream = knobs.communication_stream;
+  rules.per_bucket_waits = knobs.per_bucket_waits;
+  for (const RecordedGroup& g : groups) rules.groups.push_back(planGroup(knobs, g));
+  std::sort(rules.groups.begin(), rules.groups.end(),
+            [](const GroupPlan& a, const GroupPlan& b) { return a.signature < b.signature; });
+  return rules;
+}
+
+analyzer::Expected<SearchResult> search(const WhatIfModel& model, const SearchOptions& options, const Progress& progress) {
+  SearchResult out;
+  out.baseline = model.predict(nullptr);
+  if (!out.baseline.ok) return analyzer::Error{"the model cannot replay the recorded schedule: " + out.baseline.error};
+  auto groups = recordedGroups(model);
+  if (!groups.ok()) return groups.error();
+  out.groups = std::move(groups).value();
+  if (out.groups.empty()) {
+    out.note = "the run issues no all-reduce in its steady iterations, so there is nothing to reschedule";
+    return out;
+  }
+
+  std::vector<Knobs> tried;
+  std::size_t done = 0, total = 0;
+  auto evaluate = [&](const Knobs& k) {
+    if (std::find(tried.begin(), tried.end(), k) != tried.end()) return;
+    tried.push_back(k);
+    const ScheduleRules rules = rulesFor(k, out.groups);
+    Candidate c;
+    c.knobs = k;
+    c.prediction = model.predict(&rules, k.delayed);
+    if (c.prediction.ok) c.gain = 1.0 - c.prediction.iteration_ns / out.baseline.iteration_ns;
+    out.candidates.push_back(std::move(c));
+    ++done;
+    if (progress) progress(done, std::max(done, total));
+  };
+  auto best = [&]() -> Knobs {
+    const Candidate* b = nullptr;
+    for (const Candidate& c : out.candidates)
+      if (c.prediction.ok && !c.knobs.delayed && (b == nullptr || c.prediction.iteration_ns < b->prediction.iteration_ns)) b = &c;
+    return b == nullptr ? Knobs{} : b->knobs;
+  };
+
+  // Stage 1: placement, order and bucket size.
+  const std::vector<std::uint64_t> caps = capGrid(out.groups);
+  total = caps.size() * 3 + 12;
+  for (std::uint64_t cap : caps) {
+    for (Order order : {Order::Ready, Order::Program}) {
+      Knobs k;
+      k.bucket_bytes = cap;
+      k.order = order;
+      evaluate(k);
+    }
+    Knobs in_place;
+    in_place.communication_stream = false;
+    in_place.order = Order::Program;
+    in_place.bucket_bytes = cap;
+    evaluate(in_place);
+  }
+  // Stage 2: around the best, priorities, parts, and group-wide waits.
+  const Knobs base = best();
+  if (base.communication_stream) {
+    std::uint32_t buckets = 0;
+    for (const GroupPlan& g : rulesFor(base, out.groups).groups) buckets = std::max(buckets, g.bucketCount());
+    for (std::uint32_t tail : {2u, 4u, 8u, buckets}) {
+      if (tail < 2 || tail > buckets || base.order != Order::Ready) continue;
+      Knobs k = base;
+      k.priority_tail = tail;
+      evaluate(k);
+    }
+    std::uint64_t largest = 0;
+    for (const RecordedGroup& g : out.groups)
+      for (const CollectiveArgs& a : g.members) largest = std::max(largest, a.send_bytes());
+    const std::uint64_t bucket = base.bucket_bytes > 0 ? std::max(base.bucket_bytes, largest) : largest;
+    for (std::uint64_t div : {2ull, 4ull, 8ull}) {
+      Knobs k = best();
+      k.split_bytes = bucket / div;
+      if (k.split_bytes > 0) evaluate(k);
+    }
+    Knobs waits = best();
+    waits.per_bucket_waits = false;
+    evaluate(waits);
+  }
+  total = done + (options.include_delayed ? 1 : 0);
+  if (options.include_delayed) {
+    Knobs k = best();
+    k.delayed = true;
+    k.communication_stream = true;
+    evaluate(k);
+  }
+
+  std::stable_sort(out.candidates.begin(), out.candidates.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.prediction.ok != b.prediction.ok) return a.prediction.ok;
+    return a.prediction.iteration_ns < b.prediction.iteration_ns;
+  });
+  for (std::size_t i = 0; i < out.candidates.size(); ++i) {
+    const Candidate& c = out.candidates[i];
+    if (!c.prediction.ok || c.knobs.delayed) continue;
+    if (c.gain >= options.min_gain) out.recommended = static_cast<int>(i);
+    break;
+  }
+  if (out.recommended < 0) {
+    const Candidate* b = nullptr;
+    for (const Candidate& c : out.candidates)
+      if (c.prediction.ok && !c.knobs.delayed) {
+        b = &c;
+        break;
+      }
+    out.note = b == nullptr ? "no schedule could be predicted"
+                            : fmt::format("the best schedule is predicted to gain {:.1f}%, under the {:.0f}% a plan must "
+                                          "gain to be recommended",
+                                          100.0 * b->gain, 100.0 * options.min_gain);
+  }
+  return out;
+}
+
+}  // namespace syncopate::tuner

@@ -1,0 +1,229 @@
+#include "syncopate/tuner/tune.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "syncopate/analyzer/run_loader.hpp"
+#include "syncopate/trace/schema.hpp"
+#include "syncopate/tuner/op_pointers.hpp"
+
+namespace syncopate::tuner {
+
+namespace {
+
+double ms(double ns) { return ns / 1e6; }
+
+// A bandwidth given in bytes per ns (GB/s), with a unit that keeps digits visible.
+std::string bandwidthText(double bytes_per_ns) {
+  if (bytes_per_ns >= 1.0) return fmt::format("{:.1f} GB/s", bytes_per_ns);
+  if (bytes_per_ns >= 1e-3) return fmt::format("{:.1f} MB/s", bytes_per_ns * 1e3);
+  return fmt::format("{:.1f} kB/s", bytes_per_ns * 1e6);
+}
+
+std::string percent(double fraction) { return fmt::format("{:+.1f}%", 100.0 * fraction); }
+
+std::string interferenceText(const InterferenceEstimate& e) {
+  return e.measured ? fmt::format("+{:.1f}% (measured on {} overlapped ops)", 100.0 * e.slowdown, e.samples)
+                    : fmt::format("+{:.1f}% (prior: the run shows no overlap to measure it from)", 100.0 * e.slowdown);
+}
+
+// One paragraph for the plan: what the recorded schedule does and why this one is better.
+std::string whyOf(const TuneReport& r, const Candidate& c) {
+  const double share = r.measured_ms > 0 ? ms(r.bounds.communication_ns) / r.measured_ms : 0;
+  std::string why = fmt::format(
+      "Communication alone takes {:.1f} ms of a {:.1f} ms step ({:.0f}%), compute alone {:.1f} ms. ",
+      ms(r.bounds.communication_ns), r.measured_ms, 100.0 * share, ms(r.bounds.compute_ns));
+  if (c.knobs.communication_stream) {
+    why += "Each bucket of gradients is all-reduced on a communication stream as soon as the kernel that produces it "
+           "ends, and each consumer waits only for the bucket it reads, so synchronisation runs behind the rest of "
+           "backward instead of after it. ";
+  } else {
+    why += "All-reduces keep their place in the program but are fused, paying the per-call latency fewer times. ";
+  }
+  why += fmt::format("Predicted step {:.1f} ms against {:.1f} ms replayed ({:.2f}x); the ideal bound (compute and "
+                     "communication fully overlapped) is {:.1f} ms.",
+                     ms(c.prediction.iteration_ns), r.replay_ms, r.replay_ms / ms(c.prediction.iteration_ns),
+                     ms(r.bounds.ideal_ns));
+  return why;
+}
+
+}  // namespace
+
+analyzer::Expected<TuneReport> tuneModel(const WhatIfModel& model, std::string run_dir, std::int32_t ranks,
+                                         const TuneOptions& options, const TuneProgress& progress) {
+  TuneReport r;
+  r.run_dir = std::move(run_dir);
+  r.ranks = ranks;
+  r.predicted_iterations = model.predictedIterations();
+  r.measured_ms = ms(model.measuredIterationNs());
+  r.bounds = model.bounds();
+  r.interference = model.interference();
+  r.communication = model.communication();
+  r.launch_latency_ns = model.hostTimings().launch_latency_ns;
+  auto result = search(model, options.search, [&](std::size_t done, std::size_t total) {
+    if (progress) progress("searching", done, total);
+  });
+  if (!result.ok()) return result.error();
+  r.search = std::move(result).value();
+  r.replay_ms = ms(r.search.baseline.iteration_ns);
+  r.replay_error = r.measured_ms > 0 ? (r.replay_ms - r.measured_ms) / r.measured_ms : 0;
+  if (r.search.recommended >= 0) {
+    r.plan = planFor(r, r.search.candidates[static_cast<std::size_t>(r.search.recommended)]);
+  }
+  return r;
+}
+
+analyzer::Expected<TuneReport> tuneRun(const std::filesystem::path& run_dir, const TuneOptions& options,
+                                       const TuneProgress& progress) {
+  analyzer::LoadOptions load;
+  if (progress) load.progress = [&](std::string_view, std::size_t done, std::size_t total) { progress("loading", done, total); };
+  auto model = analyzer::loadRun(run_dir, load);
+  if (!model.ok()) return model.error();
+  analyzer::AnalysisOptions analysis_options;
+  analysis_options.iterations.marker = options.iteration_marker;
+  analysis_options.critical_path = false;  // the model does not need it
+  auto analysis = analyzer::analyze(*model, analysis_options);
+  if (!analysis.ok()) return analysis.error();
+  auto pointers = loadOpPointers(*model);
+  if (!pointers.ok()) return pointers.error();
+  if (progress) progress("modelling", 0, 1);
+  auto whatif = WhatIfModel::build(*model, *analysis, *pointers, options.model);
+  if (!whatif.ok()) return whatif.error();
+  return tuneModel(*whatif, run_dir.string(), static_cast<std::int32_t>(model->ranks.size()), options, progress);
+}
+
+Plan planFor(const TuneReport& r, const Candidate& c) {
+  Plan p;
+  p.source_run = r.run_dir;
+  p.ranks = r.ranks;
+  p.predicted_iterations = r.predicted_iterations;
+  p.created_by = fmt::format("syncopate {}", trace::toolVersion());
+  p.knobs = c.knobs;
+  p.prediction.baseline_measured_ms = r.measured_ms;
+  p.prediction.baseline_replay_ms = r.replay_ms;
+  p.prediction.replay_error = r.replay_error;
+  p.prediction.iteration_ms = ms(c.prediction.iteration_ns);
+  p.prediction.speedup = r.replay_ms / ms(c.prediction.iteration_ns);
+  p.prediction.ideal_ms = ms(r.bounds.ideal_ns);
+  p.prediction.compute_ms = ms(r.bounds.compute_ns);
+  p.prediction.communication_ms = ms(r.bounds.communication_ns);
+  p.why = whyOf(r, c);
+  p.compute_slowdown = r.interference.compute.slowdown;
+  p.communication_slowdown = r.interference.communication.slowdown;
+  p.interference_measured = r.interference.compute.measured && r.interference.communication.measured;
+  p.groups = rulesFor(c.knobs, r.search.groups).groups;
+  return p;
+}
+
+nlohmann::json tuneReportJson(const TuneReport& r) {
+  using nlohmann::json;
+  json j;
+  j["run"] = r.run_dir;
+  j["ranks"] = r.ranks;
+  j["predicted_iterations"] = r.predicted_iterations;
+  j["measured_iteration_ms"] = r.measured_ms;
+  j["replay_iteration_ms"] = r.replay_ms;
+  j["replay_error"] = r.replay_error;
+  j["compute_ms"] = ms(r.bounds.compute_ns);
+  j["communication_ms"] = ms(r.bounds.communication_ns);
+  j["ideal_iteration_ms"] = ms(r.bounds.ideal_ns);
+  j["communication_share"] = r.measured_ms > 0 ? ms(r.bounds.communication_ns) / r.measured_ms : 0.0;
+  j["interference"] = {
+      {"compute_slowdown", r.interference.compute.slowdown},
+      {"compute_measured", r.interference.compute.measured},
+      {"communication_slowdown", r.interference.communication.slowdown},
+      {"communication_measured", r.interference.communication.measured}};
+  json fits = json::array();
+  for (const CommFit& f : r.communication.fits) {
+    fits.push_back({{"comm_id", fmt::format("{:016x}", static_cast<std::uint64_t>(f.comm_id))},
+                    {"latency_us_per_step", f.latency_ns / 1e3},
+                    {"bus_bandwidth_gbps", f.ns_per_byte > 0 ? 1.0 / f.ns_per_byte : 0.0},
+                    {"latency_identified", f.latency_identified},
+                    {"calls", f.samples},
+                    {"fit_error", f.rms_relative_error}});
+  }
+  j["collective_fits"] = fits;
+  j["launch_latency_us"] = r.launch_latency_ns / 1e3;
+  json candidates = json::array();
+  for (std::size_t i = 0; i < r.search.candidates.size(); ++i) {
+    const Candidate& c = r.search.candidates[i];
+    json row = {{"schedule", describe(c.knobs)},
+                {"knobs",
+                 {{"communication_stream", c.knobs.communication_stream},
+                  {"bucket_bytes", c.knobs.bucket_bytes},
+                  {"order", toString(c.knobs.order)},
+                  {"priority_tail", c.knobs.priority_tail},
+                  {"split_bytes", c.knobs.split_bytes},
+                  {"per_bucket_waits", c.knobs.per_bucket_waits},
+                  {"delayed", c.knobs.delayed}}},
+                {"changes_training_mathematics", c.knobs.delayed},
+                {"recommended", static_cast<int>(i) == r.search.recommended}};
+    if (c.prediction.ok) {
+      row["predicted_iteration_ms"] = ms(c.prediction.iteration_ns);
+      row["gain"] = c.gain;
+    } else {
+      row["error"] = c.prediction.error;
+    }
+    candidates.push_back(row);
+  }
+  j["candidates"] = candidates;
+  j["recommended"] = r.search.recommended;
+  if (!r.search.note.empty()) j["note"] = r.search.note;
+  if (r.plan) {
+    j["plan"] = {{"schedule", describe(r.plan->knobs)},
+                 {"predicted_iteration_ms", r.plan->prediction.iteration_ms},
+                 {"speedup", r.plan->prediction.speedup},
+                 {"why", r.plan->why}};
+  }
+  return j;
+}
+
+std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
+  std::string t = fmt::format("run {}: {} ranks, iterations {}-{} modelled\n", r.run_dir, r.ranks,
+                              r.predicted_iterations.empty() ? 0 : r.predicted_iterations.front(),
+                              r.predicted_iterations.empty() ? 0 : r.predicted_iterations.back());
+  t += fmt::format("  measured iteration     {:9.3f} ms\n", r.measured_ms);
+  t += fmt::format("  replay (the model)     {:9.3f} ms   error {}\n", r.replay_ms, percent(r.replay_error));
+  t += fmt::format("  compute alone          {:9.3f} ms\n", ms(r.bounds.compute_ns));
+  t += fmt::format("  communication alone    {:9.3f} ms   ({:.0f}% of the step)\n", ms(r.bounds.communication_ns),
+                   r.measured_ms > 0 ? 100.0 * ms(r.bounds.communication_ns) / r.measured_ms : 0.0);
+  t += fmt::format("  ideal bound            {:9.3f} ms   (both fully overlapped)\n", ms(r.bounds.ideal_ns));
+  t += fmt::format("  interference: compute {}, communication {}\n", interferenceText(r.interference.compute),
+                   interferenceText(r.interference.communication));
+  for (const CommFit& f : r.communication.fits) {
+    t += fmt::format("  collectives on communicator {:016x}: {:.2f} us per ring step{}, {} bus bandwidth "
+                     "(fit error {:.1f}% over {} calls)\n",
+                     static_cast<std::uint64_t>(f.comm_id), f.latency_ns / 1e3,
+                     f.latency_identified ? "" : " (not identifiable: one shape of call)",
+                     bandwidthText(f.ns_per_byte > 0 ? 1.0 / f.ns_per_byte : 0.0), 100.0 * f.rms_relative_error,
+                     f.samples);
+  }
+  t += "\n   #  predicted ms     gain  schedule\n";
+  std::size_t shown = 0;
+  for (std::size_t i = 0; i < r.search.candidates.size() && shown < max_rows; ++i) {
+    const Candidate& c = r.search.candidates[i];
+    if (!c.prediction.ok) continue;
+    ++shown;
+    t += fmt::format("  {:2}  {:12.3f}  {:>7}  {}{}\n", i + 1, ms(c.prediction.iteration_ns), percent(c.gain),
+                     describe(c.knobs),
+                     static_cast<int>(i) == r.search.recommended ? "   <- recommended"
+                     : c.knobs.delayed                          ? "   (never recommended)"
+                                                                : "");
+  }
+  t += fmt::format("  ({} schedules predicted)\n\n", r.search.candidates.size());
+  if (r.plan) {
+    const double gap = r.measured_ms - r.plan->prediction.ideal_ms;
+    t += fmt::format("Recommended: {}.\n{}\n", describe(r.plan->knobs), r.plan->why);
+    if (gap > 0) {
+      t += fmt::format("It would close {:.0f}% of the {:.1f} ms between the measured step and the ideal bound.\n",
+                       100.0 * (r.measured_ms - r.plan->prediction.iteration_ms) / gap, gap);
+    }
+  } else {
+    t += "No plan recommended: " + r.search.note + ".\n";
+  }
+  return t;
+}
+
+}  // namespace syncopate::tuner

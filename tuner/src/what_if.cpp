@@ -1,0 +1,262 @@
+#include "syncopate/tuner/what_if.hpp"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "hash.hpp"
+#include "program_builder.hpp"
+
+namespace syncopate::tuner {
+
+namespace {
+
+using analyzer::Index;
+
+bool blocking(const Call& c) {
+  switch (c.kind) {
+    case CallKind::StreamSync:
+    case CallKind::EventSync:
+    case CallKind::DeviceSync: return true;
+    case CallKind::Memcpy:
+    case CallKind::Memset: return c.synchronous;
+    default: return false;
+  }
+}
+
+// What an iteration of a rank did, as a hash of its calls: iterations with the same
+// signature can be simulated one after another.
+std::map<std::int64_t, std::uint64_t> signatures(const analyzer::RunModel& m, const RecordedRank& rank) {
+  std::map<std::int64_t, std::uint64_t> out;
+  for (const RecordedCall& rc : rank.calls) {
+    if (rc.iteration < 0) continue;
+    auto [it, inserted] = out.emplace(rc.iteration, kFnvOffset);
+    const std::uint64_t fields[] = {static_cast<std::uint64_t>(rc.call.kind),
+                                    rc.op == analyzer::kNone ? 0 : fnv1a(m.str(m.ops.name[rc.op])),
+                                    rc.call.collective.count};
+    it->second = fnv1a(it->second, fields, sizeof(fields));
+  }
+  return out;
+}
+
+// The scheduler's tables, sized for this run: the runtime's capacities, except tables the run
+// could never fill (so predictions stay cheap without changing any decision).
+SchedulerLimits limitsFor(const RecordedRank& rank) {
+  SchedulerLimits l;
+  std::set<std::pair<std::uint64_t, std::uint64_t>> buffers;
+  std::set<std::uint64_t> events;
+  for (const RecordedCall& rc : rank.calls) {
+    if (rc.call.kind == CallKind::Collective) {
+      buffers.emplace(rc.call.collective.send, rc.call.collective.send_bytes());
+      buffers.emplace(rc.call.collective.recv, rc.call.collective.recv_bytes());
+    }
+    if (rc.call.event != 0) events.insert(rc.call.event);
+  }
+  l.tensors = static_cast<std::uint32_t>(std::min<std::size_t>(l.tensors, buffers.size() + 16));
+  l.app_events = static_cast<std::uint32_t>(std::min<std::size_t>(l.app_events, events.size() + 16));
+  return l;
+}
+
+}  // namespace
+
+double WhatIfModel::collectiveNs(const CollectiveArgs& a, Index fallback_op) const {
+  const double fitted = comm_.durationNs(static_cast<std::int64_t>(a.comm), a.type, a.comm_size, a.count, a.dtype);
+  if (fitted >= 0) return fitted;
+  return fallback_op == analyzer::kNone ? 0.0 : standalone_[fallback_op];
+}
+
+analyzer::Expected<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, const analyzer::Analysis& a,
+                                                   const OpPointers& pointers, const ModelOptions& options) {
+  if (options.window_iterations < 3) return analyzer::Error{"the model needs a window of at least 3 iterations"};
+  auto calls = recordedCalls(m, a.iterations, pointers);
+  if (!calls.ok()) return calls.error();
+  WhatIfModel w;
+  w.calls_ = std::move(calls).value();
+  if (w.calls_.ranks.empty()) return analyzer::Error{"the run has no rank to model"};
+  if (a.iterations.numbers.empty()) return analyzer::Error{"the run has no iteration to model"};
+
+  // Steady iterations: after the first, with the calls each rank makes most often, on every rank.
+  std::vector<std::int64_t> steady;
+  {
+    std::vector<std::map<std::int64_t, std::uint64_t>> sigs;
+    std::vector<std::uint64_t> usual;
+    for (const RecordedRank& rank : w.calls_.ranks) {
+      sigs.push_back(signatures(m, rank));
+      std::map<std::uint64_t, int> counts;
+      for (const auto& [n, s] : sigs.back())
+        if (n != a.iterations.numbers.front()) ++counts[s];
+      std::uint64_t best = 0;
+      int best_count = 0;
+      for (const auto& [s, c] : counts)
+        if (c > best_count) best = s, best_count = c;
+      usual.push_back(best);
+    }
+    for (std::int64_t n : a.iterations.numbers) {
+      if (n == a.iterations.numbers.front()) continue;
+      bool ok = true;
+      for (std::size_t r = 0; r < sigs.size() && ok; ++r) {
+        auto it = sigs[r].find(n);
+        ok = it != sigs[r].end() && it->second == usual[r];
+      }
+      if (ok) steady.push_back(n);
+    }
+  }
+  // The longest run of consecutive steady iterations.
+  std::size_t best_begin = 0, best_len = 0;
+  for (std::size_t i = 0; i < steady.size();) {
+    std::size_t j = i + 1;
+    while (j < steady.size() && steady[j] == steady[j - 1] + 1) ++j;
+    if (j - i > best_len) best_begin = i, best_len = j - i;
+    i = j;
+  }
+  if (best_len < 3) {
+    return analyzer::Error{fmt::format(
+        "the run has {} consecutive steady iterations after the first; the model needs 3 with the same calls on "
+        "every rank: record more iterations",
+        best_len)};
+  }
+  // The latest iterations of that run: start-up effects (first launches, allocations, the
+  // launcher still settling) fade with time.
+  const std::size_t len = std::min<std::size_t>(best_len, static_cast<std::size_t>(options.window_iterations));
+  w.first_ = steady[best_begin + best_len - len];
+  w.last_ = steady[best_begin + best_len - 1];
+  for (std::int64_t n = w.first_ + 1; n < w.last_; ++n) w.predicted_.push_back(n);
+
+  // The calls of each rank that the simulation covers.
+  for (const RecordedRank& rank : w.calls_.ranks) {
+    std::size_t begin = rank.calls.size(), end = rank.calls.size();
+    for (const auto& [n, first] : rank.iteration_first_call) {
+      if (n == w.first_) begin = first;
+      if (n == w.last_ + 1) end = first;
+    }
+    if (begin == rank.calls.size()) return analyzer::Error{"a rank has no call in the modelled iterations"};
+    w.window_.emplace_back(begin, end);
+  }
+
+  // Fits.
+  w.interference_ = measureInterference(m, a, options.prior_compute_slowdown, options.prior_communication_slowdown);
+  if (options.compute_slowdown >= 0) w.interference_.compute = {options.compute_slowdown, false, 0};
+  if (options.communication_slowdown >= 0) w.interference_.communication = {options.communication_slowdown, false, 0};
+  w.comm_ = fitCommunication(m, a, w.interference_);
+  w.standalone_ = standaloneDurations(m, a, w.interference_);
+  w.op_class_ = m.ops.op_class;
+  w.host_ = measureHostTimings(m);
+
+  // Measured iteration times of the predicted iterations, and the bounds.
+  std::map<std::int64_t, std::pair<double, int>> measured;
+  for (const analyzer::RankIterationMetrics& ri : a.rank_iterations) {
+    if (ri.window.number <= w.first_ || ri.window.number >= w.last_) continue;
+    auto& acc = measured[ri.window.number];
+    acc.first += static_cast<double>(ri.window.end - ri.window.start);
+    acc.second += 1;
+  }
+  for (std::int64_t n : w.predicted_) {
+    auto it = measured.find(n);
+    if (it == measured.end()) return analyzer::Error{fmt::format("iteration {} has no measured window", n)};
+    w.measured_per_iteration_.push_back(it->second.first / it->second.second);
+  }
+  double sum = 0;
+  for (double v : w.measured_per_iteration_) sum += v;
+  w.measured_ns_ = sum / static_cast<double>(w.measured_per_iteration_.size());
+
+  for (const RecordedRank& rank : w.calls_.ranks) {
+    double compute = 0, comm = 0;
+    for (const RecordedCall& rc : rank.calls) {
+      if (rc.iteration <= w.first_ || rc.iteration >= w.last_ || rc.op == analyzer::kNone) continue;
+      const analyzer::OpClass c = m.ops.op_class[rc.op];
+      if (rc.call.kind == CallKind::Collective) {
+        comm += w.collectiveNs(rc.call.collective, rc.op);
+      } else if (c == analyzer::OpClass::Compute || c == analyzer::OpClass::Memory) {
+        compute += w.standalone_[rc.op];
+      }
+    }
+    const double n = static_cast<double>(w.predicted_.size());
+    w.bounds_.compute_ns = std::max(w.bounds_.compute_ns, compute / n);
+    w.bounds_.communication_ns = std::max(w.bounds_.communication_ns, comm / n);
+  }
+  w.bounds_.ideal_ns = std::max(w.bounds_.compute_ns, w.bounds_.communication_ns);
+  return w;
+}
+
+Prediction WhatIfModel::predict(const ScheduleRules* rules, bool delayed) const {
+  ProgramContext ctx;
+  ctx.delayed = delayed;
+  ctx.program.launch_latency_ns = host_.launch_latency_ns;
+  ctx.program.compute_slowdown = interference_.compute.slowdown;
+  ctx.program.communication_slowdown = interference_.communication.slowdown;
+  Prediction p;
+  for (std::uint32_t r = 0; r < calls_.ranks.size(); ++r) {
+    const RecordedRank& rank = calls_.ranks[r];
+    ProgramBuilder builder(*this, ctx, r);
+    std::unique_ptr<Scheduler> scheduler;
+    if (rules != nullptr) scheduler = std::make_unique<Scheduler>(*rules, builder, limitsFor(rank));
+    const auto [begin, end] = window_[r];
+    for (std::size_t i = 0; i < end; ++i) {
+      const RecordedCall& rc = rank.calls[i];
+      const bool simulate = i >= begin;
+      const double gap = simulate && i > begin ? std::max<double>(0, static_cast<double>(rc.start - rank.calls[i - 1].end)) : 0;
+      builder.beginCall(rc, simulate, gap);
+      const Call c = rank.call(i);
+      if (scheduler) {
+        scheduler->onCall(c);
+      } else {
+        builder.passthrough(c);
+      }
+      builder.endCall(blocking(c) ? 0.0 : static_cast<double>(rc.end - rc.start));
+    }
+    if (scheduler) {
+      if (r == 0) p.stats = scheduler->stats();
+      for (std::size_t k = 0; k < kFallbackCount; ++k) p.fallbacks[k] += scheduler->stats().fallbacks[k];
+    }
+  }
+  // A collective some rank issues outside the window has no partner inside it: run it alone.
+  for (SimProgram::Op& op : ctx.program.ops) {
+    if (op.match != kNoMatch &&
+        static_cast<std::int32_t>(ctx.match_participants[op.match]) < std::max(1, ctx.match_expected[op.match])) {
+      op.match = kNoMatch;
+    }
+  }
+  p.simulated_ops = ctx.program.ops.size();
+  const SimResult sim = simulate(ctx.program);
+  if (!sim.ok) {
+    p.error = sim.error;
+    return p;
+  }
+  // Iteration n starts at its first GPU op (markers aside) on each rank.
+  const std::size_t ranks = calls_.ranks.size();
+  const std::int64_t span = last_ - first_ + 1;
+  std::vector<double> first_start(ranks * static_cast<std::size_t>(span), -1);
+  for (std::size_t o = 0; o < ctx.program.ops.size(); ++o) {
+    const SimProgram::Op& op = ctx.program.ops[o];
+    if (op.work_class == WorkClass::Marker || op.tag < first_ || op.tag > last_) continue;
+    const std::size_t r = ctx.program.streams[op.stream].rank;
+    double& f = first_start[r * static_cast<std::size_t>(span) + static_cast<std::size_t>(op.tag - first_)];
+    if (f < 0 || sim.start[o] < f) f = sim.start[o];
+  }
+  double total = 0;
+  for (std::int64_t n : predicted_) {
+    double sum = 0;
+    int count = 0;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      const double a = first_start[r * static_cast<std::size_t>(span) + static_cast<std::size_t>(n - first_)];
+      const double b = first_start[r * static_cast<std::size_t>(span) + static_cast<std::size_t>(n + 1 - first_)];
+      if (a < 0 || b < 0) continue;
+      sum += b - a;
+      ++count;
+    }
+    if (count == 0) {
+      p.error = fmt::format("iteration {} ran no GPU op in the simulation", n);
+      return p;
+    }
+    p.per_iteration_ns.push_back(sum / count);
+    total += sum / count;
+  }
+  p.iteration_ns = total / static_cast<double>(predicted_.size());
+  p.ok = true;
+  return p;
+}
+
+}  // namespace syncopate::tuner
