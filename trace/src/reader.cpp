@@ -128,6 +128,8 @@ std::string_view tableName(Table table) noexcept {
     case Table::NvtxRanges: return "nvtx_ranges";
     case Table::Counters: return "counters";
     case Table::Diagnostics: return "diagnostics";
+    case Table::NcclOps: return "nccl_ops";
+    case Table::NcclKernelChannels: return "nccl_kernel_channels";
   }
   return "unknown";
 }
@@ -165,6 +167,16 @@ struct StoreReader::Impl {
     while ((rc = sqlite3_step(raw)) == SQLITE_ROW) row(raw);
     if (rc != SQLITE_DONE) return error(rc, "cannot read " + std::string(what));
     return {};
+  }
+
+  // Whether the store has `table` (tables added by a later minor version are absent from older stores).
+  Result<bool> hasTable(std::string_view table) const {
+    const std::string sql = "SELECT count(*) FROM sqlite_schema WHERE type='table' AND name='" + std::string(table) + "'";
+    int count = 0;
+    if (Status s = scan(sql.c_str(), "the schema", [&](sqlite3_stmt* st) { count = sqlite3_column_int(st, 0); }); !s.ok()) {
+      return s;
+    }
+    return count > 0;
   }
 
   Status loadMeta() {
@@ -300,6 +312,9 @@ std::uint32_t StoreReader::maxStringId() const noexcept {
 
 Result<std::int64_t> StoreReader::rowCount(Table table) const noexcept {
   try {
+    const Result<bool> present = impl_->hasTable(tableName(table));
+    if (!present.ok()) return present.status();
+    if (!*present) return std::int64_t{0};
     const std::string sql = "SELECT count(*) FROM " + std::string(tableName(table));
     std::int64_t count = 0;
     Status s = impl_->scan(sql.c_str(), tableName(table), [&](sqlite3_stmt* st) { count = sqlite3_column_int64(st, 0); });
@@ -485,6 +500,42 @@ Status StoreReader::forEachCommunicator(FunctionRef<void(const CommunicatorRow&)
           row.parent_comm_id = columnAs<std::uint64_t>(s, 6);
           fn(row);
         });
+  })())
+}
+
+Status StoreReader::forEachNcclOp(FunctionRef<void(const NcclOpRow&)> fn) const noexcept {
+  SYNCOPATE_READ_NOTHROW(([&] {
+    const Result<bool> present = impl_->hasTable("nccl_ops");
+    if (!present.ok() || !*present) return present.ok() ? Status{} : present.status();
+    NcclOpRow row;
+    return impl_->scan(
+        "SELECT correlation_id,func_id,nccl_seq,algorithm_id,protocol_id,channels,warps FROM nccl_ops", "nccl_ops",
+        [&](sqlite3_stmt* s) {
+          row.correlation_id = sqlite3_column_int64(s, 0);
+          row.func_id = static_cast<StringId>(sqlite3_column_int64(s, 1));
+          row.nccl_seq = columnAs<std::uint64_t>(s, 2);
+          row.algorithm_id = columnAs<StringId>(s, 3);
+          row.protocol_id = columnAs<StringId>(s, 4);
+          row.channels = columnAs<std::uint32_t>(s, 5);
+          row.warps = columnAs<std::uint32_t>(s, 6);
+          fn(row);
+        });
+  })())
+}
+
+Status StoreReader::forEachNcclKernelChannel(FunctionRef<void(const NcclKernelChannelRow&)> fn) const noexcept {
+  SYNCOPATE_READ_NOTHROW(([&] {
+    const Result<bool> present = impl_->hasTable("nccl_kernel_channels");
+    if (!present.ok() || !*present) return present.ok() ? Status{} : present.status();
+    NcclKernelChannelRow row;
+    return impl_->scan("SELECT correlation_id,channel,start_timer,end_timer FROM nccl_kernel_channels",
+                       "nccl_kernel_channels", [&](sqlite3_stmt* s) {
+                         row.correlation_id = sqlite3_column_int64(s, 0);
+                         row.channel = static_cast<std::uint32_t>(sqlite3_column_int64(s, 1));
+                         row.start_timer = columnAs<std::uint64_t>(s, 2);
+                         row.end_timer = columnAs<std::uint64_t>(s, 3);
+                         fn(row);
+                       });
   })())
 }
 

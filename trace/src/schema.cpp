@@ -98,6 +98,23 @@ CREATE TABLE nvtx_ranges(
   depth INTEGER,                 -- push/pop nesting from 0; NULL for start/end ranges and marks
   color INTEGER, category INTEGER);
 
+-- NCCL's own view of a collective or send/recv, from the collector's NCCL profiler plugin
+-- (schema 1.1), joined to its collectives row by correlation_id
+CREATE TABLE nccl_ops(
+  correlation_id INTEGER PRIMARY KEY,
+  func_id INTEGER NOT NULL,      -- NCCL's name of the function: 'AllReduce', 'Send', ...
+  nccl_seq INTEGER,              -- NCCL's seqNumber (per communicator and function); NULL: send/recv
+  algorithm_id INTEGER,          -- 'RING', 'TREE', ...; NULL: send/recv
+  protocol_id INTEGER,           -- 'LL', 'LL128', 'SIMPLE'; NULL: send/recv
+  channels INTEGER, warps INTEGER);
+
+-- GPU-side timing of an NCCL operation's kernel per channel (schema 1.1), joined by
+-- correlation_id: the GPU's global timer in ns as NCCL reports it (see "NCCL's kernel timer")
+CREATE TABLE nccl_kernel_channels(
+  correlation_id INTEGER NOT NULL, channel INTEGER NOT NULL,
+  start_timer INTEGER, end_timer INTEGER,
+  PRIMARY KEY(correlation_id, channel));
+
 -- counters of anything not recorded as it happened: dropped records, clamps, lost rows
 CREATE TABLE counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 

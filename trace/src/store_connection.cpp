@@ -119,6 +119,16 @@ Status StoreConnection::prepareStatements() {
       {&s.allocation,
        "INSERT INTO allocations(id,device_id,address,bytes,kind,alloc_ns,free_ns) VALUES(?,?,?,?,?,?,?)"},
       {&s.free_allocation, "UPDATE allocations SET free_ns=? WHERE id=?"},
+      {&s.nccl_op,
+       "INSERT OR REPLACE INTO nccl_ops(correlation_id,func_id,nccl_seq,algorithm_id,protocol_id,channels,warps) "
+       "VALUES(?,?,?,?,?,?,?)"},
+      // A channel's start and stop arrive as separate records, in either order: one row.
+      {&s.nccl_kernel_start,
+       "INSERT INTO nccl_kernel_channels(correlation_id,channel,start_timer) VALUES(?,?,?) "
+       "ON CONFLICT(correlation_id,channel) DO UPDATE SET start_timer=excluded.start_timer"},
+      {&s.nccl_kernel_end,
+       "INSERT INTO nccl_kernel_channels(correlation_id,channel,end_timer) VALUES(?,?,?) "
+       "ON CONFLICT(correlation_id,channel) DO UPDATE SET end_timer=excluded.end_timer"},
       {&s.string, "INSERT OR REPLACE INTO strings(id,value) VALUES(?,?)"},
       {&s.stream, "INSERT OR REPLACE INTO streams(id,device_id,handle,flags,priority,name) VALUES(?,?,?,?,?,?)"},
       {&s.thread, "INSERT OR REPLACE INTO threads(id,tid,name) VALUES(?,?,?)"},

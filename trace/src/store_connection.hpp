@@ -23,6 +23,7 @@ struct BatchedInsert {
 struct WriteStatements {
   BatchedInsert api_call, op, collective, op_arg, nvtx;
   Statement allocation, free_allocation;
+  Statement nccl_op, nccl_kernel_start, nccl_kernel_end;
   Statement string, stream, thread, device, communicator;
   Statement meta, counter, diagnostic;
 };

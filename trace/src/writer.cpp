@@ -235,6 +235,30 @@ struct StoreWriter::Impl {
     return {};
   }
 
+  // NCCL profiler rows are few (one per operation, one per kernel channel): written at once.
+  Status insertNcclOp(const NcclOpRecord& r) {
+    if (Status s = begin(); !s.ok()) return s;
+    sqlite3_stmt* s = st().nccl_op.get();
+    const auto optionalString = [](StringId id) { return id != kNoString ? std::optional<StringId>(id) : std::nullopt; };
+    bindInt(s, 1, r.correlation_id);
+    bindInt(s, 2, r.func_id);
+    bindOptional(s, 3, (r.flags & NcclOpRecord::kHasSeq) != 0 ? std::optional<std::uint64_t>(r.nccl_seq) : std::nullopt);
+    bindOptional(s, 4, optionalString(r.algorithm_id));
+    bindOptional(s, 5, optionalString(r.protocol_id));
+    bindInt(s, 6, r.channels);
+    bindInt(s, 7, r.warps);
+    return runData(s);
+  }
+
+  Status insertKernelChannel(const NcclKernelChannelRecord& r) {
+    if (Status s = begin(); !s.ok()) return s;
+    sqlite3_stmt* s = r.edge == NcclKernelChannelRecord::kStart ? st().nccl_kernel_start.get() : st().nccl_kernel_end.get();
+    bindInt(s, 1, r.correlation_id);
+    bindInt(s, 2, r.channel);
+    bindBits(s, 3, r.timer);
+    return runData(s);
+  }
+
   Status setFreed(std::int64_t allocation_id, std::int64_t free_ns) {
     sqlite3_stmt* s = st().free_allocation.get();
     bindInt(s, 1, free_ns);
@@ -459,6 +483,8 @@ struct StoreWriter::Impl {
           break;
         }
         case RecordType::Nvtx: status = insert(converter.nvtx(thread, record.as<NvtxRecord>())); break;
+        case RecordType::NcclOp: status = insertNcclOp(record.as<NcclOpRecord>()); break;
+        case RecordType::NcclKernelChannel: status = insertKernelChannel(record.as<NcclKernelChannelRecord>()); break;
         case RecordType::Alloc: {
           const auto alloc = record.as<AllocRecord>();
           memory_events.push_back({alloc.time_ns, false, false, alloc, alloc.address});

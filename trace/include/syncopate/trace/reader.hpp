@@ -41,6 +41,8 @@ enum class Table : std::uint8_t {
   NvtxRanges,
   Counters,
   Diagnostics,
+  NcclOps,             // schema 1.1; absent from older stores (read as empty)
+  NcclKernelChannels,  // schema 1.1; absent from older stores (read as empty)
 };
 std::string_view tableName(Table table) noexcept;
 
@@ -80,6 +82,9 @@ class StoreReader {
   Status forEachThread(FunctionRef<void(const ThreadRow&)> fn) const noexcept;
   Status forEachCommunicator(FunctionRef<void(const CommunicatorRow&)> fn) const noexcept;
   Status forEachCounter(FunctionRef<void(const CounterRow&)> fn) const noexcept;
+  // NCCL profiler plugin data (schema 1.1); a store written before has none, and scans nothing.
+  Status forEachNcclOp(FunctionRef<void(const NcclOpRow&)> fn) const noexcept;
+  Status forEachNcclKernelChannel(FunctionRef<void(const NcclKernelChannelRow&)> fn) const noexcept;
   Status forEachDiagnostic(FunctionRef<void(const DiagnosticRow&)> fn) const noexcept;
 
   // SQLite's quick_check over the whole file (reads every page: for `doctor`-style checks,

@@ -36,6 +36,8 @@ enum class RecordType : std::uint8_t {
   Nvtx = 5,
   Alloc = 6,
   Free = 7,
+  NcclOp = 8,
+  NcclKernelChannel = 9,
 };
 
 // A host API call the collector intercepted (row of `api_calls`). The thread is the buffer's.
@@ -228,6 +230,38 @@ struct FreeRecord {
   std::uint64_t pad1 = 0;
 };
 
+// NCCL's own description of a collective or send/recv, from its profiler plugin (row of
+// `nccl_ops`), joined to the interposed call by correlation id (never 0).
+struct NcclOpRecord {
+  RecordType type = RecordType::NcclOp;
+  std::uint8_t flags = 0;  // kHasSeq: a collective (send/recv have no seqNumber, algorithm or protocol)
+  std::uint8_t channels = 0;
+  std::uint8_t warps = 0;
+  std::uint32_t correlation_id = 0;
+  StringId func_id = kNoString;       // NCCL's name: "AllReduce", "Send", ...
+  StringId algorithm_id = kNoString;  // "RING", "TREE", ...; kNoString: not reported
+  StringId protocol_id = kNoString;   // "LL", "LL128", "SIMPLE"; kNoString: not reported
+  std::uint32_t pad = 0;
+  std::uint64_t nccl_seq = 0;  // NCCL's seqNumber (per communicator and function), with kHasSeq
+
+  static constexpr std::uint8_t kHasSeq = 1;
+};
+
+// One edge of an NCCL kernel channel's GPU-side timing (KernelCh event; row of
+// `nccl_kernel_channels`): its start and its stop arrive in separate callbacks and become one row.
+struct NcclKernelChannelRecord {
+  RecordType type = RecordType::NcclKernelChannel;
+  std::uint8_t edge = kStart;
+  std::uint8_t channel = 0;
+  std::uint8_t pad0 = 0;
+  std::uint32_t correlation_id = 0;
+  std::uint64_t timer = 0;  // the GPU's global timer (ns) as NCCL reports it
+  std::uint64_t pad1[2] = {0, 0};
+
+  static constexpr std::uint8_t kStart = 0;
+  static constexpr std::uint8_t kStop = 1;
+};
+
 // Any of the above, as the element type of a per-thread SpscRing. Reading: switch on type(),
 // then as<T>() (a 32-byte copy, free after optimisation, and no aliasing questions).
 class alignas(8) Record {
@@ -261,5 +295,7 @@ static_assert(sizeof(OpArgsRecord) == kRecordSize && std::is_trivially_copyable_
 static_assert(sizeof(NvtxRecord) == kRecordSize && std::is_trivially_copyable_v<NvtxRecord>);
 static_assert(sizeof(AllocRecord) == kRecordSize && std::is_trivially_copyable_v<AllocRecord>);
 static_assert(sizeof(FreeRecord) == kRecordSize && std::is_trivially_copyable_v<FreeRecord>);
+static_assert(sizeof(NcclOpRecord) == kRecordSize && std::is_trivially_copyable_v<NcclOpRecord>);
+static_assert(sizeof(NcclKernelChannelRecord) == kRecordSize && std::is_trivially_copyable_v<NcclKernelChannelRecord>);
 
 }  // namespace syncopate::trace

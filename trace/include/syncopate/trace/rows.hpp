@@ -58,6 +58,27 @@ struct CollectiveRow {
   friend bool operator==(const CollectiveRow&, const CollectiveRow&) = default;
 };
 
+// NCCL's own view of a collective or send/recv (`nccl_ops`, schema 1.1), from its profiler plugin.
+struct NcclOpRow {
+  std::int64_t correlation_id = 0;  // the collectives row's
+  StringId func_id = kNoString;
+  std::optional<std::uint64_t> nccl_seq;  // collectives only
+  std::optional<StringId> algorithm_id;
+  std::optional<StringId> protocol_id;
+  std::optional<std::uint32_t> channels;
+  std::optional<std::uint32_t> warps;
+  friend bool operator==(const NcclOpRow&, const NcclOpRow&) = default;
+};
+
+// GPU-side timing of one channel of an NCCL operation's kernel (`nccl_kernel_channels`, schema 1.1).
+struct NcclKernelChannelRow {
+  std::int64_t correlation_id = 0;
+  std::uint32_t channel = 0;
+  std::optional<std::uint64_t> start_timer;  // the GPU's global timer (ns), see docs/store-schema.md
+  std::optional<std::uint64_t> end_timer;
+  friend bool operator==(const NcclKernelChannelRow&, const NcclKernelChannelRow&) = default;
+};
+
 struct OpArgRow {
   std::int64_t correlation_id = 0;
   std::uint32_t arg_index = 0;

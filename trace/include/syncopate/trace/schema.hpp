@@ -16,7 +16,7 @@ struct SchemaVersion {
   friend constexpr bool operator==(const SchemaVersion&, const SchemaVersion&) = default;
 };
 
-inline constexpr SchemaVersion kSchemaVersion{1, 0};
+inline constexpr SchemaVersion kSchemaVersion{1, 1};
 
 // SQLite's header field for "which application's file is this": 'SYNC'.
 inline constexpr std::int32_t kApplicationId = 0x53594E43;
