@@ -1,4 +1,4 @@
-// syncopate record [--armed] [--backend auto|cupti|events] [--iteration-marker NAME] [--json]
+// syncopate record [--armed] [--backend auto|cupti|events] [--iteration-marker NAME] [--no-nccl-profiler] [--json]
 //                  -o DIR -- CMD...
 #include <iostream>
 #include <memory>
@@ -18,6 +18,7 @@ struct RecordArguments {
   std::string backend = "auto";
   std::string iteration_marker = "ProfilerStep";
   bool json = false;
+  bool no_nccl_profiler = false;
 };
 
 void run(const RecordArguments& arguments) {
@@ -27,13 +28,15 @@ void run(const RecordArguments& arguments) {
   job.options.armed = arguments.armed;
   job.options.backend = arguments.backend;
   job.options.iteration_marker = arguments.iteration_marker;
+  job.options.nccl_profiler = !arguments.no_nccl_profiler;
   job.quiet = arguments.json;
   const syncopate::cli::RecordOutcome outcome = syncopate::cli::recordJob(job);
   const collector::RecordSummary& s = outcome.summary;
   if (arguments.json) {
     nlohmann::json out{{"directory", arguments.output}, {"exit_code", outcome.exit_code},
                        {"stores", s.stores}, {"ranks", s.ranks}, {"hosts", s.hosts},
-                       {"backends", s.backends}, {"backend_reasons", s.backend_reasons}, {"counters", s.counters}};
+                       {"backends", s.backends}, {"backend_reasons", s.backend_reasons}, {"counters", s.counters},
+                       {"nccl_profiler_loaded_stores", s.nccl_profiler_loaded}};
     std::cout << out.dump(2) << "\n";
   }
   if (outcome.exit_code != 0) {
@@ -58,6 +61,9 @@ void addRecordCommand(CLI::App& app) {
   command->add_option("--iteration-marker", arguments->iteration_marker,
                       "NVTX range name that starts an iteration (armed runs)")
       ->capture_default_str();
+  command->add_flag("--no-nccl-profiler", arguments->no_nccl_profiler,
+                    "do not load the collector as NCCL's profiler plugin (NCCL_PROFILER_PLUGIN): no NCCL algorithm, "
+                    "protocol or kernel-channel timing");
   command->add_flag("--json", arguments->json, "print a machine-readable summary on stdout");
   command->add_option("command", arguments->command, "the job, after --")->required();
   command->callback([arguments] { run(*arguments); });

@@ -57,6 +57,15 @@ Environment currentEnvironment() {
   return environment;
 }
 
+std::string ncclProfilerRequest(const RecordOptions& options, const Environment& current) {
+  if (!options.nccl_profiler) return "off";
+  if (auto set = current.find("NCCL_PROFILER_PLUGIN"); set != current.end() && !set->second.empty() &&
+                                                         set->second != options.preload_library.string()) {
+    return "left to the job: " + set->second;
+  }
+  return "collector";
+}
+
 Environment recordEnvironment(const RecordOptions& options, const Environment& current, std::vector<std::string>& warnings) {
   Environment changes;
   const std::string library = options.preload_library.string();
@@ -67,6 +76,14 @@ Environment recordEnvironment(const RecordOptions& options, const Environment& c
                        " (another tool); NVTX ranges go there and are not recorded");
   } else {
     changes["NVTX_INJECTION64_PATH"] = library;
+  }
+  // NCCL (>= 2.23, and simgpu's) loads its profiler plugin from NCCL_PROFILER_PLUGIN: the
+  // already-preloaded library, so NCCL's dlopen finds the instance that records.
+  if (const std::string request = ncclProfilerRequest(options, current); request == "collector") {
+    changes["NCCL_PROFILER_PLUGIN"] = library;
+  } else if (request != "off") {
+    warnings.push_back("NCCL_PROFILER_PLUGIN already names " + current.at("NCCL_PROFILER_PLUGIN") +
+                       " (the job's own); left alone, so NCCL's algorithm, protocol and kernel timing are not recorded");
   }
   changes["SYNCOPATE_OUTPUT_DIR"] = std::filesystem::absolute(options.output_dir).lexically_normal().string();
   changes["SYNCOPATE_BACKEND"] = options.backend;

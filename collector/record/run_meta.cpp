@@ -73,6 +73,7 @@ Status writeStartMeta(const RecordOptions& options, std::int64_t start_unix_ns) 
     setExtra(meta, "backend_requested", options.backend);
     setExtra(meta, "armed", options.armed);
     setExtra(meta, "iteration_marker", options.iteration_marker);
+    setExtra(meta, "nccl_profiler_requested", ncclProfilerRequest(options, currentEnvironment()));
   }
   addHost(meta, hostName());
   return trace::writeRunMeta(options.output_dir, meta);
@@ -95,6 +96,7 @@ Result<RecordSummary> summarizeRun(const std::filesystem::path& directory) {
     if (auto host = reader->metaValue("host")) hosts.emplace(*host);
     if (auto backend = reader->metaValue("backend")) ++summary.backends[std::string(*backend)];
     if (auto reason = reader->metaValue("backend_reason")) reasons.emplace(*reason);
+    if (reader->metaValue("nccl_profiler") == "loaded") ++summary.nccl_profiler_loaded;
     Status scanned = reader->forEachCounter([&](const trace::CounterRow& row) {
       if (row.value != 0) summary.counters[row.name] += row.value;
     });
@@ -123,6 +125,7 @@ Status writeEndMeta(const std::filesystem::path& directory, const RecordSummary&
     meta.backend_reason += reason;
   }
   setExtra(meta, "stores", summary.stores);
+  setExtra(meta, "nccl_profiler_loaded_stores", summary.nccl_profiler_loaded);
   return trace::writeRunMeta(directory, meta);
 }
 

@@ -12,6 +12,7 @@
 #include "dispatch/chain.hpp"
 #include "dispatch/kernel_registry.hpp"
 #include "dispatch/proc_address.hpp"
+#include "recorder/nccl_profiler.hpp"
 #include "recorder/recorder.hpp"
 #include "syncopate/trace/writer.hpp"
 #include "timing/stream_order.hpp"
@@ -30,6 +31,8 @@ struct BackgroundThread::State {
 
   std::unique_ptr<trace::StoreWriter> writer;
   bool store_failed = false;
+  bool nccl_profiler_noted = false;   // meta.nccl_profiler written
+  bool nccl_profiler_loaded = false;  // what it says
   bool disk_problem_reported = false;
   std::int32_t rank_in_store = -1;
   StreamOrder order;
@@ -124,6 +127,18 @@ void BackgroundThread::createStore() {
   if (!identity.rank_source.empty()) (void)s.writer->setMeta("rank_source", identity.rank_source);
   (void)s.writer->setMeta("recording_mode", recorder_.config().armed ? "armed" : "continuous");
   (void)s.writer->setMeta("iteration_marker", recorder_.config().iteration_marker);
+  noteNcclProfiler();
+}
+
+// meta.nccl_profiler: whether NCCL loaded the collector as its profiler plugin (it does so when
+// the first communicator is created, which may come after the store).
+void BackgroundThread::noteNcclProfiler() {
+  State& s = *state_;
+  const bool loaded = ncclProfilerRanks() > 0;
+  if (!s.writer || (s.nccl_profiler_noted && loaded == s.nccl_profiler_loaded)) return;
+  s.nccl_profiler_noted = true;
+  s.nccl_profiler_loaded = loaded;
+  (void)s.writer->setMeta("nccl_profiler", loaded ? "loaded" : "not loaded");
 }
 
 void BackgroundThread::drainRings() {
@@ -207,6 +222,7 @@ void BackgroundThread::step(std::int64_t now_ns) {
   s.order.resolve(timing, s.resolved, recorder_.counters());
   if (s.writer && !s.resolved.empty()) (void)s.writer->append(trace::kNoThread, s.resolved);
   describeNewDevices();
+  noteNcclProfiler();
   if (s.writer && recorder_.rank() != s.rank_in_store && recorder_.rank() >= 0) {
     s.rank_in_store = recorder_.rank();
     (void)s.writer->setMeta("world_size", std::to_string(recorder_.worldSize()));

@@ -42,6 +42,7 @@ class BackgroundThread {
   void createStore();
   void drainRings();
   void describeNewDevices();
+  void noteNcclProfiler();
   void flush(std::int64_t now_ns);
   void finish();
 

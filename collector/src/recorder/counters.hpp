@@ -17,7 +17,8 @@ namespace syncopate::preload {
   X(nvtx_unmatched_pop, "NVTX pops without a matching push")                                    \
   X(nvtx_start_end_overflow, "NVTX start/end ranges lost because too many were open at once")   \
   X(thread_buffer_unavailable, "calls on threads whose buffer could not be allocated")          \
-  X(streams_not_registered, "ops on streams the catalog could not register")
+  X(streams_not_registered, "ops on streams the catalog could not register")                   \
+  X(nccl_profiler_events_unjoined, "NCCL profiler events of calls the collector did not record (not stored)")
 
 struct RecorderCounters {
 #define SYNCOPATE_COUNTER_FIELD(name, text) std::atomic<std::uint64_t> name{0};

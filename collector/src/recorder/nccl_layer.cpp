@@ -187,7 +187,9 @@ ncclResult_t collective(ApiName api, const Collective& c, ncclComm_t comm, cudaS
   TimingBackend& timing = recorder->timing();
   const Ticket ticket = grouped || captured ? kNoTicket : timing.begin(device, stream, correlation);
   ++thread->nccl_depth;
+  thread->nccl_call_correlation = captured ? 0 : correlation;  // a captured call gets no rows to join
   const ncclResult_t result = call();
+  thread->nccl_call_correlation = 0;
   --thread->nccl_depth;
   const bool issued = result == ncclSuccess || result == ncclInProgress;
   const bool timed = ticket != kNoTicket && timing.end(ticket, stream, issued);

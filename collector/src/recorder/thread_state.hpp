@@ -56,6 +56,9 @@ struct ThreadState {
   trace::StreamId cached_stream_id = trace::kNoStream;
 
   int nccl_depth = 0;  // > 0 inside an intercepted NCCL call: its own launches belong to it
+  // The correlation id of the recorded collective or send/recv under way on this thread (0:
+  // none): NCCL's profiler plugin reads it when NCCL starts the call's CollApi/P2pApi event.
+  std::uint32_t nccl_call_correlation = 0;
   int group_depth = 0;
   std::uint32_t group_id = 0;
   int group_count = 0;

@@ -54,6 +54,12 @@ RecordedStore readStore(const std::filesystem::path& file) {
   check(reader.forEachDevice([&](const DeviceRow& row) { store.devices.push_back(row); }));
   check(reader.forEachCommunicator([&](const CommunicatorRow& row) { store.communicators.push_back(row); }));
   check(reader.forEachAllocation([&](const AllocationRow& row) { store.allocations.push_back(row); }));
+  check(reader.forEachNcclOp([&](const NcclOpRow& row) {
+    store.nccl_ops.push_back({row, std::string(reader.string(row.func_id)),
+                              std::string(reader.string(row.algorithm_id.value_or(0))),
+                              std::string(reader.string(row.protocol_id.value_or(0)))});
+  }));
+  check(reader.forEachNcclKernelChannel([&](const NcclKernelChannelRow& row) { store.nccl_kernel_channels.push_back(row); }));
   check(reader.forEachCounter([&](const CounterRow& row) { store.counters[row.name] = row.value; }));
   return store;
 }

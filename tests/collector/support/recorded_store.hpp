@@ -38,6 +38,13 @@ struct RecordedStore {
   std::vector<syncopate::trace::DeviceRow> devices;
   std::vector<syncopate::trace::CommunicatorRow> communicators;
   std::vector<syncopate::trace::AllocationRow> allocations;
+  // NCCL's profiler plugin: the function, algorithm and protocol names resolved.
+  struct NcclOp {
+    syncopate::trace::NcclOpRow row;
+    std::string func, algorithm, protocol;
+  };
+  std::vector<NcclOp> nccl_ops;
+  std::vector<syncopate::trace::NcclKernelChannelRow> nccl_kernel_channels;
   std::map<std::string, std::int64_t> counters;
 
   int count(syncopate::trace::OpKind kind) const;

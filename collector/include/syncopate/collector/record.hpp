@@ -27,6 +27,9 @@ struct RecordOptions {
   std::string backend = "auto";           // auto | cupti | events
   std::string iteration_marker = "ProfilerStep";
   std::filesystem::path preload_library;  // libsyncopate_preload.so
+  // Point NCCL_PROFILER_PLUGIN at the collector (NCCL's profiler plugin interface), unless the
+  // job already set it.
+  bool nccl_profiler = true;
   // More variables for the job's processes, forwarded to remote ranks like the recorder's own
   // (`syncopate run --plan` names the plan for the tuner's runtime this way).
   Environment extra;
@@ -45,6 +48,11 @@ trace::Status prepareRunDirectory(const std::filesystem::path& directory);
 // environ). Warnings (e.g. another tool already owns NVTX's injection) go to `warnings`.
 Environment recordEnvironment(const RecordOptions& options, const Environment& current,
                               std::vector<std::string>& warnings);
+
+// What the recording asks of NCCL's profiler plugin interface, for meta.json: "collector"
+// (NCCL_PROFILER_PLUGIN names the collector), "off" (not asked for), or "left to the job:
+// <value>" (the job set NCCL_PROFILER_PLUGIN itself; it is left alone).
+std::string ncclProfilerRequest(const RecordOptions& options, const Environment& current);
 
 // The current process's environment as a map.
 Environment currentEnvironment();
@@ -76,6 +84,7 @@ struct RecordSummary {
   std::vector<std::int32_t> ranks;
   std::vector<std::string> hosts;
   std::map<std::string, int> backends;  // backend -> number of stores
+  int nccl_profiler_loaded = 0;          // stores whose process NCCL handed the collector's profiler plugin
   std::vector<std::string> backend_reasons;
   std::map<std::string, std::int64_t> counters;  // summed over stores, non-zero ones
   std::vector<std::string> problems;             // stores that could not be read
