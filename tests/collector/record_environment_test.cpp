@@ -61,6 +61,31 @@ TEST(RecordEnvironment, LeavesAnotherToolsNvtxInjectionAlone) {
   EXPECT_NE(warnings.front().find("/opt/nsys/libinject.so"), std::string::npos);
 }
 
+// NCCL loads its profiler plugin from NCCL_PROFILER_PLUGIN: the collector, unless the job chose
+// its own (left alone, said once) or the recording was asked not to (--no-nccl-profiler).
+TEST(RecordEnvironment, MakesTheCollectorNcclsProfilerPluginUnlessTheJobChoseOne) {
+  std::vector<std::string> warnings;
+  auto env = collector::recordEnvironment(options("out"), {}, warnings);
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_EQ(env.at("NCCL_PROFILER_PLUGIN"), "/opt/syncopate/lib/libsyncopate_preload.so");
+  EXPECT_EQ(collector::ncclProfilerRequest(options("out"), {}), "collector");
+
+  env = collector::recordEnvironment(options("out"), {{"NCCL_PROFILER_PLUGIN", "inspector"}}, warnings);
+  EXPECT_EQ(env.count("NCCL_PROFILER_PLUGIN"), 0u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings.front().find("NCCL_PROFILER_PLUGIN already names inspector"), std::string::npos) << warnings.front();
+  EXPECT_EQ(collector::ncclProfilerRequest(options("out"), {{"NCCL_PROFILER_PLUGIN", "inspector"}}),
+            "left to the job: inspector");
+
+  warnings.clear();
+  collector::RecordOptions off = options("out");
+  off.nccl_profiler = false;
+  env = collector::recordEnvironment(off, {{"NCCL_PROFILER_PLUGIN", "inspector"}}, warnings);
+  EXPECT_EQ(env.count("NCCL_PROFILER_PLUGIN"), 0u);
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_EQ(collector::ncclProfilerRequest(off, {}), "off");
+}
+
 TEST(RunDirectory, IsCreatedAndARecordingIsNeverMixedWithAnother) {
   TempDir dir;
   const auto run_dir = dir.path() / "a" / "b";
