@@ -231,7 +231,7 @@ int main(int argc, char** argv) {
     if (o.capture) {
       cudaGraph_t graph = nullptr;
       CHECK_CUDA(cudaStreamBeginCapture(compute, cudaStreamCaptureModeThreadLocal));
-      for (std::size_t l = 0; l < layers; ++l) CHECK_CUDA(launchUpdate(compute, acc[l], grad[l], o.count, o.update_cost));
+      launchUpdates();
       CHECK_CUDA(cudaStreamEndCapture(compute, &graph));
       CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
       CHECK_CUDA(cudaGraphDestroy(graph));
