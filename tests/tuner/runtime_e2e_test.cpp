@@ -239,7 +239,7 @@ TEST_F(RuntimeE2E, SecondDeviceDisablesThePlanAndTheJobFinishesCorrectly) {
 // the runtime said why it stopped it, by cause.
 struct StoppedRank {
   int exit_code = -1;
-  int watchdog_lines = 0;     // "waited N s for the other ranks to agree"
+  int watchdog_lines = 0;     // "waited N s for the other ranks to agree", "an all-reduce ... has not completed"
   int peer_failed_lines = 0;  // "the agreement between ranks at a flush failed"
 };
 
@@ -249,10 +249,10 @@ std::vector<StoppedRank> stoppedRanks(const JobRun& job, const std::filesystem::
     std::ifstream in(exits / ("rank-" + std::to_string(r)));
     in >> ranks[static_cast<std::size_t>(r)].exit_code;
   }
-  const std::regex line(R"(runtime \(rank (\d)\): (waited \d+ s for the other ranks to agree|the agreement between ranks at a flush failed after [0-9.]+ s \(NCCL error \d+: [^)]*\); another rank has died or left))");
+  const std::regex line(R"(runtime \(rank (\d)\): (waited \d+ s for the other ranks to agree|an all-reduce the plan issued has not completed for \d+ s|the agreement between ranks at a flush failed after [0-9.]+ s \(NCCL error \d+: [^)]*\); another rank has died or left))");
   for (std::sregex_iterator it(job.result.err.begin(), job.result.err.end(), line), end; it != end; ++it) {
     StoppedRank& r = ranks.at(static_cast<std::size_t>(std::stoi((*it)[1].str())));
-    ++((*it)[2].str().rfind("waited", 0) == 0 ? r.watchdog_lines : r.peer_failed_lines);
+    ++((*it)[2].str().rfind("the agreement", 0) == 0 ? r.peer_failed_lines : r.watchdog_lines);
   }
   return ranks;
 }
@@ -260,8 +260,13 @@ std::vector<StoppedRank> stoppedRanks(const JobRun& job, const std::filesystem::
 // What must hold on every rank that was waiting for the stopped rank 3, whichever of them
 // noticed first: it was stopped exactly once, by the watchdog or by a failed agreement (the
 // peers the others stopped before it are dead peers to it), never read as ranks disagreeing;
-// it exited with the runtime's status 3 after writing its report.
-void expectWaitingRanksStopped(const JobRun& job, const std::vector<StoppedRank>& ranks) {
+// it exited with the runtime's status 3 after writing its report. Rank 3 ends as grad_sync's
+// --stall-rank makes it (status 9), unless `rank3_watchdog_may_fire` and its own watchdog came
+// first: a bucket it issued before stopping was seen (under load, about one run in three) to
+// stay incomplete for the 3 s while the others sat in their agreement; simgpu's streams of a
+// device wait up to a second per decision for each other's model time, and the stream blocked
+// in the agreement never catches up.
+void expectWaitingRanksStopped(const JobRun& job, const std::vector<StoppedRank>& ranks, bool rank3_watchdog_may_fire) {
   for (int r = 0; r < 3; ++r) {
     const StoppedRank& s = ranks[static_cast<std::size_t>(r)];
     EXPECT_EQ(s.exit_code, 3) << "rank " << r << ": " << job.result.err;
@@ -270,14 +275,21 @@ void expectWaitingRanksStopped(const JobRun& job, const std::vector<StoppedRank>
     EXPECT_TRUE(report["watchdog"].is_string()) << "rank " << r << ": " << report.dump();
     EXPECT_FALSE(report["fallbacks"].contains("ranks_disagree")) << "rank " << r << ": " << report.dump();
   }
-  EXPECT_EQ(ranks[3].exit_code, 9) << "rank 3 ends as grad_sync's --stall-rank makes it: " << job.result.err;
+  const StoppedRank& stalled = ranks[3];
+  EXPECT_EQ(stalled.peer_failed_lines, 0) << job.result.err;
+  if (rank3_watchdog_may_fire && stalled.exit_code == 3) {
+    EXPECT_EQ(stalled.watchdog_lines, 1) << job.result.err;
+  } else {
+    EXPECT_EQ(stalled.exit_code, 9) << job.result.err;
+    EXPECT_EQ(stalled.watchdog_lines, 0) << job.result.err;
+  }
   EXPECT_EQ(job.result.err.find("call sequences differ"), std::string::npos) << job.result.err;
 }
 
 // Invariant 3 (watchdog): a rank that stops makes the others wait at their next flush; the
 // watchdog ends the wait with an error instead of a hang. The first to notice can only be a
 // watchdog (nobody has died yet); a rank whose watchdog comes later may find the first ones
-// gone, and stops for that instead.
+// gone, and stops for that instead. Rank 3's stall (10 s) outlasts the watchdog (3 s).
 TEST_F(RuntimeE2E, WatchdogTurnsAHangIntoAnErrorOnEveryWaitingRank) {
   const auto start = std::chrono::steady_clock::now();
   const std::filesystem::path exits = scratch_->path() / "stall-exits";
@@ -286,9 +298,9 @@ TEST_F(RuntimeE2E, WatchdogTurnsAHangIntoAnErrorOnEveryWaitingRank) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(seconds, 120.0);
   const std::vector<StoppedRank> ranks = stoppedRanks(tuned, exits);
-  expectWaitingRanksStopped(tuned, ranks);
+  expectWaitingRanksStopped(tuned, ranks, /*rank3_watchdog_may_fire=*/true);
   int by_watchdog = 0;
-  for (int r = 0; r < 3; ++r) by_watchdog += ranks[static_cast<std::size_t>(r)].watchdog_lines;
+  for (const StoppedRank& r : ranks) by_watchdog += r.watchdog_lines;
   EXPECT_GE(by_watchdog, 1) << tuned.result.err;
 }
 
@@ -300,7 +312,7 @@ TEST_F(RuntimeE2E, RankThatExitsStopsTheOthersAtTheirNextAgreement) {
   const JobRun tuned =
       record(scratch_->path() / "exit", {"--stall-rank", "3", "--stall-seconds", "0"}, plan(), 60, kProfile, exits);
   const std::vector<StoppedRank> ranks = stoppedRanks(tuned, exits);
-  expectWaitingRanksStopped(tuned, ranks);
+  expectWaitingRanksStopped(tuned, ranks, /*rank3_watchdog_may_fire=*/false);
   for (int r = 0; r < 3; ++r) {
     EXPECT_EQ(ranks[static_cast<std::size_t>(r)].peer_failed_lines, 1) << "rank " << r << ": " << tuned.result.err;
   }
