@@ -13,6 +13,7 @@
 
 #include "common/log.hpp"
 #include "runtime_layer.hpp"
+#include "syncopate/tuner/agreement.hpp"
 
 namespace syncopate::preload {
 
@@ -435,6 +436,16 @@ bool PlanRuntime::agree(std::uint64_t digest, std::span<const tuner::HeldCollect
   const CudartTable* real = realCudart();
   const NcclTable* nccl = realNccl();
   const CudartHelpers* helpers = cudartHelpers();
+  const NcclHelpers* nccl_helpers = ncclHelpers();
+  // The twin's own error: a peer that died or left fails it (real NCCL may never complete the
+  // collective then; simgpu completes it as failed). Success or still initialising is no error.
+  const auto twinError = [&](ncclComm_t twin) {
+    ncclResult_t state = ncclSuccess;
+    if (nccl_helpers == nullptr || nccl_helpers->ncclCommGetAsyncError == nullptr) return ncclSuccess;
+    const ncclResult_t asked = nccl_helpers->ncclCommGetAsyncError(twin, &state);
+    if (asked != ncclSuccess) return asked;
+    return state == ncclInProgress ? ncclSuccess : state;
+  };
   bool all = true;
   for (int i = 0; i < count; ++i) {
     Communicator* c = findCommunicator(seen[i]);
@@ -447,25 +458,53 @@ bool PlanRuntime::agree(std::uint64_t digest, std::span<const tuner::HeldCollect
     real->cudaMemcpyAsync(consensus_device_, consensus_host_, 2 * sizeof(std::uint64_t), cudaMemcpyHostToDevice,
                           consensus_stream_);
     // max(d) == d and max(~d) == ~d on every rank exactly when every rank passed d.
-    const ncclResult_t r = nccl->ncclAllReduce(consensus_device_, consensus_device_, 2, ncclUint64, ncclMax,
-                                               c->consensus, consensus_stream_);
+    ncclResult_t failed = nccl->ncclAllReduce(consensus_device_, consensus_device_, 2, ncclUint64, ncclMax,
+                                              c->consensus, consensus_stream_);
     real->cudaMemcpyAsync(consensus_host_, consensus_device_, 2 * sizeof(std::uint64_t), cudaMemcpyDeviceToHost,
                           consensus_stream_);
     real->cudaEventRecord(consensus_event_, consensus_stream_);
-    // Poll rather than block, backing off: the watchdog ends a wait that never ends.
-    for (long pause = 2'000; helpers->cudaEventQuery(consensus_event_) == cudaErrorNotReady;
-         pause = std::min(pause * 2, 1'000'000L)) {
+    // Poll rather than block, backing off: a failed peer ends the wait at once, the watchdog a
+    // wait that never ends.
+    cudaError_t completion = cudaErrorNotReady;
+    for (long pause = 2'000; failed == ncclSuccess; pause = std::min(pause * 2, 1'000'000L)) {
+      completion = helpers->cudaEventQuery(consensus_event_);
+      failed = twinError(c->consensus);
+      if (completion != cudaErrorNotReady) break;
       timespec ts{0, pause};
       nanosleep(&ts, nullptr);
     }
     const std::int64_t waited = nowNs() - consensus_since_ns_.load(std::memory_order_relaxed);
+    const bool completed = failed == ncclSuccess && completion == cudaSuccess;
+    const tuner::Agreement outcome = tuner::agreementOutcome(completed, digest, consensus_host_[0], consensus_host_[1]);
+    if (outcome == tuner::Agreement::PeerFailed) peerFailed(failed, completion, waited);
     consensus_since_ns_.store(0, std::memory_order_release);
     ++consensus_calls_;
     consensus_ns_ += waited;
     consensus_max_ns_ = std::max(consensus_max_ns_, waited);
-    all = all && r == ncclSuccess && consensus_host_[0] == digest && consensus_host_[1] == ~digest;
+    all = all && outcome == tuner::Agreement::Agreed;
   }
   return all;
+}
+
+// Not a disagreement: the ranks' call sequences are not known to differ, the others can no
+// longer be reached. Going on in the original order would only meet the same failure in the
+// application's next collective, so the rank stops as the watchdog stops it: one clear line,
+// the report written, a non-zero exit.
+void PlanRuntime::peerFailed(ncclResult_t failed, cudaError_t completion, std::int64_t waited_ns) noexcept {
+  const NcclHelpers* helpers = ncclHelpers();
+  char cause[160];
+  if (failed != ncclSuccess) {
+    const char* text = helpers != nullptr && helpers->ncclGetErrorString != nullptr ? helpers->ncclGetErrorString(failed) : "";
+    std::snprintf(cause, sizeof cause, "NCCL error %d: %s", static_cast<int>(failed), text);
+  } else {
+    std::snprintf(cause, sizeof cause, "CUDA error %d on its stream", static_cast<int>(completion));
+  }
+  char message[512];
+  std::snprintf(message, sizeof message,
+                "runtime (rank %d): the agreement between ranks at a flush failed after %.3f s (%s); another rank has "
+                "died or left. Stopping this rank instead of hanging",
+                rank_, static_cast<double>(waited_ns) / 1e9, cause);
+  fire(message);
 }
 
 void PlanRuntime::fallback(tuner::Fallback why, const tuner::Call& call) {

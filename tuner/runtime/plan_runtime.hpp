@@ -103,6 +103,8 @@ class PlanRuntime final : public tuner::Executor {
   void note(ncclResult_t result, const char* what) noexcept;
   void writeReport(const char* watchdog_message) noexcept;
   void watchdogLoop() noexcept;
+  // A failed agreement (a peer died or left): ends the rank as the watchdog does.
+  [[noreturn]] void peerFailed(ncclResult_t failed, cudaError_t completion, std::int64_t waited_ns) noexcept;
   [[noreturn]] void fire(const char* message) noexcept;
   static void atExit() noexcept;
 
