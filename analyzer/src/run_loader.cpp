@@ -384,6 +384,7 @@ class StoreLoader {
 }  // namespace
 
 Expected<RunModel> loadRun(const std::filesystem::path& dir, const LoadOptions& options) {
+  PhaseScope phase(options.timings, "open stores");
   auto stores = trace::listStores(dir);
   if (!stores.ok()) return Error{stores.message()};
   if (stores->empty())
@@ -401,6 +402,7 @@ Expected<RunModel> loadRun(const std::filesystem::path& dir, const LoadOptions& 
     }
     readers.push_back(std::move(reader).value());
   }
+  if (options.timings) options.timings->start("read stores into rows");
   RunModelBuilder builder;
   builder.reserveOps(total_rows / 2);
   builder.reserveApiCalls(total_rows / 2);
@@ -468,8 +470,9 @@ Expected<RunModel> loadRun(const std::filesystem::path& dir, const LoadOptions& 
     cv.notify_all();
   }
   stopWorkers();
-  auto model = std::move(builder).finish();
+  auto model = std::move(builder).finish(options.timings);
   if (!model) return model.error();
+  if (options.timings) options.timings->start("align clocks");
   alignClocks(*model, options.clock);
   return model;
 }
