@@ -17,6 +17,7 @@
 #include "syncopate/collector/record.hpp"
 #include "syncopate/trace/reader.hpp"
 #include "syncopate/tuner/compare.hpp"
+#include "syncopate/tuner/executor.hpp"
 #include "syncopate/tuner/plan.hpp"
 #include "syncopate/tuner/tune.hpp"
 
@@ -30,23 +31,27 @@ using namespace std::chrono_literals;
 
 constexpr int kRanks = 4;
 
-std::vector<std::string> gradSync(const std::vector<std::string>& extra = {}) {
+// `rank_fails`: a rank is meant to fail, and must not end the others (every rank is observed);
+// mpirun then exits 0 whatever the ranks did. Otherwise a rank that fails (grad_sync's own bit
+// for bit checks) makes mpirun exit non-zero.
+std::vector<std::string> gradSync(const std::vector<std::string>& extra, bool rank_fails) {
   std::vector<std::string> argv = {"mpirun", "-np", std::to_string(kRanks), "--oversubscribe", "--bind-to", "none",
-                                   "--mca", "btl", "self,vader",
-                                   // A rank that fails must not end the others: every rank is observed.
-                                   "--mca", "orte_abort_on_non_zero_status", "0",
-                                   (buildDir() / "bin" / "tuner_grad_sync").string(), "--produce-cost", "2000",
-                                   "--update-cost", "200", "--iterations", "8"};
+                                   "--mca", "btl", "self,vader"};
+  if (rank_fails) argv.insert(argv.end(), {"--mca", "orte_abort_on_non_zero_status", "0"});
+  argv.insert(argv.end(), {(buildDir() / "bin" / "tuner_grad_sync").string(), "--produce-cost", "2000", "--update-cost",
+                           "200", "--iterations", "8"});
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
 }
 
-std::map<std::string, std::string> environment(const std::filesystem::path& dir, const std::filesystem::path& plan = {},
-                                               int watchdog_s = 60) {
+constexpr const char* kProfile = "grad_sync.json";
+
+std::map<std::string, std::string> environment(const std::filesystem::path& dir, const std::filesystem::path& plan,
+                                               int watchdog_s, const std::string& profile) {
   collector_test::RecordingSetup setup;
   setup.directory = dir;
   auto env = collector_test::recordingEnvironment(setup);
-  env["SIMGPU_PROFILE"] = (sourceDir() / "tests" / "tuner" / "profiles" / "grad_sync.json").string();
+  env["SIMGPU_PROFILE"] = (sourceDir() / "tests" / "tuner" / "profiles" / profile).string();
   if (!plan.empty()) {
     env["SYNCOPATE_PLAN"] = plan.string();
     env["SYNCOPATE_WATCHDOG_S"] = std::to_string(watchdog_s);
@@ -60,9 +65,10 @@ struct JobRun {
 };
 
 JobRun record(const std::filesystem::path& dir, const std::vector<std::string>& extra = {},
-           const std::filesystem::path& plan = {}, int watchdog_s = 60) {
+              const std::filesystem::path& plan = {}, int watchdog_s = 60, const std::string& profile = kProfile,
+              bool rank_fails = false) {
   std::filesystem::create_directories(dir);
-  JobRun r{collector_test::run(gradSync(extra), environment(dir, plan, watchdog_s), 180s), dir};
+  JobRun r{collector_test::run(gradSync(extra, rank_fails), environment(dir, plan, watchdog_s, profile), 180s), dir};
   std::ofstream(dir / "job.log") << r.result.out;  // what compare reads, as syncopate record keeps it
   return r;
 }
@@ -173,11 +179,60 @@ TEST_F(RuntimeE2E, RanksWhoseCallsDifferFallBackTogether) {
   EXPECT_TRUE(c->gradients_identical.value_or(false)) << c->gradients_note;
 }
 
+// Invariant 3, for what a rank decides alone: the plan applied to the `applied_groups` groups
+// before `why` (one per iteration), then was disabled for the rest of the run on every rank;
+// each process said so once; the gradients are the baseline's at every iteration.
+void expectDisabledFromThereOn(const JobRun& baseline, const JobRun& tuned, Fallback why, int applied_groups) {
+  const std::string code(toString(why));
+  for (int r = 0; r < kRanks; ++r) {
+    const nlohmann::json report = runtimeReport(tuned.dir, r);
+    EXPECT_FALSE(report["applied"].get<bool>()) << "rank " << r;
+    EXPECT_EQ(report["disabled_reason"].get<std::string>(), describe(why)) << "rank " << r;
+    ASSERT_TRUE(report["fallbacks"].contains(code)) << "rank " << r << ": " << report.dump();
+    EXPECT_EQ(report["fallbacks"][code]["count"].get<int>(), 1) << "rank " << r;
+    EXPECT_EQ(report["fallbacks"].size(), 2u) << "rank " << r << ": only this and the set-up copies' legacy_stream: "
+                                              << report.dump();
+    EXPECT_TRUE(report["fallbacks"].contains("legacy_stream")) << "rank " << r << ": " << report.dump();
+    EXPECT_EQ(report["stats"]["planned_groups"].get<int>(), applied_groups) << "rank " << r;
+    EXPECT_EQ(report["stats"]["unplanned_groups"].get<int>(), 0) << "rank " << r;
+    // Said once by each process, naming its rank.
+    const std::string line = "runtime (rank " + std::to_string(r) + "): " + std::string(describe(why));
+    int said = 0;
+    for (std::size_t at = tuned.result.err.find(line); at != std::string::npos; at = tuned.result.err.find(line, at + 1)) ++said;
+    EXPECT_EQ(said, 1) << "rank " << r << ": " << tuned.result.err;
+  }
+  auto c = compareRuns(baseline.dir, tuned.dir);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_TRUE(c->gradients_identical.has_value()) << c->gradients_note;
+  EXPECT_TRUE(*c->gradients_identical) << c->gradients_note;
+  EXPECT_EQ(c->checksums_compared, 8);
+}
+
+// Invariant 3: from iteration 3 a second thread launches the updates, which follow this
+// thread's all-reduces only through the program's own thread synchronisation (a join). The
+// second thread's first call must find the held all-reduces already issued and in flight work
+// drained: the plan is disabled before that call passes through.
+TEST_F(RuntimeE2E, SecondThreadDisablesThePlanAndTheJobFinishesCorrectly) {
+  const JobRun tuned = record(scratch_->path() / "thread", {"--thread-from", "3"}, plan());
+  ASSERT_EQ(tuned.result.exit_code, 0) << tuned.result.err;
+  expectDisabledFromThereOn(*baseline_, tuned, Fallback::ForeignThread, 3);
+}
+
+// Invariant 3: at iteration 5, between its all-reduces and its updates, each rank switches to
+// its other device and back; the plan is disabled there (simgpu with two devices per process).
+TEST_F(RuntimeE2E, SecondDeviceDisablesThePlanAndTheJobFinishesCorrectly) {
+  const JobRun tuned =
+      record(scratch_->path() / "device", {"--switch-device", "5"}, plan(), 60, "grad_sync_two_devices.json");
+  ASSERT_EQ(tuned.result.exit_code, 0) << tuned.result.err;
+  expectDisabledFromThereOn(*baseline_, tuned, Fallback::MultipleDevices, 5);
+}
+
 // Invariant 3 (watchdog): a rank that stops makes the others wait at their next flush; their
 // watchdogs end the wait with an error on each of them instead of a hang.
 TEST_F(RuntimeE2E, WatchdogTurnsAHangIntoAnErrorOnEveryWaitingRank) {
   const auto start = std::chrono::steady_clock::now();
-  const JobRun tuned = record(scratch_->path() / "stall", {"--stall-rank", "3", "--stall-seconds", "12"}, plan(), 3);
+  const JobRun tuned = record(scratch_->path() / "stall", {"--stall-rank", "3", "--stall-seconds", "12"}, plan(), 3, kProfile,
+                               /*rank_fails=*/true);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // (mpirun, told not to stop the job at the first failing rank, reports 0 itself: each rank's
   // end is in its output and its runtime report.)

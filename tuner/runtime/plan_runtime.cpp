@@ -85,17 +85,58 @@ PlanRuntime* PlanRuntime::forCall() noexcept {
     t_role = rt.owner_.compare_exchange_strong(expected, me) || expected == me ? 1 : 2;
   }
   if (t_role != 1) {
-    if (!rt.foreign_.exchange(true, std::memory_order_relaxed)) {
-      log(LogLevel::Warn, "runtime: a second thread makes CUDA/NCCL calls; the plan stops at the next call of the first");
-    }
+    rt.foreignCall();
     return nullptr;
   }
   if (!rt.activate()) return nullptr;
-  if (rt.foreign_.load(std::memory_order_relaxed) && rt.scheduler_ && rt.scheduler_->active()) {
-    rt.stopFor(tuner::Fallback::ForeignThread);
-  }
   return &rt;
 }
+
+// The second thread's first call stops the plan before it passes through: the program may have
+// ordered it after the owner's calls (a join, a lock, a queue), so what the plan holds must be
+// issued and what it moved waited for, as in the original order. The owner is kept out of the
+// scheduler meanwhile by a flag each side raises before it looks at the other's (Dekker: with
+// sequentially consistent accesses at least one of them sees the other's).
+void PlanRuntime::foreignCall() noexcept {
+  if (foreign_stopped_.load(std::memory_order_acquire)) return;
+  if (!foreign_.exchange(true, std::memory_order_seq_cst)) {
+    // The owner may be inside a call; it does not enter again once it sees foreign_.
+    for (long pause = 1'000; owner_busy_.load(std::memory_order_seq_cst); pause = std::min(pause * 2, 1'000'000L)) {
+      timespec ts{0, pause};
+      nanosleep(&ts, nullptr);
+    }
+    {
+      Inside inside;
+      if (scheduler_) {
+        stopFor(tuner::Fallback::ForeignThread);
+      } else {
+        tuner::Call none;
+        none.kind = tuner::CallKind::Barrier;
+        fallback(tuner::Fallback::ForeignThread, none);
+      }
+    }
+    foreign_stopped_.store(true, std::memory_order_release);
+    return;
+  }
+  waitForeignStopped();
+}
+
+void PlanRuntime::waitForeignStopped() noexcept {
+  for (long pause = 1'000; !foreign_stopped_.load(std::memory_order_acquire); pause = std::min(pause * 2, 1'000'000L)) {
+    timespec ts{0, pause};
+    nanosleep(&ts, nullptr);
+  }
+}
+
+bool PlanRuntime::enterScheduler() noexcept {
+  owner_busy_.store(true, std::memory_order_seq_cst);
+  if (!foreign_.load(std::memory_order_seq_cst)) [[likely]] return true;
+  owner_busy_.store(false, std::memory_order_release);
+  waitForeignStopped();
+  return false;
+}
+
+void PlanRuntime::leaveScheduler() noexcept { owner_busy_.store(false, std::memory_order_release); }
 
 bool PlanRuntime::activate() noexcept {
   std::call_once(activation_, [this] {
@@ -160,7 +201,13 @@ bool PlanRuntime::ensureScheduler() noexcept {
 }
 
 int PlanRuntime::run(const tuner::Call& call, const Original& original) noexcept {
+  // A second thread stopped the plan: the original order from here on, the scheduler left alone.
+  if (!enterScheduler()) {
+    Inside inside;
+    return original(call.stream);
+  }
   if (!ensureScheduler()) {
+    leaveScheduler();
     Inside inside;
     return original(call.stream);
   }
@@ -168,6 +215,7 @@ int PlanRuntime::run(const tuner::Call& call, const Original& original) noexcept
   result_ = 0;
   scheduler_->onCall(call);
   current_ = nullptr;
+  leaveScheduler();
   return result_;
 }
 
@@ -178,8 +226,13 @@ void PlanRuntime::stopFor(tuner::Fallback why) noexcept {
   scheduler_->stop(why, none);
 }
 
-void PlanRuntime::deviceSelected(int device) noexcept {
-  if (scheduler_ && device != device_) stopFor(tuner::Fallback::MultipleDevices);
+void PlanRuntime::selectingDevice(int device) noexcept {
+  if (!enterScheduler()) return;
+  if (scheduler_ && device != device_) {
+    Inside inside;
+    stopFor(tuner::Fallback::MultipleDevices);
+  }
+  leaveScheduler();
 }
 
 // ---- communicators --------------------------------------------------------------------------
@@ -422,7 +475,8 @@ void PlanRuntime::fallback(tuner::Fallback why, const tuner::Call& call) {
   const LogLevel level = why == tuner::Fallback::LegacyStream ? LogLevel::Info : LogLevel::Warn;
   log(level, "runtime (rank %d): %s [first: %s on stream %#llx]", rank_, std::string(tuner::describe(why)).c_str(),
       std::string(tuner::toString(call.kind)).c_str(), static_cast<unsigned long long>(call.stream));
-  if (scheduler_ && !scheduler_->active() && disabled_reason_.empty()) disabled_reason_ = std::string(tuner::describe(why));
+  // No scheduler yet: it failed to start (its events), or a second thread came first.
+  if ((!scheduler_ || !scheduler_->active()) && disabled_reason_.empty()) disabled_reason_ = std::string(tuner::describe(why));
 }
 
 // ---- watchdog and report ----------------------------------------------------------------------

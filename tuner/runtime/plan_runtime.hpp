@@ -3,8 +3,10 @@
 // recorder, then the real libraries). docs/tuner.md, "The runtime".
 //
 // Threads: the scheduler belongs to one thread, the first to make a call in plan mode (the
-// training loop's). A call from any other thread passes straight through and disables the plan
-// at the owner's next call (Fallback::ForeignThread). Calls the runtime makes itself, and calls
+// training loop's). The first call from any other thread disables the plan (issuing what it
+// holds in the original order and waiting for what it moved, Fallback::ForeignThread) before
+// it passes through; it waits for a call of the owner in progress to return first. From then
+// on every call passes straight through. Calls the runtime makes itself, and calls
 // NCCL makes inside an NCCL call, are never handed to the scheduler (a thread-local depth).
 //
 // Hot path (a call handed to the scheduler): no lock, no allocation, no system call of the
@@ -58,7 +60,9 @@ class PlanRuntime final : public tuner::Executor {
   // A failed collective the runtime issued on the application's behalf, reported on the
   // application's next NCCL call.
   ncclResult_t stickyError() const noexcept { return sticky_.load(std::memory_order_relaxed); }
-  void deviceSelected(int device) noexcept;
+  // Before the current device changes: another device than the scheduler's stops the plan,
+  // while what it holds is still issued with its own device current.
+  void selectingDevice(int device) noexcept;
 
   // tuner::Executor
   bool prepareEvents(std::uint32_t count) override;
@@ -89,6 +93,12 @@ class PlanRuntime final : public tuner::Executor {
   bool activate() noexcept;
   bool ensureScheduler() noexcept;
   void stopFor(tuner::Fallback why) noexcept;
+  // Threads: see the comment at the top. enterScheduler is false (and the call must pass
+  // through) once a second thread has stopped the plan.
+  void foreignCall() noexcept;
+  void waitForeignStopped() noexcept;
+  bool enterScheduler() noexcept;
+  void leaveScheduler() noexcept;
   Communicator* findCommunicator(ncclComm_t comm) noexcept;
   void note(ncclResult_t result, const char* what) noexcept;
   void writeReport(const char* watchdog_message) noexcept;
@@ -98,7 +108,9 @@ class PlanRuntime final : public tuner::Executor {
 
   std::atomic<State> state_{State::Idle};
   std::atomic<std::uint64_t> owner_{0};
-  std::atomic<bool> foreign_{false};
+  std::atomic<bool> foreign_{false};          // a second thread made a call
+  std::atomic<bool> foreign_stopped_{false};  // ... and the plan is stopped for it
+  std::atomic<bool> owner_busy_{false};       // the owner is inside the scheduler
   std::once_flag activation_;
   std::string plan_path_;
   std::optional<tuner::Plan> plan_;

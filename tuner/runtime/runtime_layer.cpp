@@ -322,12 +322,11 @@ cudaError_t rtCudaEventRecordWithFlags_ptsz(cudaEvent_t e, cudaStream_t s, unsig
   return eventRecord(e, s, true, [&](cudaStream_t on) { return cudartNext()->cudaEventRecordWithFlags_ptsz(e, on, f); });
 }
 
+// Another device stops the plan before the switch (a switch that then fails too: stopping is
+// always safe), so that what it holds is issued with the device it belongs to current.
 cudaError_t rtCudaSetDevice(int device) noexcept {
-  const cudaError_t result = cudartNext()->cudaSetDevice(device);
-  if (result == cudaSuccess) {
-    if (PlanRuntime* rt = PlanRuntime::forCall()) rt->deviceSelected(device);
-  }
-  return result;
+  if (PlanRuntime* rt = PlanRuntime::forCall()) rt->selectingDevice(device);
+  return cudartNext()->cudaSetDevice(device);
 }
 
 cudaError_t rtCudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode m) noexcept {

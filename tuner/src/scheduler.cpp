@@ -212,9 +212,9 @@ void Scheduler::drainAll() {
 
 void Scheduler::disable(Fallback why, const Call& call) {
   if (mode_ == Mode::Disabled) return;
-  fallback(why, call);
-  mode_ = Mode::Disabled;
+  mode_ = Mode::Disabled;  // first: the executor hears why with the plan already off
   stats_.disabled = true;
+  fallback(why, call);
   if (!held_.empty()) {
     issueInOrder();
     held_.clear();

@@ -17,6 +17,11 @@
 //                       backward, for --stall-seconds (default 30), then exits with 9: a rank
 //                       that hangs, for the watchdog tests
 //   --scattered         each layer's gradient in its own allocation (not contiguous)
+//   --thread-from K     from iteration K, a second thread launches the updates (this thread
+//                       waits for it): the updates follow the all-reduces only through the
+//                       program's own thread synchronisation
+//   --switch-device K   at iteration K, between the all-reduces and the updates, the rank
+//                       fills a scratch buffer on another device (needs 2 devices per process)
 #include <mpi.h>
 #include <nccl.h>
 #include <nvtx3/nvToolsExt.h>
@@ -62,6 +67,7 @@ struct Options {
   int produce_cost = 1, update_cost = 1;
   bool scattered = false, capture = false, extern_c = false;
   int diverge_rank = -1, stall_rank = -1, stall_iteration = 2, stall_seconds = 30;
+  int thread_from = -1, switch_device = -1;
 };
 
 Options parse(int argc, char** argv) {
@@ -87,6 +93,8 @@ Options parse(int argc, char** argv) {
     else if (a == "--stall-rank") o.stall_rank = value();
     else if (a == "--stall-iteration") o.stall_iteration = value();
     else if (a == "--stall-seconds") o.stall_seconds = value();
+    else if (a == "--thread-from") o.thread_from = value();
+    else if (a == "--switch-device") o.switch_device = value();
     else {
       std::fprintf(stderr, "grad_sync: unknown option %s\n", a.c_str());
       std::exit(2);
@@ -116,7 +124,12 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   int devices = 0;
   CHECK_CUDA(cudaGetDeviceCount(&devices));
-  CHECK_CUDA(cudaSetDevice(rank % devices));
+  const int device = rank % devices;
+  CHECK_CUDA(cudaSetDevice(device));
+  if (o.switch_device >= 0 && devices < 2) {
+    std::fprintf(stderr, "grad_sync: --switch-device needs 2 devices per process, the process has %d\n", devices);
+    std::exit(2);
+  }
   ncclUniqueId id;
   if (rank == 0) CHECK_NCCL(ncclGetUniqueId(&id));
   MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
@@ -203,17 +216,34 @@ int main(int argc, char** argv) {
       if (rank == o.diverge_rank && it >= 2 && l + 1 == layers / 2) CHECK_CUDA(cudaStreamSynchronize(compute));
     }
     if (o.extern_c) CHECK_CUDA(launchInspect(compute, grad[0], o.count, sink));
+    if (it == o.switch_device) {
+      CHECK_CUDA(cudaSetDevice((device + 1) % devices));
+      void* scratch = nullptr;
+      CHECK_CUDA(cudaMalloc(&scratch, n * sizeof(float)));
+      CHECK_CUDA(cudaMemset(scratch, 0, n * sizeof(float)));
+      CHECK_CUDA(cudaFree(scratch));
+      CHECK_CUDA(cudaSetDevice(device));
+    }
+    auto launchUpdates = [&] {
+      for (std::size_t l = 0; l < layers; ++l) CHECK_CUDA(launchUpdate(compute, acc[l], grad[l], o.count, o.update_cost));
+    };
     cudaGraphExec_t exec = nullptr;
     if (o.capture) {
       cudaGraph_t graph = nullptr;
       CHECK_CUDA(cudaStreamBeginCapture(compute, cudaStreamCaptureModeThreadLocal));
-      for (std::size_t l = 0; l < layers; ++l) CHECK_CUDA(launchUpdate(compute, acc[l], grad[l], o.count, o.update_cost));
+      launchUpdates();
       CHECK_CUDA(cudaStreamEndCapture(compute, &graph));
       CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
       CHECK_CUDA(cudaGraphDestroy(graph));
       CHECK_CUDA(cudaGraphLaunch(exec, compute));
+    } else if (o.thread_from >= 0 && it >= o.thread_from) {
+      std::thread updater([&] {
+        CHECK_CUDA(cudaSetDevice(device));  // the current device is per thread
+        launchUpdates();
+      });
+      updater.join();
     } else {
-      for (std::size_t l = 0; l < layers; ++l) CHECK_CUDA(launchUpdate(compute, acc[l], grad[l], o.count, o.update_cost));
+      launchUpdates();
     }
     CHECK_CUDA(cudaEventRecord(update_done, compute));
     CHECK_CUDA(cudaStreamWaitEvent(check, update_done, 0));
