@@ -174,6 +174,9 @@ Status readStore(const trace::StoreReader& r, std::size_t calls, std::size_t ops
   const int rc = sqlite3_open_v2(r.path().c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
   std::unique_ptr<sqlite3, DbCloser> db(raw);
   if (rc != SQLITE_OK) return Error{"cannot open " + r.path().string() + ": " + sqlite3_errstr(rc)};
+  // Pages read through a memory map are used in place instead of copied out by read() calls
+  // (a tenth of the scan's time); a store larger than the map reads the rest the usual way.
+  sqlite3_exec(db.get(), "PRAGMA mmap_size=1073741824", nullptr, nullptr, nullptr);
   Status s = scanColumns(db.get(), r.path(),
                          "SELECT id, thread_id, domain, name_id, start_ns, end_ns, IFNULL(correlation_id, -1) FROM api_calls",
                          [&](sqlite3_stmt* q) {
