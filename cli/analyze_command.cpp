@@ -1,4 +1,4 @@
-// syncopate analyze DIR [--json] [--iteration-marker NAME] [--top N] [--no-critical-path] [--no-save]
+// syncopate analyze DIR [--json] [--iteration-marker NAME] [--top N] [--no-critical-path] [--no-save] [--timings]
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -21,11 +21,26 @@ struct AnalyzeArgs {
   std::size_t top = 10;
   bool no_critical_path = false;
   bool no_save = false;
+  bool timings = false;
 };
+
+// The phases' wall and CPU time, on stderr (stdout stays the report, JSON included).
+void printTimings(const analyzer::PhaseTimings& timings) {
+  double wall = 0, cpu = 0;
+  fmt::print(stderr, "{:<28} {:>8} {:>8}\n", "phase", "wall s", "CPU s");
+  for (const auto& p : timings.phases()) {
+    fmt::print(stderr, "{:<28} {:>8.2f} {:>8.2f}\n", p.name, p.wall_s, p.cpu_s);
+    wall += p.wall_s, cpu += p.cpu_s;
+  }
+  fmt::print(stderr, "{:<28} {:>8.2f} {:>8.2f}\n", "total", wall, cpu);
+}
 
 void run(const AnalyzeArgs& args) {
   Progress progress("analyze");
+  analyzer::PhaseTimings timings;
+  analyzer::PhaseTimings* timed = args.timings ? &timings : nullptr;
   analyzer::LoadOptions load;
+  load.timings = timed;
   load.progress = [&](std::string_view what, std::size_t done, std::size_t total) { progress(what, done, total); };
   auto model = analyzer::loadRun(args.dir, load);
   progress.finish();
@@ -34,21 +49,30 @@ void run(const AnalyzeArgs& args) {
   analyzer::AnalysisOptions options;
   options.iterations.marker = args.marker;
   options.critical_path = !args.no_critical_path;
-  auto analysis = analyzer::analyze(*model, options);
+  auto analysis = analyzer::analyze(*model, options, timed);
   if (!analysis) fail("analyze", analysis.error().message);
+
+  if (timed) timed->start("report");
 
   analyzer::ReportOptions report;
   report.top_kernels = args.top;
   report.run_dir = args.dir;
   const nlohmann::json doc = analyzer::analysisToJson(*model, *analysis, report);
   if (!args.no_save) {
+    if (timed) timed->start("save results");
     if (analyzer::Status s = analyzer::writeAnalysisResults(args.dir, *model, *analysis, doc); !s)
       fail("analyze", s.error().message + " (use --no-save to analyse a read-only run directory)");
   }
+  if (timed) timed->start("print");
   if (args.json)
     fmt::print("{}\n", doc.dump(2));
   else
     fmt::print("{}", analyzer::analysisToText(*model, *analysis, report));
+  if (timed) {
+    timed->stop();
+    std::fflush(stdout);
+    printTimings(timings);
+  }
 }
 
 }  // namespace
@@ -66,6 +90,7 @@ void addAnalyzeCommand(CLI::App& app) {
   sub->add_option("--top", args->top, "how many ops to list by total time")->capture_default_str();
   sub->add_flag("--no-critical-path", args->no_critical_path, "skip the critical path");
   sub->add_flag("--no-save", args->no_save, "do not write analysis.json and analysis.sqlite into DIR");
+  sub->add_flag("--timings", args->timings, "print the wall and CPU time of each phase (loading, analysis, output) on stderr");
   sub->callback([args] { run(*args); });
 }
 

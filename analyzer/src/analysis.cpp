@@ -61,13 +61,15 @@ std::pair<std::int64_t, std::int64_t> Analysis::iterationSpan(std::int64_t numbe
   return lo > hi ? std::make_pair<std::int64_t, std::int64_t>(0, 0) : std::make_pair(lo, hi);
 }
 
-Expected<Analysis> analyze(const RunModel& m, const AnalysisOptions& options) {
+Expected<Analysis> analyze(const RunModel& m, const AnalysisOptions& options, PhaseTimings* timings) {
+  PhaseScope phase(timings, "detect iterations");
   Analysis a;
   a.options = options;
   auto its = detectIterations(m, options.iterations);
   if (!its) return its.error();
   a.iterations = std::move(its).value();
 
+  if (timings) timings->start("rank metrics");
   const std::size_t nranks = m.ranks.size();
   a.ranks.resize(nranks);
   std::vector<std::vector<RankIterationMetrics>> per_rank(nranks);
@@ -101,6 +103,7 @@ Expected<Analysis> analyze(const RunModel& m, const AnalysisOptions& options) {
       a.rank_iterations.push_back(row);
     }
   }
+  if (timings) timings->start("collectives");
   a.collectives = analyzeCollectives(m);
   addCollectiveWaits(m, a.collectives, a.rank_iterations, rows_of_rank);
   std::int64_t ranks_with_iterations = 0;
@@ -121,7 +124,9 @@ Expected<Analysis> analyze(const RunModel& m, const AnalysisOptions& options) {
   std::stable_sort(a.rank_iterations.begin(), a.rank_iterations.end(), [](const auto& x, const auto& y) {
     return x.window.number != y.window.number ? x.window.number < y.window.number : x.rank < y.rank;
   });
+  if (timings) timings->start("kernels");
   a.kernels = kernelStats(m, windows);
+  if (timings) timings->start("critical paths");
   if (options.critical_path) a.critical_paths = criticalPaths(m, a.iterations);
   return a;
 }

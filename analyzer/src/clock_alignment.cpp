@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <map>
 
+#include "parallel.hpp"
+
 namespace syncopate::analyzer {
 
 namespace {
@@ -136,10 +138,11 @@ ClockAlignment alignClocks(RunModel& m, const ClockAlignmentOptions& options) {
   }
   std::tie(out.residual_median_ns, out.residual_max_ns) = spread(measured, delta);
 
-  for (Index r = 0; r < m.ranks.size(); ++r) {
+  // Each rank's rows are its own: ranks are shifted side by side.
+  parallelFor(m.ranks.size(), [&](std::size_t r) {
     const HostClock& h = out.hosts[host_of_rank[r]];
-    shiftRank(m, r, h.realtime_offset_ns + h.refinement_ns);
-  }
+    shiftRank(m, static_cast<Index>(r), h.realtime_offset_ns + h.refinement_ns);
+  });
   m.clock = out;
   return out;
 }

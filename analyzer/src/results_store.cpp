@@ -4,10 +4,13 @@
 #include <sqlite3.h>
 
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <memory>
 #include <string>
 #include <system_error>
+#include <thread>
+#include <thread>
 
 #include "syncopate/analyzer/report.hpp"
 
@@ -237,18 +240,17 @@ Status replace(const std::filesystem::path& tmp, const std::filesystem::path& ta
   return {};
 }
 
-}  // namespace
-
-Status writeAnalysisResults(const std::filesystem::path& dir, const RunModel& m, const Analysis& a,
-                            const nlohmann::json& document) {
+Status writeJson(const std::filesystem::path& dir, const nlohmann::json& document) {
   const std::filesystem::path json_tmp = dir / (std::string(kAnalysisJsonFile) + ".tmp");
   {
     std::ofstream out(json_tmp);
     out << document.dump(1) << '\n';
     if (!out) return Error{"cannot write " + json_tmp.string() + " (is the run directory writable?)"};
   }
-  if (Status s = replace(json_tmp, dir / kAnalysisJsonFile); !s) return s;
+  return replace(json_tmp, dir / kAnalysisJsonFile);
+}
 
+Status writeStore(const std::filesystem::path& dir, const RunModel& m, const Analysis& a) {
   const std::filesystem::path db_tmp = dir / (std::string(kAnalysisStoreFile) + ".tmp");
   std::error_code ec;
   std::filesystem::remove(db_tmp, ec);
@@ -259,6 +261,33 @@ Status writeAnalysisResults(const std::filesystem::path& dir, const RunModel& m,
     if (Status s = w.commit(); !s) return s;
   }
   return replace(db_tmp, dir / kAnalysisStoreFile);
+}
+
+}  // namespace
+
+Status writeAnalysisResults(const std::filesystem::path& dir, const RunModel& m, const Analysis& a,
+                            const nlohmann::json& document) {
+  // The JSON file is written on another core while the store is: they share nothing.
+  Status json_status;
+  std::exception_ptr json_exception;  // rethrown here, as if the file had been written on this thread
+  std::thread json_writer([&] {
+    try {
+      json_status = writeJson(dir, document);
+    } catch (...) {
+      json_exception = std::current_exception();
+    }
+  });
+  Status store_status;
+  try {
+    store_status = writeStore(dir, m, a);
+  } catch (...) {
+    json_writer.join();
+    throw;
+  }
+  json_writer.join();
+  if (json_exception) std::rethrow_exception(json_exception);
+  if (!json_status) return json_status;
+  return store_status;
 }
 
 }  // namespace syncopate::analyzer

@@ -82,6 +82,7 @@ struct StoreRows {
   std::vector<trace::ThreadRow> threads;
   std::vector<CallLite> calls;
   std::vector<OpLite> ops;
+  std::vector<OpLite> ops_by_stream;  // sortLikeTheModel's second buffer, swapped with ops
   std::vector<trace::CollectiveRow> collectives;
   std::vector<RangeLite> ranges;
   std::vector<trace::DiagnosticRow> diagnostics;
@@ -131,9 +132,27 @@ void sortLikeTheModel(StoreRows& rows) {
   };
   const std::vector<std::uint32_t> stream_at = positions(rows.streams), thread_at = positions(rows.threads);
   auto pos = [](const std::vector<std::uint32_t>& at, std::uint32_t id) { return id < at.size() ? at[id] : UINT32_MAX; };
-  auto opKey = [&](const OpLite& o) { return std::make_tuple(pos(stream_at, o.stream), o.start, o.end); };
-  if (!std::is_sorted(rows.ops.begin(), rows.ops.end(), [&](const OpLite& a, const OpLite& b) { return opKey(a) < opKey(b); }))
-    std::stable_sort(rows.ops.begin(), rows.ops.end(), [&](const OpLite& a, const OpLite& b) { return opKey(a) < opKey(b); });
+  // Ops: a store's ops arrive in time order across its few streams, so a stable counting sort
+  // by stream (ops of unknown streams last) leaves each stream's ops in time order, and only a
+  // stream that is not gets a comparison sort: the same order as one stable sort by
+  // (stream, start, end), in one pass.
+  const std::size_t buckets = rows.streams.size() + 1;
+  std::vector<std::size_t> first(buckets + 1, 0);
+  auto bucketOf = [&](const OpLite& o) { return std::min<std::size_t>(pos(stream_at, o.stream), buckets - 1); };
+  for (const OpLite& o : rows.ops) ++first[bucketOf(o) + 1];
+  for (std::size_t b = 1; b <= buckets; ++b) first[b] += first[b - 1];
+  if (first[1] != rows.ops.size()) {  // more than one stream: regroup
+    rows.ops_by_stream.resize(rows.ops.size());
+    std::vector<std::size_t> fill(first.begin(), first.end() - 1);
+    for (const OpLite& o : rows.ops) rows.ops_by_stream[fill[bucketOf(o)]++] = o;
+    rows.ops.swap(rows.ops_by_stream);
+  }
+  auto byTime = [](const OpLite& a, const OpLite& b) { return std::tie(a.start, a.end) < std::tie(b.start, b.end); };
+  for (std::size_t b = 0; b < buckets; ++b) {
+    const auto lo = rows.ops.begin() + static_cast<std::ptrdiff_t>(first[b]);
+    const auto hi = rows.ops.begin() + static_cast<std::ptrdiff_t>(first[b + 1]);
+    if (!std::is_sorted(lo, hi, byTime)) std::stable_sort(lo, hi, byTime);
+  }
   auto callKey = [&](const CallLite& c) { return std::make_pair(pos(thread_at, c.thread), c.start); };
   if (!std::is_sorted(rows.calls.begin(), rows.calls.end(), [&](const CallLite& a, const CallLite& b) { return callKey(a) < callKey(b); }))
     std::stable_sort(rows.calls.begin(), rows.calls.end(),
@@ -142,14 +161,12 @@ void sortLikeTheModel(StoreRows& rows) {
 
 // Fills `rows` (emptied first; its buffers are reused from store to store, since faulting in
 // fresh memory for every store costs more than reading some of them).
-Status readStore(const trace::StoreReader& r, StoreRows& rows) {
+// `calls` and `ops` are the store's row counts (counted once, when the run was opened).
+Status readStore(const trace::StoreReader& r, std::size_t calls, std::size_t ops, StoreRows& rows) {
   rows.streams.clear(), rows.threads.clear(), rows.calls.clear(), rows.ops.clear();
   rows.collectives.clear(), rows.ranges.clear(), rows.diagnostics.clear();
-  auto reserve = [&](trace::Table t, auto& v) {
-    if (auto n = r.rowCount(t); n.ok()) v.reserve(static_cast<std::size_t>(*n));
-  };
-  reserve(trace::Table::ApiCalls, rows.calls);
-  reserve(trace::Table::Ops, rows.ops);
+  rows.calls.reserve(calls);
+  rows.ops.reserve(ops);
   for (trace::Status s : {r.forEachStream(collector(rows.streams)), r.forEachThread(collector(rows.threads)),
                           r.forEachCollective(collector(rows.collectives)), r.forEachDiagnostic(collector(rows.diagnostics))})
     if (!s.ok()) return Error{s.message()};
@@ -157,6 +174,9 @@ Status readStore(const trace::StoreReader& r, StoreRows& rows) {
   const int rc = sqlite3_open_v2(r.path().c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
   std::unique_ptr<sqlite3, DbCloser> db(raw);
   if (rc != SQLITE_OK) return Error{"cannot open " + r.path().string() + ": " + sqlite3_errstr(rc)};
+  // Pages read through a memory map are used in place instead of copied out by read() calls
+  // (a tenth of the scan's time); a store larger than the map reads the rest the usual way.
+  sqlite3_exec(db.get(), "PRAGMA mmap_size=1073741824", nullptr, nullptr, nullptr);
   Status s = scanColumns(db.get(), r.path(),
                          "SELECT id, thread_id, domain, name_id, start_ns, end_ns, IFNULL(correlation_id, -1) FROM api_calls",
                          [&](sqlite3_stmt* q) {
@@ -260,18 +280,21 @@ class StoreLoader {
       if (row.correlation != kUnknown) calls_by_correlation_.push_back({row.correlation, call});
     }
     progress_.add(name_, rows_.calls.size());
-    if (!std::is_sorted(calls_by_correlation_.begin(), calls_by_correlation_.end()))
-      std::sort(calls_by_correlation_.begin(), calls_by_correlation_.end());
     // Correlation ids count the process's calls, so they are usually dense: then a table
-    // indexed by id replaces a binary search per op.
-    if (!calls_by_correlation_.empty()) {
-      const std::int64_t lo = calls_by_correlation_.front().first, hi = calls_by_correlation_.back().first;
-      if (hi - lo < 4 * static_cast<std::int64_t>(calls_by_correlation_.size()) + 1024) {
-        first_correlation_ = lo;
-        call_at_.assign(static_cast<std::size_t>(hi - lo + 1), kNone);
-        for (const auto& [corr, call] : calls_by_correlation_)
-          if (call_at_[static_cast<std::size_t>(corr - lo)] == kNone) call_at_[static_cast<std::size_t>(corr - lo)] = call;
-      }
+    // indexed by id replaces a binary search per op, and is filled without sorting (calls come
+    // in index order, so the first call seen for an id is its lowest, as after a sort).
+    if (calls_by_correlation_.empty()) return;
+    const auto [lo_it, hi_it] = std::minmax_element(calls_by_correlation_.begin(), calls_by_correlation_.end(),
+                                                    [](const auto& a, const auto& b) { return a.first < b.first; });
+    const std::int64_t lo = lo_it->first, hi = hi_it->first;
+    if (hi - lo < 4 * static_cast<std::int64_t>(calls_by_correlation_.size()) + 1024) {
+      first_correlation_ = lo;
+      call_at_.assign(static_cast<std::size_t>(hi - lo + 1), kNone);
+      for (const auto& [corr, call] : calls_by_correlation_)
+        if (call_at_[static_cast<std::size_t>(corr - lo)] == kNone) call_at_[static_cast<std::size_t>(corr - lo)] = call;
+      calls_by_correlation_ = {};
+    } else if (!std::is_sorted(calls_by_correlation_.begin(), calls_by_correlation_.end())) {
+      std::sort(calls_by_correlation_.begin(), calls_by_correlation_.end());
     }
   }
 
@@ -384,12 +407,14 @@ class StoreLoader {
 }  // namespace
 
 Expected<RunModel> loadRun(const std::filesystem::path& dir, const LoadOptions& options) {
+  PhaseScope phase(options.timings, "open stores");
   auto stores = trace::listStores(dir);
   if (!stores.ok()) return Error{stores.message()};
   if (stores->empty())
     return Error{dir.string() + " holds no run store (rank-<R>.sqlite or pid-<P>.sqlite): record a run with "
                                 "'syncopate record -o DIR -- COMMAND' or import one with 'syncopate import'"};
   std::vector<trace::StoreReader> readers;
+  std::vector<std::size_t> call_rows, op_rows;
   std::size_t total_rows = 0;
   for (const trace::StoreFile& f : *stores) {
     auto reader = trace::StoreReader::open(f.path);
@@ -397,10 +422,12 @@ Expected<RunModel> loadRun(const std::filesystem::path& dir, const LoadOptions& 
     for (trace::Table t : {trace::Table::Ops, trace::Table::ApiCalls}) {
       auto n = reader->rowCount(t);
       if (!n.ok()) return Error{n.message()};
+      (t == trace::Table::Ops ? op_rows : call_rows).push_back(static_cast<std::size_t>(*n));
       total_rows += static_cast<std::size_t>(*n);
     }
     readers.push_back(std::move(reader).value());
   }
+  if (options.timings) options.timings->start("read stores into rows");
   RunModelBuilder builder;
   builder.reserveOps(total_rows / 2);
   builder.reserveApiCalls(total_rows / 2);
@@ -431,7 +458,7 @@ Expected<RunModel> loadRun(const std::filesystem::path& dir, const LoadOptions& 
         if (!spare.empty()) rows = std::move(spare.back()), spare.pop_back();
       }
       if (!rows) rows = std::make_unique<StoreRows>();
-      Status status = readStore(readers[i], *rows);
+      Status status = readStore(readers[i], call_rows[i], op_rows[i], *rows);
       std::lock_guard lock(mu);
       slots[i].emplace(Slot{std::move(rows), std::move(status)});
       cv.notify_all();
@@ -468,8 +495,9 @@ Expected<RunModel> loadRun(const std::filesystem::path& dir, const LoadOptions& 
     cv.notify_all();
   }
   stopWorkers();
-  auto model = std::move(builder).finish();
+  auto model = std::move(builder).finish(options.timings);
   if (!model) return model.error();
+  if (options.timings) options.timings->start("align clocks");
   alignClocks(*model, options.clock);
   return model;
 }

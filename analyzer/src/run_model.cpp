@@ -12,18 +12,22 @@ void FlowTable::add(NodeRef src, NodeRef dst, FlowKind kind) {
 }
 
 namespace {
-// Edge indices ordered by key (stable): an LSD radix sort of (key, index) packed in 64 bits,
-// 11 bits of key a pass over contiguous memory, since a run's edges number in the millions and
-// a comparison sort of them would cost seconds.
+// Edge indices ordered by key (stable). Edges are added kind by kind, so the longest sorted
+// prefix is usually most of them (every launch, by destination): the rest are ordered by an LSD
+// radix sort of (key, index) packed in 64 bits, 11 bits of key a pass over contiguous memory
+// (a run's edges number in the millions and a comparison sort would cost seconds), then merged
+// with the prefix. On equal keys the merge takes the prefix's edge first, so the order is the
+// same as one stable sort of every edge.
 std::vector<Index> orderBy(const std::vector<NodeRef>& key) {
   const std::size_t n = key.size();
+  auto less = [](NodeRef a, NodeRef b) { return a.raw() < b.raw(); };
+  const std::size_t sorted = static_cast<std::size_t>(std::is_sorted_until(key.begin(), key.end(), less) - key.begin());
   std::vector<Index> order(n);
-  if (std::is_sorted(key.begin(), key.end(), [](NodeRef a, NodeRef b) { return a.raw() < b.raw(); })) {
-    std::iota(order.begin(), order.end(), Index{0});
-    return order;
-  }
-  std::vector<std::uint64_t> packed(n), next(n);
-  for (std::size_t e = 0; e < n; ++e) packed[e] = (std::uint64_t{key[e].raw()} << 32) | e;
+  std::iota(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(sorted), Index{0});
+  if (sorted == n) return order;
+  const std::size_t tail = n - sorted;
+  std::vector<std::uint64_t> packed(tail), next(tail);
+  for (std::size_t e = sorted; e < n; ++e) packed[e - sorted] = (std::uint64_t{key[e].raw()} << 32) | e;
   constexpr int kBits = 11;
   constexpr std::size_t kBuckets = std::size_t{1} << kBits;
   for (int shift = 32; shift < 64; shift += kBits) {
@@ -33,7 +37,21 @@ std::vector<Index> orderBy(const std::vector<NodeRef>& key) {
     for (std::uint64_t v : packed) next[count[(v >> shift) & (kBuckets - 1)]++] = v;
     packed.swap(next);
   }
-  for (std::size_t e = 0; e < n; ++e) order[e] = static_cast<Index>(packed[e] & 0xffffffffu);
+  next = {};
+  if (sorted == 0) {
+    for (std::size_t e = 0; e < n; ++e) order[e] = static_cast<Index>(packed[e] & 0xffffffffu);
+    return order;
+  }
+  // Merge from the back into `order`, whose front holds the prefix: nothing is overwritten
+  // before it is read.
+  std::size_t a = sorted, b = tail, out = n;
+  while (b > 0) {
+    const std::uint32_t kb = static_cast<std::uint32_t>(packed[b - 1] >> 32);
+    if (a > 0 && key[order[a - 1]].raw() > kb)
+      order[--out] = order[--a];
+    else
+      order[--out] = static_cast<Index>(packed[--b] & 0xffffffffu);
+  }
   return order;
 }
 }  // namespace

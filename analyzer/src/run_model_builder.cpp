@@ -209,8 +209,10 @@ Status RunModelBuilder::validate() const {
   return {};
 }
 
-Expected<RunModel> RunModelBuilder::finish() && {
+Expected<RunModel> RunModelBuilder::finish(PhaseTimings* timings) && {
+  PhaseScope phase(timings, "validate references");
   if (Status s = validate(); !s) return s.error();
+  if (timings) timings->start("order tables");
   RunModel& m = model_;
 
   // Ranks by global rank number (unknown ranks last, in insertion order).
@@ -362,10 +364,13 @@ Expected<RunModel> RunModelBuilder::finish() && {
   collectives_.clear();
 
   // Flows: launches, event record -> wait, collectives and send -> recv.
+  if (timings) timings->start("launch and event flows");
   for (std::size_t i = 0; i < m.ops.size(); ++i)
     if (m.ops.launch[i] != kNone) m.flows.add(NodeRef::apiCall(m.ops.launch[i]), NodeRef::op(static_cast<Index>(i)), FlowKind::Launch);
   addEventWaitFlows(m);
+  if (timings) timings->start("match collectives");
   matchCollectives(m);
+  if (timings) timings->start("flow index");
   m.flows.buildIndex();
   return std::move(m);
 }

@@ -11,6 +11,7 @@
 #include "syncopate/analyzer/expected.hpp"
 #include "syncopate/analyzer/iterations.hpp"
 #include "syncopate/analyzer/metrics.hpp"
+#include "syncopate/analyzer/phase_timings.hpp"
 #include "syncopate/analyzer/run_model.hpp"
 
 namespace syncopate::analyzer {
@@ -58,6 +59,7 @@ struct Analysis {
   std::pair<std::int64_t, std::int64_t> iterationSpan(std::int64_t number) const;
 };
 
-Expected<Analysis> analyze(const RunModel& model, const AnalysisOptions& options = {});
+// `timings`, when set, receives the analysis's phases.
+Expected<Analysis> analyze(const RunModel& model, const AnalysisOptions& options = {}, PhaseTimings* timings = nullptr);
 
 }  // namespace syncopate::analyzer

@@ -9,6 +9,7 @@
 
 #include "syncopate/analyzer/clock_alignment.hpp"
 #include "syncopate/analyzer/expected.hpp"
+#include "syncopate/analyzer/phase_timings.hpp"
 #include "syncopate/analyzer/run_model.hpp"
 
 namespace syncopate::analyzer {
@@ -19,6 +20,7 @@ using ProgressFn = std::function<void(std::string_view what, std::size_t done, s
 struct LoadOptions {
   ClockAlignmentOptions clock;
   ProgressFn progress;  // may be empty
+  PhaseTimings* timings = nullptr;  // when set, the load's phases are timed into it
 };
 
 // Fails with a sentence naming the file when the directory holds no store, or a store cannot

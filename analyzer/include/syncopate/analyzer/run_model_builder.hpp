@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "syncopate/analyzer/expected.hpp"
+#include "syncopate/analyzer/phase_timings.hpp"
 #include "syncopate/analyzer/run_model.hpp"
 
 namespace syncopate::analyzer {
@@ -85,7 +86,8 @@ class RunModelBuilder {
   void reserveApiCalls(std::size_t n);
 
   // Fails (with a message naming the row) when a reference points nowhere.
-  Expected<RunModel> finish() &&;
+  // `timings`, when set, receives its phases.
+  Expected<RunModel> finish(PhaseTimings* timings = nullptr) &&;
 
  private:
   Status validate() const;
