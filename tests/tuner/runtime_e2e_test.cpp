@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/child_process.hpp"
+#include "support/recorded_store.hpp"
 #include "support/recording.hpp"
 #include "syncopate/collector/record.hpp"
 #include "syncopate/trace/reader.hpp"
@@ -286,6 +287,56 @@ void expectWaitingRanksStopped(const JobRun& job, const std::vector<StoppedRank>
   EXPECT_EQ(job.result.err.find("call sequences differ"), std::string::npos) << job.result.err;
 }
 
+// What a rank the runtime stopped keeps of its recording (nothing already recorded is lost):
+// before its exit the runtime has the recorder drain its rings and close the store (`end_ns`
+// written, the write-ahead log folded in). Every rank got through iterations 0 and 1 whole
+// before rank 3 stalled after its backward of iteration 2 (grad_sync's --stall-iteration), and a
+// waiting rank stops in the agreement at iteration 2's flush, before the plan issues any of
+// that iteration's all-reduces: so its store holds exactly both iterations' steps, their
+// gradients' all-reduces (whatever the buckets, 4 layers of 2^14 floats each), and the calls
+// of the three iterations' zeroing and produce kernels and the two first iterations' updates. Their GPU
+// times are all there unless `gpu_may_hang`: while an agreement waits for a rank that never
+// comes, simgpu may never run what was issued last (see expectWaitingRanksStopped); those ops
+// are then dropped and counted, as at any exit.
+void expectStoreKeptUpToTheStop(const JobRun& job, int rank, bool gpu_may_hang) {
+  const std::filesystem::path store = job.dir / ("rank-" + std::to_string(rank) + ".sqlite");
+  SCOPED_TRACE("rank " + std::to_string(rank) + " " + store.string());
+  ASSERT_TRUE(std::filesystem::exists(store)) << job.result.err;
+  EXPECT_FALSE(std::filesystem::exists(store.string() + "-wal")) << "the store was not closed";
+  const collector_test::RecordedStore recorded = collector_test::readStore(store);
+  EXPECT_TRUE(recorded.meta.contains("end_ns")) << "the store was not closed";
+  std::set<std::string> steps;
+  for (const collector_test::NvtxRange& range : recorded.nvtx) {
+    if (range.name.starts_with("ProfilerStep#")) steps.insert(range.name);
+  }
+  EXPECT_EQ(steps, (std::set<std::string>{"ProfilerStep#0", "ProfilerStep#1"}));
+  std::uint64_t reduced = 0;
+  for (const trace::CollectiveRow& c : recorded.collectives) {
+    if (c.coll_type == trace::CollType::AllReduce) reduced += c.count.value_or(0);
+  }
+  EXPECT_EQ(reduced, 2u * 4u * (1u << 14));
+  std::map<std::string, int> calls;
+  for (const collector_test::ApiCall& call : recorded.api_calls) ++calls[call.name];
+  // The triple-chevron launches (CUDA 13 routes them through __cudaLaunchKernel), and one
+  // gradient zeroing per iteration.
+  EXPECT_EQ(calls["__cudaLaunchKernel"], 3 * 4 + 2 * 4) << nlohmann::json(calls).dump();
+  EXPECT_EQ(calls["cudaMemsetAsync"], 3) << nlohmann::json(calls).dump();
+  int produced = 0, updated = 0;
+  for (const collector_test::Op& op : recorded.ops) {
+    produced += op.name.starts_with("produce_gradient(") ? 1 : 0;
+    updated += op.name.starts_with("apply_update(") ? 1 : 0;
+  }
+  if (gpu_may_hang) {
+    EXPECT_LE(produced, 3 * 4);
+    EXPECT_LE(updated, 2 * 4);
+    EXPECT_GE(static_cast<std::int64_t>(produced + updated) + recorded.counter("ops_untimed_timing_failed"), 3 * 4 + 2 * 4);
+  } else {
+    EXPECT_EQ(produced, 3 * 4);
+    EXPECT_EQ(updated, 2 * 4);
+    EXPECT_EQ(recorded.counter("ops_untimed_timing_failed"), 0);
+  }
+}
+
 // Invariant 3 (watchdog): a rank that stops makes the others wait at their next flush; the
 // watchdog ends the wait with an error instead of a hang. The first to notice can only be a
 // watchdog (nobody has died yet); a rank whose watchdog comes later may find the first ones
@@ -302,6 +353,7 @@ TEST_F(RuntimeE2E, WatchdogTurnsAHangIntoAnErrorOnEveryWaitingRank) {
   int by_watchdog = 0;
   for (const StoppedRank& r : ranks) by_watchdog += r.watchdog_lines;
   EXPECT_GE(by_watchdog, 1) << tuned.result.err;
+  for (int r = 0; r < 3; ++r) expectStoreKeptUpToTheStop(tuned, r, /*gpu_may_hang=*/true);
 }
 
 // Invariant 3 (a dead peer): a rank that exits makes the others' agreement at their next flush
@@ -316,6 +368,7 @@ TEST_F(RuntimeE2E, RankThatExitsStopsTheOthersAtTheirNextAgreement) {
   for (int r = 0; r < 3; ++r) {
     EXPECT_EQ(ranks[static_cast<std::size_t>(r)].peer_failed_lines, 1) << "rank " << r << ": " << tuned.result.err;
   }
+  for (int r = 0; r < 3; ++r) expectStoreKeptUpToTheStop(tuned, r, /*gpu_may_hang=*/false);
 }
 
 // Invariant 4: the one-step-delayed mode changes the training mathematics, so a plan that

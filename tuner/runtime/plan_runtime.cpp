@@ -7,11 +7,13 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/log.hpp"
+#include "recorder/stop_within.hpp"
 #include "runtime_layer.hpp"
 #include "syncopate/tuner/agreement.hpp"
 
@@ -549,10 +551,24 @@ void PlanRuntime::watchdogLoop() noexcept {
   }
 }
 
+// How long a stopped rank gives the recorder to write what it recorded and close the store.
+constexpr std::int64_t kRecorderStopNs = 2'000'000'000;
+
+// `_Exit`, not `exit`: exit handlers may wait on the hung work. The recorder's is the one that
+// matters (nothing already recorded may be lost), so its bounded stop comes first.
 void PlanRuntime::fire(const char* message) noexcept {
-  if (!fired_.exchange(true)) {
-    log(LogLevel::Error, "%s", message);
-    writeReport(message);
+  if (fired_.exchange(true)) {
+    // The other thread that fired is closing the store and ends the process within its limit.
+    std::this_thread::sleep_for(std::chrono::nanoseconds(kRecorderStopNs + 1'000'000'000));
+    std::_Exit(3);
+  }
+  log(LogLevel::Error, "%s", message);
+  writeReport(message);
+  if (stopRecorderWithin(kRecorderStopNs) == RecorderStop::TimedOut) {
+    log(LogLevel::Error,
+        "runtime (rank %d): the recorder did not finish writing this rank's store within %lld s; what it had not "
+        "committed yet is lost",
+        rank_, static_cast<long long>(kRecorderStopNs / 1'000'000'000));
   }
   std::_Exit(3);
 }

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <unordered_set>
 #include <vector>
 
@@ -74,9 +75,22 @@ void BackgroundThread::stopAndJoin() noexcept {
     std::lock_guard lock(mutex_);
     if (stop_) return;
     stop_ = true;
+    gpu_deadline_ns_ = monotonicNs() + kFinalDrainNs;
     wake_.notify_one();
   }
   if (thread_.joinable()) thread_.join();
+}
+
+bool BackgroundThread::stopWithin(std::int64_t deadline_ns, std::int64_t gpu_deadline_ns) noexcept {
+  std::unique_lock lock(mutex_);
+  if (!stop_) {
+    stop_ = true;
+    gpu_deadline_ns_ = gpu_deadline_ns;
+    wake_.notify_one();
+  }
+  // Not joined: the process ends right after, and a thread stuck in a hung GPU call never returns.
+  const auto left = std::chrono::nanoseconds(std::max<std::int64_t>(deadline_ns - monotonicNs(), 0));
+  return finished_cv_.wait_for(lock, left, [this] { return finished_; });
 }
 
 namespace {
@@ -247,13 +261,12 @@ void BackgroundThread::step(std::int64_t now_ns) {
   }
 }
 
-void BackgroundThread::finish() {
+void BackgroundThread::finish(std::int64_t gpu_deadline_ns) {
   State& s = *state_;
-  std::int64_t now = monotonicNs();
   if (!s.writer && !s.store_failed && recorder_.everRecorded()) createStore();
   drainRings();
   TimingBackend& timing = recorder_.timing();
-  timing.drain(now + kFinalDrainNs);
+  timing.drain(gpu_deadline_ns);
   s.resolved.clear();
   s.order.resolve(timing, s.resolved, recorder_.counters());
   s.order.abandon(timing, recorder_.counters());
@@ -277,11 +290,15 @@ void BackgroundThread::run() noexcept {
   }
   try {
     state_->last_flush_ns = monotonicNs();
+    std::int64_t gpu_deadline_ns = 0;
     for (;;) {
       {
         std::unique_lock lock(mutex_);
         wake_.wait_for(lock, std::chrono::nanoseconds(kPollIntervalNs), [this] { return stop_ || flush_requested_; });
-        if (stop_) break;
+        if (stop_) {
+          gpu_deadline_ns = gpu_deadline_ns_;
+          break;
+        }
       }
       std::int64_t now = monotonicNs();
       step(now);
@@ -292,11 +309,14 @@ void BackgroundThread::run() noexcept {
       }
       if (flush_now) flush(now);
     }
-    finish();
+    finish(gpu_deadline_ns);
   } catch (...) {
     log(LogLevel::Error, "the background writer stopped (out of memory); what was flushed stays readable");
     recorder_.setRecording(false);
   }
+  std::lock_guard lock(mutex_);
+  finished_ = true;
+  finished_cv_.notify_all();
 }
 
 }  // namespace syncopate::preload

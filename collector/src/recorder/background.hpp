@@ -27,6 +27,10 @@ class BackgroundThread {
 
   // Final drain (waiting a bounded time for outstanding GPU timing), flush and close.
   void stopAndJoin() noexcept;
+  // The same, for a process about to end without exit handlers: GPU timing is waited for
+  // until `gpu_deadline_ns`, and the caller until `deadline_ns` (CLOCK_MONOTONIC). Whether the
+  // store was closed by then (also when another stop began first).
+  bool stopWithin(std::int64_t deadline_ns, std::int64_t gpu_deadline_ns) noexcept;
 
   // Asks for a flush as soon as possible (the C interface's flush, tests).
   void requestFlush() noexcept;
@@ -44,7 +48,7 @@ class BackgroundThread {
   void describeNewDevices();
   void noteNcclProfiler();
   void flush(std::int64_t now_ns);
-  void finish();
+  void finish(std::int64_t gpu_deadline_ns);
 
   Recorder& recorder_;
   std::unique_ptr<State> state_;
@@ -52,6 +56,9 @@ class BackgroundThread {
   std::condition_variable wake_;
   bool stop_ = false;
   bool flush_requested_ = false;
+  std::int64_t gpu_deadline_ns_ = 0;  // with stop_: how long the final drain waits for the GPU
+  bool finished_ = false;             // the final drain is over (store closed, or given up)
+  std::condition_variable finished_cv_;
   std::thread thread_;
 };
 

@@ -12,6 +12,7 @@
 #include "dispatch/chain.hpp"
 #include "dispatch/kernel_registry.hpp"
 #include "recorder/background.hpp"
+#include "recorder/stop_within.hpp"
 #include "timing/backend_choice.hpp"
 
 namespace syncopate::preload {
@@ -328,6 +329,20 @@ void Recorder::learnRank(std::int32_t rank, std::int32_t world_size) noexcept {
 void Recorder::shutdown() noexcept {
   recording_.store(false, std::memory_order_release);
   if (background_ != nullptr) background_->stopAndJoin();
+}
+
+bool Recorder::shutdownWithin(std::int64_t limit_ns) noexcept {
+  recording_.store(false, std::memory_order_release);
+  if (background_ == nullptr) return true;
+  const std::int64_t now = monotonicNs();
+  // Half the time for the GPU at most: the rest is for writing and closing the store.
+  return background_->stopWithin(now + limit_ns, now + limit_ns / 2);
+}
+
+RecorderStop stopRecorderWithin(std::int64_t limit_ns) noexcept {
+  Recorder* recorder = Recorder::current();
+  if (recorder == nullptr) return RecorderStop::NotRecording;
+  return recorder->shutdownWithin(limit_ns) ? RecorderStop::Closed : RecorderStop::TimedOut;
 }
 
 }  // namespace syncopate::preload

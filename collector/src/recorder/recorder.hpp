@@ -115,6 +115,9 @@ class Recorder {
 
   // Stops recording, drains and closes the store: at exit, or before the process image goes.
   void shutdown() noexcept;
+  // The same within `limit_ns` (stopRecorderWithin, recorder/stop_within.hpp): whether the
+  // store was closed in time.
+  bool shutdownWithin(std::int64_t limit_ns) noexcept;
 
   // In a forked child: forget the parent's recorder (abandoned, never closed).
   static void resetAfterFork() noexcept;
