@@ -105,11 +105,17 @@ ClockAlignment alignClocks(RunModel& m, const ClockAlignmentOptions& options) {
       for (Index h = 1; h < out.hosts.size(); ++h) {
         std::vector<std::int64_t> votes;
         for (const Sample& s : cross_host) {
-          std::int64_t sum = 0, n = 0;
-          for (std::size_t i = 0; i < s.end.size(); ++i)
-            if (s.host[i] != h) sum += s.end[i] + delta[s.host[i]], ++n;
+          // End times are wall-clock ns (about 1.8e18): summed as they are, six of them overflow,
+          // so the mean is taken of their distances from the first.
+          std::int64_t base = 0, sum = 0, n = 0;
+          for (std::size_t i = 0; i < s.end.size(); ++i) {
+            if (s.host[i] == h) continue;
+            const std::int64_t end = s.end[i] + delta[s.host[i]];
+            if (n == 0) base = end;
+            sum += end - base, ++n;
+          }
           if (n == 0) continue;
-          const std::int64_t others = sum / n;
+          const std::int64_t others = base + sum / n;
           for (std::size_t i = 0; i < s.end.size(); ++i)
             if (s.host[i] == h) votes.push_back(others - s.end[i]);
         }

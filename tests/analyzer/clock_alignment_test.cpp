@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "run_sketch.hpp"
 
 namespace syncopate::analyzer {
@@ -45,6 +48,32 @@ TEST(ClockAlignment, RefinesHostOffsetsFromCollectiveEndTimes) {
   EXPECT_EQ(m.ops.end[op1], us(100));
   EXPECT_EQ(m.ops.end[op1] - m.ranks[1].to_aligned_ns, us(100) - 5000 + 300);
   EXPECT_EQ(m.clock.hosts[1].refinement_ns, -300);
+}
+
+// Eight hosts stamping wall-clock time (about 1.8e18 ns, as real runs do): the mean of seven
+// such end times does not fit in 64 bits if summed as it is. Host 5's clock is 300 ns ahead.
+TEST(ClockAlignment, RefinesWallClockTimesOfManyHosts) {
+  constexpr std::int64_t kWallClock = 1'800'000'000'000'000'000;
+  constexpr int kHosts = 8;
+  RunSketch s;
+  std::vector<Index> streams;
+  for (int r = 0; r < kHosts; ++r) {
+    const Index rank = s.rank(r, "host" + std::to_string(r), kWallClock + 1000 * r);
+    streams.push_back(s.stream(rank, 1));
+  }
+  for (int k = 0; k < 5; ++k) {
+    const std::int64_t end = us(100 * (k + 1));
+    for (int r = 0; r < kHosts; ++r) {
+      const std::int64_t raw_end = end - 1000 * r + (r == 5 ? 300 : 0);
+      s.allReduce(streams[r], 1, r, kHosts, k, raw_end - us(10), raw_end);
+    }
+  }
+  RunModel m = s.build();
+  const ClockAlignment c = alignClocks(m);
+  ASSERT_EQ(c.hosts.size(), 8u);
+  EXPECT_TRUE(c.refined);
+  for (int h = 0; h < kHosts; ++h) EXPECT_EQ(c.hosts[h].refinement_ns, h == 5 ? -300 : 0) << "host " << h;
+  EXPECT_EQ(c.residual_max_ns, 0);
 }
 
 TEST(ClockAlignment, TooFewSharedCollectivesKeepTheRealtimeOffset) {
