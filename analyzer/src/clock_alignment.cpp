@@ -42,6 +42,80 @@ std::pair<std::int64_t, std::int64_t> spread(const std::vector<Sample>& samples,
   return {median(spreads), *std::max_element(spreads.begin(), spreads.end())};
 }
 
+// The cross-host samples, with each sample's participants grouped by host, so that the mean of
+// the other hosts' end times is a few per-host sums rather than a pass over every participant.
+// End times are wall-clock ns (about 1.8e18): summed as they are, six of them overflow, so each
+// sum is of distances from the sample's first end time (`origin`).
+class HostGroupedSamples {
+ public:
+  explicit HostGroupedSamples(std::size_t hosts) : of_host_(hosts), group_at_(hosts, kNone) {}
+
+  void add(const Sample& s) {
+    const std::size_t first_group = groups_.size();
+    for (std::size_t i = 0; i < s.end.size(); ++i) {
+      Index& g = group_at_[s.host[i]];
+      if (g == kNone) g = static_cast<Index>(groups_.size()), groups_.push_back({s.host[i], 0, 0, 0, 0});
+      ++groups_[g].count, groups_[g].sum += s.end[i] - s.end[0];
+    }
+    // Each group's end times, contiguous.
+    std::size_t at = ends_.size();
+    for (std::size_t g = first_group; g < groups_.size(); ++g) {
+      groups_[g].first_end = at, at += static_cast<std::size_t>(groups_[g].count);
+      of_host_[groups_[g].host].push_back({samples_.size(), g});
+    }
+    ends_.resize(at);
+    for (std::size_t i = 0; i < s.end.size(); ++i) {
+      Group& g = groups_[group_at_[s.host[i]]];
+      ends_[g.first_end + g.filled++] = s.end[i];
+    }
+    for (std::size_t i = 0; i < s.end.size(); ++i) group_at_[s.host[i]] = kNone;
+    GroupedSample out{s.end[0], 0, s.host[0], s.host[0], first_group, groups_.size() - first_group};
+    for (std::size_t i = 0; i < s.end.size() && out.alt_host == out.first_host; ++i)
+      if (s.host[i] != out.first_host) out.alt_host = s.host[i], out.alt_rel = s.end[i] - s.end[0];
+    samples_.push_back(out);
+  }
+
+  // Each end time of host `h`'s ranks subtracted from the mean end time of the other hosts'
+  // ranks in the same collective (hosts moved by `delta`): where `h` agrees with them.
+  std::vector<std::int64_t> votes(Index h, const std::vector<std::int64_t>& delta) const {
+    std::vector<std::int64_t> out;
+    for (const auto& [sample, own] : of_host_[h]) {
+      const GroupedSample& s = samples_[sample];
+      std::int64_t sum = 0, n = 0;
+      for (std::size_t g = s.first_group; g < s.first_group + s.group_count; ++g) {
+        if (g == own) continue;
+        sum += groups_[g].sum + groups_[g].count * delta[groups_[g].host];
+        n += groups_[g].count;
+      }
+      if (n == 0) continue;
+      // Relative to the first end time of another host, as a plain pass over the participants
+      // takes it, so that the rounding of the mean is the same.
+      const std::int64_t base = h != s.first_host ? delta[s.first_host] : s.alt_rel + delta[s.alt_host];
+      const std::int64_t others = s.origin + base + (sum - n * base) / n;
+      const Group& mine = groups_[own];
+      for (std::size_t e = mine.first_end; e < mine.first_end + mine.count; ++e) out.push_back(others - ends_[e]);
+    }
+    return out;
+  }
+
+ private:
+  struct Group {
+    Index host;
+    std::int64_t count, sum;  // sum: of end - origin
+    std::size_t first_end, filled;
+  };
+  struct GroupedSample {
+    std::int64_t origin, alt_rel;  // alt: the first participant not on first_host
+    Index first_host, alt_host;
+    std::size_t first_group, group_count;
+  };
+  std::vector<GroupedSample> samples_;
+  std::vector<Group> groups_;
+  std::vector<std::int64_t> ends_;
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> of_host_;  // (sample, its group of that host)
+  std::vector<Index> group_at_;  // scratch for add(): the group of each host in the sample
+};
+
 }  // namespace
 
 void shiftRank(RunModel& m, Index rank, std::int64_t d) {
@@ -78,7 +152,9 @@ ClockAlignment alignClocks(RunModel& m, const ClockAlignmentOptions& options) {
   }
 
   // End times of complete collectives, on the realtime axis.
-  std::vector<Sample> measured, cross_host;
+  std::vector<Sample> measured;
+  HostGroupedSamples cross_host(out.hosts.size());
+  std::size_t cross_host_count = 0;
   for (Index k = 0; k < m.matches.size(); ++k) {
     if (!m.matches.complete(k) || m.matches.count[k] < 2) continue;
     Sample s;
@@ -89,11 +165,11 @@ ClockAlignment alignClocks(RunModel& m, const ClockAlignmentOptions& options) {
       s.end.push_back(m.ops.end[op] - m.ranks[rank].to_aligned_ns + out.hosts[host_of_rank[rank]].realtime_offset_ns);
     }
     const bool spans_hosts = std::any_of(s.host.begin(), s.host.end(), [&](Index h) { return h != s.host[0]; });
-    if (spans_hosts) cross_host.push_back(s);
+    if (spans_hosts) cross_host.add(s), ++cross_host_count;
     measured.push_back(std::move(s));
   }
   out.collectives_measured = measured.size();
-  out.collectives_used = cross_host.size();
+  out.collectives_used = cross_host_count;
 
   std::vector<std::int64_t> delta(out.hosts.size(), 0);
   std::tie(out.residual_before_median_ns, out.residual_before_max_ns) = spread(measured, delta);
@@ -103,22 +179,7 @@ ClockAlignment alignClocks(RunModel& m, const ClockAlignmentOptions& options) {
     for (int iteration = 0; iteration < 100; ++iteration) {
       std::int64_t moved = 0;
       for (Index h = 1; h < out.hosts.size(); ++h) {
-        std::vector<std::int64_t> votes;
-        for (const Sample& s : cross_host) {
-          // End times are wall-clock ns (about 1.8e18): summed as they are, six of them overflow,
-          // so the mean is taken of their distances from the first.
-          std::int64_t base = 0, sum = 0, n = 0;
-          for (std::size_t i = 0; i < s.end.size(); ++i) {
-            if (s.host[i] == h) continue;
-            const std::int64_t end = s.end[i] + delta[s.host[i]];
-            if (n == 0) base = end;
-            sum += end - base, ++n;
-          }
-          if (n == 0) continue;
-          const std::int64_t others = base + sum / n;
-          for (std::size_t i = 0; i < s.end.size(); ++i)
-            if (s.host[i] == h) votes.push_back(others - s.end[i]);
-        }
+        std::vector<std::int64_t> votes = cross_host.votes(h, delta);
         out.hosts[h].samples = votes.size();
         if (votes.size() < options.min_samples) continue;
         const std::int64_t next = median(std::move(votes));

@@ -77,12 +77,19 @@ struct RangeLite {
 
 // Everything a store holds that the model needs, read by a worker thread (SQLite is most of
 // the loading time, and stores are independent) and then translated into the builder in order.
+// An op's place in time, and its position in its stream.
+struct OpKey {
+  std::int64_t start, end;
+  std::size_t at;
+};
+
 struct StoreRows {
   std::vector<trace::StreamRow> streams;
   std::vector<trace::ThreadRow> threads;
   std::vector<CallLite> calls;
   std::vector<OpLite> ops;
   std::vector<OpLite> ops_by_stream;  // sortLikeTheModel's second buffer, swapped with ops
+  std::vector<OpKey> op_keys;         // sortLikeTheModel's keys of a stream out of time order
   std::vector<trace::CollectiveRow> collectives;
   std::vector<RangeLite> ranges;
   std::vector<trace::DiagnosticRow> diagnostics;
@@ -147,11 +154,20 @@ void sortLikeTheModel(StoreRows& rows) {
     for (const OpLite& o : rows.ops) rows.ops_by_stream[fill[bucketOf(o)]++] = o;
     rows.ops.swap(rows.ops_by_stream);
   }
+  // A stream out of time order sorts its (start, end, position) keys, a third of an op's size,
+  // and moves each op once: the order of a stable sort by (start, end).
   auto byTime = [](const OpLite& a, const OpLite& b) { return std::tie(a.start, a.end) < std::tie(b.start, b.end); };
   for (std::size_t b = 0; b < buckets; ++b) {
     const auto lo = rows.ops.begin() + static_cast<std::ptrdiff_t>(first[b]);
     const auto hi = rows.ops.begin() + static_cast<std::ptrdiff_t>(first[b + 1]);
-    if (!std::is_sorted(lo, hi, byTime)) std::stable_sort(lo, hi, byTime);
+    if (std::is_sorted(lo, hi, byTime)) continue;
+    rows.op_keys.clear();
+    for (auto o = lo; o != hi; ++o) rows.op_keys.push_back({o->start, o->end, static_cast<std::size_t>(o - lo)});
+    std::sort(rows.op_keys.begin(), rows.op_keys.end(),
+              [](const OpKey& x, const OpKey& y) { return std::tie(x.start, x.end, x.at) < std::tie(y.start, y.end, y.at); });
+    rows.ops_by_stream.resize(rows.op_keys.size());
+    for (std::size_t k = 0; k < rows.op_keys.size(); ++k) rows.ops_by_stream[k] = lo[static_cast<std::ptrdiff_t>(rows.op_keys[k].at)];
+    std::copy(rows.ops_by_stream.begin(), rows.ops_by_stream.end(), lo);
   }
   auto callKey = [&](const CallLite& c) { return std::make_pair(pos(thread_at, c.thread), c.start); };
   if (!std::is_sorted(rows.calls.begin(), rows.calls.end(), [&](const CallLite& a, const CallLite& b) { return callKey(a) < callKey(b); }))

@@ -76,6 +76,33 @@ TEST(ClockAlignment, RefinesWallClockTimesOfManyHosts) {
   EXPECT_EQ(c.residual_max_ns, 0);
 }
 
+// Collectives of a communicator without the reference host (ranks 1-4: host B twice, then host
+// C twice): the mean of the other hosts' end times is rounded towards zero from the first of
+// them, and each host's pair ends 3 ns apart, so where that mean is taken from shows.
+TEST(ClockAlignment, MeanOfOtherHostsIsRoundedFromTheirFirstEndTime) {
+  RunSketch s;
+  const Index a = s.rank(0, "hostA");
+  s.kernel(s.stream(a, 1), "k", us(1), us(2));
+  std::vector<Index> streams;
+  for (int r = 1; r <= 4; ++r) streams.push_back(s.stream(s.rank(r, r <= 2 ? "hostB" : "hostC"), 1));
+  for (int k = 0; k < 5; ++k) {
+    const std::int64_t end = us(100 * (k + 1));
+    const std::int64_t ends[] = {end, end - 3, end + 100, end + 97};
+    for (int i = 0; i < 4; ++i) s.allReduce(streams[i], 7, i, 4, k, end - us(10), ends[i]);
+  }
+  RunModel m = s.build();
+  const ClockAlignment c = alignClocks(m);
+  ASSERT_EQ(c.hosts.size(), 3u);
+  EXPECT_EQ(c.hosts[1].host, "hostB");
+  // B: C's mean from its first end is end + 100 + (-3 / 2) = end + 99; votes 99 and 102, median 100.
+  EXPECT_EQ(c.hosts[1].refinement_ns, 100);
+  EXPECT_EQ(c.hosts[1].samples, 10u);
+  // C: B's ends moved by 100 give end + 100 + (-3 / 2) = end + 99; votes -1 and 2, median 0.
+  EXPECT_EQ(c.hosts[2].refinement_ns, 0);
+  EXPECT_EQ(c.hosts[2].samples, 10u);
+  EXPECT_EQ(c.hosts[0].refinement_ns, 0);
+}
+
 TEST(ClockAlignment, TooFewSharedCollectivesKeepTheRealtimeOffset) {
   RunModel m = twoHosts(2, 300);
   const ClockAlignment c = alignClocks(m);
