@@ -22,16 +22,20 @@ inline std::vector<Index> issueOrder(const RunModel& m, Index rank, std::vector<
   const RankInfo& r = m.ranks[rank];
   std::vector<std::pair<std::int64_t, Index>> keyed(r.op_count);
   for (Index k = 0; k < r.op_count; ++k) keyed[k] = {issueTime(m, r.first_op + k), r.first_op + k};
-  // A stream whose ops were not issued in the order they ran is sorted on its own (a rank's ops
-  // are its streams' ops, stream after stream); the streams are then merged. Keys are unique
-  // (they carry the op), so this is the order one sort of all of them gives.
-  for (Index s = r.first_stream; s < r.first_stream + r.stream_count; ++s) {
-    const auto begin = keyed.begin() + (m.streams[s].first_op - r.first_op), end = begin + m.streams[s].op_count;
-    if (!std::is_sorted(begin, end)) std::sort(begin, end);
+  bool runs_sorted = true;
+  for (Index s = r.first_stream; s < r.first_stream + r.stream_count && runs_sorted; ++s) {
+    const auto begin = keyed.begin() + (m.streams[s].first_op - r.first_op);
+    runs_sorted = std::is_sorted(begin, begin + m.streams[s].op_count);
   }
-  for (Index s = r.first_stream + 1; s < r.first_stream + r.stream_count; ++s) {
-    const auto begin = keyed.begin(), middle = begin + (m.streams[s].first_op - r.first_op);
-    std::inplace_merge(begin, middle, middle + m.streams[s].op_count);
+  if (runs_sorted) {
+    for (Index s = r.first_stream + 1; s < r.first_stream + r.stream_count; ++s) {
+      const auto begin = keyed.begin(), middle = begin + (m.streams[s].first_op - r.first_op);
+      std::inplace_merge(begin, middle, middle + m.streams[s].op_count);
+    }
+  } else {
+    // Keys are unique (they carry the op), so this is std::sort's order; a merge sort is cheaper
+    // on ops that are in order but for a few, where introsort falls back to heapsort.
+    std::stable_sort(keyed.begin(), keyed.end());
   }
   std::vector<Index> order(r.op_count);
   if (issued) issued->resize(r.op_count);

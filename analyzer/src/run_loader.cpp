@@ -154,8 +154,9 @@ void sortLikeTheModel(StoreRows& rows) {
     for (const OpLite& o : rows.ops) rows.ops_by_stream[fill[bucketOf(o)]++] = o;
     rows.ops.swap(rows.ops_by_stream);
   }
-  // A stream out of time order sorts its (start, end, position) keys, a third of an op's size,
-  // and moves each op once: the order of a stable sort by (start, end).
+  // A stream out of time order stable-sorts its (start, end, position) keys, a third of an op's
+  // size, and then moves each op once (merge sort: these streams are in order but for a few ops,
+  // where introsort falls back to heapsort).
   auto byTime = [](const OpLite& a, const OpLite& b) { return std::tie(a.start, a.end) < std::tie(b.start, b.end); };
   for (std::size_t b = 0; b < buckets; ++b) {
     const auto lo = rows.ops.begin() + static_cast<std::ptrdiff_t>(first[b]);
@@ -163,8 +164,8 @@ void sortLikeTheModel(StoreRows& rows) {
     if (std::is_sorted(lo, hi, byTime)) continue;
     rows.op_keys.clear();
     for (auto o = lo; o != hi; ++o) rows.op_keys.push_back({o->start, o->end, static_cast<std::size_t>(o - lo)});
-    std::sort(rows.op_keys.begin(), rows.op_keys.end(),
-              [](const OpKey& x, const OpKey& y) { return std::tie(x.start, x.end, x.at) < std::tie(y.start, y.end, y.at); });
+    std::stable_sort(rows.op_keys.begin(), rows.op_keys.end(),
+                     [](const OpKey& x, const OpKey& y) { return std::tie(x.start, x.end) < std::tie(y.start, y.end); });
     rows.ops_by_stream.resize(rows.op_keys.size());
     for (std::size_t k = 0; k < rows.op_keys.size(); ++k) rows.ops_by_stream[k] = lo[static_cast<std::ptrdiff_t>(rows.op_keys[k].at)];
     std::copy(rows.ops_by_stream.begin(), rows.ops_by_stream.end(), lo);
