@@ -75,14 +75,14 @@ struct RangeLite {
   std::int64_t depth;       // -1 for NULL
 };
 
-// Everything a store holds that the model needs, read by a worker thread (SQLite is most of
-// the loading time, and stores are independent) and then translated into the builder in order.
 // An op's place in time, and its position in its stream.
 struct OpKey {
   std::int64_t start, end;
   std::size_t at;
 };
 
+// Everything a store holds that the model needs, read by a worker thread (SQLite is most of
+// the loading time, and stores are independent) and then translated into the builder in order.
 struct StoreRows {
   std::vector<trace::StreamRow> streams;
   std::vector<trace::ThreadRow> threads;

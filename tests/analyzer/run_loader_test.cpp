@@ -137,6 +137,36 @@ TEST(LoadRun, JoinsEveryTableAndAlignsHosts) {
   EXPECT_EQ(m->clock.residual_median_ns, 0);
 }
 
+// A stream whose ops were stored out of time order: the model holds them by (start, end), and
+// two ops with equal times keep the order they were stored in.
+TEST(LoadRun, OrdersAStreamStoredOutOfTimeOrder) {
+  ScratchDir dir;
+  {
+    trace::Catalog catalog;
+    auto w = trace::StoreWriter::create(dir.path(), {"hostA", 100, 0, "synthetic"}, catalog);
+    ASSERT_TRUE(w.ok()) << w.message();
+    const trace::StreamId stream = catalog.registerStream({0, 0x10, std::nullopt, std::nullopt, catalog.intern("compute")});
+    const std::pair<const char*, std::int64_t> stored[] = {{"d", 30}, {"a", 0}, {"c1", 20}, {"c2", 20}, {"b", 10}};
+    for (const auto& [name, start] : stored) {
+      trace::OpRow r;
+      r.kind = trace::OpKind::Kernel;
+      r.device_id = 0;
+      r.stream_id = stream;
+      r.name_id = catalog.intern(name);
+      r.start_ns = start * kUs;
+      r.end_ns = start * kUs + 5 * kUs;
+      ASSERT_TRUE((*w)->writeOp(r).ok());
+    }
+    ASSERT_TRUE((*w)->close().ok());
+  }
+  auto m = loadRun(dir.path());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_EQ(m->ops.size(), 5u);
+  std::vector<std::string> names;
+  for (Index op = 0; op < m->ops.size(); ++op) names.emplace_back(m->str(m->ops.name[op]));
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "c1", "c2", "d"}));
+}
+
 TEST(LoadRun, ReportsProgressOverAllRows) {
   ScratchDir dir;
   writeRankStore(dir.path(), 0, "h", 0, 60 * kUs, 100 * kUs);
