@@ -8,23 +8,7 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 failures=0
 
-# expect CODE PATTERN -- COMMAND...: the command exits with CODE ("nonzero": any failure) and its
-# stderr+stdout matches PATTERN.
-expect() {
-  code=$1 pattern=$2
-  shift 3
-  "$@" >"$WORK/out" 2>&1
-  got=$?
-  if [ "$code" = nonzero ]; then ok_code=$([ "$got" -ne 0 ] && echo yes); else ok_code=$([ "$got" -eq "$code" ] && echo yes); fi
-  if [ "$ok_code" != yes ] || ! grep -q -- "$pattern" "$WORK/out"; then
-    echo "FAIL: $* -> exit $got (wanted $code), output:"
-    sed 's/^/    /' "$WORK/out" | head -20
-    echo "    (wanted a line matching: $pattern)"
-    failures=$((failures + 1))
-  else
-    echo "ok: $*"
-  fi
-}
+. "$(dirname "$0")/../cli_expect.sh"
 
 expect 1 "^syncopate analyze: .*$WORK/nope" -- "$SYNCOPATE" analyze "$WORK/nope"
 mkdir "$WORK/empty"

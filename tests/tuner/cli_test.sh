@@ -9,23 +9,7 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 failures=0
 
-# expect CODE PATTERN -- COMMAND...: the command exits with CODE ("nonzero": any failure) and its
-# stderr+stdout matches PATTERN.
-expect() {
-  code=$1 pattern=$2
-  shift 3
-  "$@" >"$WORK/out" 2>&1
-  got=$?
-  if [ "$code" = nonzero ]; then ok_code=$([ "$got" -ne 0 ] && echo yes); else ok_code=$([ "$got" -eq "$code" ] && echo yes); fi
-  if [ "$ok_code" != yes ] || ! grep -q -- "$pattern" "$WORK/out"; then
-    echo "FAIL: $* -> exit $got (wanted $code), output:"
-    sed 's/^/    /' "$WORK/out" | head -30
-    echo "    (wanted a line matching: $pattern)"
-    failures=$((failures + 1))
-  else
-    echo "ok: $*"
-  fi
-}
+. "$(dirname "$0")/../cli_expect.sh"
 
 # Bad inputs: a clear sentence and a non-zero exit, never a crash.
 expect 1 "^syncopate tune: .*is not a directory" -- "$SYNCOPATE" tune "$WORK/nope"
