@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "simgpu/nccl/nccl_profiler_v5.h"
+#include "syncopate/plugin_abi/nccl_profiler_v5.h"
 
 namespace {
 

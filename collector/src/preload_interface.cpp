@@ -1,7 +1,7 @@
 // The versioned C interface (syncopate/collector/preload.h).
 #include "syncopate/collector/preload.h"
 
-#include "common/export.hpp"
+#include "syncopate/dispatch/export.hpp"
 #include "recorder/recorder.hpp"
 
 namespace syncopate::preload {

@@ -5,8 +5,8 @@
 #include <map>
 #include <string>
 
-#include "recorder/config.hpp"
-#include "recorder/process_identity.hpp"
+#include "syncopate/collector/recorder_config.hpp"
+#include "syncopate/collector/process_identity.hpp"
 
 namespace collector_test {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "timing/stream_order.hpp"
+#include "syncopate/collector/stream_order.hpp"
 
 namespace collector_test {
 namespace {

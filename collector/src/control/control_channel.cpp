@@ -3,7 +3,7 @@
 #include <sys/stat.h>
 
 #include "common/clock.hpp"
-#include "common/log.hpp"
+#include "syncopate/dispatch/log.hpp"
 #include "recorder/recorder.hpp"
 #include "syncopate/collector/control_files.hpp"
 

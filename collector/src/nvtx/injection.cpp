@@ -5,8 +5,8 @@
 // function tables with this library's handlers. NVTX calls cost nothing here until then.
 #include <nvtx3/nvToolsExt.h>
 
-#include "common/export.hpp"
-#include "common/log.hpp"
+#include "syncopate/dispatch/export.hpp"
+#include "syncopate/dispatch/log.hpp"
 #include "nvtx/nvtx_handlers.hpp"
 
 namespace syncopate::preload::nvtx {

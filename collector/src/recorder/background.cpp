@@ -7,16 +7,16 @@
 #include <vector>
 
 #include "common/clock.hpp"
-#include "common/log.hpp"
+#include "syncopate/dispatch/log.hpp"
 #include "control/control_channel.hpp"
 #include "control/iteration_window.hpp"
-#include "dispatch/chain.hpp"
-#include "dispatch/kernel_registry.hpp"
-#include "dispatch/proc_address.hpp"
+#include "syncopate/dispatch/chain.hpp"
+#include "syncopate/dispatch/kernel_registry.hpp"
+#include "syncopate/dispatch/proc_address.hpp"
 #include "recorder/nccl_profiler.hpp"
 #include "recorder/recorder.hpp"
 #include "syncopate/trace/writer.hpp"
-#include "timing/stream_order.hpp"
+#include "syncopate/collector/stream_order.hpp"
 
 namespace syncopate::preload {
 namespace {

@@ -1,4 +1,4 @@
-#include "recorder/config.hpp"
+#include "syncopate/collector/recorder_config.hpp"
 
 #include <charconv>
 #include <cstdlib>

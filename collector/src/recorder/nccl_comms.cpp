@@ -2,8 +2,8 @@
 
 #include <new>
 
-#include "common/address_map.hpp"
-#include "dispatch/chain.hpp"
+#include "syncopate/dispatch/address_map.hpp"
+#include "syncopate/dispatch/chain.hpp"
 #include "recorder/recorder.hpp"
 
 namespace syncopate::preload {

@@ -13,7 +13,7 @@
 #include <mutex>
 #include <vector>
 
-#include "common/cuda_headers.hpp"
+#include "syncopate/dispatch/cuda_headers.hpp"
 #include "syncopate/trace/ids.hpp"
 
 namespace syncopate::preload {

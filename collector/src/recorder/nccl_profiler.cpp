@@ -22,7 +22,7 @@
 
 #include "recorder/nccl_profiler.hpp"
 #include "recorder/recorder.hpp"
-#include "simgpu/nccl/nccl_profiler_v5.h"
+#include "syncopate/plugin_abi/nccl_profiler_v5.h"
 
 namespace syncopate::preload {
 namespace {

@@ -1,5 +1,7 @@
 #include "recorder/op_recording.hpp"
 
+#include "recorder/record_call.hpp"
+
 #include <bit>
 #include <cstring>
 
@@ -69,6 +71,53 @@ trace::ShapeId kernelShape(Recorder& recorder, const KernelInfo* kernel, dim3 gr
   shape.grid = {grid.x, grid.y, grid.z};
   shape.block = {block.x, block.y, block.z};
   return recorder.catalog().internShape(shape);
+}
+
+IssuedOp issuedOp(Recorder& recorder, const CallFacts& facts) noexcept {
+  IssuedOp op;
+  switch (facts.what) {
+    case CallClass::Launch: {
+      const KernelInfo* kernel = launchedKernel(facts);
+      op.kind = trace::OpKind::Kernel;
+      op.shape = kernelShape(recorder, kernel, facts.grid, facts.block);
+      op.kernel = kernel;
+      op.kernel_args = facts.kernel_args;
+      break;
+    }
+    case CallClass::Copy:
+      op.kind = trace::OpKind::Memcpy;
+      op.bytes = facts.bytes;
+      op.memcpy_kind = facts.copy_kind;
+      op.pointer_count = 2;
+      op.pointers[0] = facts.dst.address;
+      op.pointers[1] = facts.src.address;
+      break;
+    default:  // Fill
+      op.kind = trace::OpKind::Memset;
+      op.bytes = facts.bytes;
+      op.pointer_count = 1;
+      op.pointers[0] = facts.dst.address;
+      break;
+  }
+  return op;
+}
+
+trace::Record hostSyncOp(Recorder& recorder, ThreadState& thread, const CallFacts& facts, std::uint32_t correlation,
+                         std::int64_t start, std::int64_t end) noexcept {
+  switch (facts.what) {
+    case CallClass::StreamSync: {
+      const trace::StreamId id = recorder.streamId(thread, recorder.currentDevice(thread), facts.meantStream());
+      return trace::OpRecord::syncStream(id, correlation, start, end);
+    }
+    case CallClass::EventSync:
+      return trace::OpRecord::syncEvent(recorder.catalog().eventId(facts.event), trace::kNoStream, correlation, start,
+                                        end);
+    default: {  // DeviceSync, ContextSync
+      const auto device = static_cast<std::uint32_t>(recorder.currentDevice(thread));
+      const trace::SyncKind kind = facts.what == CallClass::ContextSync ? trace::SyncKind::Context : trace::SyncKind::Device;
+      return trace::OpRecord::syncDevice(kind, device, correlation, start, end);
+    }
+  }
 }
 
 void recordHostCall(Recorder& recorder, ThreadState& thread, trace::ApiDomain domain, ApiName api, std::int32_t result,

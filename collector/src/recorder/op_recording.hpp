@@ -1,4 +1,4 @@
-// The recording of one intercepted call, shared by the runtime and driver layers: the host
+// The recording of one intercepted call, whatever its API family: the host
 // call (ApiCallRecord) and, when it issued GPU work, the op with its timing ticket (a pending
 // OpRecord) and its pointer arguments (OpArgsRecord). Everything is pushed to the thread's
 // ring at once, after the real call returned.
@@ -7,9 +7,9 @@
 #include <cstdint>
 
 #include "common/clock.hpp"
-#include "dispatch/kernel_registry.hpp"
+#include "syncopate/dispatch/kernel_registry.hpp"
 #include "recorder/recorder.hpp"
-#include "timing/stream_order.hpp"
+#include "syncopate/collector/stream_order.hpp"
 
 namespace syncopate::preload {
 
@@ -30,16 +30,6 @@ struct IssuedOp {
   const KernelInfo* kernel = nullptr;
   void** kernel_args = nullptr;
 };
-
-inline trace::MemcpyKind memcpyKindOf(cudaMemcpyKind kind) {
-  switch (kind) {
-    case cudaMemcpyHostToHost: return trace::MemcpyKind::HostToHost;
-    case cudaMemcpyHostToDevice: return trace::MemcpyKind::HostToDevice;
-    case cudaMemcpyDeviceToHost: return trace::MemcpyKind::DeviceToHost;
-    case cudaMemcpyDeviceToDevice: return trace::MemcpyKind::DeviceToDevice;
-    default: return trace::MemcpyKind::Unknown;  // cudaMemcpyDefault: the runtime decides
-  }
-}
 
 // The pending op record of an issued op (start_ns = 0, end_ns = its timing ticket).
 trace::OpRecord pendingOp(const IssuedOp& op, trace::StreamId stream, std::uint32_t correlation, Ticket ticket);

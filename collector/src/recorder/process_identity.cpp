@@ -1,4 +1,4 @@
-#include "recorder/process_identity.hpp"
+#include "syncopate/collector/process_identity.hpp"
 
 #include <unistd.h>
 

@@ -8,11 +8,10 @@
 #include <new>
 
 #include "common/clock.hpp"
-#include "common/log.hpp"
-#include "dispatch/chain.hpp"
-#include "dispatch/kernel_registry.hpp"
+#include "syncopate/dispatch/log.hpp"
+#include "syncopate/dispatch/chain.hpp"
+#include "syncopate/dispatch/kernel_registry.hpp"
 #include "recorder/background.hpp"
-#include "recorder/stop_within.hpp"
 #include "timing/backend_choice.hpp"
 
 namespace syncopate::preload {
@@ -337,12 +336,6 @@ bool Recorder::shutdownWithin(std::int64_t limit_ns) noexcept {
   const std::int64_t now = monotonicNs();
   // Half the time for the GPU at most: the rest is for writing and closing the store.
   return background_->stopWithin(now + limit_ns, now + limit_ns / 2);
-}
-
-RecorderStop stopRecorderWithin(std::int64_t limit_ns) noexcept {
-  Recorder* recorder = Recorder::current();
-  if (recorder == nullptr) return RecorderStop::NotRecording;
-  return recorder->shutdownWithin(limit_ns) ? RecorderStop::Closed : RecorderStop::TimedOut;
 }
 
 }  // namespace syncopate::preload

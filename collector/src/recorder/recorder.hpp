@@ -17,15 +17,15 @@
 #include <string_view>
 #include <vector>
 
-#include "common/cuda_headers.hpp"
-#include "recorder/api_names.hpp"
-#include "recorder/config.hpp"
-#include "recorder/counters.hpp"
-#include "recorder/process_identity.hpp"
+#include "syncopate/dispatch/cuda_headers.hpp"
+#include "syncopate/dispatch/call_facts.hpp"
+#include "syncopate/collector/recorder_config.hpp"
+#include "syncopate/collector/recorder_counters.hpp"
+#include "syncopate/collector/process_identity.hpp"
 #include "recorder/thread_state.hpp"
 #include "syncopate/trace/catalog.hpp"
 #include "syncopate/trace/records.hpp"
-#include "timing/timing_backend.hpp"
+#include "syncopate/collector/timing_backend.hpp"
 
 namespace syncopate::preload {
 
@@ -115,8 +115,8 @@ class Recorder {
 
   // Stops recording, drains and closes the store: at exit, or before the process image goes.
   void shutdown() noexcept;
-  // The same within `limit_ns` (stopRecorderWithin, recorder/stop_within.hpp): whether the
-  // store was closed in time.
+  // The same within `limit_ns` (the recording layer's bounded stop, syncopate/collector/
+  // recording_layer.hpp): whether the store was closed in time.
   bool shutdownWithin(std::int64_t limit_ns) noexcept;
 
   // In a forked child: forget the parent's recorder (abandoned, never closed).

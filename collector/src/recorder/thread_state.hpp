@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "common/cuda_headers.hpp"
+#include "syncopate/dispatch/cuda_headers.hpp"
 #include "syncopate/trace/ids.hpp"
 #include "syncopate/trace/records.hpp"
 #include "syncopate/trace/spsc_ring.hpp"

@@ -1,6 +1,6 @@
 #include "timing/backend_choice.hpp"
 
-#include "common/log.hpp"
+#include "syncopate/dispatch/log.hpp"
 #include "timing/cupti_timing.hpp"
 #include "timing/event_timing.hpp"
 

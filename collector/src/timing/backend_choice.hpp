@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "recorder/config.hpp"
-#include "timing/timing_backend.hpp"
+#include "syncopate/collector/recorder_config.hpp"
+#include "syncopate/collector/timing_backend.hpp"
 
 namespace syncopate::preload {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/clock.hpp"
-#include "common/log.hpp"
+#include "syncopate/dispatch/log.hpp"
 
 namespace syncopate::preload {
 namespace {

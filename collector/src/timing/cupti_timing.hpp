@@ -14,7 +14,7 @@
 #include <memory>
 #include <string>
 
-#include "timing/timing_backend.hpp"
+#include "syncopate/collector/timing_backend.hpp"
 
 namespace syncopate::preload {
 

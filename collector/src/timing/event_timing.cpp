@@ -4,8 +4,8 @@
 #include <thread>
 
 #include "common/clock.hpp"
-#include "common/log.hpp"
-#include "dispatch/chain.hpp"
+#include "syncopate/dispatch/log.hpp"
+#include "syncopate/dispatch/chain.hpp"
 
 namespace syncopate::preload {
 namespace {

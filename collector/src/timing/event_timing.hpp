@@ -18,7 +18,7 @@
 #include <mutex>
 #include <vector>
 
-#include "timing/timing_backend.hpp"
+#include "syncopate/collector/timing_backend.hpp"
 
 namespace syncopate::preload {
 

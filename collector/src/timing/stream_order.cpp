@@ -1,4 +1,4 @@
-#include "timing/stream_order.hpp"
+#include "syncopate/collector/stream_order.hpp"
 
 #include <algorithm>
 

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "ring_queue.hpp"
-#include "timeline.hpp"
+#include "simgpu/core/timeline.hpp"
 
 #include <simgpu/core/observer.hpp>
 #include <simgpu/core/profile.hpp>

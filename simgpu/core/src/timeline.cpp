@@ -1,4 +1,4 @@
-#include "timeline.hpp"
+#include "simgpu/core/timeline.hpp"
 
 #include <algorithm>
 #include <cmath>

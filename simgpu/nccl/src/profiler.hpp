@@ -2,7 +2,7 @@
 // plugin named by NCCL_PROFILER_PLUGIN, loaded once per process, and the events simgpu gives it.
 #pragma once
 
-#include "simgpu/nccl/nccl_profiler_v5.h"
+#include "syncopate/plugin_abi/nccl_profiler_v5.h"
 
 #include <cstdint>
 

@@ -1,6 +1,6 @@
 // The interference timeline (simgpu/core/src/timeline.hpp): ends are exact functions of the
 // ops' model starts and work, whatever order the ops are given in.
-#include "timeline.hpp"
+#include "simgpu/core/timeline.hpp"
 
 #include <gtest/gtest.h>
 

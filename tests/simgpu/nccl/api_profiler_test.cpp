@@ -3,7 +3,7 @@
 // the events of its calls, with the modelled start and end of each operation.
 #include "api_harness.hpp"
 #include "simgpu/core/observer.hpp"
-#include "simgpu/nccl/nccl_profiler_v5.h"
+#include "syncopate/plugin_abi/nccl_profiler_v5.h"
 #include "test_profiler_log.hpp"
 
 #include <dlfcn.h>

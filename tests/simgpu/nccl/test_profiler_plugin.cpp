@@ -1,5 +1,5 @@
 // A profiler plugin for tests: it records every event simgpu's NCCL gives it.
-#include "simgpu/nccl/nccl_profiler_v5.h"
+#include "syncopate/plugin_abi/nccl_profiler_v5.h"
 #include "test_profiler_log.hpp"
 
 using simgpu::nccl::testing::ProfiledComm;

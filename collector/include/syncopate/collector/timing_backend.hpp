@@ -1,0 +1,49 @@
+// How GPU start/end times are obtained for the ops the recorder sees issued. Two backends
+// fill the same rows: CUPTI's activity API (the default where it works) and CUDA events
+// recorded around each op (the fallback, e.g. when another tool already holds CUPTI).
+//
+// The app thread brackets the real call that issues GPU work with begin()/end(); begin()
+// returns a ticket that travels in the op's pending record (records.hpp's OpRecord with
+// start_ns = 0 and end_ns = ticket, private to the collector) to the background thread, which
+// asks resolve() until the times are known and then release()s the ticket. Several ops may
+// share one ticket (the NCCL calls of one group, launched together by ncclGroupEnd): share()
+// adds references.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "syncopate/dispatch/cuda_headers.hpp"
+
+namespace syncopate::preload {
+
+using Ticket = std::uint64_t;
+inline constexpr Ticket kNoTicket = 0;
+
+enum class Resolution : std::uint8_t { Pending, Resolved, Failed };
+
+class TimingBackend {
+ public:
+  virtual ~TimingBackend() = default;
+
+  virtual const char* name() const noexcept = 0;  // "cupti" | "events"
+
+  // App thread. `stream` is the stream the work goes to as the runtime understands it
+  // (cudaStreamPerThread rather than 0 for per-thread-default-stream calls); `device` is the
+  // stream's device. kNoTicket: this op cannot be timed (the caller counts it).
+  virtual Ticket begin(int device, cudaStream_t stream, std::uint32_t correlation) noexcept = 0;
+  // After the real call; `issued` says whether it succeeded. False when the op could not be
+  // timed after all (the ticket is then already released).
+  virtual bool end(Ticket ticket, cudaStream_t stream, bool issued) noexcept = 0;
+  virtual void share(Ticket ticket, int extra_references) noexcept = 0;
+
+  // Background thread.
+  virtual void collect() noexcept = 0;  // make progress: poll, flush buffers, re-anchor clocks
+  virtual Resolution resolve(Ticket ticket, std::int64_t& start_ns, std::int64_t& end_ns) noexcept = 0;
+  virtual void release(Ticket ticket) noexcept = 0;
+  // At exit: bring everything issued so far to a resolvable state, waiting at most until
+  // `deadline_ns` (CLOCK_MONOTONIC).
+  virtual void drain(std::int64_t deadline_ns) noexcept = 0;
+};
+
+}  // namespace syncopate::preload

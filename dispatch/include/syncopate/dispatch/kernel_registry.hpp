@@ -1,0 +1,70 @@
+// Names of kernels, known to every layer: the runtime registers each kernel's host stub with
+// its mangled device name (__cudaRegisterFunction) when a module loads, and hands out
+// cudaKernel_t handles for stubs (__cudaGetKernel); kernels launched through the driver are
+// named on first sight by the driver itself. Filled whether or not anything is recording,
+// because registration happens once, at load time.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "syncopate/dispatch/call_facts.hpp"
+#include "syncopate/dispatch/cuda_headers.hpp"
+
+namespace syncopate::preload {
+
+struct KernelInfo {
+  const void* hostFunction = nullptr;  // the stub a launch names (null for driver functions)
+  const char* mangledName = nullptr;   // as registered (owned, never freed)
+  const char* displayName = nullptr;   // demangled when it demangles, else the mangled name
+  // Which parameters (bit i: parameter i, the first 64) are device pointers, asked once per
+  // kernel of the runtime's parameter-info query (simgpu's simgpuFuncGetParamInfo; a real
+  // runtime offers none that tells pointers apart, so there it stays 0: no pointer arguments).
+  std::uint64_t pointerParameters() const noexcept;
+  // Whether the query answered for this kernel (false: no query, or a kernel whose layout it
+  // does not know, such as an extern "C" one); the tuner's runtime cannot prove what such a
+  // kernel touches, and the recorder marks its launches so the what-if model knows it too.
+  bool layoutKnown() const noexcept;
+  mutable std::atomic<std::uint64_t> pointer_mask{0};
+  mutable std::atomic<std::uint8_t> layout_state{0};  // 0: not asked yet, 1: asked, unknown, 2: asked, known
+
+  // The recorder's interned id of displayName, tagged with the recorder generation it belongs
+  // to (generation << 32 | id); 0 = not interned yet.
+  std::atomic<std::uint64_t> recorderName{0};
+};
+
+class KernelRegistry {
+ public:
+  void registerHostFunction(const void* hostFunction, const char* mangledName) noexcept;
+  void registerKernelHandle(cudaKernel_t kernel, const void* hostFunction) noexcept;
+
+  // What a runtime launch names: a registered stub, or a cudaKernel_t handed out for one. Null
+  // when unknown (a kernel from a library loaded through the driver's module API, say).
+  const KernelInfo* findLaunched(const void* hostFunctionOrKernel) const noexcept;
+
+  // A driver function, named through cuFuncGetName on first sight (cold path, then cached).
+  const KernelInfo* findOrNameDriverFunction(CUfunction function) noexcept;
+
+  // A runtime function nobody registered: named through cudaFuncGetName, then cached.
+  const KernelInfo* findOrNameRuntimeFunction(const void* function) noexcept;
+
+  // How many registrations did not fit (the maps are fixed-size).
+  std::uint64_t overflowCount() const noexcept { return overflow_.load(std::memory_order_relaxed); }
+
+ private:
+  static KernelInfo* add(const void* hostFunction, const char* mangledName) noexcept;
+
+  std::atomic<std::uint64_t> overflow_{0};
+};
+
+KernelRegistry& kernelRegistry() noexcept;
+
+// The kernel a launch names, however it names it (a cudaKernel_t, a driver function or a host
+// stub); null when the registry cannot say.
+const KernelInfo* launchedKernel(const CallFacts& launch) noexcept;
+
+// The real __cudaRegisterFunction (null if the runtime is not loaded yet).
+using RegisterFunctionFn = void (*)(void**, const char*, char*, const char*, int, uint3*, uint3*, dim3*, dim3*, int*);
+RegisterFunctionFn realRegisterFunction() noexcept;
+
+}  // namespace syncopate::preload

@@ -1,0 +1,28 @@
+// The CUDA driver symbols the preload library exports. Each forwards to the top of the
+// driver's dispatch chain; cuGetProcAddress also hands out interposers (proc_address.hpp).
+#include "syncopate/dispatch/export.hpp"
+#include "syncopate/dispatch/chain.hpp"
+#include "syncopate/dispatch/proc_address.hpp"
+
+#define SYNCOPATE_DRIVER(ret, name, params, args, what, roles) \
+  extern "C" SYNCOPATE_EXPORT ret name params { return ::syncopate::preload::driver().name args; }
+#define SYNCOPATE_DRIVER_MANUAL(ret, name, params, args, what, roles)
+#include "syncopate/dispatch/driver_api.inc"
+#undef SYNCOPATE_DRIVER_MANUAL
+#undef SYNCOPATE_DRIVER
+
+namespace sp = ::syncopate::preload;
+
+extern "C" SYNCOPATE_EXPORT CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion,
+                                                     cuuint64_t flags) {
+  CUresult result = sp::driver().cuGetProcAddress(symbol, pfn, cudaVersion, flags);
+  if (result == CUDA_SUCCESS) sp::handOutDriverInterposer(symbol, pfn);
+  return result;
+}
+
+extern "C" SYNCOPATE_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion,
+                                                        cuuint64_t flags, CUdriverProcAddressQueryResult* symbolStatus) {
+  CUresult result = sp::driver().cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, symbolStatus);
+  if (result == CUDA_SUCCESS) sp::handOutDriverInterposer(symbol, pfn);
+  return result;
+}

@@ -1,0 +1,162 @@
+#include "syncopate/dispatch/kernel_registry.hpp"
+
+#include <cxxabi.h>
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "syncopate/dispatch/address_map.hpp"
+#include "syncopate/dispatch/log.hpp"
+#include "syncopate/dispatch/chain.hpp"
+
+namespace syncopate::preload {
+namespace {
+
+// Large programs register tens of thousands of kernels (a PyTorch build: ~50k). The maps are
+// static zero pages, so their size costs address space, not memory.
+constinit AddressMap<KernelInfo, 18> byHostFunction;
+constinit AddressMap<KernelInfo, 18> byKernelHandle;
+constinit AddressMap<KernelInfo, 16> byDriverFunction;
+
+const char* copyOf(const char* text) noexcept {
+  const char* copy = text != nullptr ? strdup(text) : nullptr;
+  return copy != nullptr ? copy : "<unnamed kernel>";
+}
+
+const char* demangledOrSame(const char* mangled) noexcept {
+  if (mangled == nullptr) return "<unnamed kernel>";
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  if (status == 0 && demangled != nullptr) return demangled;
+  std::free(demangled);
+  return mangled;
+}
+
+// simgpu's equivalent of the driver's cuFuncGetParamInfo, which also says which parameters are
+// pointers (docs: CONVENTIONS, "Kernel parameter layout").
+using ParamInfoFn = cudaError_t (*)(const void* hostFunc, std::size_t index, std::size_t* offset, std::size_t* size,
+                                    int* isPointer);
+
+ParamInfoFn paramInfoQuery() noexcept {
+  static const ParamInfoFn query = reinterpret_cast<ParamInfoFn>(dlsym(RTLD_DEFAULT, "simgpuFuncGetParamInfo"));
+  return query;
+}
+
+}  // namespace
+
+std::uint64_t KernelInfo::pointerParameters() const noexcept {
+  if (layout_state.load(std::memory_order_acquire) != 0) [[likely]] return pointer_mask.load(std::memory_order_relaxed);
+  std::uint64_t mask = 0;
+  bool known = false;
+  if (ParamInfoFn query = paramInfoQuery(); query != nullptr && hostFunction != nullptr) {
+    for (std::size_t index = 0; index < 64; ++index) {
+      std::size_t offset = 0;
+      std::size_t size = 0;
+      int is_pointer = 0;
+      const cudaError_t answer = query(hostFunction, index, &offset, &size, &is_pointer);
+      // Past the last parameter the query says InvalidValue: the layout is complete.
+      if (answer == cudaErrorInvalidValue) known = true;
+      if (answer != cudaSuccess) break;
+      if (is_pointer != 0) mask |= std::uint64_t{1} << index;
+    }
+  }
+  pointer_mask.store(mask, std::memory_order_relaxed);
+  layout_state.store(known ? 2 : 1, std::memory_order_release);
+  return mask;
+}
+
+bool KernelInfo::layoutKnown() const noexcept {
+  pointerParameters();
+  return layout_state.load(std::memory_order_acquire) == 2;
+}
+
+KernelInfo* KernelRegistry::add(const void* hostFunction, const char* mangledName) noexcept {
+  auto* info = new (std::nothrow) KernelInfo;
+  if (info == nullptr) return nullptr;
+  info->hostFunction = hostFunction;
+  info->mangledName = copyOf(mangledName);
+  info->displayName = demangledOrSame(info->mangledName);
+  return info;
+}
+
+void KernelRegistry::registerHostFunction(const void* hostFunction, const char* mangledName) noexcept {
+  if (hostFunction == nullptr) return;
+  KernelInfo* info = add(hostFunction, mangledName);
+  if (info == nullptr || !byHostFunction.insert(reinterpret_cast<std::uintptr_t>(hostFunction), info)) {
+    overflow_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void KernelRegistry::registerKernelHandle(cudaKernel_t kernel, const void* hostFunction) noexcept {
+  if (kernel == nullptr) return;
+  KernelInfo* info = byHostFunction.find(reinterpret_cast<std::uintptr_t>(hostFunction));
+  if (info == nullptr) return;  // not a registered stub: named on first launch instead
+  if (!byKernelHandle.insert(reinterpret_cast<std::uintptr_t>(kernel), info)) {
+    overflow_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+const KernelInfo* KernelRegistry::findLaunched(const void* hostFunctionOrKernel) const noexcept {
+  auto key = reinterpret_cast<std::uintptr_t>(hostFunctionOrKernel);
+  if (const KernelInfo* info = byHostFunction.find(key)) return info;
+  return byKernelHandle.find(key);
+}
+
+const KernelInfo* KernelRegistry::findOrNameRuntimeFunction(const void* function) noexcept {
+  if (const KernelInfo* info = findLaunched(function)) return info;
+  const char* name = nullptr;
+  const CudartHelpers* helpers = cudartHelpers();
+  if (helpers == nullptr || helpers->cudaFuncGetName == nullptr ||
+      helpers->cudaFuncGetName(&name, function) != cudaSuccess) {
+    name = nullptr;
+  }
+  KernelInfo* info = add(function, name);
+  if (info == nullptr || !byHostFunction.insert(reinterpret_cast<std::uintptr_t>(function), info)) {
+    overflow_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return info;
+}
+
+const KernelInfo* KernelRegistry::findOrNameDriverFunction(CUfunction function) noexcept {
+  auto key = reinterpret_cast<std::uintptr_t>(function);
+  if (const KernelInfo* info = byDriverFunction.find(key)) return info;
+  const char* name = nullptr;
+  const DriverHelpers* helpers = driverHelpers();
+  if (helpers == nullptr || helpers->cuFuncGetName == nullptr || helpers->cuFuncGetName(&name, function) != CUDA_SUCCESS) {
+    name = nullptr;
+  }
+  KernelInfo* info = add(nullptr, name);
+  if (info == nullptr || !byDriverFunction.insert(key, info)) {
+    overflow_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return info;
+}
+
+KernelRegistry& kernelRegistry() noexcept {
+  static constinit KernelRegistry registry;
+  return registry;
+}
+
+const KernelInfo* launchedKernel(const CallFacts& launch) noexcept {
+  if (launch.kernel_handle != nullptr) return kernelRegistry().findLaunched(launch.kernel_handle);
+  if (launch.kernel_function != nullptr) return kernelRegistry().findOrNameDriverFunction(launch.kernel_function);
+  return kernelRegistry().findOrNameRuntimeFunction(launch.kernel_stub);
+}
+
+RegisterFunctionFn realRegisterFunction() noexcept {
+  static std::atomic<RegisterFunctionFn> real{nullptr};
+  RegisterFunctionFn function = real.load(std::memory_order_acquire);
+  if (function == nullptr) {
+    function = reinterpret_cast<RegisterFunctionFn>(resolveRealCudart("__cudaRegisterFunction"));
+    if (function == nullptr) {
+      log(LogLevel::Error, "__cudaRegisterFunction of the CUDA runtime was not found; kernels cannot be registered");
+      return nullptr;
+    }
+    real.store(function, std::memory_order_release);
+  }
+  return function;
+}
+
+}  // namespace syncopate::preload
