@@ -10,6 +10,10 @@ set(SYNCOPATE_TEST_ENV
   "SYNCOPATE_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
   "SYNCOPATE_BUILD_DIR=${PROJECT_BINARY_DIR}")
 
+# The real public data (traces, third-party headers) that some tests read in place, never
+# copied into the repository: the shared folder beside it.
+set(SYNCOPATE_SHARED_DIR "${PROJECT_SOURCE_DIR}/../shared")
+
 # syncopate_add_gtest(target SOURCES ... LIBS ... [ON_SIMGPU] [LABELS ...])
 # Builds a GoogleTest executable and registers its tests with ctest.
 function(syncopate_add_gtest target)

@@ -69,7 +69,7 @@ typedef struct {
   int rank;
   union {
     struct {
-      int graphCaptured;
+      bool graphCaptured;
       int groupDepth;
     } groupApi;
     struct {
