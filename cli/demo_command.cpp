@@ -13,7 +13,7 @@
 
 #include "command_support.hpp"
 #include "commands.hpp"
-#include "record_job.hpp"
+#include "recorded_job.hpp"
 #include "syncopate/analyzer/analysis.hpp"
 #include "syncopate/analyzer/report.hpp"
 #include "syncopate/analyzer/run_loader.hpp"
@@ -104,7 +104,7 @@ void recordTrainer(const DemoArgs& args, const DemoFiles& f, const std::filesyst
       fail("demo", fmt::format("{} is not empty: remove it or choose another -o", dir.string()));
     }
   }
-  RecordJob job;
+  RecordedJob job;
   job.command_name = "demo";
   job.quiet = true;
   job.echo_output = false;
@@ -118,7 +118,7 @@ void recordTrainer(const DemoArgs& args, const DemoFiles& f, const std::filesyst
     job.options.extra["SYNCOPATE_PLAN"] = std::filesystem::absolute(dir / "plan.json").lexically_normal().string();
     job.options.extra["SYNCOPATE_WATCHDOG_S"] = "120";
   }
-  const RecordOutcome outcome = recordJob(job);
+  const RecordedJobOutcome outcome = runRecordedJob(job);
   if (outcome.exit_code != 0) {
     fail("demo", fmt::format("dp_trainer ({} mode) exited with {}; its output is in {}", mode, outcome.exit_code,
                              (dir / jobLogName()).string()));

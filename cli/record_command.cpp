@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "record_job.hpp"
+#include "recorded_job.hpp"
 
 namespace {
 
@@ -22,7 +22,7 @@ struct RecordArguments {
 };
 
 void run(const RecordArguments& arguments) {
-  syncopate::cli::RecordJob job;
+  syncopate::cli::RecordedJob job;
   job.options.output_dir = arguments.output;
   job.options.command = arguments.command;
   job.options.armed = arguments.armed;
@@ -30,7 +30,7 @@ void run(const RecordArguments& arguments) {
   job.options.iteration_marker = arguments.iteration_marker;
   job.options.nccl_profiler = !arguments.no_nccl_profiler;
   job.quiet = arguments.json;
-  const syncopate::cli::RecordOutcome outcome = syncopate::cli::recordJob(job);
+  const syncopate::cli::RecordedJobOutcome outcome = syncopate::cli::runRecordedJob(job);
   const collector::RecordSummary& s = outcome.summary;
   if (arguments.json) {
     nlohmann::json out{{"directory", arguments.output}, {"exit_code", outcome.exit_code},

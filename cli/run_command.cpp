@@ -8,7 +8,7 @@
 
 #include "command_support.hpp"
 #include "commands.hpp"
-#include "record_job.hpp"
+#include "recorded_job.hpp"
 #include "syncopate/tuner/plan.hpp"
 
 namespace syncopate::cli {
@@ -58,7 +58,7 @@ void run(const RunArgs& args) {
     if (ec) fail("run", fmt::format("cannot copy the plan into {}: {}", dir.string(), ec.message()));
   }
 
-  RecordJob job;
+  RecordedJob job;
   job.command_name = "run";
   job.quiet = args.json;
   job.options.output_dir = dir;
@@ -70,7 +70,7 @@ void run(const RunArgs& args) {
     std::cerr << fmt::format("syncopate run: applying {} ({}), predicted {:.3f} ms per iteration\n", args.plan,
                              tuner::describe(plan->knobs), plan->prediction.iteration_ms);
   }
-  const RecordOutcome outcome = recordJob(job);
+  const RecordedJobOutcome outcome = runRecordedJob(job);
 
   const nlohmann::json reports = runtimeReports(dir);
   int applied = 0;

@@ -170,7 +170,7 @@ class TaggedProgram : public Executor {
       case CallKind::Kernel:
       case CallKind::Memcpy:
       case CallKind::Memset:
-      case CallKind::Collective: op(c.stream, c.kind == CallKind::Collective ? WorkClass::Communication : WorkClass::Compute, {static_cast<int>(c.id)}); break;
+      case CallKind::Collective: op(c.stream, c.kind == CallKind::Collective ? OpClass::Communication : OpClass::Compute, {static_cast<int>(c.id)}); break;
       case CallKind::EventRecord: event_op_[c.event] = marker(c.stream, kNone); break;
       case CallKind::StreamWait: {
         auto it = event_op_.find(c.event);
@@ -190,7 +190,7 @@ class TaggedProgram : public Executor {
     }
   }
   void recordApplicationEvent(const Call& c, StreamHandle s) override { event_op_[c.event] = marker(s, kNone); }
-  void issueHeld(const HeldCollective& h) override { op(h.stream, WorkClass::Communication, {static_cast<int>(h.call_id)}); }
+  void issueHeld(const HeldCollective& h) override { op(h.stream, OpClass::Communication, {static_cast<int>(h.call_id)}); }
   void recordEvent(EventSlot e, StreamHandle s) override {
     if (e >= touch_base) ++touch_records;
     slot_op_[e] = marker(s, kNone);
@@ -206,7 +206,7 @@ class TaggedProgram : public Executor {
       if (at < u.offset + u.count && at + m.args.count > u.offset) calls.push_back(static_cast<int>(m.call_id));
       at += m.args.count;
     }
-    op(u.stream, WorkClass::Communication, calls);
+    op(u.stream, OpClass::Communication, calls);
   }
   bool agree(std::uint64_t, std::span<const HeldCollective>) override { return true; }
   void fallback(Fallback, const Call&) override {}
@@ -224,7 +224,7 @@ class TaggedProgram : public Executor {
     auto it = last_.find(h);
     return it == last_.end() ? kNone : it->second;
   }
-  std::uint32_t add(StreamHandle h, WorkClass c, double ns, std::uint32_t dep) {
+  std::uint32_t add(StreamHandle h, OpClass c, double ns, std::uint32_t dep) {
     const std::uint32_t deps[1] = {dep};
     const std::uint32_t o = program.addOp(stream(h), c, ns, dep == kNone ? std::span<const std::uint32_t>{} : std::span(deps));
     program.hosts[0].push_back({SimProgram::StepKind::Issue, 0, o});
@@ -233,8 +233,8 @@ class TaggedProgram : public Executor {
     op_calls.resize(program.ops.size());
     return o;
   }
-  std::uint32_t marker(StreamHandle h, std::uint32_t dep) { return add(h, WorkClass::Marker, 0, dep); }
-  void op(StreamHandle h, WorkClass c, std::vector<int> calls) {
+  std::uint32_t marker(StreamHandle h, std::uint32_t dep) { return add(h, OpClass::Marker, 0, dep); }
+  void op(StreamHandle h, OpClass c, std::vector<int> calls) {
     const std::uint32_t o = add(h, c, std::uniform_real_distribution<double>(1, 50)(*rng), kNone);
     op_calls[o] = std::move(calls);
   }

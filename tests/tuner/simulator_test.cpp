@@ -22,7 +22,7 @@ SimResult run(const SimProgram& p) {
 TEST(Simulator, OneStreamRunsInIssueOrder) {
   SimProgram p;
   const auto s = p.addStream(0);
-  for (double w : {10.0, 20.0, 30.0}) issue(p, 0, p.addOp(s, WorkClass::Compute, w));
+  for (double w : {10.0, 20.0, 30.0}) issue(p, 0, p.addOp(s, OpClass::Compute, w));
   const SimResult r = run(p);
   EXPECT_DOUBLE_EQ(r.end[0], 10);
   EXPECT_DOUBLE_EQ(r.start[1], 10);
@@ -32,9 +32,9 @@ TEST(Simulator, OneStreamRunsInIssueOrder) {
 TEST(Simulator, ComputeOpsOfOneDeviceTakeTurnsAndCopiesDoNot) {
   SimProgram p;
   const auto s1 = p.addStream(0), s2 = p.addStream(0), s3 = p.addStream(0);
-  issue(p, 0, p.addOp(s1, WorkClass::Compute, 10));
-  issue(p, 0, p.addOp(s2, WorkClass::Compute, 10));
-  issue(p, 0, p.addOp(s3, WorkClass::Memory, 4));
+  issue(p, 0, p.addOp(s1, OpClass::Compute, 10));
+  issue(p, 0, p.addOp(s2, OpClass::Compute, 10));
+  issue(p, 0, p.addOp(s3, OpClass::Memory, 4));
   const SimResult r = run(p);
   EXPECT_DOUBLE_EQ(r.start[1], 10);
   EXPECT_DOUBLE_EQ(r.end[1], 20);
@@ -44,9 +44,9 @@ TEST(Simulator, ComputeOpsOfOneDeviceTakeTurnsAndCopiesDoNot) {
 TEST(Simulator, HigherPriorityStreamGetsTheEngineFirst) {
   SimProgram p;
   const auto s1 = p.addStream(0, 0), s2 = p.addStream(0, -1), s3 = p.addStream(0, 0);
-  issue(p, 0, p.addOp(s3, WorkClass::Compute, 10));
-  issue(p, 0, p.addOp(s1, WorkClass::Compute, 10));
-  issue(p, 0, p.addOp(s2, WorkClass::Compute, 10));
+  issue(p, 0, p.addOp(s3, OpClass::Compute, 10));
+  issue(p, 0, p.addOp(s1, OpClass::Compute, 10));
+  issue(p, 0, p.addOp(s2, OpClass::Compute, 10));
   const SimResult r = run(p);
   EXPECT_DOUBLE_EQ(r.start[2], 10);  // priority -1 first
   EXPECT_DOUBLE_EQ(r.start[1], 20);
@@ -57,8 +57,8 @@ TEST(Simulator, InterferenceSlowsBothWhileTheyOverlap) {
   p.compute_slowdown = 0.1;
   p.communication_slowdown = 0.2;
   const auto s1 = p.addStream(0), s2 = p.addStream(0);
-  issue(p, 0, p.addOp(s1, WorkClass::Compute, 100));
-  issue(p, 0, p.addOp(s2, WorkClass::Communication, 100, {}, 0));
+  issue(p, 0, p.addOp(s1, OpClass::Compute, 100));
+  issue(p, 0, p.addOp(s2, OpClass::Communication, 100, {}, 0));
   const SimResult r = run(p);
   // Compute at 1/1.1 ends at 110; by then communication did 110/1.2, the rest at full speed.
   EXPECT_DOUBLE_EQ(r.end[0], 110);
@@ -68,10 +68,10 @@ TEST(Simulator, InterferenceSlowsBothWhileTheyOverlap) {
 TEST(Simulator, CollectiveStartsWhenTheLastRankArrives) {
   SimProgram p;
   const auto a = p.addStream(0), b = p.addStream(1);
-  issue(p, 0, p.addOp(a, WorkClass::Compute, 50));
-  issue(p, 0, p.addOp(a, WorkClass::Communication, 20, {}, 7));
-  issue(p, 1, p.addOp(b, WorkClass::Compute, 30));
-  issue(p, 1, p.addOp(b, WorkClass::Communication, 20, {}, 7));
+  issue(p, 0, p.addOp(a, OpClass::Compute, 50));
+  issue(p, 0, p.addOp(a, OpClass::Communication, 20, {}, 7));
+  issue(p, 1, p.addOp(b, OpClass::Compute, 30));
+  issue(p, 1, p.addOp(b, OpClass::Communication, 20, {}, 7));
   const SimResult r = run(p);
   EXPECT_DOUBLE_EQ(r.start[3], 50);
   EXPECT_DOUBLE_EQ(r.end[1], 70);
@@ -82,8 +82,8 @@ TEST(Simulator, HostWaitsAndLaunchLatency) {
   SimProgram p;
   p.launch_latency_ns = 3;
   const auto s = p.addStream(0);
-  const auto a = p.addOp(s, WorkClass::Compute, 100);
-  const auto b = p.addOp(s, WorkClass::Compute, 5);
+  const auto a = p.addOp(s, OpClass::Compute, 100);
+  const auto b = p.addOp(s, OpClass::Compute, 5);
   issue(p, 0, a);
   waitFor(p, 0, a);
   cpu(p, 0, 10);
@@ -97,11 +97,11 @@ TEST(Simulator, HostWaitsAndLaunchLatency) {
 TEST(Simulator, EventWaitOrdersStreams) {
   SimProgram p;
   const auto s1 = p.addStream(0), s2 = p.addStream(0);
-  const auto a = p.addOp(s1, WorkClass::Memory, 50);
-  const auto rec = p.addOp(s1, WorkClass::Marker, 0);
+  const auto a = p.addOp(s1, OpClass::Memory, 50);
+  const auto rec = p.addOp(s1, OpClass::Marker, 0);
   const std::uint32_t deps[] = {rec};
-  const auto wait = p.addOp(s2, WorkClass::Marker, 0, deps);
-  const auto b = p.addOp(s2, WorkClass::Memory, 10);
+  const auto wait = p.addOp(s2, OpClass::Marker, 0, deps);
+  const auto b = p.addOp(s2, OpClass::Memory, 10);
   for (auto o : {a, rec, wait, b}) issue(p, 0, o);
   const SimResult r = run(p);
   EXPECT_DOUBLE_EQ(r.start[b], 50);
@@ -114,8 +114,8 @@ TEST(Simulator, BarrierMeetsEveryHost) {
   cpu(p, 1, 30);
   p.hosts[0].push_back({Kind::Barrier, 5, 0});
   p.hosts[1].push_back({Kind::Barrier, 5, 0});
-  issue(p, 0, p.addOp(a, WorkClass::Compute, 1));
-  issue(p, 1, p.addOp(b, WorkClass::Compute, 1));
+  issue(p, 0, p.addOp(a, OpClass::Compute, 1));
+  issue(p, 1, p.addOp(b, OpClass::Compute, 1));
   const SimResult r = run(p);
   EXPECT_DOUBLE_EQ(r.start[0], 35);
   EXPECT_DOUBLE_EQ(r.start[1], 35);
@@ -125,8 +125,8 @@ TEST(Simulator, ACollectiveOneRankNeverReachesIsADeadlock) {
   SimProgram p;
   const auto a = p.addStream(0);
   p.addStream(1);
-  issue(p, 0, p.addOp(a, WorkClass::Communication, 20, {}, 0));
-  p.addOp(1, WorkClass::Communication, 20, {}, 0);  // rank 1 never issues it
+  issue(p, 0, p.addOp(a, OpClass::Communication, 20, {}, 0));
+  p.addOp(1, OpClass::Communication, 20, {}, 0);  // rank 1 never issues it
   const SimResult r = simulate(p);
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.error.find("deadlock"), std::string::npos);

@@ -76,7 +76,7 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
     std::int64_t seq = 0;
     std::int64_t iteration = -1;
     std::uint32_t end_event_op[2] = {0, 0};
-    auto issue = [&](Desc d, std::uint32_t stream, WorkClass wc, double work, std::uint32_t dep, std::uint32_t match) {
+    auto issue = [&](Desc d, std::uint32_t stream, OpClass wc, double work, std::uint32_t dep, std::uint32_t match) {
       d.first_step = steps.size();
       steps.push_back({Kind::Cpu, t.call_ns, 0});
       const std::uint32_t deps[1] = {dep};
@@ -105,7 +105,7 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
       d.bytes = layer_bytes;
       d.count = t.layer_floats;
       d.seq = seq;
-      issue(d, stream, WorkClass::Communication, rint(t.allReduceNs()), dep, static_cast<std::uint32_t>(seq));
+      issue(d, stream, OpClass::Communication, rint(t.allReduceNs()), dep, static_cast<std::uint32_t>(seq));
       ++seq;
     };
 
@@ -116,7 +116,7 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
       d.bytes = layer_bytes * static_cast<std::uint64_t>(t.layers);
       d.count = t.layer_floats * static_cast<std::uint64_t>(t.layers);
       d.seq = seq;
-      issue(d, s, WorkClass::Communication, rint(t.broadcastNs()), UINT32_MAX, static_cast<std::uint32_t>(seq));
+      issue(d, s, OpClass::Communication, rint(t.broadcastNs()), UINT32_MAX, static_cast<std::uint32_t>(seq));
       ++seq;
       sync({What::StreamSync, "cudaStreamSynchronize"}, {last_s});
     }
@@ -127,47 +127,47 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
       for (int l = 0; l < t.layers; ++l) {
         Desc d{What::Kernel, "fwd"};
         d.pointers = {parameterAddress(l, t)};
-        issue(d, s, WorkClass::Compute, t.forward_ns, UINT32_MAX, kNoMatch);
+        issue(d, s, OpClass::Compute, t.forward_ns, UINT32_MAX, kNoMatch);
       }
       {
         Desc d{What::Memset, "cudaMemsetAsync"};
         d.pointers = {gradientAddress(0, t)};
         d.bytes = layer_bytes * static_cast<std::uint64_t>(t.layers);
-        issue(d, s, WorkClass::Memory, t.memset_ns, UINT32_MAX, kNoMatch);
+        issue(d, s, OpClass::Memory, t.memset_ns, UINT32_MAX, kNoMatch);
       }
       for (int l = t.layers - 1; l >= 0; --l) {
         Desc d{What::Kernel, "bwd"};
         d.pointers = {gradientAddress(l, t), parameterAddress(l, t)};
-        issue(d, s, WorkClass::Compute, rint(t.backward_ns * scale), UINT32_MAX, kNoMatch);
+        issue(d, s, OpClass::Compute, rint(t.backward_ns * scale), UINT32_MAX, kNoMatch);
         if (t.overlap) {
           Desc rec{What::Record, "cudaEventRecord"};
           rec.event = kLayerEvent + static_cast<std::uint64_t>(l);
-          const std::uint32_t ready = issue(rec, s, WorkClass::Marker, 0, UINT32_MAX, kNoMatch);
+          const std::uint32_t ready = issue(rec, s, OpClass::Marker, 0, UINT32_MAX, kNoMatch);
           Desc wait{What::Wait, "cudaStreamWaitEvent"};
           wait.event = rec.event;
-          issue(wait, c, WorkClass::Marker, 0, ready, kNoMatch);
+          issue(wait, c, OpClass::Marker, 0, ready, kNoMatch);
           allReduce(l, c, UINT32_MAX);
         }
       }
       if (t.overlap) {
         Desc rec{What::Record, "cudaEventRecord"};
         rec.event = kCommDoneEvent;
-        const std::uint32_t done = issue(rec, c, WorkClass::Marker, 0, UINT32_MAX, kNoMatch);
+        const std::uint32_t done = issue(rec, c, OpClass::Marker, 0, UINT32_MAX, kNoMatch);
         Desc wait{What::Wait, "cudaStreamWaitEvent"};
         wait.event = kCommDoneEvent;
-        issue(wait, s, WorkClass::Marker, 0, done, kNoMatch);
+        issue(wait, s, OpClass::Marker, 0, done, kNoMatch);
       } else {
         for (int l = 0; l < t.layers; ++l) allReduce(l, s, UINT32_MAX);
       }
       for (int l = 0; l < t.layers; ++l) {
         Desc d{What::Kernel, "sgd"};
         d.pointers = {parameterAddress(l, t), gradientAddress(l, t)};
-        issue(d, s, WorkClass::Compute, t.update_ns, UINT32_MAX, kNoMatch);
+        issue(d, s, OpClass::Compute, t.update_ns, UINT32_MAX, kNoMatch);
       }
       {
         Desc rec{What::Record, "cudaEventRecord"};
         rec.event = kEndEvent + static_cast<std::uint64_t>(it % 2);
-        end_event_op[static_cast<std::size_t>(it % 2)] = issue(rec, s, WorkClass::Marker, 0, UINT32_MAX, kNoMatch);
+        end_event_op[static_cast<std::size_t>(it % 2)] = issue(rec, s, OpClass::Marker, 0, UINT32_MAX, kNoMatch);
       }
       if (it > 0) {
         Desc d{What::EventSync, "cudaEventSynchronize"};

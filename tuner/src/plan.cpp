@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "hash.hpp"
+#include "syncopate/trace/hash.hpp"
 
 namespace syncopate::tuner {
 
@@ -58,7 +58,7 @@ json toJson(const Plan& p) {
   return j;
 }
 
-std::uint64_t checksumOf(const json& without_checksum) { return fnv1a(without_checksum.dump()); }
+std::uint64_t checksumOf(const json& without_checksum) { return trace::fnv1a(without_checksum.dump()); }
 
 // Reads field `key` of `j` as T, with a sentence naming the field when it is missing or wrong.
 template <class T>

@@ -4,20 +4,6 @@
 
 namespace syncopate::tuner {
 
-namespace {
-
-WorkClass workClassOf(analyzer::OpClass c) {
-  switch (c) {
-    case analyzer::OpClass::Compute: return WorkClass::Compute;
-    case analyzer::OpClass::Communication: return WorkClass::Communication;
-    case analyzer::OpClass::Memory: return WorkClass::Memory;
-    case analyzer::OpClass::Marker: return WorkClass::Marker;
-  }
-  return WorkClass::Compute;
-}
-
-}  // namespace
-
 ProgramBuilder::ProgramBuilder(const WhatIfModel& model, ProgramContext& ctx, std::uint32_t rank)
     : model_(model), ctx_(ctx), rank_(rank) {
   if (ctx_.program.hosts.size() <= rank_) ctx_.program.hosts.resize(rank_ + 1);
@@ -42,7 +28,7 @@ std::uint32_t ProgramBuilder::stream(StreamHandle handle) {
   return s;
 }
 
-std::uint32_t ProgramBuilder::addOp(StreamHandle handle, WorkClass c, double work_ns, std::uint32_t dep,
+std::uint32_t ProgramBuilder::addOp(StreamHandle handle, OpClass c, double work_ns, std::uint32_t dep,
                                     std::uint32_t match) {
   if (!simulate_) return kNoOp;
   const std::uint32_t s = stream(handle);
@@ -73,7 +59,7 @@ std::uint32_t ProgramBuilder::nextMatch(std::int64_t comm, std::int32_t ranks) {
 
 void ProgramBuilder::collective(StreamHandle handle, const CollectiveArgs& args, analyzer::Index measured_op) {
   const std::uint32_t match = nextMatch(static_cast<std::int64_t>(args.comm), args.comm_size);
-  addOp(handle, WorkClass::Communication, model_.collectiveNs(args, measured_op), kNoOp, match);
+  addOp(handle, OpClass::Communication, model_.collectiveNs(args, measured_op), kNoOp, match);
 }
 
 bool ProgramBuilder::prepareEvents(std::uint32_t count) {
@@ -88,7 +74,7 @@ void ProgramBuilder::passthrough(const Call& call) {
     case CallKind::Memcpy:
     case CallKind::Memset: {
       const analyzer::Index op = current_->op;
-      const std::uint32_t o = addOp(call.stream, workClassOf(model_.opClass(op)), model_.standaloneNs(op));
+      const std::uint32_t o = addOp(call.stream, model_.opClass(op), model_.standaloneNs(op));
       if (call.synchronous) hostWaitFor(o);
       break;
     }
@@ -169,7 +155,7 @@ void ProgramBuilder::issueUnit(const UnitIssue& unit) {
   const double elem = trace::dataTypeSize(first.dtype);
   const HostTimings& host = model_.hostTimings();
   auto copy = [&](double bytes) {
-    addOp(unit.stream, WorkClass::Memory, host.copy_latency_ns + bytes / host.copy_bytes_per_ns);
+    addOp(unit.stream, OpClass::Memory, host.copy_latency_ns + bytes / host.copy_bytes_per_ns);
   };
   auto eachSlice = [&](auto&& fn) {
     std::uint64_t at = 0;

@@ -53,9 +53,9 @@ class ProgramBuilder : public Executor {
   static constexpr std::uint32_t kNoOp = 0xFFFFFFFFu;
 
   std::uint32_t stream(StreamHandle handle);
-  std::uint32_t addOp(StreamHandle handle, WorkClass c, double work_ns, std::uint32_t dep = kNoOp,
+  std::uint32_t addOp(StreamHandle handle, OpClass c, double work_ns, std::uint32_t dep = kNoOp,
                       std::uint32_t match = kNoMatch);
-  std::uint32_t marker(StreamHandle handle, std::uint32_t dep = kNoOp) { return addOp(handle, WorkClass::Marker, 0, dep); }
+  std::uint32_t marker(StreamHandle handle, std::uint32_t dep = kNoOp) { return addOp(handle, OpClass::Marker, 0, dep); }
   void hostWaitFor(std::uint32_t op);
   // The match id of this rank's next NCCL call on `comm` (counted even outside the window).
   std::uint32_t nextMatch(std::int64_t comm, std::int32_t ranks);

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "hash.hpp"
+#include "syncopate/trace/hash.hpp"
 
 namespace syncopate::tuner {
 
@@ -23,7 +23,7 @@ void GroupSignature::add(const CollectiveArgs& m) {
                                   static_cast<std::uint64_t>(m.op),
                                   static_cast<std::uint64_t>(static_cast<std::uint32_t>(m.root_or_peer)),
                                   m.count};
-  hash_ = fnv1a(hash_, fields, sizeof(fields));
+  hash_ = trace::fnv1a(hash_, fields, sizeof(fields));
 }
 
 std::string validateGroupPlan(const GroupPlan& plan) {

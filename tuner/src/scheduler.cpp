@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "hash.hpp"
+#include "syncopate/trace/hash.hpp"
 
 namespace syncopate::tuner {
 
@@ -13,7 +13,7 @@ namespace {
 template <class Entry>
 Entry* probe(std::vector<Entry>& table, std::uint64_t handle) {
   const std::size_t mask = table.size() - 1;
-  std::size_t i = static_cast<std::size_t>(mix64(handle)) & mask;
+  std::size_t i = static_cast<std::size_t>(trace::mix64(handle)) & mask;
   for (std::size_t n = 0; n < table.size(); ++n, i = (i + 1) & mask) {
     if (table[i].key == handle || table[i].key == 0) return &table[i];
   }
@@ -556,7 +556,7 @@ void Scheduler::flush() {
   const GroupPlan* plan = rules_.find(signature.value());
   if (plan != nullptr && plan->members != held_.size()) plan = nullptr;
   // Every rank must reach this flush with the same group and the same plan: agree first.
-  const std::uint64_t digest = mix64(rules_.plan_checksum ^ mix64(signature.value() + held_.size()));
+  const std::uint64_t digest = trace::mix64(rules_.plan_checksum ^ trace::mix64(signature.value() + held_.size()));
   if (!exec_.agree(digest, held_)) {
     disable(Fallback::RanksDisagree, callOf(held_.front()));
     return;

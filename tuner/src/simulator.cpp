@@ -15,11 +15,11 @@ std::uint32_t SimProgram::addStream(std::uint32_t rank, std::int32_t priority) {
   return static_cast<std::uint32_t>(streams.size() - 1);
 }
 
-std::uint32_t SimProgram::addOp(std::uint32_t stream, WorkClass c, double work_ns,
+std::uint32_t SimProgram::addOp(std::uint32_t stream, OpClass c, double work_ns,
                                 std::span<const std::uint32_t> waits_for, std::uint32_t match, std::int32_t tag) {
   Op op;
   op.stream = stream;
-  op.work_class = c;
+  op.op_class = c;
   op.work_ns = work_ns;
   op.match = match;
   op.tag = tag;
@@ -34,7 +34,7 @@ namespace {
 
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 
-bool interferes(WorkClass c) { return c == WorkClass::Compute || c == WorkClass::Communication; }
+bool interferes(OpClass c) { return c == OpClass::Compute || c == OpClass::Communication; }
 
 class Simulation {
  public:
@@ -224,7 +224,7 @@ class Simulation {
     if (st.release > now_) return;  // its TryStream event comes at release time
     if (st.pending_deps > 0) return;
     const SimProgram::Op& op = p_.ops[o];
-    if (op.work_class == WorkClass::Marker) {
+    if (op.op_class == OpClass::Marker) {
       st.started = true;
       st.start = now_;
       finish(o);
@@ -236,7 +236,7 @@ class Simulation {
       for (std::uint32_t m : match_ops_[op.match]) begin(m);
       return;
     }
-    if (op.work_class == WorkClass::Compute) {
+    if (op.op_class == OpClass::Compute) {
       Device& d = devices_[rankOf(o)];
       if (d.engine_holder != kNone) {
         st.engine_waiting = true;
@@ -258,9 +258,9 @@ class Simulation {
 
   void retarget(Device& d) {
     int compute = 0, communication = 0;
-    for (std::uint32_t a : d.active) (p_.ops[a].work_class == WorkClass::Compute ? compute : communication)++;
+    for (std::uint32_t a : d.active) (p_.ops[a].op_class == OpClass::Compute ? compute : communication)++;
     for (std::uint32_t a : d.active) {
-      const bool is_compute = p_.ops[a].work_class == WorkClass::Compute;
+      const bool is_compute = p_.ops[a].op_class == OpClass::Compute;
       const bool overlapped = is_compute ? communication > 0 : compute > 0;
       const double slowdown = is_compute ? p_.compute_slowdown : p_.communication_slowdown;
       const double rate = overlapped ? 1.0 / (1.0 + slowdown) : 1.0;
@@ -279,7 +279,7 @@ class Simulation {
     st.start = now_;
     st.remaining = p_.ops[o].work_ns;
     st.rate = 1.0;
-    const WorkClass c = p_.ops[o].work_class;
+    const OpClass c = p_.ops[o].op_class;
     if (interferes(c)) {
       Device& d = devices_[rankOf(o)];
       advanceActive(d);
@@ -299,7 +299,7 @@ class Simulation {
     const SimProgram::Op& op = p_.ops[o];
     const std::uint32_t r = rankOf(o);
     Device& d = devices_[r];
-    if (interferes(op.work_class)) {
+    if (interferes(op.op_class)) {
       advanceActive(d);
       std::erase(d.active, o);
       retarget(d);

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "hash.hpp"
+#include "syncopate/trace/hash.hpp"
 #include "program_builder.hpp"
 
 namespace syncopate::tuner {
@@ -33,11 +33,11 @@ std::map<std::int64_t, std::uint64_t> signatures(const analyzer::RunModel& m, co
   std::map<std::int64_t, std::uint64_t> out;
   for (const RecordedCall& rc : rank.calls) {
     if (rc.iteration < 0) continue;
-    auto [it, inserted] = out.emplace(rc.iteration, kFnvOffset);
+    auto [it, inserted] = out.emplace(rc.iteration, trace::kFnvOffset);
     const std::uint64_t fields[] = {static_cast<std::uint64_t>(rc.call.kind),
-                                    rc.op == analyzer::kNone ? 0 : fnv1a(m.str(m.ops.name[rc.op])),
+                                    rc.op == analyzer::kNone ? 0 : trace::fnv1a(m.str(m.ops.name[rc.op])),
                                     rc.call.collective.count};
-    it->second = fnv1a(it->second, fields, sizeof(fields));
+    it->second = trace::fnv1a(it->second, fields, sizeof(fields));
   }
   return out;
 }
@@ -231,7 +231,7 @@ Prediction WhatIfModel::predict(const ScheduleRules* rules, bool delayed) const 
   std::vector<double> first_start(ranks * static_cast<std::size_t>(span), -1);
   for (std::size_t o = 0; o < ctx.program.ops.size(); ++o) {
     const SimProgram::Op& op = ctx.program.ops[o];
-    if (op.work_class == WorkClass::Marker || op.tag < first_ || op.tag > last_) continue;
+    if (op.op_class == OpClass::Marker || op.tag < first_ || op.tag > last_) continue;
     const std::size_t r = ctx.program.streams[op.stream].rank;
     double& f = first_start[r * static_cast<std::size_t>(span) + static_cast<std::size_t>(op.tag - first_)];
     if (f < 0 || sim.start[o] < f) f = sim.start[o];

@@ -16,6 +16,7 @@
 #include "kineto_trace.hpp"
 #include "nccl_names.hpp"
 #include "store_output.hpp"
+#include "syncopate/trace/hash.hpp"
 #include "syncopate/analyzer/importers.hpp"
 
 namespace syncopate::analyzer {
@@ -238,14 +239,14 @@ class EventWriter {
     const std::int32_t rank = report_.rank;
     if (e.pg_name != 0) {
       const std::vector<std::int32_t> ranks = import::parseRankList(str(e.pg_ranks));
-      c.id = import::fnv1a64(str(e.pg_ranks), import::fnv1a64(str(e.pg_name)));
+      c.id = trace::fnv1a(str(e.pg_ranks), trace::fnv1a(str(e.pg_name)));
       const auto at = std::find(ranks.begin(), ranks.end(), rank);
       c.rank = at != ranks.end() ? static_cast<std::int32_t>(at - ranks.begin()) : -1;
       c.size = e.group_size != kAbsent ? static_cast<std::int32_t>(e.group_size) : static_cast<std::int32_t>(ranks.size());
       if (c.size <= 0) c.size = -1;
       return c;
     }
-    c.id = import::fnv1a64("default process group");
+    c.id = trace::fnv1a("default process group");
     c.rank = rank;
     c.size = world_size_;
     return c;

@@ -148,12 +148,4 @@ std::vector<std::int32_t> parseRankList(std::string_view text) {
   return out.empty() || text.find(']') == std::string_view::npos ? std::vector<std::int32_t>{} : out;
 }
 
-std::uint64_t fnv1a64(std::string_view text, std::uint64_t h) {
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 }  // namespace syncopate::analyzer::import

@@ -31,8 +31,4 @@ trace::DataType dataTypeFromPytorchName(std::string_view name);
 // "[0, 1, 2]" -> {0, 1, 2}; an empty vector when it is not such a list.
 std::vector<std::int32_t> parseRankList(std::string_view text);
 
-// 64-bit FNV-1a: the communicator id importers derive from a process group's name and ranks,
-// identical in every rank's trace.
-std::uint64_t fnv1a64(std::string_view text, std::uint64_t seed = 14695981039346656037ull);
-
 }  // namespace syncopate::analyzer::import

@@ -14,6 +14,7 @@
 
 #include "nccl_names.hpp"
 #include "store_output.hpp"
+#include "syncopate/trace/hash.hpp"
 #include "syncopate/analyzer/importers.hpp"
 
 namespace syncopate::analyzer {
@@ -467,7 +468,7 @@ class NsysImporter {
     for (const auto& [correlation, kernel] : p.nccl) {
       trace::CollectiveRow row;
       row.correlation_id = correlation;
-      row.comm_id = import::fnv1a64("nsys default communicator");
+      row.comm_id = trace::fnv1a("nsys default communicator");
       row.comm_rank = p.store.rank;
       if (world_size_ > 0) row.comm_size = world_size_;
       row.seq = seq++;

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "common/clock.hpp"
-#include "control/iteration_window.hpp"
+#include "attach/iteration_window.hpp"
 #include "recorder/recorder.hpp"
 
 namespace syncopate::preload::nvtx {

@@ -8,8 +8,8 @@
 
 #include "common/clock.hpp"
 #include "syncopate/dispatch/log.hpp"
-#include "control/control_channel.hpp"
-#include "control/iteration_window.hpp"
+#include "attach/control_channel.hpp"
+#include "attach/iteration_window.hpp"
 #include "syncopate/dispatch/chain.hpp"
 #include "syncopate/dispatch/kernel_registry.hpp"
 #include "syncopate/dispatch/proc_address.hpp"

@@ -2,6 +2,8 @@
 
 #include <new>
 
+#include "syncopate/trace/hash.hpp"
+
 #include "syncopate/dispatch/address_map.hpp"
 #include "syncopate/dispatch/chain.hpp"
 #include "recorder/recorder.hpp"
@@ -15,13 +17,7 @@ constinit AddressMap<CommState, 12> byHandle;
 
 std::uint64_t hashBytes(const void* data, std::size_t size, std::uint64_t seed) noexcept {
   // FNV-1a, then a final mix so that similar ids spread.
-  std::uint64_t hash = 0xcbf29ce484222325ull ^ seed;
-  const auto* bytes = static_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < size; ++i) {
-    hash ^= bytes[i];
-    hash *= 0x100000001b3ull;
-  }
-  return combineHash(hash, size);
+  return combineHash(trace::fnv1a(trace::kFnvOffset ^ seed, data, size), size);
 }
 
 std::uint64_t combineHash(std::uint64_t a, std::uint64_t b) noexcept {

@@ -34,10 +34,7 @@ using Index = std::uint32_t;
 inline constexpr Index kNone = std::numeric_limits<Index>::max();
 inline constexpr std::int64_t kUnknown = -1;  // for sizes and ids that were not recorded
 
-// What an op does to the GPU, the classification every metric uses (HTA's kernel types, plus
-// markers). Communication = NCCL collectives and p2p (and kernels named nccl*), Memory =
-// memcpy/memset, Compute = every other kernel, Marker = zero-length event record/wait.
-enum class OpClass : std::uint8_t { Compute = 0, Communication = 1, Memory = 2, Marker = 3 };
+using trace::OpClass;  // what an op does to the GPU (syncopate/trace/types.hpp)
 
 struct RankInfo {
   std::int32_t rank = -1;       // global rank; -1 when the store never learnt it

@@ -21,6 +21,12 @@ enum class OpKind : std::uint8_t {
   HostSync = 8,     // host blocked on a stream, event or the whole device
 };
 
+// What an op does to the GPU, the classification every metric and the what-if model use (HTA's
+// kernel types, plus markers). Communication = NCCL collectives and p2p (and kernels named
+// nccl*), Memory = memcpy/memset, Compute = every other kernel, Marker = zero-length event
+// record/wait. Not stored: derived from the op's kind and name when a run is loaded.
+enum class OpClass : std::uint8_t { Compute = 0, Communication = 1, Memory = 2, Marker = 3 };
+
 enum class MemcpyKind : std::uint8_t {
   Unknown = 0,
   HostToDevice = 1,

@@ -14,6 +14,8 @@
 #include <span>
 #include <vector>
 
+#include "syncopate/trace/hash.hpp"
+
 #include "syncopate/tuner/calls.hpp"
 
 namespace syncopate::tuner {
@@ -60,7 +62,7 @@ class GroupSignature {
   std::uint64_t value() const { return hash_; }
 
  private:
-  std::uint64_t hash_ = 0xcbf29ce484222325ull;  // FNV-1a offset basis
+  std::uint64_t hash_ = trace::kFnvOffset;
 };
 
 // Checks that a group plan is well formed (buckets increasing and inside the group, every unit

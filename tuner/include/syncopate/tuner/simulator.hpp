@@ -20,9 +20,11 @@
 #include <string>
 #include <vector>
 
+#include "syncopate/trace/types.hpp"
+
 namespace syncopate::tuner {
 
-enum class WorkClass : std::uint8_t { Compute = 0, Communication = 1, Memory = 2, Marker = 3 };
+using trace::OpClass;
 
 inline constexpr std::uint32_t kNoMatch = std::numeric_limits<std::uint32_t>::max();
 
@@ -33,7 +35,7 @@ struct SimProgram {
   };
   struct Op {
     std::uint32_t stream = 0;
-    WorkClass work_class = WorkClass::Compute;
+    OpClass op_class = OpClass::Compute;
     double work_ns = 0;             // time it takes alone
     std::uint32_t match = kNoMatch; // collectives: every rank's op of one call shares it
     std::uint32_t dep_begin = 0, dep_count = 0;  // range in `deps`: ops it waits for
@@ -55,7 +57,7 @@ struct SimProgram {
 
   std::uint32_t addStream(std::uint32_t rank, std::int32_t priority = 0);
   // Adds an op waiting for `waits_for` (ops added before it).
-  std::uint32_t addOp(std::uint32_t stream, WorkClass c, double work_ns, std::span<const std::uint32_t> waits_for = {},
+  std::uint32_t addOp(std::uint32_t stream, OpClass c, double work_ns, std::span<const std::uint32_t> waits_for = {},
                       std::uint32_t match = kNoMatch, std::int32_t tag = -1);
 };
 

@@ -1,4 +1,4 @@
-#include "control/control_channel.hpp"
+#include "attach/control_channel.hpp"
 
 #include <sys/stat.h>
 

@@ -1,4 +1,4 @@
-#include "record_job.hpp"
+#include "recorded_job.hpp"
 
 #include <cstdlib>
 #include <ctime>
@@ -36,7 +36,7 @@ std::string jobLogName() {
   return collector::kJobLogFile;
 }
 
-RecordOutcome recordJob(const RecordJob& job) {
+RecordedJobOutcome runRecordedJob(const RecordedJob& job) {
   const std::string& name = job.command_name;
   collector::RecordOptions options = job.options;
   auto library = collector::findPreloadLibrary();
@@ -68,7 +68,7 @@ RecordOutcome recordJob(const RecordJob& job) {
   if (auto written = collector::writeEndMeta(options.output_dir, summary.value()); !written.ok()) {
     std::cerr << "syncopate " << name << ": warning: meta.json not completed: " << written.message() << "\n";
   }
-  RecordOutcome outcome{exit_code.value(), summary.value()};
+  RecordedJobOutcome outcome{exit_code.value(), summary.value()};
   const collector::RecordSummary& s = outcome.summary;
   for (const std::string& problem : s.problems) std::cerr << "syncopate " << name << ": warning: " << problem << "\n";
   if (!job.quiet) {

@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "control/iteration_window.hpp"
+#include "attach/iteration_window.hpp"
 
 namespace syncopate::preload {
 

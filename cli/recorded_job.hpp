@@ -8,14 +8,14 @@
 
 namespace syncopate::cli {
 
-struct RecordJob {
+struct RecordedJob {
   collector::RecordOptions options;   // output_dir, command, backend, extra, ... (preload_library found here)
   std::string command_name = "record";  // whose messages these are
   bool quiet = false;                 // no summary lines on stderr (JSON output, the demo)
   bool echo_output = true;            // the job's stdout also on ours (always kept in job.log)
 };
 
-struct RecordOutcome {
+struct RecordedJobOutcome {
   int exit_code = 0;                  // the job's
   collector::RecordSummary summary;
 };
@@ -23,7 +23,7 @@ struct RecordOutcome {
 // Prepares the run directory, runs the job with the collector loaded (its stdout also kept as
 // job.log), and completes meta.json. Fails the command (message, non-zero exit) when the job
 // cannot be started or nothing could be recorded; a job that fails is an outcome, not a failure.
-RecordOutcome recordJob(const RecordJob& job);
+RecordedJobOutcome runRecordedJob(const RecordedJob& job);
 
 // job.log, or job-<rank>.log when this process is one rank of a launcher (srun, mpirun).
 std::string jobLogName();

@@ -1,4 +1,4 @@
-#include "control/iteration_window.hpp"
+#include "attach/iteration_window.hpp"
 
 #include "recorder/recorder.hpp"
 #include "syncopate/collector/control_files.hpp"
