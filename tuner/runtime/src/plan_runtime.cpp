@@ -1,45 +1,21 @@
 #include "plan_runtime.hpp"
 
+#include "own_calls.hpp"
+
 #include <unistd.h>
 
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
-#include <fstream>
 #include <thread>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "syncopate/dispatch/log.hpp"
 #include "syncopate/tuner_runtime/runtime_layer.hpp"
-#include "syncopate/tuner/agreement.hpp"
 
 namespace syncopate::preload {
 
 namespace {
-
-// Calls the runtime makes itself (and whatever NCCL or the recorder make inside them) must
-// reach the layer below untouched.
-thread_local int t_depth = 0;
-// This thread's role: 0 not known yet, 1 the owner (the scheduler's thread), 2 another thread.
-thread_local int t_role = 0;
-
-struct Inside {
-  Inside() noexcept { ++t_depth; }
-  ~Inside() { --t_depth; }
-  Inside(const Inside&) = delete;
-  Inside& operator=(const Inside&) = delete;
-};
-
-constexpr std::int64_t kDefaultWatchdogSeconds = 300;
-
-std::int64_t nowNs() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
 
 cudaStream_t streamOf(tuner::StreamHandle h) noexcept { return reinterpret_cast<cudaStream_t>(h); }
 tuner::StreamHandle handleOf(cudaStream_t s) noexcept { return reinterpret_cast<tuner::StreamHandle>(s); }
@@ -48,20 +24,8 @@ ncclDataType_t ncclType(trace::DataType t) noexcept { return static_cast<ncclDat
 ncclRedOp_t ncclOp(trace::RedOp op) noexcept { return static_cast<ncclRedOp_t>(static_cast<int>(op)); }
 ncclComm_t commOf(const tuner::CollectiveArgs& a) noexcept { return reinterpret_cast<ncclComm_t>(a.comm); }
 
-std::int64_t watchdogSeconds() noexcept {
-  const char* text = std::getenv("SYNCOPATE_WATCHDOG_S");
-  if (text == nullptr || *text == '\0') return kDefaultWatchdogSeconds;
-  std::int64_t value = 0;
-  const char* end = text;
-  while (*end != '\0') ++end;
-  auto [ptr, error] = std::from_chars(text, end, value);
-  if (error != std::errc{} || ptr != end || value <= 0) {
-    log(LogLevel::Warn, "runtime: SYNCOPATE_WATCHDOG_S=%s is not a positive number of seconds; using %lld", text,
-        static_cast<long long>(kDefaultWatchdogSeconds));
-    return kDefaultWatchdogSeconds;
-  }
-  return value;
-}
+// How long a stopped rank gives the recorder to write what it recorded and close the store.
+constexpr std::int64_t kRecorderStopNs = 2'000'000'000;
 
 }  // namespace
 
@@ -78,74 +42,33 @@ PlanRuntime& PlanRuntime::instance() noexcept {
 }
 
 PlanRuntime* PlanRuntime::forCall() noexcept {
-  if (t_depth > 0) return nullptr;
+  if (insideOwnCall()) return nullptr;
   PlanRuntime& rt = instance();
   if (rt.state_.load(std::memory_order_acquire) == State::Off) return nullptr;
-  if (t_role == 0) {
-    std::uint64_t expected = 0;
-    const auto me = reinterpret_cast<std::uint64_t>(&t_role);
-    t_role = rt.owner_.compare_exchange_strong(expected, me) || expected == me ? 1 : 2;
-  }
-  if (t_role != 1) {
-    rt.foreignCall();
+  if (!rt.gate_.callerOwns()) {
+    rt.gate_.foreignCall([&rt] { rt.stopForForeignThread(); });
     return nullptr;
   }
   if (!rt.activate()) return nullptr;
   return &rt;
 }
 
-// The second thread's first call stops the plan before it passes through: the program may have
-// ordered it after the owner's calls (a join, a lock, a queue), so what the plan holds must be
-// issued and what it moved waited for, as in the original order. The owner is kept out of the
-// scheduler meanwhile by a flag each side raises before it looks at the other's (Dekker: with
-// sequentially consistent accesses at least one of them sees the other's).
-void PlanRuntime::foreignCall() noexcept {
-  if (foreign_stopped_.load(std::memory_order_acquire)) return;
-  if (!foreign_.exchange(true, std::memory_order_seq_cst)) {
-    // The owner may be inside a call; it does not enter again once it sees foreign_.
-    for (long pause = 1'000; owner_busy_.load(std::memory_order_seq_cst); pause = std::min(pause * 2, 1'000'000L)) {
-      timespec ts{0, pause};
-      nanosleep(&ts, nullptr);
-    }
-    {
-      Inside inside;
-      if (scheduler_) {
-        stopFor(tuner::Fallback::ForeignThread);
-      } else {
-        tuner::Call none;
-        none.kind = tuner::CallKind::Barrier;
-        fallback(tuner::Fallback::ForeignThread, none);
-      }
-    }
-    foreign_stopped_.store(true, std::memory_order_release);
-    return;
-  }
-  waitForeignStopped();
-}
-
-void PlanRuntime::waitForeignStopped() noexcept {
-  for (long pause = 1'000; !foreign_stopped_.load(std::memory_order_acquire); pause = std::min(pause * 2, 1'000'000L)) {
-    timespec ts{0, pause};
-    nanosleep(&ts, nullptr);
+void PlanRuntime::stopForForeignThread() noexcept {
+  OwnCall own;
+  if (scheduler_) {
+    stopFor(tuner::Fallback::ForeignThread);
+  } else {
+    tuner::Call none;
+    none.kind = tuner::CallKind::Barrier;
+    fallback(tuner::Fallback::ForeignThread, none);
   }
 }
-
-bool PlanRuntime::enterScheduler() noexcept {
-  owner_busy_.store(true, std::memory_order_seq_cst);
-  if (!foreign_.load(std::memory_order_seq_cst)) [[likely]] return true;
-  owner_busy_.store(false, std::memory_order_release);
-  waitForeignStopped();
-  return false;
-}
-
-void PlanRuntime::leaveScheduler() noexcept { owner_busy_.store(false, std::memory_order_release); }
 
 bool PlanRuntime::activate() noexcept {
   std::call_once(activation_, [this] {
     const char* path = std::getenv("SYNCOPATE_PLAN");
     plan_path_ = path != nullptr ? path : "";
     std::atexit(&PlanRuntime::atExit);
-    watchdog_ns_ = watchdogSeconds() * 1'000'000'000;
     try {
       auto plan = tuner::readPlan(plan_path_);
       if (!plan.ok()) {
@@ -175,15 +98,11 @@ bool PlanRuntime::activate() noexcept {
 bool PlanRuntime::ensureScheduler() noexcept {
   if (scheduler_) [[likely]] return true;
   const CudartHelpers* helpers = cudartHelpers();
-  const CudartTable* real = realCudart();
-  if (helpers == nullptr || real == nullptr || runtimeNext().cudart == nullptr) return false;
-  Inside inside;
+  if (helpers == nullptr || realCudart() == nullptr || runtimeNext().cudart == nullptr) return false;
+  OwnCall own;
   if (helpers->cudaGetDevice == nullptr || helpers->cudaGetDevice(&device_) != cudaSuccess) device_ = 0;
   // The runtime's own agreement between ranks goes through buffers and a stream nobody records.
-  if (real->cudaMalloc(reinterpret_cast<void**>(&consensus_device_), 2 * sizeof(std::uint64_t)) != cudaSuccess ||
-      real->cudaMallocHost(reinterpret_cast<void**>(&consensus_host_), 2 * sizeof(std::uint64_t)) != cudaSuccess ||
-      helpers->cudaStreamCreateWithFlags(&consensus_stream_, cudaStreamNonBlocking) != cudaSuccess ||
-      helpers->cudaEventCreateWithFlags(&consensus_event_, cudaEventDisableTiming) != cudaSuccess) {
+  if (!agreement_.prepare()) {
     disabled_reason_ = "the runtime could not allocate its buffers and streams";
     log(LogLevel::Error, "runtime: %s; the job runs unchanged", disabled_reason_.c_str());
     state_.store(State::Off, std::memory_order_release);
@@ -191,7 +110,10 @@ bool PlanRuntime::ensureScheduler() noexcept {
   }
   try {
     scheduler_.emplace(rules_, *this);
-    watchdog_ = std::thread([this] { watchdogLoop(); });
+    watchdog_.start(
+        watchdogLimitNs(),
+        [this](std::uint32_t slot) { return cudartHelpers()->cudaEventQuery(events_[slot]) == cudaErrorNotReady; },
+        [this](Watchdog::Stall what, std::int64_t waited_ns) { watchdogStalled(what, waited_ns); });
   } catch (...) {
     disabled_reason_ = "out of memory while starting the runtime";
     log(LogLevel::Error, "runtime: %s; the job runs unchanged", disabled_reason_.c_str());
@@ -204,20 +126,20 @@ bool PlanRuntime::ensureScheduler() noexcept {
 
 int PlanRuntime::run(const tuner::Call& call, const Original& original) noexcept {
   // A second thread stopped the plan: the original order from here on, the scheduler left alone.
-  if (!enterScheduler()) {
-    Inside inside;
+  if (!gate_.enter()) {
+    OwnCall own;
     return original(call.stream);
   }
   if (!ensureScheduler()) {
-    leaveScheduler();
-    Inside inside;
+    gate_.leave();
+    OwnCall own;
     return original(call.stream);
   }
   current_ = &original;
   result_ = 0;
   scheduler_->onCall(call);
   current_ = nullptr;
-  leaveScheduler();
+  gate_.leave();
   return result_;
 }
 
@@ -229,62 +151,24 @@ void PlanRuntime::stopFor(tuner::Fallback why) noexcept {
 }
 
 void PlanRuntime::selectingDevice(int device) noexcept {
-  if (!enterScheduler()) return;
+  if (!gate_.enter()) return;
   if (scheduler_ && device != device_) {
-    Inside inside;
+    OwnCall own;
     stopFor(tuner::Fallback::MultipleDevices);
   }
-  leaveScheduler();
+  gate_.leave();
 }
 
 // ---- communicators --------------------------------------------------------------------------
 
 void PlanRuntime::communicatorCreated(ncclComm_t comm, int rank, int nranks) noexcept {
   if (state_.load(std::memory_order_acquire) == State::Off || comm == nullptr) return;
-  std::lock_guard lock(comm_mutex_);
-  const int n = comm_count_.load(std::memory_order_relaxed);
-  if (n == kMaxCommunicators) {
-    log(LogLevel::Warn, "runtime: more than %d communicators; the others are not rescheduled", kMaxCommunicators);
-    return;
-  }
-  Communicator& c = comms_[n];
-  c.comm = comm;
-  c.rank = rank;
-  c.size = nranks;
-  if (rank_ < 0) rank_ = rank;
-  // Its twin carries only the runtime's agreement between ranks. Made now, while every rank is
-  // inside the communicator's creation, so that no rank can be elsewhere.
-  if (const NcclTable* real = realNccl(); real != nullptr && real->ncclCommSplit != nullptr) {
-    Inside inside;
-    if (real->ncclCommSplit(comm, 0, rank, &c.consensus, nullptr) != ncclSuccess) c.consensus = nullptr;
-  }
-  comm_count_.store(n + 1, std::memory_order_release);
+  if (comms_.add(comm, rank, nranks) && rank_ < 0) rank_ = rank;
 }
 
-PlanRuntime::Communicator* PlanRuntime::findCommunicator(ncclComm_t comm) noexcept {
-  const int n = comm_count_.load(std::memory_order_acquire);
-  for (int i = 0; i < n; ++i)
-    if (comms_[i].comm == comm) return &comms_[i];
-  return nullptr;
-}
+std::uint32_t PlanRuntime::communicatorIndex(ncclComm_t comm) noexcept { return comms_.indexOf(comm); }
 
-std::uint32_t PlanRuntime::communicatorIndex(ncclComm_t comm) noexcept {
-  Communicator* c = findCommunicator(comm);
-  if (c == nullptr) return 0xFFFFFFFFu;
-  // Numbered in order of first use, as the what-if model numbers them in the recording.
-  if (c->index == 0xFFFFFFFFu) c->index = next_comm_index_++;
-  return c->index;
-}
-
-int PlanRuntime::communicatorSize(ncclComm_t comm) noexcept {
-  Communicator* c = findCommunicator(comm);
-  if (c != nullptr) return c->size;
-  int size = 0;
-  if (const NcclHelpers* helpers = ncclHelpers(); helpers != nullptr && helpers->ncclCommCount != nullptr) {
-    helpers->ncclCommCount(comm, &size);
-  }
-  return size;
-}
+int PlanRuntime::communicatorSize(ncclComm_t comm) noexcept { return comms_.sizeOf(comm); }
 
 void PlanRuntime::note(ncclResult_t result, const char* what) noexcept {
   if (result == ncclSuccess) return;
@@ -328,17 +212,17 @@ tuner::StreamHandle PlanRuntime::joinStream() {
 }
 
 void PlanRuntime::passthrough(const tuner::Call& call) {
-  Inside inside;
+  OwnCall own;
   result_ = (*current_)(call.stream);
 }
 
 void PlanRuntime::recordApplicationEvent(const tuner::Call&, tuner::StreamHandle stream) {
-  Inside inside;
+  OwnCall own;
   result_ = (*current_)(stream);
 }
 
 void PlanRuntime::issueHeld(const tuner::HeldCollective& h) {
-  Inside inside;
+  OwnCall own;
   const tuner::CollectiveArgs& a = h.args;
   note(runtimeNext().nccl->ncclAllReduce(reinterpret_cast<const void*>(a.send), reinterpret_cast<void*>(a.recv), a.count,
                                          ncclType(a.dtype), ncclOp(a.op), commOf(a), streamOf(h.stream)),
@@ -346,33 +230,32 @@ void PlanRuntime::issueHeld(const tuner::HeldCollective& h) {
 }
 
 void PlanRuntime::recordEvent(tuner::EventSlot event, tuner::StreamHandle stream) {
-  Inside inside;
+  OwnCall own;
   runtimeNext().cudart->cudaEventRecord(events_[event], streamOf(stream));
   if (expect_unit_done_) {
     expect_unit_done_ = false;
-    last_unit_slot_.store(event, std::memory_order_relaxed);
-    last_unit_ns_.store(nowNs(), std::memory_order_release);
+    watchdog_.unitIssued(event);
   }
 }
 
 void PlanRuntime::waitEvent(tuner::StreamHandle stream, tuner::EventSlot event) {
-  Inside inside;
+  OwnCall own;
   runtimeNext().cudart->cudaStreamWaitEvent(streamOf(stream), events_[event], 0);
 }
 
 void PlanRuntime::hostWait(tuner::EventSlot event) {
-  Inside inside;
+  OwnCall own;
   runtimeNext().cudart->cudaEventSynchronize(events_[event]);
 }
 
 void PlanRuntime::queryWith(const tuner::Call& call, tuner::EventSlot also) {
-  Inside inside;
+  OwnCall own;
   const cudaError_t pending = cudartHelpers()->cudaEventQuery(events_[also]);
   result_ = pending == cudaErrorNotReady ? static_cast<int>(cudaErrorNotReady) : (*current_)(call.stream);
 }
 
 void PlanRuntime::issueUnit(const tuner::UnitIssue& unit) {
-  Inside inside;
+  OwnCall own;
   const NcclTable& nccl = *runtimeNext().nccl;
   const CudartTable& cudart = *runtimeNext().cudart;
   const tuner::CollectiveArgs& first = unit.members.front().args;
@@ -434,55 +317,14 @@ bool PlanRuntime::agree(std::uint64_t digest, std::span<const tuner::HeldCollect
     if (count == 8) return false;
     seen[count++] = c;
   }
-  const CudartTable* real = realCudart();
-  const NcclTable* nccl = realNccl();
-  const CudartHelpers* helpers = cudartHelpers();
-  const NcclHelpers* nccl_helpers = ncclHelpers();
-  // The twin's own error: a peer that died or left fails it (real NCCL may never complete the
-  // collective then; simgpu completes it as failed). Success or still initialising is no error.
-  const auto twinError = [&](ncclComm_t twin) {
-    ncclResult_t state = ncclSuccess;
-    if (nccl_helpers == nullptr || nccl_helpers->ncclCommGetAsyncError == nullptr) return ncclSuccess;
-    const ncclResult_t asked = nccl_helpers->ncclCommGetAsyncError(twin, &state);
-    if (asked != ncclSuccess) return asked;
-    return state == ncclInProgress ? ncclSuccess : state;
-  };
   bool all = true;
   for (int i = 0; i < count; ++i) {
-    Communicator* c = findCommunicator(seen[i]);
+    const CommunicatorTable::Communicator* c = comms_.find(seen[i]);
     // Without a twin every rank answers no (the program is the same on every rank).
-    if (c == nullptr || c->consensus == nullptr) return false;
-    Inside inside;
-    consensus_host_[0] = digest;
-    consensus_host_[1] = ~digest;
-    consensus_since_ns_.store(nowNs(), std::memory_order_release);
-    real->cudaMemcpyAsync(consensus_device_, consensus_host_, 2 * sizeof(std::uint64_t), cudaMemcpyHostToDevice,
-                          consensus_stream_);
-    // max(d) == d and max(~d) == ~d on every rank exactly when every rank passed d.
-    ncclResult_t failed = nccl->ncclAllReduce(consensus_device_, consensus_device_, 2, ncclUint64, ncclMax,
-                                              c->consensus, consensus_stream_);
-    real->cudaMemcpyAsync(consensus_host_, consensus_device_, 2 * sizeof(std::uint64_t), cudaMemcpyDeviceToHost,
-                          consensus_stream_);
-    real->cudaEventRecord(consensus_event_, consensus_stream_);
-    // Poll rather than block, backing off: a failed peer ends the wait at once, the watchdog a
-    // wait that never ends.
-    cudaError_t completion = cudaErrorNotReady;
-    for (long pause = 2'000; failed == ncclSuccess; pause = std::min(pause * 2, 1'000'000L)) {
-      completion = helpers->cudaEventQuery(consensus_event_);
-      failed = twinError(c->consensus);
-      if (completion != cudaErrorNotReady) break;
-      timespec ts{0, pause};
-      nanosleep(&ts, nullptr);
-    }
-    const std::int64_t waited = nowNs() - consensus_since_ns_.load(std::memory_order_relaxed);
-    const bool completed = failed == ncclSuccess && completion == cudaSuccess;
-    const tuner::Agreement outcome = tuner::agreementOutcome(completed, digest, consensus_host_[0], consensus_host_[1]);
-    if (outcome == tuner::Agreement::PeerFailed) peerFailed(failed, completion, waited);
-    consensus_since_ns_.store(0, std::memory_order_release);
-    ++consensus_calls_;
-    consensus_ns_ += waited;
-    consensus_max_ns_ = std::max(consensus_max_ns_, waited);
-    all = all && outcome == tuner::Agreement::Agreed;
+    if (c == nullptr || c->twin == nullptr) return false;
+    const RankAgreement::Outcome outcome = agreement_.agree(c->twin, digest, watchdog_);
+    if (outcome.agreement == tuner::Agreement::PeerFailed) peerFailed(outcome);
+    all = all && outcome.agreement == tuner::Agreement::Agreed;
   }
   return all;
 }
@@ -491,20 +333,21 @@ bool PlanRuntime::agree(std::uint64_t digest, std::span<const tuner::HeldCollect
 // longer be reached. Going on in the original order would only meet the same failure in the
 // application's next collective, so the rank stops as the watchdog stops it: one clear line,
 // the report written, a non-zero exit.
-void PlanRuntime::peerFailed(ncclResult_t failed, cudaError_t completion, std::int64_t waited_ns) noexcept {
+void PlanRuntime::peerFailed(const RankAgreement::Outcome& outcome) noexcept {
   const NcclHelpers* helpers = ncclHelpers();
   char cause[160];
-  if (failed != ncclSuccess) {
-    const char* text = helpers != nullptr && helpers->ncclGetErrorString != nullptr ? helpers->ncclGetErrorString(failed) : "";
-    std::snprintf(cause, sizeof cause, "NCCL error %d: %s", static_cast<int>(failed), text);
+  if (outcome.failed != ncclSuccess) {
+    const char* text =
+        helpers != nullptr && helpers->ncclGetErrorString != nullptr ? helpers->ncclGetErrorString(outcome.failed) : "";
+    std::snprintf(cause, sizeof cause, "NCCL error %d: %s", static_cast<int>(outcome.failed), text);
   } else {
-    std::snprintf(cause, sizeof cause, "CUDA error %d on its stream", static_cast<int>(completion));
+    std::snprintf(cause, sizeof cause, "CUDA error %d on its stream", static_cast<int>(outcome.completion));
   }
   char message[512];
   std::snprintf(message, sizeof message,
                 "runtime (rank %d): the agreement between ranks at a flush failed after %.3f s (%s); another rank has "
                 "died or left. Stopping this rank instead of hanging",
-                rank_, static_cast<double>(waited_ns) / 1e9, cause);
+                rank_, static_cast<double>(outcome.waited_ns) / 1e9, cause);
   fire(message);
 }
 
@@ -521,37 +364,21 @@ void PlanRuntime::fallback(tuner::Fallback why, const tuner::Call& call) {
 
 // ---- watchdog and report ----------------------------------------------------------------------
 
-void PlanRuntime::watchdogLoop() noexcept {
-  std::unique_lock lock(watchdog_mutex_);
-  while (!exiting_.load(std::memory_order_acquire)) {
-    watchdog_wake_.wait_for(lock, std::chrono::milliseconds(250));
-    if (exiting_.load(std::memory_order_acquire)) break;
-    const std::int64_t now = nowNs();
-    const std::int64_t since = consensus_since_ns_.load(std::memory_order_acquire);
-    char message[512];
-    if (since != 0 && now - since > watchdog_ns_) {
-      std::snprintf(message, sizeof message,
-                    "runtime (rank %d): waited %lld s for the other ranks to agree on the plan at a flush; a rank has "
-                    "died or is stuck elsewhere. Stopping this rank instead of hanging",
-                    rank_, static_cast<long long>((now - since) / 1'000'000'000));
-      fire(message);
-    }
-    const std::int64_t issued = last_unit_ns_.load(std::memory_order_acquire);
-    if (issued != 0 && now - issued > watchdog_ns_) {
-      const cudaEvent_t done = events_[last_unit_slot_.load(std::memory_order_relaxed)];
-      if (cudartHelpers()->cudaEventQuery(done) == cudaErrorNotReady) {
-        std::snprintf(message, sizeof message,
-                      "runtime (rank %d): an all-reduce the plan issued has not completed for %lld s; a rank has died "
-                      "or the ranks' schedules diverged. Stopping this rank instead of hanging",
-                      rank_, static_cast<long long>((now - issued) / 1'000'000'000));
-        fire(message);
-      }
-    }
+void PlanRuntime::watchdogStalled(Watchdog::Stall what, std::int64_t waited_ns) noexcept {
+  char message[512];
+  if (what == Watchdog::Stall::Agreement) {
+    std::snprintf(message, sizeof message,
+                  "runtime (rank %d): waited %lld s for the other ranks to agree on the plan at a flush; a rank has "
+                  "died or is stuck elsewhere. Stopping this rank instead of hanging",
+                  rank_, static_cast<long long>(waited_ns / 1'000'000'000));
+  } else {
+    std::snprintf(message, sizeof message,
+                  "runtime (rank %d): an all-reduce the plan issued has not completed for %lld s; a rank has died "
+                  "or the ranks' schedules diverged. Stopping this rank instead of hanging",
+                  rank_, static_cast<long long>(waited_ns / 1'000'000'000));
   }
+  fire(message);
 }
-
-// How long a stopped rank gives the recorder to write what it recorded and close the store.
-constexpr std::int64_t kRecorderStopNs = 2'000'000'000;
 
 // `_Exit`, not `exit`: exit handlers may wait on the hung work. The recorder's is the one that
 // matters (nothing already recorded may be lost), so the other layers' bounded stop comes first.
@@ -562,7 +389,7 @@ void PlanRuntime::fire(const char* message) noexcept {
     std::_Exit(3);
   }
   log(LogLevel::Error, "%s", message);
-  writeReport(message);
+  writeRuntimeReport(report(message));
   if (stopOtherLayersWithin(kTunerRuntimeLayer, kRecorderStopNs) == LayerStop::TimedOut) {
     log(LogLevel::Error,
         "runtime (rank %d): the recorder did not finish writing this rank's store within %lld s; what it had not "
@@ -572,54 +399,33 @@ void PlanRuntime::fire(const char* message) noexcept {
   std::_Exit(3);
 }
 
-void PlanRuntime::writeReport(const char* watchdog_message) noexcept {
-  const char* dir = std::getenv("SYNCOPATE_OUTPUT_DIR");
-  if (dir == nullptr || *dir == '\0') return;
+RuntimeReport PlanRuntime::report(const char* watchdog_message) const noexcept {
+  RuntimeReport r;
   try {
-    nlohmann::json j;
-    j["plan"] = plan_path_;
-    j["checksum"] = plan_ ? fmt::format("{:016x}", plan_->checksum) : std::string();
-    j["rank"] = rank_;
-    j["applied"] = scheduler_.has_value() && scheduler_->active();
-    j["disabled_reason"] = disabled_reason_;
-    if (scheduler_) {
-      const tuner::SchedulerStats& s = scheduler_->stats();
-      j["stats"] = {{"calls", s.calls},
-                    {"held", s.held},
-                    {"planned_groups", s.planned_groups},
-                    {"unplanned_groups", s.unplanned_groups},
-                    {"units", s.units},
-                    {"producer_waits", s.producer_waits},
-                    {"position_waits", s.position_waits},
-                    {"deferred_waits", s.deferred_waits},
-                    {"joins", s.joins},
-                    {"agreements", consensus_calls_}};
-      // Apart from the counters, which are the same on every rank (invariant 1): this is timing.
-      j["agreement_ms"] = {{"total", static_cast<double>(consensus_ns_) / 1e6},
-                           {"max", static_cast<double>(consensus_max_ns_) / 1e6}};
-    }
-    nlohmann::json fallbacks = nlohmann::json::object();
-    for (int i = 0; i < tuner::kFallbackCount; ++i) {
-      const auto why = static_cast<tuner::Fallback>(i);
-      const std::uint64_t n = scheduler_ ? scheduler_->stats().fallbacks[static_cast<std::size_t>(i)] : said_[static_cast<std::size_t>(i)];
-      if (n > 0) fallbacks[std::string(tuner::toString(why))] = {{"count", n}, {"why", tuner::describe(why)}};
-    }
-    j["fallbacks"] = fallbacks;
-    j["watchdog"] = watchdog_message != nullptr ? nlohmann::json(watchdog_message) : nlohmann::json(nullptr);
-    const std::string name = rank_ >= 0 ? fmt::format("runtime-rank-{}.json", rank_) : fmt::format("runtime-pid-{}.json", getpid());
-    std::ofstream out(std::string(dir) + "/" + name, std::ios::trunc);
-    out << j.dump(2) << "\n";
+    r.plan_path = plan_path_;
+    r.checksum = plan_ ? fmt::format("{:016x}", plan_->checksum) : std::string();
+    r.rank = rank_;
+    r.applied = scheduler_.has_value() && scheduler_->active();
+    r.disabled_reason = disabled_reason_;
   } catch (...) {
-    log(LogLevel::Warn, "runtime: could not write the runtime report");
+    // Out of memory: the report says less, but it is written.
   }
+  if (scheduler_) {
+    r.scheduling = RuntimeReport::Scheduling{scheduler_->stats(), agreement_.calls(),
+                                             static_cast<double>(agreement_.totalNs()) / 1e6,
+                                             static_cast<double>(agreement_.maxNs()) / 1e6};
+    r.fallbacks = scheduler_->stats().fallbacks;
+  } else {
+    r.fallbacks = said_;
+  }
+  r.watchdog_message = watchdog_message;
+  return r;
 }
 
 void PlanRuntime::atExit() noexcept {
   PlanRuntime& rt = instance();
-  rt.exiting_.store(true, std::memory_order_release);
-  rt.watchdog_wake_.notify_all();
-  if (rt.watchdog_.joinable()) rt.watchdog_.join();
-  if (!rt.fired_.load()) rt.writeReport(nullptr);
+  rt.watchdog_.stop();
+  if (!rt.fired_.load()) writeRuntimeReport(rt.report(nullptr));
 }
 
 }  // namespace syncopate::preload

@@ -1,13 +1,11 @@
 // The reordering runtime's state in a process: the plan, the scheduler (the decisions) and the
 // executor that carries them out with real CUDA and NCCL calls through the layer below (the
-// recorder, then the real libraries). docs/tuner.md, "The runtime".
-//
-// Threads: the scheduler belongs to one thread, the first to make a call in plan mode (the
-// training loop's). The first call from any other thread disables the plan (issuing what it
-// holds in the original order and waiting for what it moved, Fallback::ForeignThread) before
-// it passes through; it waits for a call of the owner in progress to return first. From then
-// on every call passes straight through. Calls the runtime makes itself, and calls
-// NCCL makes inside an NCCL call, are never handed to the scheduler (a thread-local depth).
+// recorder, then the real libraries). docs/tuner.md, "The runtime". Its parts, each in its own
+// file: which thread owns the scheduler (thread_gate.hpp), the communicators and their twins
+// (communicators.hpp), the agreement between ranks (rank_agreement.hpp), the watchdog
+// (watchdog.hpp) and the report each rank leaves (runtime_report.hpp). Calls the runtime makes
+// itself, and calls NCCL makes inside an NCCL call, are never handed to the scheduler
+// (own_calls.hpp).
 //
 // Hot path (a call handed to the scheduler): no lock, no allocation, no system call of the
 // runtime's own; the CUDA/NCCL calls it issues are the work itself.
@@ -15,20 +13,23 @@
 
 #include <array>
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "communicators.hpp"
+#include "rank_agreement.hpp"
+#include "runtime_report.hpp"
 #include "syncopate/dispatch/cuda_headers.hpp"
 #include "syncopate/dispatch/tables.hpp"
 #include "syncopate/trace/function_ref.hpp"
 #include "syncopate/tuner/executor.hpp"
 #include "syncopate/tuner/plan.hpp"
 #include "syncopate/tuner/scheduler.hpp"
+#include "thread_gate.hpp"
+#include "watchdog.hpp"
 
 namespace syncopate::preload {
 
@@ -81,38 +82,23 @@ class PlanRuntime final : public tuner::Executor {
 
  private:
   enum class State : std::uint8_t { Idle, Active, Off };
-  struct Communicator {
-    ncclComm_t comm = nullptr;
-    ncclComm_t consensus = nullptr;  // its twin for the runtime's own agreement
-    int rank = -1, size = 0;
-    std::uint32_t index = 0xFFFFFFFFu;  // order of first use in a collective
-  };
-  static constexpr int kMaxCommunicators = 64;
 
   PlanRuntime() = default;
   bool activate() noexcept;
   bool ensureScheduler() noexcept;
   void stopFor(tuner::Fallback why) noexcept;
-  // Threads: see the comment at the top. enterScheduler is false (and the call must pass
-  // through) once a second thread has stopped the plan.
-  void foreignCall() noexcept;
-  void waitForeignStopped() noexcept;
-  bool enterScheduler() noexcept;
-  void leaveScheduler() noexcept;
-  Communicator* findCommunicator(ncclComm_t comm) noexcept;
+  // The plan is stopped for a call of another thread than the scheduler's (thread_gate.hpp).
+  void stopForForeignThread() noexcept;
   void note(ncclResult_t result, const char* what) noexcept;
-  void writeReport(const char* watchdog_message) noexcept;
-  void watchdogLoop() noexcept;
+  RuntimeReport report(const char* watchdog_message) const noexcept;
+  void watchdogStalled(Watchdog::Stall what, std::int64_t waited_ns) noexcept;
   // A failed agreement (a peer died or left): ends the rank as the watchdog does.
-  [[noreturn]] void peerFailed(ncclResult_t failed, cudaError_t completion, std::int64_t waited_ns) noexcept;
+  [[noreturn]] void peerFailed(const RankAgreement::Outcome& outcome) noexcept;
   [[noreturn]] void fire(const char* message) noexcept;
   static void atExit() noexcept;
 
   std::atomic<State> state_{State::Idle};
-  std::atomic<std::uint64_t> owner_{0};
-  std::atomic<bool> foreign_{false};          // a second thread made a call
-  std::atomic<bool> foreign_stopped_{false};  // ... and the plan is stopped for it
-  std::atomic<bool> owner_busy_{false};       // the owner is inside the scheduler
+  ThreadGate gate_;
   std::once_flag activation_;
   std::string plan_path_;
   std::optional<tuner::Plan> plan_;
@@ -127,35 +113,18 @@ class PlanRuntime final : public tuner::Executor {
   std::atomic<ncclResult_t> sticky_{ncclSuccess};
 
   std::vector<cudaEvent_t> events_;
-  cudaStream_t comm_stream_ = nullptr, join_stream_ = nullptr, consensus_stream_ = nullptr;
-  cudaEvent_t consensus_event_ = nullptr;
+  cudaStream_t comm_stream_ = nullptr, join_stream_ = nullptr;
   bool expect_unit_done_ = false;  // the next event recorded is a unit's done event
   void* fusion_buffer_ = nullptr;
   std::size_t fusion_bytes_ = 0;
-  std::uint64_t* consensus_device_ = nullptr;
-  std::uint64_t* consensus_host_ = nullptr;
 
-  std::mutex comm_mutex_;  // creation only: lookups read a published count
-  Communicator comms_[kMaxCommunicators];
-  std::atomic<int> comm_count_{0};
-  std::uint32_t next_comm_index_ = 0;
+  CommunicatorTable comms_;
+  RankAgreement agreement_;
+  Watchdog watchdog_;
 
   // Fallbacks already said (one line each), and where first.
   std::array<std::uint64_t, tuner::kFallbackCount> said_{};
   std::string disabled_reason_;
-
-  // Watchdog: the last unit issued and when, and a consensus in progress since when.
-  std::atomic<std::int64_t> last_unit_ns_{0};
-  std::atomic<std::uint32_t> last_unit_slot_{0};
-  std::atomic<std::int64_t> consensus_since_ns_{0};
-  // What agreeing costs this rank's host: calls, and time blocked in them.
-  std::uint64_t consensus_calls_ = 0;
-  std::int64_t consensus_ns_ = 0, consensus_max_ns_ = 0;
-  std::int64_t watchdog_ns_ = 0;
-  std::thread watchdog_;
-  std::mutex watchdog_mutex_;
-  std::condition_variable watchdog_wake_;
-  std::atomic<bool> exiting_{false};
   std::atomic<bool> fired_{false};
 };
 

@@ -1,0 +1,43 @@
+// The NCCL communicators the runtime knows: each with its twin, a communicator made with
+// ncclCommSplit inside the original's creation that carries only the runtime's own agreement
+// between ranks (it never appears in the recording). Creation takes a lock (any thread may
+// create one); lookups read a published count and never block.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+#include "syncopate/dispatch/cuda_headers.hpp"
+
+namespace syncopate::preload {
+
+class CommunicatorTable {
+ public:
+  struct Communicator {
+    ncclComm_t comm = nullptr;
+    ncclComm_t twin = nullptr;  // for the runtime's agreement; null when it could not be made
+    int rank = -1, size = 0;
+    std::uint32_t index = kNoIndex;  // order of first use in a collective
+  };
+  static constexpr std::uint32_t kNoIndex = 0xFFFFFFFFu;
+  static constexpr int kMax = 64;
+
+  // A communicator was made by the application (its twin is made now, while every rank is
+  // inside the creation). False when the table is full (said once).
+  bool add(ncclComm_t comm, int rank, int nranks) noexcept;
+  Communicator* find(ncclComm_t comm) noexcept;
+  // Numbered in order of first use, as the what-if model numbers them in the recording. The
+  // scheduler's thread only.
+  std::uint32_t indexOf(ncclComm_t comm) noexcept;
+  // Its size, asking NCCL for one the table does not hold.
+  int sizeOf(ncclComm_t comm) noexcept;
+
+ private:
+  std::mutex creation_;
+  Communicator comms_[kMax];
+  std::atomic<int> count_{0};
+  std::uint32_t next_index_ = 0;
+};
+
+}  // namespace syncopate::preload
