@@ -391,19 +391,44 @@ class EventWriter {
 };
 
 // Where each (ph, cat) of the source went, for the report and the store's diagnostics.
-std::string storedAs(char ph, std::string_view cat) {
-  if (ph == 'X') {
-    if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "cuda_sync") return "ops";
-    if (cat == "cuda_runtime" || cat == "cuda_driver") return "api_calls";
-    if (cat == "cpu_op" || cat == "user_annotation" || cat == "gpu_user_annotation" || cat == "python_function")
-      return "nvtx_ranges";
-    if (cat == "Trace") return "meta (trace window)";
+std::string storedAs(char ph, std::string_view cat_name) {
+  const KinetoCat cat = import::categoryOf(cat_name);
+  const bool flow = ph == 's' || ph == 'f';
+  switch (cat) {
+    case KinetoCat::Kernel:
+    case KinetoCat::GpuMemcpy:
+    case KinetoCat::GpuMemset:
+    case KinetoCat::CudaSync:
+      if (ph == 'X') return "ops";
+      break;
+    case KinetoCat::CudaRuntime:
+    case KinetoCat::CudaDriver:
+      if (ph == 'X') return "api_calls";
+      break;
+    case KinetoCat::CpuOp:
+    case KinetoCat::UserAnnotation:
+    case KinetoCat::GpuUserAnnotation:
+    case KinetoCat::PythonFunction:
+      if (ph == 'X') return "nvtx_ranges";
+      break;
+    case KinetoCat::Trace:
+      if (ph == 'X') return "meta (trace window)";
+      break;
+    case KinetoCat::Ac2g:
+    case KinetoCat::AsyncCpuToGpu:
+      if (flow) return "correlation ids";
+      break;
+    case KinetoCat::CpuInstant:
+      if (ph == 'i') return "allocations";
+      break;
+    case KinetoCat::FwdBwd:
+      if (flow) return "not stored: forward-backward operator links have no table";
+      break;
+    default:
+      break;
   }
-  if ((ph == 's' || ph == 'f') && (cat == "ac2g" || cat == "async_cpu_to_gpu")) return "correlation ids";
   if (ph == 'M') return "meta (thread and process names)";
-  if (ph == 'i' && cat == "cpu_instant_event") return "allocations";
-  if ((ph == 's' || ph == 'f') && cat == "fwdbwd") return "not stored: forward-backward operator links have no table";
-  if (ph == 'i' && cat.empty()) return "not stored: profiler markers (iteration start, record window end)";
+  if (ph == 'i' && cat_name.empty()) return "not stored: profiler markers (iteration start, record window end)";
   return "not stored: no table for this kind of event";
 }
 

@@ -12,8 +12,6 @@ namespace syncopate::analyzer::import {
 
 namespace od = simdjson::ondemand;
 
-namespace {
-
 KinetoCat categoryOf(std::string_view c) {
   static constexpr std::array<std::pair<std::string_view, KinetoCat>, 15> kCats{{
       {"kernel", KinetoCat::Kernel},
@@ -36,6 +34,8 @@ KinetoCat categoryOf(std::string_view c) {
     if (c == name) return cat;
   return KinetoCat::Other;
 }
+
+namespace {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t')) s.remove_suffix(1);

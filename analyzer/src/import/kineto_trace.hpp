@@ -21,6 +21,9 @@ enum class KinetoCat : std::uint8_t {
   Ac2g, AsyncCpuToGpu, FwdBwd, None, Other,
 };
 
+// A category by its name as Kineto writes it (the one place the names are spelled).
+KinetoCat categoryOf(std::string_view name);
+
 inline constexpr std::int64_t kAbsent = INT64_MIN;
 
 struct KinetoEvent {
