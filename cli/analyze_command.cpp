@@ -44,13 +44,13 @@ void run(const AnalyzeArgs& args) {
   load.progress = [&](std::string_view what, std::size_t done, std::size_t total) { progress(what, done, total); };
   auto model = analyzer::loadRun(args.dir, load);
   progress.finish();
-  if (!model) fail("analyze", model.error().message);
+  if (!model) fail("analyze", model.message());
 
   analyzer::AnalysisOptions options;
   options.iterations.marker = args.marker;
   options.critical_path = !args.no_critical_path;
   auto analysis = analyzer::analyze(*model, options, timed);
-  if (!analysis) fail("analyze", analysis.error().message);
+  if (!analysis) fail("analyze", analysis.message());
 
   if (timed) timed->start("report");
 
@@ -60,8 +60,8 @@ void run(const AnalyzeArgs& args) {
   const nlohmann::json doc = analyzer::analysisToJson(*model, *analysis, report);
   if (!args.no_save) {
     if (timed) timed->start("save results");
-    if (analyzer::Status s = analyzer::writeAnalysisResults(args.dir, *model, *analysis, doc); !s)
-      fail("analyze", s.error().message + " (use --no-save to analyse a read-only run directory)");
+    if (trace::Status s = analyzer::writeAnalysisResults(args.dir, *model, *analysis, doc); !s)
+      fail("analyze", s.message() + " (use --no-save to analyse a read-only run directory)");
   }
   if (timed) timed->start("print");
   if (args.json)

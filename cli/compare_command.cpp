@@ -21,7 +21,7 @@ void run(const CompareArgs& args) {
   tuner::CompareOptions options;
   options.iteration_marker = args.marker;
   auto comparison = tuner::compareRuns(args.baseline, args.tuned, options);
-  if (!comparison.ok()) fail("compare", comparison.error().message);
+  if (!comparison.ok()) fail("compare", comparison.message());
   if (args.json) {
     fmt::print("{}\n", tuner::comparisonJson(*comparison).dump(2));
   } else {

@@ -144,14 +144,14 @@ void run(const DemoArgs& args) {
 
   say(args, "[2/5] analysing the baseline");
   auto model = analyzer::loadRun(baseline);
-  if (!model.ok()) fail("demo", model.error().message);
+  if (!model.ok()) fail("demo", model.message());
   auto analysis = analyzer::analyze(*model);
-  if (!analysis.ok()) fail("demo", analysis.error().message);
+  if (!analysis.ok()) fail("demo", analysis.message());
   analyzer::ReportOptions report_options;
   report_options.run_dir = baseline.string();
   const nlohmann::json analysis_doc = analyzer::analysisToJson(*model, *analysis, report_options);
-  if (analyzer::Status s = analyzer::writeAnalysisResults(baseline, *model, *analysis, analysis_doc); !s) {
-    fail("demo", s.error().message);
+  if (trace::Status s = analyzer::writeAnalysisResults(baseline, *model, *analysis, analysis_doc); !s) {
+    fail("demo", s.message());
   }
   if (!args.json) fmt::print("{}\n", analyzer::analysisToText(*model, *analysis, report_options));
 
@@ -161,7 +161,7 @@ void run(const DemoArgs& args) {
     progress(stage, done, total);
   });
   progress.finish();
-  if (!report.ok()) fail("demo", report.error().message);
+  if (!report.ok()) fail("demo", report.message());
   {
     std::ofstream out(baseline / "tune.json", std::ios::trunc);  // as `syncopate tune` keeps it
     out << tuner::tuneReportJson(*report).dump(2) << "\n";
@@ -179,7 +179,7 @@ void run(const DemoArgs& args) {
   }
   tuner::Plan plan = *report->plan;
   const std::filesystem::path plan_path = baseline / "plan.json";
-  if (analyzer::Status s = tuner::writePlan(plan, plan_path); !s) fail("demo", s.error().message);
+  if (trace::Status s = tuner::writePlan(plan, plan_path); !s) fail("demo", s.message());
 
   say(args, fmt::format("[4/5] re-running the unchanged dp_trainer with {} into {}", plan_path.string(), tuned.string()));
   recordTrainer(args, files, tuned, "naive", plan_path.string());
@@ -189,13 +189,13 @@ void run(const DemoArgs& args) {
     say(args, "      and the hand-written overlap mode, for reference, into " + (root / "overlap").string());
     recordTrainer(args, files, root / "overlap", "overlap", {});
     auto s = tuner::summarizeRunDir(root / "overlap");
-    if (!s.ok()) fail("demo", s.error().message);
+    if (!s.ok()) fail("demo", s.message());
     overlap = std::move(s).value();
   }
 
   say(args, "[5/5] comparing");
   auto comparison = tuner::compareRuns(baseline, tuned);
-  if (!comparison.ok()) fail("demo", comparison.error().message);
+  if (!comparison.ok()) fail("demo", comparison.message());
   if (args.json) {
     nlohmann::json doc = tuner::comparisonJson(*comparison);
     if (overlap) doc["overlap_mode_iteration_ms"] = overlap->mean_iteration_ms;

@@ -28,13 +28,13 @@ void run(const ExportArgs& args) {
   load.progress = [&](std::string_view what, std::size_t done, std::size_t total) { progress(what, done, total); };
   auto model = analyzer::loadRun(args.dir, load);
   progress.finish();
-  if (!model) fail("export", model.error().message);
+  if (!model) fail("export", model.message());
   analyzer::AnalysisOptions options;
   options.iterations.marker = args.marker;
   auto analysis = analyzer::analyze(*model, options);
-  if (!analysis) fail("export", analysis.error().message);
+  if (!analysis) fail("export", analysis.message());
   auto stats = analyzer::exportChromeTrace(*model, &*analysis, args.out);
-  if (!stats) fail("export", stats.error().message);
+  if (!stats) fail("export", stats.message());
   fmt::print("wrote {}: {} events, {} flows (open it in https://ui.perfetto.dev or chrome://tracing)\n", args.out,
              stats->events, stats->flows);
 }

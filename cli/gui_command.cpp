@@ -62,7 +62,7 @@ void run(const GuiArgs& args) {
   char* argv[] = {name, nullptr};
   QApplication app(argc, argv);
   if (options.screenshot) {
-    if (analyzer::Status s = gui::saveScreenshot(options); !s) fail("gui", s.error().message);
+    if (trace::Status s = gui::saveScreenshot(options); !s) fail("gui", s.message());
     return;
   }
   if (const int code = gui::runInteractive(options); code != 0) throw CLI::RuntimeError(code);

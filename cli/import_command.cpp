@@ -41,7 +41,7 @@ void addFormat(CLI::App& import, const char* name, const char* description, bool
     options.progress = [&](std::string_view what, std::size_t done, std::size_t total) { progress(what, done, total); };
     auto report = kineto ? analyzer::importKineto(files, args->out, options) : analyzer::importNsys(files, args->out, options);
     progress.finish();
-    if (!report) fail("import", report.error().message);
+    if (!report) fail("import", report.message());
     printReport(*report, args->out);
   });
 }

@@ -43,7 +43,7 @@ nlohmann::json runtimeReports(const std::filesystem::path& dir) {
 
 void run(const RunArgs& args) {
   auto plan = tuner::readPlan(args.plan);
-  if (!plan.ok()) fail("run", plan.error().message);
+  if (!plan.ok()) fail("run", plan.message());
   if (plan->changesTrainingMathematics()) {
     fail("run", "the plan uses the one-step-delayed mode, which changes the training mathematics; the runtime does not "
                 "apply it. Make a plan without it (`syncopate tune` never recommends it)");

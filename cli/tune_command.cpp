@@ -40,14 +40,14 @@ void run(const TuneArgs& args) {
     progress(stage, done, total);
   });
   progress.finish();
-  if (!report.ok()) fail("tune", report.error().message);
+  if (!report.ok()) fail("tune", report.message());
 
   nlohmann::json doc = tuner::tuneReportJson(*report);
   const std::filesystem::path plan_path =
       args.output.empty() ? std::filesystem::path(args.dir) / "plan.json" : std::filesystem::path(args.output);
   if (report->plan) {
     tuner::Plan plan = *report->plan;
-    if (analyzer::Status s = tuner::writePlan(plan, plan_path); !s) fail("tune", s.error().message);
+    if (trace::Status s = tuner::writePlan(plan, plan_path); !s) fail("tune", s.message());
     doc["plan_file"] = plan_path.string();
   } else if (args.output.empty()) {
     // An older plan in the run directory must not be mistaken for this run's advice.

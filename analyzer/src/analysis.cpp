@@ -61,12 +61,12 @@ std::pair<std::int64_t, std::int64_t> Analysis::iterationSpan(std::int64_t numbe
   return lo > hi ? std::make_pair<std::int64_t, std::int64_t>(0, 0) : std::make_pair(lo, hi);
 }
 
-Expected<Analysis> analyze(const RunModel& m, const AnalysisOptions& options, PhaseTimings* timings) {
+trace::Result<Analysis> analyze(const RunModel& m, const AnalysisOptions& options, PhaseTimings* timings) {
   PhaseScope phase(timings, "detect iterations");
   Analysis a;
   a.options = options;
   auto its = detectIterations(m, options.iterations);
-  if (!its) return its.error();
+  if (!its) return its.status();
   a.iterations = std::move(its).value();
 
   if (timings) timings->start("rank metrics");

@@ -238,18 +238,18 @@ class Exporter {
 
 }  // namespace
 
-Expected<ChromeExportStats> exportChromeTrace(const RunModel& model, const Analysis* analysis,
-                                              const std::filesystem::path& file) {
+trace::Result<ChromeExportStats> exportChromeTrace(const RunModel& model, const Analysis* analysis,
+                                                   const std::filesystem::path& file) {
   std::unique_ptr<std::FILE, FileCloser> f(std::fopen(file.c_str(), "wb"));
-  if (!f) return Error{"cannot create " + file.string() + ": " + std::strerror(errno)};
+  if (!f) return trace::failure("cannot create " + file.string() + ": " + std::strerror(errno));
   ChromeExportStats stats;
   {
     JsonOut out(f.get());
     stats = Exporter(model, analysis, out).run();
     out.flush();
-    if (out.failed()) return Error{"cannot write " + file.string() + " (disk full?)"};
+    if (out.failed()) return trace::failure("cannot write " + file.string() + " (disk full?)");
   }
-  if (std::fclose(f.release()) != 0) return Error{"cannot write " + file.string() + ": " + std::strerror(errno)};
+  if (std::fclose(f.release()) != 0) return trace::failure("cannot write " + file.string() + ": " + std::strerror(errno));
   return stats;
 }
 

@@ -258,7 +258,7 @@ std::string_view toString(IterationSource s) {
   return "?";
 }
 
-Expected<Iterations> detectIterations(const RunModel& m, const IterationOptions& options) {
+trace::Result<Iterations> detectIterations(const RunModel& m, const IterationOptions& options) {
   Iterations out;
   out.per_rank.resize(m.ranks.size());
   std::vector<std::vector<Marker>> markers(m.ranks.size());
@@ -268,8 +268,8 @@ Expected<Iterations> detectIterations(const RunModel& m, const IterationOptions&
     any_marker |= !markers[r].empty();
   }
   if (!any_marker && !options.marker.empty())
-    return Error{"no rank has an NVTX range named '" + options.marker + "' (or '" + options.marker + "#N', '" +
-                 options.marker + " ...'); check the name given to --iteration-marker"};
+    return trace::failure("no rank has an NVTX range named '" + options.marker + "' (or '" + options.marker + "#N', '" +
+                          options.marker + " ...'); check the name given to --iteration-marker");
 
   std::vector<std::vector<std::string>> rank_notes(m.ranks.size());
   std::vector<std::int64_t> periods(m.ranks.size(), 0);

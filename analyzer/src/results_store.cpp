@@ -63,22 +63,22 @@ class Writer {
  public:
   explicit Writer(const std::string& file) : file_(file) {}
 
-  Status open() {
+  trace::Status open() {
     sqlite3* raw = nullptr;
     const int rc = sqlite3_open_v2(file_.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
     db_.reset(raw);
     if (rc != SQLITE_OK) return fail("cannot create");
-    if (Status s = exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"); !s) return s;
-    if (Status s = exec(kSchema); !s) return s;
+    if (trace::Status s = exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"); !s) return s;
+    if (trace::Status s = exec(kSchema); !s) return s;
     return exec("BEGIN");
   }
   // Indexes are built once the rows are in: cheaper than keeping them up to date row by row.
-  Status commit() {
-    if (Status s = exec(kIndexes); !s) return s;
+  trace::Status commit() {
+    if (trace::Status s = exec(kIndexes); !s) return s;
     return exec("COMMIT");
   }
 
-  Expected<Stmt> prepare(const char* sql) {
+  trace::Result<Stmt> prepare(const char* sql) {
     sqlite3_stmt* s = nullptr;
     if (sqlite3_prepare_v2(db_.get(), sql, -1, &s, nullptr) != SQLITE_OK) return fail("cannot prepare a statement in");
     return Stmt(s);
@@ -86,12 +86,12 @@ class Writer {
 
   // Binds each value in order and steps once.
   template <class... Values>
-  Status insert(sqlite3_stmt* s, const Values&... values) {
+  trace::Status insert(sqlite3_stmt* s, const Values&... values) {
     int i = 0;
     (bind(s, ++i, values), ...);
     const int rc = sqlite3_step(s);
     sqlite3_reset(s);
-    return rc == SQLITE_DONE ? Status{} : fail("cannot write");
+    return rc == SQLITE_DONE ? trace::Status{} : fail("cannot write");
   }
 
  private:
@@ -108,17 +108,17 @@ class Writer {
     sqlite3_bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
   }
 
-  Status exec(const char* sql) {
+  trace::Status exec(const char* sql) {
     char* err = nullptr;
     if (sqlite3_exec(db_.get(), sql, nullptr, nullptr, &err) != SQLITE_OK) {
       const std::string msg = err ? err : "unknown error";
       sqlite3_free(err);
-      return Error{"cannot write " + file_ + ": " + msg};
+      return trace::failure("cannot write " + file_ + ": " + msg);
     }
     return {};
   }
-  Error fail(const char* what) const {
-    return Error{std::string(what) + " " + file_ + ": " + (db_ ? sqlite3_errmsg(db_.get()) : "out of memory")};
+  trace::Status fail(const char* what) const {
+    return trace::failure(std::string(what) + " " + file_ + ": " + (db_ ? sqlite3_errmsg(db_.get()) : "out of memory"));
   }
 
   std::string file_;
@@ -145,13 +145,13 @@ std::int64_t storeIdOf(const RunModel& m, NodeRef n) {
 
 #define SYNCOPATE_TRY(expr)          \
   do {                               \
-    if (Status s_ = (expr); !s_) return s_; \
+    if (trace::Status s_ = (expr); !s_) return s_; \
   } while (0)
 
-Status writeTables(Writer& w, const RunModel& m, const Analysis& a) {
+trace::Status writeTables(Writer& w, const RunModel& m, const Analysis& a) {
   {
     auto s = w.prepare("INSERT INTO meta VALUES(?,?)");
-    if (!s) return s.error();
+    if (!s) return s.status();
     SYNCOPATE_TRY(w.insert(s->get(), std::string("schema_version"), std::string(kAnalysisStoreVersion)));
     SYNCOPATE_TRY(w.insert(s->get(), std::string("iterations_source"), std::string(toString(a.iterations.source))));
     SYNCOPATE_TRY(w.insert(s->get(), std::string("iteration_marker"), a.iterations.marker));
@@ -159,13 +159,13 @@ Status writeTables(Writer& w, const RunModel& m, const Analysis& a) {
   }
   {
     auto s = w.prepare("INSERT INTO ranks VALUES(?,?,?,?,?)");
-    if (!s) return s.error();
+    if (!s) return s.status();
     for (Index r = 0; r < m.ranks.size(); ++r)
       SYNCOPATE_TRY(w.insert(s->get(), r, m.ranks[r].rank, m.ranks[r].host, m.ranks[r].store_path, m.ranks[r].to_aligned_ns));
   }
   {
     auto s = w.prepare("INSERT INTO iterations VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    if (!s) return s.error();
+    if (!s) return s.status();
     for (const RankIterationMetrics& r : a.rank_iterations) {
       const TimeBreakdown& t = r.time;
       SYNCOPATE_TRY(w.insert(s->get(), r.rank, r.window.number, r.window.start, r.window.end, r.window.host_start,
@@ -176,7 +176,7 @@ Status writeTables(Writer& w, const RunModel& m, const Analysis& a) {
   }
   {
     auto s = w.prepare("INSERT INTO stream_idle VALUES(?,?,?,?,?,?,?,?)");
-    if (!s) return s.error();
+    if (!s) return s.status();
     for (const RankSummary& rs : a.ranks)
       for (const StreamIdle& st : rs.streams)
         SYNCOPATE_TRY(w.insert(s->get(), rs.rank, m.streams[st.stream].handle, m.streams[st.stream].device, st.ops, st.busy_ns,
@@ -184,7 +184,7 @@ Status writeTables(Writer& w, const RunModel& m, const Analysis& a) {
   }
   {
     auto s = w.prepare("INSERT INTO critical_path VALUES(?,?,?,?,?,?,?,?,?,?)");
-    if (!s) return s.error();
+    if (!s) return s.status();
     for (const CriticalPath& p : a.critical_paths) {
       std::int64_t position = 0;
       for (std::size_t i = 0; i < p.segments.size();) {
@@ -214,8 +214,8 @@ Status writeTables(Writer& w, const RunModel& m, const Analysis& a) {
   {
     auto calls = w.prepare("INSERT INTO collectives VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     auto parts = w.prepare("INSERT INTO collective_participants VALUES(?,?,?,?,?,?)");
-    if (!calls) return calls.error();
-    if (!parts) return parts.error();
+    if (!calls) return calls.status();
+    if (!parts) return parts.status();
     for (const CollectiveTiming& t : a.collectives.calls) {
       const Index k = t.match;
       const std::int64_t straggler = t.straggler == kNone ? -1 : static_cast<std::int64_t>(t.straggler);
@@ -233,42 +233,42 @@ Status writeTables(Writer& w, const RunModel& m, const Analysis& a) {
   return {};
 }
 
-Status replace(const std::filesystem::path& tmp, const std::filesystem::path& target) {
+trace::Status replace(const std::filesystem::path& tmp, const std::filesystem::path& target) {
   std::error_code ec;
   std::filesystem::rename(tmp, target, ec);
-  if (ec) return Error{"cannot move " + tmp.string() + " to " + target.string() + ": " + ec.message()};
+  if (ec) return trace::failure("cannot move " + tmp.string() + " to " + target.string() + ": " + ec.message());
   return {};
 }
 
-Status writeJson(const std::filesystem::path& dir, const nlohmann::json& document) {
+trace::Status writeJson(const std::filesystem::path& dir, const nlohmann::json& document) {
   const std::filesystem::path json_tmp = dir / (std::string(kAnalysisJsonFile) + ".tmp");
   {
     std::ofstream out(json_tmp);
     out << document.dump(1) << '\n';
-    if (!out) return Error{"cannot write " + json_tmp.string() + " (is the run directory writable?)"};
+    if (!out) return trace::failure("cannot write " + json_tmp.string() + " (is the run directory writable?)");
   }
   return replace(json_tmp, dir / kAnalysisJsonFile);
 }
 
-Status writeStore(const std::filesystem::path& dir, const RunModel& m, const Analysis& a) {
+trace::Status writeStore(const std::filesystem::path& dir, const RunModel& m, const Analysis& a) {
   const std::filesystem::path db_tmp = dir / (std::string(kAnalysisStoreFile) + ".tmp");
   std::error_code ec;
   std::filesystem::remove(db_tmp, ec);
   {
     Writer w(db_tmp.string());
-    if (Status s = w.open(); !s) return s;
-    if (Status s = writeTables(w, m, a); !s) return s;
-    if (Status s = w.commit(); !s) return s;
+    if (trace::Status s = w.open(); !s) return s;
+    if (trace::Status s = writeTables(w, m, a); !s) return s;
+    if (trace::Status s = w.commit(); !s) return s;
   }
   return replace(db_tmp, dir / kAnalysisStoreFile);
 }
 
 }  // namespace
 
-Status writeAnalysisResults(const std::filesystem::path& dir, const RunModel& m, const Analysis& a,
-                            const nlohmann::json& document) {
+trace::Status writeAnalysisResults(const std::filesystem::path& dir, const RunModel& m, const Analysis& a,
+                                   const nlohmann::json& document) {
   // The JSON file is written on another core while the store is: they share nothing.
-  Status json_status;
+  trace::Status json_status;
   std::exception_ptr json_exception;  // rethrown here, as if the file had been written on this thread
   std::thread json_writer([&] {
     try {
@@ -277,7 +277,7 @@ Status writeAnalysisResults(const std::filesystem::path& dir, const RunModel& m,
       json_exception = std::current_exception();
     }
   });
-  Status store_status;
+  trace::Status store_status;
   try {
     store_status = writeStore(dir, m, a);
   } catch (...) {

@@ -109,14 +109,14 @@ struct StmtFinalizer {
 
 // Runs `sql` on the store and calls row(stmt) per row; a failure names the store.
 template <class Row>
-Status scanColumns(sqlite3* db, const std::filesystem::path& file, const char* sql, Row row) {
+trace::Status scanColumns(sqlite3* db, const std::filesystem::path& file, const char* sql, Row row) {
   sqlite3_stmt* raw = nullptr;
   if (sqlite3_prepare_v2(db, sql, -1, &raw, nullptr) != SQLITE_OK)
-    return Error{file.string() + " cannot be read: " + sqlite3_errmsg(db)};
+    return trace::failure(file.string() + " cannot be read: " + sqlite3_errmsg(db));
   std::unique_ptr<sqlite3_stmt, StmtFinalizer> stmt(raw);
   int rc;
   while ((rc = sqlite3_step(raw)) == SQLITE_ROW) row(raw);
-  if (rc != SQLITE_DONE) return Error{file.string() + " is damaged: " + sqlite3_errmsg(db) + " (the store is corrupt or truncated)"};
+  if (rc != SQLITE_DONE) return trace::failure(file.string() + " is damaged: " + sqlite3_errmsg(db) + " (the store is corrupt or truncated)");
   return {};
 }
 
@@ -179,24 +179,24 @@ void sortLikeTheModel(StoreRows& rows) {
 // Fills `rows` (emptied first; its buffers are reused from store to store, since faulting in
 // fresh memory for every store costs more than reading some of them).
 // `calls` and `ops` are the store's row counts (counted once, when the run was opened).
-Status readStore(const trace::StoreReader& r, std::size_t calls, std::size_t ops, StoreRows& rows) {
+trace::Status readStore(const trace::StoreReader& r, std::size_t calls, std::size_t ops, StoreRows& rows) {
   rows.streams.clear(), rows.threads.clear(), rows.calls.clear(), rows.ops.clear();
   rows.collectives.clear(), rows.ranges.clear(), rows.diagnostics.clear();
   rows.calls.reserve(calls);
   rows.ops.reserve(ops);
   for (trace::Status s : {r.forEachStream(collector(rows.streams)), r.forEachThread(collector(rows.threads)),
                           r.forEachCollective(collector(rows.collectives)), r.forEachDiagnostic(collector(rows.diagnostics))})
-    if (!s.ok()) return Error{s.message()};
+    if (!s.ok()) return trace::failure(s.message());
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(r.path().c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
   std::unique_ptr<sqlite3, DbCloser> db(raw);
-  if (rc != SQLITE_OK) return Error{"cannot open " + r.path().string() + ": " + sqlite3_errstr(rc)};
+  if (rc != SQLITE_OK) return trace::failure("cannot open " + r.path().string() + ": " + sqlite3_errstr(rc));
   // Pages read through a memory map are used in place instead of copied out by read() calls
   // (a tenth of the scan's time); a store larger than the map reads the rest the usual way.
   sqlite3_exec(db.get(), "PRAGMA mmap_size=1073741824", nullptr, nullptr, nullptr);
-  Status s = scanColumns(db.get(), r.path(),
-                         "SELECT id, thread_id, domain, name_id, start_ns, end_ns, IFNULL(correlation_id, -1) FROM api_calls",
-                         [&](sqlite3_stmt* q) {
+  trace::Status s = scanColumns(db.get(), r.path(),
+                                "SELECT id, thread_id, domain, name_id, start_ns, end_ns, IFNULL(correlation_id, -1) FROM api_calls",
+                                [&](sqlite3_stmt* q) {
                            rows.calls.push_back({sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 4),
                                                  sqlite3_column_int64(q, 5), sqlite3_column_int64(q, 6),
                                                  static_cast<trace::ThreadId>(sqlite3_column_int64(q, 1)),
@@ -423,22 +423,22 @@ class StoreLoader {
 
 }  // namespace
 
-Expected<RunModel> loadRun(const std::filesystem::path& dir, const LoadOptions& options) {
+trace::Result<RunModel> loadRun(const std::filesystem::path& dir, const LoadOptions& options) {
   PhaseScope phase(options.timings, "open stores");
   auto stores = trace::listStores(dir);
-  if (!stores.ok()) return Error{stores.message()};
+  if (!stores.ok()) return trace::failure(stores.message());
   if (stores->empty())
-    return Error{dir.string() + " holds no run store (rank-<R>.sqlite or pid-<P>.sqlite): record a run with "
-                                "'syncopate record -o DIR -- COMMAND' or import one with 'syncopate import'"};
+    return trace::failure(dir.string() + " holds no run store (rank-<R>.sqlite or pid-<P>.sqlite): record a run with "
+                                         "'syncopate record -o DIR -- COMMAND' or import one with 'syncopate import'");
   std::vector<trace::StoreReader> readers;
   std::vector<std::size_t> call_rows, op_rows;
   std::size_t total_rows = 0;
   for (const trace::StoreFile& f : *stores) {
     auto reader = trace::StoreReader::open(f.path);
-    if (!reader.ok()) return Error{reader.message()};
+    if (!reader.ok()) return trace::failure(reader.message());
     for (trace::Table t : {trace::Table::Ops, trace::Table::ApiCalls}) {
       auto n = reader->rowCount(t);
-      if (!n.ok()) return Error{n.message()};
+      if (!n.ok()) return trace::failure(n.message());
       (t == trace::Table::Ops ? op_rows : call_rows).push_back(static_cast<std::size_t>(*n));
       total_rows += static_cast<std::size_t>(*n);
     }
@@ -455,7 +455,7 @@ Expected<RunModel> loadRun(const std::filesystem::path& dir, const LoadOptions& 
   const std::size_t workers = std::min<std::size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
   struct Slot {
     std::unique_ptr<StoreRows> rows;
-    Status status;
+    trace::Status status;
   };
   std::vector<std::optional<Slot>> slots(n);
   std::vector<std::unique_ptr<StoreRows>> spare;  // buffers of stores already consumed
@@ -475,7 +475,7 @@ Expected<RunModel> loadRun(const std::filesystem::path& dir, const LoadOptions& 
         if (!spare.empty()) rows = std::move(spare.back()), spare.pop_back();
       }
       if (!rows) rows = std::make_unique<StoreRows>();
-      Status status = readStore(readers[i], call_rows[i], op_rows[i], *rows);
+      trace::Status status = readStore(readers[i], call_rows[i], op_rows[i], *rows);
       std::lock_guard lock(mu);
       slots[i].emplace(Slot{std::move(rows), std::move(status)});
       cv.notify_all();
@@ -501,7 +501,7 @@ Expected<RunModel> loadRun(const std::filesystem::path& dir, const LoadOptions& 
     }
     if (!slot.status) {
       stopWorkers();
-      return slot.status.error();
+      return slot.status;
     }
     StoreLoader(readers[i], *slot.rows, builder, progress).load();
     {
@@ -513,7 +513,7 @@ Expected<RunModel> loadRun(const std::filesystem::path& dir, const LoadOptions& 
   }
   stopWorkers();
   auto model = std::move(builder).finish(options.timings);
-  if (!model) return model.error();
+  if (!model) return model.status();
   if (options.timings) options.timings->start("align clocks");
   alignClocks(*model, options.clock);
   return model;

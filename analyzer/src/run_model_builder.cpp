@@ -122,9 +122,9 @@ void RunModelBuilder::reserveApiCalls(std::size_t n) {
 
 namespace {
 
-Error badRef(std::string_view what, std::size_t row, std::string_view target, Index value) {
-  return Error{std::string(what) + " " + std::to_string(row) + " refers to " + std::string(target) + " " +
-               std::to_string(value) + ", which does not exist"};
+trace::Status badRef(std::string_view what, std::size_t row, std::string_view target, Index value) {
+  return trace::failure(std::string(what) + " " + std::to_string(row) + " refers to " + std::string(target) + " " +
+                        std::to_string(value) + ", which does not exist");
 }
 
 // Stable order of `n` rows grouped by `bucket(row)` (0..buckets-1) and, within a bucket, by
@@ -171,7 +171,7 @@ void computeNesting(RangeTable& r) {
 
 }  // namespace
 
-Status RunModelBuilder::validate() const {
+trace::Status RunModelBuilder::validate() const {
   const auto& m = model_;
   const auto nr = static_cast<Index>(m.ranks.size()), ns = static_cast<Index>(m.streams.size());
   const auto nt = static_cast<Index>(m.threads.size()), nc = static_cast<Index>(m.api_calls.size());
@@ -203,15 +203,15 @@ Status RunModelBuilder::validate() const {
     if (op >= no) return badRef("collective", i, "op", op);
     const auto k = m.ops.kind[op];
     if (k != trace::OpKind::Collective && k != trace::OpKind::P2P)
-      return Error{"collective " + std::to_string(i) + " describes op " + std::to_string(op) +
-                   ", which is not a collective or p2p op"};
+      return trace::failure("collective " + std::to_string(i) + " describes op " + std::to_string(op) +
+                            ", which is not a collective or p2p op");
   }
   return {};
 }
 
-Expected<RunModel> RunModelBuilder::finish(PhaseTimings* timings) && {
+trace::Result<RunModel> RunModelBuilder::finish(PhaseTimings* timings) && {
   PhaseScope phase(timings, "validate references");
-  if (Status s = validate(); !s) return s.error();
+  if (trace::Status s = validate(); !s) return s;
   if (timings) timings->start("order tables");
   RunModel& m = model_;
 

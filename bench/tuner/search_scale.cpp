@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
   options.critical_path = false;
   auto analysis = analyzer::analyze(run.model, options);
   if (!analysis.ok()) {
-    fmt::print(stderr, "{}\n", analysis.error().message);
+    fmt::print(stderr, "{}\n", analysis.message());
     return 1;
   }
   const double analyse = since(start);
@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
   start = std::chrono::steady_clock::now();
   auto model = tuner::WhatIfModel::build(run.model, *analysis, run.pointers);
   if (!model.ok()) {
-    fmt::print(stderr, "{}\n", model.error().message);
+    fmt::print(stderr, "{}\n", model.message());
     return 1;
   }
   const double build = since(start);
@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
   start = std::chrono::steady_clock::now();
   auto result = tuner::search(*model);
   if (!result.ok()) {
-    fmt::print(stderr, "{}\n", result.error().message);
+    fmt::print(stderr, "{}\n", result.message());
     return 1;
   }
   const double searched = since(start);

@@ -118,13 +118,13 @@ bool recordAndAnalyse(const testing::ScratchDir& scratch, const std::string& mod
   EXPECT_EQ(out.trainer_ms.size(), static_cast<std::size_t>(kIterations)) << output;
   auto loaded = loadRun(dir);
   if (!loaded) {
-    ADD_FAILURE() << mode << ": " << loaded.error().message;
+    ADD_FAILURE() << mode << ": " << loaded.message();
     return false;
   }
   out.model = std::move(*loaded);
   auto analysis = analyze(out.model);
   if (!analysis) {
-    ADD_FAILURE() << mode << ": " << analysis.error().message;
+    ADD_FAILURE() << mode << ": " << analysis.message();
     return false;
   }
   out.analysis = std::move(*analysis);

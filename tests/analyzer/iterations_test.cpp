@@ -52,7 +52,7 @@ TEST(Iterations, UnknownMarkerNameIsAnError) {
   const RunModel m = s.build();
   auto its = detectIterations(m, {.marker = "my_step"});
   ASSERT_FALSE(its.ok());
-  EXPECT_NE(its.error().message.find("my_step"), std::string::npos);
+  EXPECT_NE(its.message().find("my_step"), std::string::npos);
 }
 
 TEST(Iterations, OpsLaunchedBetweenStepsBelongToNone) {

@@ -54,7 +54,7 @@ TEST(KinetoImport, LargestTraceImportsEveryEvent) {
   ScratchDir dir;
   const std::filesystem::path file = kineto("df_index_resolver/df_index_resolver.json.gz");
   auto report = importKineto(std::span(&file, 1), dir.path());
-  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_TRUE(report.ok()) << report.message();
   ASSERT_EQ(report->stores.size(), 1u);
   const ImportedStore& s = report->stores[0];
   EXPECT_EQ(s.rank, 1);  // distributedInfo.rank
@@ -87,7 +87,7 @@ TEST(KinetoImport, LargestTraceImportsEveryEvent) {
   EXPECT_EQ(rows.allocations, s.allocations);
 
   auto m = loadRun(dir.path());
-  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m.ok()) << m.message();
   EXPECT_EQ(m->ops.size(), 22290u);
   // Thread names come from the metadata events at the end of the file.
   ASSERT_EQ(m->threads.size(), 2u);
@@ -109,9 +109,9 @@ TEST(KinetoImport, NcclDataNumbersAgreeWithAnIndependentComputation) {
   ScratchDir dir;
   const std::filesystem::path file = kineto("nccl_parser_config/nccl_data.json.gz");
   auto report = importKineto(std::span(&file, 1), dir.path());
-  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_TRUE(report.ok()) << report.message();
   auto m = loadRun(dir.path());
-  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m.ok()) << m.message();
   // baseTimeNanoseconds is the realtime offset of ts.
   EXPECT_EQ(m->ranks[0].to_aligned_ns, 1711964646000000000);
   // NCCL kernels carry their process group, size, element count and type.
@@ -166,10 +166,10 @@ TEST(KinetoImport, TwoRanksOfOneJobLoadAsOneRun) {
   const std::vector<std::filesystem::path> files{kineto("trace_filter/sampled_rank-0.json.gz"),
                                                  kineto("trace_filter/sampled_rank-1.json.gz")};
   auto report = importKineto(files, dir.path());
-  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_TRUE(report.ok()) << report.message();
   ASSERT_EQ(report->stores.size(), 2u);
   auto m = loadRun(dir.path());
-  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m.ok()) << m.message();
   ASSERT_EQ(m->ranks.size(), 2u);
   EXPECT_EQ(m->ranks[0].rank, 0);
   EXPECT_EQ(m->ranks[1].rank, 1);
@@ -187,7 +187,7 @@ TEST(KinetoImport, NanosecondTimestampsAreExact) {
   ScratchDir dir;
   const std::filesystem::path file = kineto("ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
   auto report = importKineto(std::span(&file, 1), dir.path());
-  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_TRUE(report.ok()) << report.message();
   // Kernels such as "ts": 1712195495505772.8 would lose their tenths of a microsecond in a
   // double (0.25 us apart at that magnitude); the store keeps them.
   auto r = trace::StoreReader::open(report->stores[0].file);
@@ -206,7 +206,7 @@ TEST(KinetoImport, EventSyncTracesGetTheirEventRecordsBack) {
   ScratchDir dir;
   const std::filesystem::path file = kineto("critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz");
   auto report = importKineto(std::span(&file, 1), dir.path());
-  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_TRUE(report.ok()) << report.message();
   EXPECT_GT(report->stores[0].derived_event_records, 0);
   auto m = loadRun(dir.path());
   ASSERT_TRUE(m.ok());
@@ -225,11 +225,11 @@ TEST(KinetoImport, EveryRealTraceImportsAndAnalyses) {
     ScratchDir dir;
     const std::filesystem::path file = entry.path();
     auto report = importKineto(std::span(&file, 1), dir.path());
-    ASSERT_TRUE(report.ok()) << report.error().message;
+    ASSERT_TRUE(report.ok()) << report.message();
     auto m = loadRun(dir.path());
-    ASSERT_TRUE(m.ok()) << m.error().message;
+    ASSERT_TRUE(m.ok()) << m.message();
     auto a = analyze(*m);
-    ASSERT_TRUE(a.ok()) << a.error().message;
+    ASSERT_TRUE(a.ok()) << a.message();
     EXPECT_FALSE(a->rank_iterations.empty());
   }
 }
@@ -258,7 +258,7 @@ std::string importError(const ScratchDir& dir, const std::string& name, const st
   const auto file = dir / name;
   testing::writeFile(file, bytes);
   auto r = importKineto(std::span(&file, 1), dir / "out");
-  return r.ok() ? std::string("(imported)") : r.error().message;
+  return r.ok() ? std::string("(imported)") : r.message();
 }
 
 TEST(KinetoImport, SmallTraceAsJsonAndAsGzip) {
@@ -269,7 +269,7 @@ TEST(KinetoImport, SmallTraceAsJsonAndAsGzip) {
     testing::writeFile(file, bytes);
     const auto out = dir / (name + ".run");
     auto r = importKineto(std::span(&file, 1), out);
-    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_TRUE(r.ok()) << r.message();
     EXPECT_EQ(r->stores[0].rank, 3);
     auto m = loadRun(out);
     ASSERT_TRUE(m.ok());
@@ -296,7 +296,7 @@ TEST(KinetoImport, BadInputsFailWithASentence) {
   const auto missing = dir / "missing.json";
   auto r = importKineto(std::span(&missing, 1), dir / "out2");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("cannot read"), std::string::npos);
+  EXPECT_NE(r.message().find("cannot read"), std::string::npos);
 }
 
 TEST(KinetoImport, RefusesToOverwriteAStore) {
@@ -306,7 +306,7 @@ TEST(KinetoImport, RefusesToOverwriteAStore) {
   ASSERT_TRUE(importKineto(std::span(&file, 1), dir / "run").ok());
   auto again = importKineto(std::span(&file, 1), dir / "run");
   ASSERT_FALSE(again.ok());
-  EXPECT_NE(again.error().message.find("rank-3.sqlite"), std::string::npos) << again.error().message;
+  EXPECT_NE(again.message().find("rank-3.sqlite"), std::string::npos) << again.message();
 }
 
 }  // namespace

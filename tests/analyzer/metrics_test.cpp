@@ -34,7 +34,7 @@ RunModel allOverlapped() {
 TEST(Metrics, AllOverlappedCommunicationIsFullyHidden) {
   const RunModel m = allOverlapped();
   auto a = analyze(m);
-  ASSERT_TRUE(a.ok()) << a.error().message;
+  ASSERT_TRUE(a.ok()) << a.message();
   EXPECT_EQ(a->iterations.source, IterationSource::Markers);
   ASSERT_EQ(a->rank_iterations.size(), 4u);
   // Iteration 0 ends where iteration 1's first op starts; the last ends with its last op.

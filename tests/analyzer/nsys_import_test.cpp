@@ -81,7 +81,7 @@ TEST(NsysImport, OneStorePerProcessWithEveryJoin) {
   writeExport(dir / "job.sqlite");
   const std::filesystem::path file = dir / "job.sqlite";
   auto report = importNsys(std::span(&file, 1), dir / "run");
-  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_TRUE(report.ok()) << report.message();
   ASSERT_EQ(report->stores.size(), 2u);
   EXPECT_EQ(report->stores[0].rank, 0);  // pid 100
   EXPECT_EQ(report->stores[1].rank, 1);  // pid 200
@@ -92,7 +92,7 @@ TEST(NsysImport, OneStorePerProcessWithEveryJoin) {
   EXPECT_EQ(report->stores[0].not_stored, 1);  // the NVTX category event
 
   auto m = loadRun(dir / "run");
-  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m.ok()) << m.message();
   ASSERT_EQ(m->ranks.size(), 2u);
   EXPECT_EQ(m->ranks[0].host, "gpu-node-7");
   EXPECT_EQ(m->ranks[0].pid, 100);
@@ -136,7 +136,7 @@ TEST(NsysImport, RanksFromFileNames) {
   writeExport(dir / "report_rank2.sqlite");
   const std::vector<std::filesystem::path> files{dir / "report_rank5.sqlite", dir / "report_rank2.sqlite"};
   auto report = importNsys(files, dir / "run");
-  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_TRUE(report.ok()) << report.message();
   ASSERT_EQ(report->stores.size(), 4u);
   EXPECT_EQ(report->stores[0].rank, 5);
   EXPECT_EQ(report->stores[2].rank, 2);
@@ -148,7 +148,7 @@ TEST(NsysImport, BadInputsFailWithASentence) {
   auto import = [&](const std::string& name) {
     const std::filesystem::path f = dir / name;
     auto r = importNsys(std::span(&f, 1), dir / ("out-" + name));
-    return r.ok() ? std::string("(imported)") : r.error().message;
+    return r.ok() ? std::string("(imported)") : r.message();
   };
   EXPECT_NE(import("text.sqlite").find("not an SQLite database"), std::string::npos) << import("text.sqlite");
   EXPECT_NE(import("missing.sqlite").find("no such file"), std::string::npos);

@@ -112,14 +112,14 @@ TEST(ResultsStore, UnwritableDirectoryIsAnError) {
   Fixture f;
   auto s = writeAnalysisResults("/proc/no-such-dir", f.model, f.analysis, analysisToJson(f.model, f.analysis));
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.error().message.find("cannot"), std::string::npos);
+  EXPECT_NE(s.message().find("cannot"), std::string::npos);
 }
 
 TEST(ChromeExport, ProcessesTracksSlicesAndFlows) {
   Fixture f;
   testing::ScratchDir dir;
   auto stats = exportChromeTrace(f.model, &f.analysis, dir / "trace.json");
-  ASSERT_TRUE(stats.ok()) << stats.error().message;
+  ASSERT_TRUE(stats.ok()) << stats.message();
   std::ifstream in(dir / "trace.json");
   const json doc = json::parse(in);
   std::map<std::string, int> phases;

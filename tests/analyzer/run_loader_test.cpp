@@ -95,7 +95,7 @@ TEST(LoadRun, JoinsEveryTableAndAlignsHosts) {
   LoadOptions options;
   options.clock.min_samples = 1;  // one all-reduce is enough here
   auto m = loadRun(dir.path(), options);
-  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m.ok()) << m.message();
   ASSERT_EQ(m->ranks.size(), 2u);
   EXPECT_EQ(m->ranks[1].rank, 1);
   EXPECT_EQ(m->ranks[1].host, "hostB");
@@ -160,7 +160,7 @@ TEST(LoadRun, OrdersAStreamStoredOutOfTimeOrder) {
     ASSERT_TRUE((*w)->close().ok());
   }
   auto m = loadRun(dir.path());
-  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m.ok()) << m.message();
   ASSERT_EQ(m->ops.size(), 5u);
   std::vector<std::string> names;
   for (Index op = 0; op < m->ops.size(); ++op) names.emplace_back(m->str(m->ops.name[op]));
@@ -189,10 +189,10 @@ TEST(LoadRun, MissingOrEmptyDirectory) {
   ScratchDir dir;
   auto missing = loadRun(dir / "nope");
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.error().message.find("nope"), std::string::npos) << missing.error().message;
+  EXPECT_NE(missing.message().find("nope"), std::string::npos) << missing.message();
   auto empty = loadRun(dir.path());
   ASSERT_FALSE(empty.ok());
-  EXPECT_NE(empty.error().message.find("holds no run store"), std::string::npos) << empty.error().message;
+  EXPECT_NE(empty.message().find("holds no run store"), std::string::npos) << empty.message();
 }
 
 TEST(LoadRun, FileThatIsNotAStore) {
@@ -200,7 +200,7 @@ TEST(LoadRun, FileThatIsNotAStore) {
   testing::writeFile(dir / "rank-0.sqlite", "this is not a database at all, just text");
   auto m = loadRun(dir.path());
   ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.error().message.find("not a SQLite database"), std::string::npos) << m.error().message;
+  EXPECT_NE(m.message().find("not a SQLite database"), std::string::npos) << m.message();
 }
 
 TEST(LoadRun, TruncatedStore) {
@@ -212,7 +212,7 @@ TEST(LoadRun, TruncatedStore) {
   testing::writeFile(file, bytes.substr(0, bytes.size() / 2));
   auto m = loadRun(dir.path());
   ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.error().message.find("truncated"), std::string::npos) << m.error().message;
+  EXPECT_NE(m.message().find("truncated"), std::string::npos) << m.message();
 }
 
 TEST(LoadRun, UnknownSchemaMajorVersion) {
@@ -224,7 +224,7 @@ TEST(LoadRun, UnknownSchemaMajorVersion) {
   sqlite3_close(db);
   auto m = loadRun(dir.path());
   ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.error().message.find("9.0"), std::string::npos) << m.error().message;
+  EXPECT_NE(m.message().find("9.0"), std::string::npos) << m.message();
 }
 
 }  // namespace

@@ -70,7 +70,7 @@ TEST(RunModelBuilder, RejectsDanglingReferences) {
   b.addOp({.stream = 5, .kind = trace::OpKind::Kernel, .name = 0, .start = 0, .end = 1});
   auto m = std::move(b).finish();
   ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.error().message.find("op 0 refers to stream 5"), std::string::npos) << m.error().message;
+  EXPECT_NE(m.message().find("op 0 refers to stream 5"), std::string::npos) << m.message();
 }
 
 TEST(RunModelBuilder, MatchesCollectivesAcrossRanksBySequenceNumber) {

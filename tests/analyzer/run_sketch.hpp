@@ -71,7 +71,7 @@ class RunSketch {
 
   RunModel build() {
     auto m = std::move(b_).finish();
-    EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
+    EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.message());
     return std::move(m).value();
   }
 

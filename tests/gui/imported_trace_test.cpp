@@ -23,7 +23,7 @@ class ImportedTraceTest : public QObject {
     const std::filesystem::path dir = std::filesystem::path(tmp.path().toStdString()) / "imported";
     const std::vector<std::filesystem::path> files = {traces / "sampled_rank-0.json.gz", traces / "sampled_rank-1.json.gz"};
     auto imported = syncopate::analyzer::importKineto(files, dir);
-    QVERIFY2(imported.ok(), imported.ok() ? "" : imported.error().message.c_str());
+    QVERIFY2(imported.ok(), imported.ok() ? "" : imported.message().c_str());
 
     MainWindow w;
     w.resize(1600, 1200);

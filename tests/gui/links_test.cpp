@@ -25,7 +25,7 @@ Index opAt(const LoadedRun& run, int rank, std::string_view name, std::int64_t s
 
 void analyse(TimelineModel& m, std::uint32_t run) {
   auto a = analyzeRun(m.run(run));
-  QVERIFY2(a.ok(), a.ok() ? "" : a.error().message.c_str());
+  QVERIFY2(a.ok(), a.ok() ? "" : a.message().c_str());
   m.setAnalysis(run, std::make_shared<const syncopate::analyzer::Analysis>(std::move(a).value()));
 }
 

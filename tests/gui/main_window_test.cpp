@@ -68,8 +68,8 @@ class MainWindowTest : public QObject {
     QSignalSpy failed(&w, &MainWindow::loadFailed);
     RunSource bad;
     bad.label = "broken";
-    bad.load = [](const ProgressFn&) -> syncopate::analyzer::Expected<syncopate::analyzer::RunModel> {
-      return syncopate::analyzer::Error{"broken/rank-0.sqlite is not a Syncopate store."};
+    bad.load = [](const ProgressFn&) -> syncopate::trace::Result<syncopate::analyzer::RunModel> {
+      return syncopate::trace::failure("broken/rank-0.sqlite is not a Syncopate store.");
     };
     w.openSources({bad});
     QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 10000);

@@ -146,7 +146,7 @@ class MetricsPlanTest : public QObject {
     const std::filesystem::path run(dir.path().toStdString());
     write(run / kPlanFileName, kPlan);
     auto plan = readPlan(run / kPlanFileName);
-    QVERIFY2(plan.ok(), plan.ok() ? "" : plan.error().message.c_str());
+    QVERIFY2(plan.ok(), plan.ok() ? "" : plan.message().c_str());
     QCOMPARE(plan->version, std::string("1.0"));
     QVERIFY(!plan->changes_training_math);
     QCOMPARE(*plan->predicted_ms, 0.15);
@@ -161,7 +161,7 @@ class MetricsPlanTest : public QObject {
 
     write(run / kTuneFileName, kTune);
     auto tune = readTune(run / kTuneFileName);
-    QVERIFY2(tune.ok(), tune.ok() ? "" : tune.error().message.c_str());
+    QVERIFY2(tune.ok(), tune.ok() ? "" : tune.message().c_str());
     QCOMPARE(tune->candidates.size(), std::size_t{3});
     QVERIFY(tune->candidates[0].changes_training_math);
     QVERIFY(!tune->candidates[0].recommended);
@@ -213,22 +213,22 @@ class MetricsPlanTest : public QObject {
     const std::filesystem::path file = std::filesystem::path(dir.path().toStdString()) / kPlanFileName;
     auto missing = readPlan(file);
     QVERIFY(!missing.ok());
-    QVERIFY(missing.error().message.find("does not exist") != std::string::npos);
+    QVERIFY(missing.message().find("does not exist") != std::string::npos);
     write(file, "{\"format\": \"syncopate-plan\", \"version\": ");
     auto truncated = readPlan(file);
     QVERIFY(!truncated.ok());
-    QVERIFY(truncated.error().message.find("not valid JSON") != std::string::npos);
+    QVERIFY(truncated.message().find("not valid JSON") != std::string::npos);
     write(file, R"({"version": 1})");
-    QVERIFY(readPlan(file).error().message.find("not a plan") != std::string::npos);
+    QVERIFY(readPlan(file).message().find("not a plan") != std::string::npos);
     write(file, R"({"format": "syncopate-plan", "version": "2.0"})");
     auto newer = readPlan(file);
     QVERIFY(!newer.ok());
-    QVERIFY(newer.error().message.find("version 2.0") != std::string::npos);
+    QVERIFY(newer.message().find("version 2.0") != std::string::npos);
     write(file, R"({"format": "syncopate-plan", "version": 1})");
-    QVERIFY(readPlan(file).error().message.find("MAJOR.MINOR") != std::string::npos);
+    QVERIFY(readPlan(file).message().find("MAJOR.MINOR") != std::string::npos);
     const std::filesystem::path tune = std::filesystem::path(dir.path().toStdString()) / kTuneFileName;
     write(tune, R"({"run": "x"})");
-    QVERIFY(readTune(tune).error().message.find("no \"candidates\"") != std::string::npos);
+    QVERIFY(readTune(tune).message().find("no \"candidates\"") != std::string::npos);
   }
 
   void watcherShowsAPlanAsSoonAsItIsWritten() {

@@ -33,7 +33,7 @@ class RunDirectoryTest : public QObject {
     const auto dir = path(tmp, "run");
     QCOMPARE(writeTwoRankRun(dir), std::string());
     auto run = loadRunDirectory(dir, 0);
-    QVERIFY2(run.ok(), run.ok() ? "" : run.error().message.c_str());
+    QVERIFY2(run.ok(), run.ok() ? "" : run.message().c_str());
     const LoadedRun& r = **run;
     QCOMPARE(r.label, std::string("run"));
     QCOMPARE(r.model.ranks.size(), std::size_t{2});
@@ -51,11 +51,11 @@ class RunDirectoryTest : public QObject {
     QTemporaryDir tmp;
     auto missing = loadRunDirectory(path(tmp, "nothing-here"), 0);
     QVERIFY(!missing.ok());
-    QVERIFY(missing.error().message.find("nothing-here") != std::string::npos);
+    QVERIFY(missing.message().find("nothing-here") != std::string::npos);
     writeGarbageStore(path(tmp, "garbage"));
     auto garbage = loadRunDirectory(path(tmp, "garbage"), 0);
     QVERIFY(!garbage.ok());
-    QVERIFY(garbage.error().message.find("rank-0.sqlite") != std::string::npos);
+    QVERIFY(garbage.message().find("rank-0.sqlite") != std::string::npos);
     std::filesystem::create_directories(path(tmp, "empty"));
     QVERIFY(!loadRunDirectory(path(tmp, "empty"), 0).ok());
   }
@@ -191,20 +191,20 @@ class RunDirectoryTest : public QObject {
     o.width = 1200;
     o.height = 800;
     auto s = saveScreenshot(o);
-    QVERIFY2(s.ok(), s.ok() ? "" : s.error().message.c_str());
+    QVERIFY2(s.ok(), s.ok() ? "" : s.message().c_str());
     QImage png(QString::fromStdString(o.screenshot->string()));
     QCOMPARE(png.size(), QSize(1200, 800));
 
     o.iteration = 9;
     auto no_iteration = saveScreenshot(o);
     QVERIFY(!no_iteration.ok());
-    QVERIFY(no_iteration.error().message.find("no iteration 9 (it has 1 to 2)") != std::string::npos);
+    QVERIFY(no_iteration.message().find("no iteration 9 (it has 1 to 2)") != std::string::npos);
     o.iteration.reset();
 
     o.screenshot = path(tmp, "no-such-folder/shot.png");
     auto unwritable = saveScreenshot(o);
     QVERIFY(!unwritable.ok());
-    QVERIFY(unwritable.error().message.find("cannot write the screenshot") != std::string::npos);
+    QVERIFY(unwritable.message().find("cannot write the screenshot") != std::string::npos);
 
     o.screenshot = path(tmp, "shot2.png");
     o.runs = {path(tmp, "missing")};

@@ -16,7 +16,7 @@ namespace {
 analyzer::RunModel finish(RunModelBuilder&& b) {
   auto m = std::move(b).finish();
   if (!m) {
-    std::fprintf(stderr, "hand-built run is invalid: %s\n", m.error().message.c_str());
+    std::fprintf(stderr, "hand-built run is invalid: %s\n", m.message().c_str());
     std::abort();
   }
   return std::move(m).value();
@@ -116,7 +116,7 @@ analyzer::RunModel denseRun(std::size_t n, std::int64_t width, std::int64_t peri
 std::shared_ptr<const LoadedRun> prepared(analyzer::RunModel model, std::uint32_t run, std::string label) {
   auto r = prepareRun(std::move(model), run, std::move(label));
   if (!r) {
-    std::fprintf(stderr, "prepareRun failed: %s\n", r.error().message.c_str());
+    std::fprintf(stderr, "prepareRun failed: %s\n", r.message().c_str());
     std::abort();
   }
   return std::move(r).value();
@@ -125,7 +125,7 @@ std::shared_ptr<const LoadedRun> prepared(analyzer::RunModel model, std::uint32_
 RunSource memorySource(std::string label, std::int64_t shift) {
   RunSource s;
   s.label = std::move(label);
-  s.load = [shift](const ProgressFn&) -> analyzer::Expected<analyzer::RunModel> { return twoRankRun(shift); };
+  s.load = [shift](const ProgressFn&) -> trace::Result<analyzer::RunModel> { return twoRankRun(shift); };
   return s;
 }
 

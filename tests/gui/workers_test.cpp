@@ -38,7 +38,7 @@ class WorkersTest : public QObject {
     QSignalSpy failed(&loader, &RunLoader::failed);
     QSemaphore release;
     RunSource slow = memorySource("slow");
-    slow.load = [&release](const ProgressFn&) -> syncopate::analyzer::Expected<syncopate::analyzer::RunModel> {
+    slow.load = [&release](const ProgressFn&) -> syncopate::trace::Result<syncopate::analyzer::RunModel> {
       release.acquire();  // held until the second load has started
       return twoRankRun();
     };
@@ -61,8 +61,8 @@ class WorkersTest : public QObject {
     QSignalSpy loaded(&loader, &RunLoader::loaded);
     RunSource bad;
     bad.label = "bad";
-    bad.load = [](const ProgressFn&) -> syncopate::analyzer::Expected<syncopate::analyzer::RunModel> {
-      return syncopate::analyzer::Error{"rank-0.sqlite is not a Syncopate store."};
+    bad.load = [](const ProgressFn&) -> syncopate::trace::Result<syncopate::analyzer::RunModel> {
+      return syncopate::trace::failure("rank-0.sqlite is not a Syncopate store.");
     };
     loader.load({memorySource("good"), bad});
     QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 10000);

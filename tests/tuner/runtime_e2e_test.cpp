@@ -95,7 +95,7 @@ class RuntimeE2E : public ::testing::Test {
     const JobRun base = record(scratch_->path() / "baseline");
     ASSERT_EQ(base.result.exit_code, 0) << base.result.err;
     auto report = tuneRun(base.dir, {});
-    ASSERT_TRUE(report.ok()) << report.error().message;
+    ASSERT_TRUE(report.ok()) << report.message();
     ASSERT_TRUE(report->plan.has_value()) << report->search.note;
     Plan plan = *report->plan;
     ASSERT_TRUE(writePlan(plan, base.dir / "plan.json").ok());
@@ -128,7 +128,7 @@ TEST_F(RuntimeE2E, PlanAppliesOnEveryRankWithBitIdenticalGradients) {
   }
   EXPECT_EQ(stats.size(), 1u);
   auto c = compareRuns(baseline_->dir, tuned.dir);
-  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_TRUE(c.ok()) << c.message();
   ASSERT_TRUE(c->gradients_identical.has_value()) << c->gradients_note;
   EXPECT_TRUE(*c->gradients_identical) << c->gradients_note;
   EXPECT_EQ(c->checksums_compared, 8);
@@ -154,7 +154,7 @@ TEST_F(RuntimeE2E, GraphCaptureFallsBackAndFinishesCorrectly) {
   EXPECT_TRUE(report["fallbacks"].contains("graph_capture")) << report.dump();
   EXPECT_NE(tuned.result.err.find("graph"), std::string::npos);
   auto c = compareRuns(baseline_->dir, tuned.dir);
-  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_TRUE(c.ok()) << c.message();
   EXPECT_TRUE(c->gradients_identical.value_or(false)) << c->gradients_note;
 }
 
@@ -165,7 +165,7 @@ TEST_F(RuntimeE2E, UnknownParameterLayoutFallsBackAndFinishesCorrectly) {
   const nlohmann::json report = runtimeReport(tuned.dir, 0);
   EXPECT_TRUE(report["fallbacks"].contains("unknown_parameter_layout")) << report.dump();
   auto c = compareRuns(baseline_->dir, tuned.dir);
-  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_TRUE(c.ok()) << c.message();
   EXPECT_TRUE(c->gradients_identical.value_or(false)) << c->gradients_note;
 }
 
@@ -184,7 +184,7 @@ TEST_F(RuntimeE2E, RanksWhoseCallsDifferFallBackTogether) {
   }
   EXPECT_NE(tuned.result.err.find("call sequences differ"), std::string::npos) << tuned.result.err;
   auto c = compareRuns(baseline_->dir, tuned.dir);
-  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_TRUE(c.ok()) << c.message();
   EXPECT_TRUE(c->gradients_identical.value_or(false)) << c->gradients_note;
 }
 
@@ -211,7 +211,7 @@ void expectDisabledFromThereOn(const JobRun& baseline, const JobRun& tuned, Fall
     EXPECT_EQ(said, 1) << "rank " << r << ": " << tuned.result.err;
   }
   auto c = compareRuns(baseline.dir, tuned.dir);
-  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_TRUE(c.ok()) << c.message();
   ASSERT_TRUE(c->gradients_identical.has_value()) << c->gradients_note;
   EXPECT_TRUE(*c->gradients_identical) << c->gradients_note;
   EXPECT_EQ(c->checksums_compared, 8);
@@ -375,7 +375,7 @@ TEST_F(RuntimeE2E, RankThatExitsStopsTheOthersAtTheirNextAgreement) {
 // uses it (its checksum valid) is never applied: every process says why and runs unchanged.
 TEST_F(RuntimeE2E, DelayedPlanIsRefusedAndTheJobRunsUnchanged) {
   auto delayed = readPlan(plan());
-  ASSERT_TRUE(delayed.ok()) << delayed.error().message;
+  ASSERT_TRUE(delayed.ok()) << delayed.message();
   delayed->knobs.delayed = true;
   const std::filesystem::path delayed_plan = scratch_->path() / "delayed.json";
   ASSERT_TRUE(writePlan(*delayed, delayed_plan).ok());
@@ -395,7 +395,7 @@ TEST_F(RuntimeE2E, DelayedPlanIsRefusedAndTheJobRunsUnchanged) {
   EXPECT_EQ(reports, kRanks);
   EXPECT_NE(tuned.result.err.find("changes the training mathematics"), std::string::npos) << tuned.result.err;
   auto c = compareRuns(baseline_->dir, tuned.dir);
-  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_TRUE(c.ok()) << c.message();
   EXPECT_TRUE(c->gradients_identical.value_or(false)) << c->gradients_note;
 }
 
@@ -405,7 +405,7 @@ TEST(RuntimeFusion, ScatteredGradientsFusedThroughTheFusionBufferStayIdentical) 
   const JobRun base = record(scratch.path() / "baseline", {"--scattered"});
   ASSERT_EQ(base.result.exit_code, 0) << base.result.err;
   auto report = tuneRun(base.dir, {});
-  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_TRUE(report.ok()) << report.message();
   // Everything in one bucket, whatever the search preferred.
   Candidate c = report->search.candidates.front();
   c.knobs.delayed = false;
@@ -418,7 +418,7 @@ TEST(RuntimeFusion, ScatteredGradientsFusedThroughTheFusionBufferStayIdentical) 
   const nlohmann::json r0 = runtimeReport(tuned.dir, 0);
   EXPECT_EQ(r0["stats"]["units"].get<int>(), r0["stats"]["planned_groups"].get<int>()) << r0.dump();
   auto cmp = compareRuns(base.dir, tuned.dir);
-  ASSERT_TRUE(cmp.ok()) << cmp.error().message;
+  ASSERT_TRUE(cmp.ok()) << cmp.message();
   EXPECT_TRUE(cmp->gradients_identical.value_or(false)) << cmp->gradients_note;
 }
 

@@ -27,9 +27,9 @@ Searched searchOf(const SyntheticTrainer& t, double slowdown = 0) {
   options.compute_slowdown = slowdown;
   options.communication_slowdown = slowdown;
   auto model = WhatIfModel::build(run.model, *analysis, run.pointers, options);
-  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
+  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.message());
   auto result = search(*model);
-  EXPECT_TRUE(result.ok()) << (result.ok() ? "" : result.error().message);
+  EXPECT_TRUE(result.ok()) << (result.ok() ? "" : result.message());
   return {std::move(model).value(), std::move(result).value()};
 }
 
@@ -125,7 +125,7 @@ TEST(Plan, RoundTripKeepsEverythingAndTheChecksumGuardsIt) {
   for (const GroupPlan& g : rulesFor(best.knobs, s.result.groups).groups) plan.groups.push_back(g);
   const std::string text = planJson(plan);
   auto back = parsePlan(text);
-  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_TRUE(back.ok()) << back.message();
   EXPECT_EQ(back->checksum, plan.checksum);
   EXPECT_EQ(back->knobs, plan.knobs);
   ASSERT_EQ(back->groups.size(), plan.groups.size());
@@ -136,13 +136,13 @@ TEST(Plan, RoundTripKeepsEverythingAndTheChecksumGuardsIt) {
   edited.replace(edited.find("\"because\""), 9, "\"becausE\"");
   auto tampered = parsePlan(edited);
   ASSERT_FALSE(tampered.ok());
-  EXPECT_NE(tampered.error().message.find("checksum"), std::string::npos);
+  EXPECT_NE(tampered.message().find("checksum"), std::string::npos);
 
   std::string other = text;
   other.replace(other.find("\"1.0\""), 5, "\"2.0\"");
   auto newer = parsePlan(other);
   ASSERT_FALSE(newer.ok());
-  EXPECT_NE(newer.error().message.find("version"), std::string::npos);
+  EXPECT_NE(newer.message().find("version"), std::string::npos);
 
   EXPECT_FALSE(parsePlan("{not json").ok());
   EXPECT_FALSE(parsePlan("{\"format\": \"something else\"}").ok());

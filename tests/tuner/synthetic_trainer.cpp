@@ -295,7 +295,7 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
     }
   }
   auto built = std::move(b).finish();
-  if (!built.ok()) throw std::runtime_error("synthetic trainer: " + built.error().message);
+  if (!built.ok()) throw std::runtime_error("synthetic trainer: " + built.message());
   SyntheticRun run{std::move(built).value(), {}};
   run.pointers = OpPointers(run.model.ops.size());
   for (analyzer::Index op = 0; op < run.model.ops.size(); ++op) {

@@ -21,7 +21,7 @@ Modelled modelOf(const SyntheticTrainer& t, const ModelOptions& options = {}) {
   auto analysis = analyzer::analyze(run.model);
   EXPECT_TRUE(analysis.ok());
   auto model = WhatIfModel::build(run.model, *analysis, run.pointers, options);
-  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
+  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.message());
   return {std::move(analysis).value(), std::move(model).value()};
 }
 
@@ -196,7 +196,7 @@ TEST(WhatIf, TooFewIterationsIsAClearError) {
   ASSERT_TRUE(analysis.ok());
   auto model = WhatIfModel::build(run.model, *analysis, run.pointers);
   ASSERT_FALSE(model.ok());
-  EXPECT_NE(model.error().message.find("record more iterations"), std::string::npos);
+  EXPECT_NE(model.message().find("record more iterations"), std::string::npos);
 }
 
 TEST(WhatIf, RunWithoutBufferAddressesIsAClearError) {
@@ -206,7 +206,7 @@ TEST(WhatIf, RunWithoutBufferAddressesIsAClearError) {
   ASSERT_TRUE(analysis.ok());
   auto model = WhatIfModel::build(run.model, *analysis, OpPointers(run.model.ops.size()));
   ASSERT_FALSE(model.ok());
-  EXPECT_NE(model.error().message.find("buffer addresses"), std::string::npos);
+  EXPECT_NE(model.message().find("buffer addresses"), std::string::npos);
 }
 
 }  // namespace

@@ -59,19 +59,19 @@ std::map<std::int64_t, std::string> parseChecksums(const std::string& text) {
   return out;
 }
 
-analyzer::Expected<RunSummary> summarizeRunDir(const std::filesystem::path& dir, const CompareOptions& options) {
+trace::Result<RunSummary> summarizeRunDir(const std::filesystem::path& dir, const CompareOptions& options) {
   auto model = analyzer::loadRun(dir);
-  if (!model.ok()) return model.error();
+  if (!model.ok()) return model.status();
   analyzer::AnalysisOptions analysis_options;
   analysis_options.iterations.marker = options.iteration_marker;
   analysis_options.critical_path = false;
   auto analysis = analyzer::analyze(*model, analysis_options);
-  if (!analysis.ok()) return analysis.error();
+  if (!analysis.ok()) return analysis.status();
   const auto& numbers = analysis->iterations.numbers;
   if (numbers.size() < 3) {
-    return analyzer::Error{fmt::format("{} has {} iterations; compare needs at least 3 (the first and the last are not "
-                                       "steady): record more iterations",
-                                       dir.string(), numbers.size())};
+    return trace::failure(fmt::format("{} has {} iterations; compare needs at least 3 (the first and the last are not "
+                                      "steady): record more iterations",
+                                      dir.string(), numbers.size()));
   }
   RunSummary s;
   s.dir = dir.string();
@@ -92,7 +92,7 @@ analyzer::Expected<RunSummary> summarizeRunDir(const std::filesystem::path& dir,
     s.iterations.push_back(n);
     s.iteration_ms.push_back(sum / count);
   }
-  if (s.iteration_ms.empty()) return analyzer::Error{fmt::format("{}: no steady iteration ran on any rank", dir.string())};
+  if (s.iteration_ms.empty()) return trace::failure(fmt::format("{}: no steady iteration ran on any rank", dir.string()));
   for (double& v : s.exposed_communication_ms) v /= static_cast<double>(s.iterations.size());
   for (double& v : s.communication_ms) v /= static_cast<double>(s.iterations.size());
   double sum = 0;
@@ -106,12 +106,12 @@ analyzer::Expected<RunSummary> summarizeRunDir(const std::filesystem::path& dir,
   return s;
 }
 
-analyzer::Expected<Comparison> compareRuns(const std::filesystem::path& baseline, const std::filesystem::path& tuned,
-                                           const CompareOptions& options) {
+trace::Result<Comparison> compareRuns(const std::filesystem::path& baseline, const std::filesystem::path& tuned,
+                                      const CompareOptions& options) {
   auto a = summarizeRunDir(baseline, options);
-  if (!a.ok()) return a.error();
+  if (!a.ok()) return a.status();
   auto b = summarizeRunDir(tuned, options);
-  if (!b.ok()) return b.error();
+  if (!b.ok()) return b.status();
   Comparison c;
   c.baseline = std::move(a).value();
   c.tuned = std::move(b).value();
@@ -120,7 +120,7 @@ analyzer::Expected<Comparison> compareRuns(const std::filesystem::path& baseline
   // The plan the tuned run applied (run --plan keeps it there).
   if (std::filesystem::exists(tuned / "plan.json")) {
     auto plan = readPlan(tuned / "plan.json");
-    if (!plan.ok()) return plan.error();
+    if (!plan.ok()) return plan.status();
     c.schedule = describe(plan->knobs);
     c.predicted_ms = plan->prediction.iteration_ms;
     c.prediction_error = (c.tuned.mean_iteration_ms - *c.predicted_ms) / *c.predicted_ms;

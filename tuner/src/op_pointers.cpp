@@ -28,26 +28,26 @@ void OpPointers::set(analyzer::Index op, std::vector<PointerArg> args) {
   for (analyzer::Index i = op + 1; i < begin_.size(); ++i) begin_[i] = static_cast<std::uint32_t>(args_.size());
 }
 
-analyzer::Expected<OpPointers> loadOpPointers(const analyzer::RunModel& model) {
+trace::Result<OpPointers> loadOpPointers(const analyzer::RunModel& model) {
   OpPointers out(model.ops.size());
   for (const analyzer::RankInfo& rank : model.ranks) {
     if (rank.store_path.empty() || rank.op_count == 0) continue;
     auto reader = trace::StoreReader::open(rank.store_path);
-    if (!reader.ok()) return analyzer::Error{std::string(reader.status().message())};
+    if (!reader.ok()) return trace::failure(std::string(reader.status().message()));
     // store op id -> correlation id, then correlation id -> pointer arguments.
     std::unordered_map<std::int64_t, std::int64_t> correlation;
     if (auto st = reader->forEachOp([&](const trace::OpRow& row) {
           if (row.correlation_id) correlation.emplace(row.id, *row.correlation_id);
         });
         !st.ok()) {
-      return analyzer::Error{std::string(st.message())};
+      return trace::failure(std::string(st.message()));
     }
     std::unordered_map<std::int64_t, std::vector<PointerArg>> args;
     if (auto st = reader->forEachOpArg([&](const trace::OpArgRow& row) {
           args[row.correlation_id].push_back({row.arg_index, row.address});
         });
         !st.ok()) {
-      return analyzer::Error{std::string(st.message())};
+      return trace::failure(std::string(st.message()));
     }
     for (analyzer::Index op = rank.first_op; op < rank.first_op + rank.op_count; ++op) {
       const std::int64_t store_id = model.ops.store_id[op];

@@ -90,31 +90,31 @@ std::string planJson(Plan& plan) {
   return j.dump(2) + "\n";
 }
 
-analyzer::Expected<Plan> parsePlan(std::string_view text) {
+trace::Result<Plan> parsePlan(std::string_view text) {
   json j;
   try {
     j = json::parse(text);
   } catch (const json::exception& e) {
-    return analyzer::Error{fmt::format("the plan is not valid JSON ({}); make it again with `syncopate tune`", e.what())};
+    return trace::failure(fmt::format("the plan is not valid JSON ({}); make it again with `syncopate tune`", e.what()));
   }
   try {
     if (!j.is_object() || field<std::string>(j, "format", "the plan") != kPlanFormat) {
-      return analyzer::Error{"this is not a Syncopate plan (its \"format\" is not \"syncopate-plan\")"};
+      return trace::failure("this is not a Syncopate plan (its \"format\" is not \"syncopate-plan\")");
     }
     const std::string version = field<std::string>(j, "version", "the plan");
     int major = 0;
     if (std::sscanf(version.c_str(), "%d.", &major) != 1 || major != kPlanMajor) {
-      return analyzer::Error{fmt::format("the plan has version {}, this build reads version {}.x; make it again with "
-                                         "this build's `syncopate tune`",
-                                         version, kPlanMajor)};
+      return trace::failure(fmt::format("the plan has version {}, this build reads version {}.x; make it again with "
+                                        "this build's `syncopate tune`",
+                                        version, kPlanMajor));
     }
     const std::string sum = field<std::string>(j, "checksum", "the plan");
     json body = j;
     body.erase("checksum");
     const std::uint64_t actual = checksumOf(body);
     if (sum != "fnv1a64:" + hex(actual)) {
-      return analyzer::Error{"the plan's checksum does not match its content (it was edited or damaged); make it "
-                             "again with `syncopate tune`"};
+      return trace::failure("the plan's checksum does not match its content (it was edited or damaged); make it "
+                            "again with `syncopate tune`");
     }
     Plan p;
     p.version = version;
@@ -128,7 +128,7 @@ analyzer::Expected<Plan> parsePlan(std::string_view text) {
     p.knobs.communication_stream = field<bool>(k, "communication_stream", "\"knobs\"");
     p.knobs.bucket_bytes = field<std::uint64_t>(k, "bucket_bytes", "\"knobs\"");
     const std::string order = field<std::string>(k, "order", "\"knobs\"");
-    if (order != "ready" && order != "program") return analyzer::Error{"the plan's order must be \"ready\" or \"program\""};
+    if (order != "ready" && order != "program") return trace::failure("the plan's order must be \"ready\" or \"program\"");
     p.knobs.order = order == "ready" ? Order::Ready : Order::Program;
     p.knobs.priority_tail = field<std::uint32_t>(k, "priority_tail", "\"knobs\"");
     p.knobs.split_bytes = field<std::uint64_t>(k, "split_bytes", "\"knobs\"");
@@ -155,42 +155,42 @@ analyzer::Expected<Plan> parsePlan(std::string_view text) {
       gp.bucket_first = field<std::vector<std::uint32_t>>(g, "bucket_first", "a group");
       gp.parts = field<std::vector<std::uint16_t>>(g, "parts", "a group");
       for (const json& u : g.at("order")) {
-        if (!u.is_array() || u.size() != 2) return analyzer::Error{"a group's order must list [bucket, part] pairs"};
+        if (!u.is_array() || u.size() != 2) return trace::failure("a group's order must list [bucket, part] pairs");
         gp.order.push_back({u[0].get<std::uint16_t>(), u[1].get<std::uint16_t>()});
       }
       if (const std::string problem = validateGroupPlan(gp); !problem.empty()) {
-        return analyzer::Error{"the plan has a malformed group: " + problem};
+        return trace::failure("the plan has a malformed group: " + problem);
       }
       p.groups.push_back(std::move(gp));
     }
     return p;
   } catch (const std::exception& e) {
-    return analyzer::Error{fmt::format("the plan is incomplete: {}; make it again with `syncopate tune`", e.what())};
+    return trace::failure(fmt::format("the plan is incomplete: {}; make it again with `syncopate tune`", e.what()));
   }
 }
 
-analyzer::Expected<Plan> readPlan(const std::filesystem::path& file) {
+trace::Result<Plan> readPlan(const std::filesystem::path& file) {
   std::ifstream in(file);
-  if (!in) return analyzer::Error{fmt::format("cannot read the plan {}: check the path", file.string())};
+  if (!in) return trace::failure(fmt::format("cannot read the plan {}: check the path", file.string()));
   std::stringstream text;
   text << in.rdbuf();
   auto plan = parsePlan(text.str());
-  if (!plan.ok()) return analyzer::Error{fmt::format("{}: {}", file.string(), plan.error().message)};
+  if (!plan.ok()) return trace::failure(fmt::format("{}: {}", file.string(), plan.message()));
   return plan;
 }
 
-analyzer::Status writePlan(Plan& plan, const std::filesystem::path& file) {
+trace::Status writePlan(Plan& plan, const std::filesystem::path& file) {
   const std::string text = planJson(plan);
   const std::filesystem::path tmp = file.string() + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
     if (!out || !(out << text) || !out.flush()) {
-      return analyzer::Error{fmt::format("cannot write the plan to {}: check that the directory is writable", file.string())};
+      return trace::failure(fmt::format("cannot write the plan to {}: check that the directory is writable", file.string()));
     }
   }
   std::error_code ec;
   std::filesystem::rename(tmp, file, ec);
-  if (ec) return analyzer::Error{fmt::format("cannot write the plan to {}: {}", file.string(), ec.message())};
+  if (ec) return trace::failure(fmt::format("cannot write the plan to {}: {}", file.string(), ec.message()));
   return {};
 }
 

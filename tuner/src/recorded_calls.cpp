@@ -36,8 +36,8 @@ Call RecordedRank::call(std::size_t i) const {
   return c;
 }
 
-analyzer::Expected<RecordedRun> recordedCalls(const analyzer::RunModel& m, const analyzer::Iterations& iterations,
-                                              const OpPointers& pointers) {
+trace::Result<RecordedRun> recordedCalls(const analyzer::RunModel& m, const analyzer::Iterations& iterations,
+                                         const OpPointers& pointers) {
   RecordedRun out;
   for (Index r = 0; r < m.ranks.size(); ++r) {
     const analyzer::RankInfo& info = m.ranks[r];
@@ -115,7 +115,7 @@ analyzer::Expected<RecordedRun> recordedCalls(const analyzer::RunModel& m, const
         case trace::OpKind::P2P: {
           c.kind = CallKind::Collective;
           const Index row = m.ops.collective[op];
-          if (row == kNone) return analyzer::Error{fmt::format("rank {}: a collective op has no collective row", info.rank)};
+          if (row == kNone) return trace::failure(fmt::format("rank {}: a collective op has no collective row", info.rank));
           CollectiveArgs& a = c.collective;
           const std::int64_t comm = m.collectives.comm_id[row];
           auto ci = std::find(rank.comm_ids.begin(), rank.comm_ids.end(), comm);
@@ -133,10 +133,10 @@ analyzer::Expected<RecordedRun> recordedCalls(const analyzer::RunModel& m, const
           const bool needs_send = a.type != trace::CollType::Recv;
           const bool needs_recv = a.type != trace::CollType::Send;
           if ((needs_send && a.send == 0) || (needs_recv && a.recv == 0)) {
-            return analyzer::Error{fmt::format(
+            return trace::failure(fmt::format(
                 "rank {}: collectives carry no buffer addresses, so the tuner cannot tell which kernels produce and "
                 "consume them; record the run with `syncopate record` (imported traces lack them)",
-                info.rank)};
+                info.rank));
           }
           break;
         }

@@ -128,7 +128,7 @@ std::vector<std::uint64_t> capGrid(const std::vector<RecordedGroup>& groups) {
 
 }  // namespace
 
-analyzer::Expected<std::vector<RecordedGroup>> recordedGroups(const WhatIfModel& model) {
+trace::Result<std::vector<RecordedGroup>> recordedGroups(const WhatIfModel& model) {
   std::vector<std::vector<RecordedGroup>> per_rank;
   const ScheduleRules none;
   for (std::size_t r = 0; r < model.ranks(); ++r) {
@@ -160,10 +160,10 @@ analyzer::Expected<std::vector<RecordedGroup>> recordedGroups(const WhatIfModel&
     bool same = per_rank[r].size() == per_rank[0].size();
     for (std::size_t i = 0; same && i < per_rank[r].size(); ++i) same = per_rank[r][i].signature == per_rank[0][i].signature;
     if (!same) {
-      return analyzer::Error{fmt::format(
+      return trace::failure(fmt::format(
           "rank {} flushes other groups of all-reduces than rank 0 (their call sequences differ), so no plan could "
           "apply the same way on every rank",
-          model.calls().ranks[r].rank)};
+          model.calls().ranks[r].rank));
     }
   }
   std::vector<RecordedGroup> distinct;
@@ -184,12 +184,12 @@ ScheduleRules rulesFor(const Knobs& knobs, const std::vector<RecordedGroup>& gro
   return rules;
 }
 
-analyzer::Expected<SearchResult> search(const WhatIfModel& model, const SearchOptions& options, const Progress& progress) {
+trace::Result<SearchResult> search(const WhatIfModel& model, const SearchOptions& options, const Progress& progress) {
   SearchResult out;
   out.baseline = model.predict(nullptr);
-  if (!out.baseline.ok) return analyzer::Error{"the model cannot replay the recorded schedule: " + out.baseline.error};
+  if (!out.baseline.ok) return trace::failure("the model cannot replay the recorded schedule: " + out.baseline.error);
   auto groups = recordedGroups(model);
-  if (!groups.ok()) return groups.error();
+  if (!groups.ok()) return groups.status();
   out.groups = std::move(groups).value();
   if (out.groups.empty()) {
     out.note = "the run issues no all-reduce in its steady iterations, so there is nothing to reschedule";

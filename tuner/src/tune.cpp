@@ -51,8 +51,8 @@ std::string whyOf(const TuneReport& r, const Candidate& c) {
 
 }  // namespace
 
-analyzer::Expected<TuneReport> tuneModel(const WhatIfModel& model, std::string run_dir, std::int32_t ranks,
-                                         const TuneOptions& options, const TuneProgress& progress) {
+trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_dir, std::int32_t ranks,
+                                    const TuneOptions& options, const TuneProgress& progress) {
   TuneReport r;
   r.run_dir = std::move(run_dir);
   r.ranks = ranks;
@@ -65,7 +65,7 @@ analyzer::Expected<TuneReport> tuneModel(const WhatIfModel& model, std::string r
   auto result = search(model, options.search, [&](std::size_t done, std::size_t total) {
     if (progress) progress("searching", done, total);
   });
-  if (!result.ok()) return result.error();
+  if (!result.ok()) return result.status();
   r.search = std::move(result).value();
   r.replay_ms = ms(r.search.baseline.iteration_ns);
   r.replay_error = r.measured_ms > 0 ? (r.replay_ms - r.measured_ms) / r.measured_ms : 0;
@@ -75,22 +75,22 @@ analyzer::Expected<TuneReport> tuneModel(const WhatIfModel& model, std::string r
   return r;
 }
 
-analyzer::Expected<TuneReport> tuneRun(const std::filesystem::path& run_dir, const TuneOptions& options,
-                                       const TuneProgress& progress) {
+trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const TuneOptions& options,
+                                  const TuneProgress& progress) {
   analyzer::LoadOptions load;
   if (progress) load.progress = [&](std::string_view, std::size_t done, std::size_t total) { progress("loading", done, total); };
   auto model = analyzer::loadRun(run_dir, load);
-  if (!model.ok()) return model.error();
+  if (!model.ok()) return model.status();
   analyzer::AnalysisOptions analysis_options;
   analysis_options.iterations.marker = options.iteration_marker;
   analysis_options.critical_path = false;  // the model does not need it
   auto analysis = analyzer::analyze(*model, analysis_options);
-  if (!analysis.ok()) return analysis.error();
+  if (!analysis.ok()) return analysis.status();
   auto pointers = loadOpPointers(*model);
-  if (!pointers.ok()) return pointers.error();
+  if (!pointers.ok()) return pointers.status();
   if (progress) progress("modelling", 0, 1);
   auto whatif = WhatIfModel::build(*model, *analysis, *pointers, options.model);
-  if (!whatif.ok()) return whatif.error();
+  if (!whatif.ok()) return whatif.status();
   return tuneModel(*whatif, run_dir.string(), static_cast<std::int32_t>(model->ranks.size()), options, progress);
 }
 

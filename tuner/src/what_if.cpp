@@ -68,15 +68,15 @@ double WhatIfModel::collectiveNs(const CollectiveArgs& a, Index fallback_op) con
   return fallback_op == analyzer::kNone ? 0.0 : standalone_[fallback_op];
 }
 
-analyzer::Expected<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, const analyzer::Analysis& a,
-                                                   const OpPointers& pointers, const ModelOptions& options) {
-  if (options.window_iterations < 3) return analyzer::Error{"the model needs a window of at least 3 iterations"};
+trace::Result<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, const analyzer::Analysis& a,
+                                              const OpPointers& pointers, const ModelOptions& options) {
+  if (options.window_iterations < 3) return trace::failure("the model needs a window of at least 3 iterations");
   auto calls = recordedCalls(m, a.iterations, pointers);
-  if (!calls.ok()) return calls.error();
+  if (!calls.ok()) return calls.status();
   WhatIfModel w;
   w.calls_ = std::move(calls).value();
-  if (w.calls_.ranks.empty()) return analyzer::Error{"the run has no rank to model"};
-  if (a.iterations.numbers.empty()) return analyzer::Error{"the run has no iteration to model"};
+  if (w.calls_.ranks.empty()) return trace::failure("the run has no rank to model");
+  if (a.iterations.numbers.empty()) return trace::failure("the run has no iteration to model");
 
   // Steady iterations: after the first, with the calls each rank makes most often, on every rank.
   std::vector<std::int64_t> steady;
@@ -113,10 +113,10 @@ analyzer::Expected<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, 
     i = j;
   }
   if (best_len < 3) {
-    return analyzer::Error{fmt::format(
+    return trace::failure(fmt::format(
         "the run has {} consecutive steady iterations after the first; the model needs 3 with the same calls on "
         "every rank: record more iterations",
-        best_len)};
+        best_len));
   }
   // The latest iterations of that run: start-up effects (first launches, allocations, the
   // launcher still settling) fade with time.
@@ -132,7 +132,7 @@ analyzer::Expected<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, 
       if (n == w.first_) begin = first;
       if (n == w.last_ + 1) end = first;
     }
-    if (begin == rank.calls.size()) return analyzer::Error{"a rank has no call in the modelled iterations"};
+    if (begin == rank.calls.size()) return trace::failure("a rank has no call in the modelled iterations");
     w.window_.emplace_back(begin, end);
   }
 
@@ -155,7 +155,7 @@ analyzer::Expected<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, 
   }
   for (std::int64_t n : w.predicted_) {
     auto it = measured.find(n);
-    if (it == measured.end()) return analyzer::Error{fmt::format("iteration {} has no measured window", n)};
+    if (it == measured.end()) return trace::failure(fmt::format("iteration {} has no measured window", n));
     w.measured_per_iteration_.push_back(it->second.first / it->second.second);
   }
   double sum = 0;

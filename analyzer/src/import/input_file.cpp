@@ -26,13 +26,13 @@ BigBuffer allocateBig(std::size_t bytes) {
 
 namespace {
 
-Expected<std::vector<unsigned char>> readAll(const std::filesystem::path& file) {
+trace::Result<std::vector<unsigned char>> readAll(const std::filesystem::path& file) {
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Error{"cannot read " + file.string() + ": " + std::strerror(errno)};
+  if (fd < 0) return trace::failure("cannot read " + file.string() + ": " + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
     ::close(fd);
-    return Error{file.string() + " is not a regular file"};
+    return trace::failure(file.string() + " is not a regular file");
   }
   std::vector<unsigned char> bytes(static_cast<std::size_t>(st.st_size));
   std::size_t got = 0;
@@ -42,7 +42,7 @@ Expected<std::vector<unsigned char>> readAll(const std::filesystem::path& file) 
     if (n <= 0) {
       const int err = errno;
       ::close(fd);
-      return Error{"cannot read " + file.string() + ": " + (n == 0 ? "file shrank while reading" : std::strerror(err))};
+      return trace::failure("cannot read " + file.string() + ": " + (n == 0 ? "file shrank while reading" : std::strerror(err)));
     }
     got += static_cast<std::size_t>(n);
   }
@@ -62,24 +62,24 @@ std::size_t sizeHint(const std::vector<unsigned char>& b) {
 
 }  // namespace
 
-Expected<TextBuffer> readTextFile(const std::filesystem::path& file, std::size_t padding) {
+trace::Result<TextBuffer> readTextFile(const std::filesystem::path& file, std::size_t padding) {
   auto raw = readAll(file);
-  if (!raw) return raw.error();
+  if (!raw) return raw.status();
   std::vector<unsigned char>& in = *raw;
   if (!isGzip(in)) {
     BigBuffer buf = allocateBig(in.size() + padding);
-    if (!buf) return Error{"out of memory reading " + file.string()};
+    if (!buf) return trace::failure("out of memory reading " + file.string());
     std::memcpy(buf.get(), in.data(), in.size());
     std::memset(buf.get() + in.size(), 0, padding);
     return TextBuffer(std::move(buf), in.size(), in.size() + padding);
   }
   libdeflate_decompressor* d = libdeflate_alloc_decompressor();
-  if (!d) return Error{"out of memory inflating " + file.string()};
+  if (!d) return trace::failure("out of memory inflating " + file.string());
   std::size_t capacity = std::max<std::size_t>(sizeHint(in), in.size() * 4) + padding;
   BigBuffer out = allocateBig(capacity);
   if (!out) {
     libdeflate_free_decompressor(d);
-    return Error{"out of memory inflating " + file.string()};
+    return trace::failure("out of memory inflating " + file.string());
   }
   std::size_t in_pos = 0, out_pos = 0;
   std::string failure;
@@ -108,7 +108,7 @@ Expected<TextBuffer> readTextFile(const std::filesystem::path& file, std::size_t
     out_pos += out_got;
   }
   libdeflate_free_decompressor(d);
-  if (!failure.empty()) return Error{failure};
+  if (!failure.empty()) return trace::failure(failure);
   std::memset(out.get() + out_pos, 0, padding);
   return TextBuffer(std::move(out), out_pos, capacity);
 }

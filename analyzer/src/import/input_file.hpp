@@ -7,7 +7,7 @@
 #include <memory>
 #include <string_view>
 
-#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/trace/status.hpp"
 
 namespace syncopate::analyzer::import {
 
@@ -37,6 +37,6 @@ class TextBuffer {
 // The whole file, inflated if it is gzip (several members are concatenated, as gunzip does),
 // followed by `padding` zero bytes. Errors name the file: missing, unreadable, truncated or
 // damaged gzip.
-Expected<TextBuffer> readTextFile(const std::filesystem::path& file, std::size_t padding);
+trace::Result<TextBuffer> readTextFile(const std::filesystem::path& file, std::size_t padding);
 
 }  // namespace syncopate::analyzer::import

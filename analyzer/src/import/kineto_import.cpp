@@ -55,21 +55,21 @@ class EventWriter {
     for (const auto& d : header.devices) out_.registerDevice(d.id, d.name, d.sm_count, d.memory_bytes);
   }
 
-  Status consume(const import::KinetoBatch& batch) {
+  trace::Status consume(const import::KinetoBatch& batch) {
     for (const auto& [id, text] : batch.new_strings) {
       if (id >= views_.size()) views_.resize(id + 1);
       views_[id] = text;
     }
     for (const KinetoEvent& e : batch.events)
-      if (Status s = writeEvent(e); !s) return s;
+      if (trace::Status s = writeEvent(e); !s) return s;
     return {};
   }
 
-  Status finish(const import::KinetoHeader& header) {
+  trace::Status finish(const import::KinetoHeader& header) {
     world_size_ = header.world_size.value_or(-1);
-    if (Status s = writeCollectives(); !s) return s;
-    if (Status s = writeDerivedEventRecords(); !s) return s;
-    if (Status s = writeOpenAllocations(); !s) return s;
+    if (trace::Status s = writeCollectives(); !s) return s;
+    if (trace::Status s = writeDerivedEventRecords(); !s) return s;
+    if (trace::Status s = writeOpenAllocations(); !s) return s;
     checkFlows();
     return {};
   }
@@ -90,7 +90,7 @@ class EventWriter {
     return out_.stream(device, s);
   }
 
-  Status writeEvent(const KinetoEvent& e) {
+  trace::Status writeEvent(const KinetoEvent& e) {
     if (e.ph == 'X') {
       switch (e.cat) {
         case KinetoCat::Kernel: return writeKernel(e);
@@ -117,7 +117,7 @@ class EventWriter {
     return {};
   }
 
-  Status writeKernel(const KinetoEvent& e) {
+  trace::Status writeKernel(const KinetoEvent& e) {
     const import::NcclKernelInfo nccl = import::parseNcclKernelName(str(e.name));
     trace::OpRow row;
     row.kind = !nccl.is_nccl ? trace::OpKind::Kernel
@@ -134,13 +134,13 @@ class EventWriter {
                            static_cast<std::uint32_t>(e.grid[2])};
     row.block = trace::Dim3{static_cast<std::uint32_t>(e.block[0]), static_cast<std::uint32_t>(e.block[1]),
                             static_cast<std::uint32_t>(e.block[2])};
-    if (Status s = out_.op(row, str(e.name)); !s) return s;
+    if (trace::Status s = out_.op(row, str(e.name)); !s) return s;
     if (e.correlation != kAbsent) ops_by_stream_[*row.stream_id].push_back({e.correlation, row.end_ns});
     if (nccl.is_nccl && e.correlation != kAbsent) nccl_ops_.push_back({e, nccl});
     return {};
   }
 
-  Status writeMemoryOp(const KinetoEvent& e) {
+  trace::Status writeMemoryOp(const KinetoEvent& e) {
     trace::OpRow row;
     row.kind = e.cat == KinetoCat::GpuMemcpy ? trace::OpKind::Memcpy : trace::OpKind::Memset;
     row.device_id = static_cast<std::int32_t>(e.device != kAbsent ? e.device : 0);
@@ -150,12 +150,12 @@ class EventWriter {
     if (e.correlation != kAbsent) row.correlation_id = e.correlation;
     if (e.bytes != kAbsent) row.bytes = e.bytes;
     if (row.kind == trace::OpKind::Memcpy) row.memcpy_kind = memcpyKindFromName(str(e.name));
-    if (Status s = out_.op(row, str(e.name)); !s) return s;
+    if (trace::Status s = out_.op(row, str(e.name)); !s) return s;
     if (e.correlation != kAbsent) ops_by_stream_[*row.stream_id].push_back({e.correlation, row.end_ns});
     return {};
   }
 
-  Status writeApiCall(const KinetoEvent& e) {
+  trace::Status writeApiCall(const KinetoEvent& e) {
     trace::ApiCallRow row;
     row.thread_id = thread(e.tid);
     row.domain = e.cat == KinetoCat::CudaDriver ? trace::ApiDomain::CudaDriver : trace::ApiDomain::CudaRuntime;
@@ -169,7 +169,7 @@ class EventWriter {
   }
 
   // CUPTI synchronization records: host syncs and stream waits.
-  Status writeSync(const KinetoEvent& e) {
+  trace::Status writeSync(const KinetoEvent& e) {
     const std::string_view kind = e.sync_kind != 0 ? str(e.sync_kind) : str(e.name);
     trace::OpRow row;
     row.device_id = static_cast<std::int32_t>(e.device != kAbsent ? e.device : 0);
@@ -202,7 +202,7 @@ class EventWriter {
     return out_.op(row, kind);
   }
 
-  Status memoryEvent(const KinetoEvent& e) {
+  trace::Status memoryEvent(const KinetoEvent& e) {
     if (e.device_type != 1 || e.addr == kAbsent || e.mem_bytes == kAbsent) {  // c10::DeviceType::CUDA == 1
       ++host_memory_events_;
       return {};
@@ -221,10 +221,10 @@ class EventWriter {
     return out_.allocation(a.device, static_cast<std::uint64_t>(e.addr), static_cast<std::uint64_t>(a.bytes), a.ts, e.ts);
   }
 
-  Status writeOpenAllocations() {
+  trace::Status writeOpenAllocations() {
     for (const auto& [addr, a] : open_allocations_)
-      if (Status s = out_.allocation(a.device, static_cast<std::uint64_t>(addr), static_cast<std::uint64_t>(a.bytes), a.ts,
-                                     std::nullopt);
+      if (trace::Status s = out_.allocation(a.device, static_cast<std::uint64_t>(addr), static_cast<std::uint64_t>(a.bytes), a.ts,
+                                            std::nullopt);
           !s)
         return s;
     if (host_memory_events_ > 0)
@@ -254,7 +254,7 @@ class EventWriter {
 
   // Collective rows: the kernel name and PyTorch's arguments say what; the communicator's
   // sequence numbers follow launch order (correlation ids grow with it).
-  Status writeCollectives() {
+  trace::Status writeCollectives() {
     std::sort(nccl_ops_.begin(), nccl_ops_.end(),
               [](const auto& a, const auto& b) { return a.first.correlation < b.first.correlation; });
     std::unordered_map<std::uint64_t, std::uint64_t> next_seq;
@@ -291,7 +291,7 @@ class EventWriter {
         row.count = static_cast<std::uint64_t>(count);
         if (dtype != trace::DataType::Unknown) row.bytes = row.count.value() * trace::dataTypeSize(dtype);
       }
-      if (Status s = out_.collective(row); !s) return s;
+      if (trace::Status s = out_.collective(row); !s) return s;
       ++written;
     }
     if (without_details > 0)
@@ -310,7 +310,7 @@ class EventWriter {
   // (by correlation id) and stream a wait or event sync depended on. The event completes when
   // the work launched on that stream before the record completes: that op's end is the
   // record's time (the record call's own start when nothing was launched before it).
-  Status writeDerivedEventRecords() {
+  trace::Status writeDerivedEventRecords() {
     for (auto& [stream_id, ops] : ops_by_stream_) std::sort(ops.begin(), ops.end());
     std::int64_t untimed = 0;
     for (const Record& r : records_) {
@@ -335,7 +335,7 @@ class EventWriter {
       row.start_ns = row.end_ns = *at;
       row.correlation_id = r.correlation;
       row.event_id = r.event;
-      if (Status s = out_.op(row, "cudaEventRecord"); !s) return s;
+      if (trace::Status s = out_.op(row, "cudaEventRecord"); !s) return s;
       ++report_.derived_event_records;
     }
     if (report_.derived_event_records > 0)
@@ -441,11 +441,11 @@ class PipelinedSink : public import::KinetoSink {
       : position_(position), out_dir_(out_dir), store_(store), thread_names_(std::move(thread_names)), pid_(pid) {}
   ~PipelinedSink() override { stop(); }
 
-  Status begin(const import::KinetoHeader& header) override {
+  trace::Status begin(const import::KinetoHeader& header) override {
     store_.rank = header.rank.value_or(position_);
     const std::string host = !header.host_name.empty() ? header.host_name : "unknown host of rank " + std::to_string(store_.rank);
     auto out = import::StoreOutput::create(out_dir_, {host, pid_, store_.rank, "import-kineto"});
-    if (!out) return out.error();
+    if (!out) return out.status();
     out_ = std::move(out).value();
     if (!header.rank)
       out_->diagnostic(trace::Severity::Warning,
@@ -458,7 +458,7 @@ class PipelinedSink : public import::KinetoSink {
     return {};
   }
 
-  Status consume(import::KinetoBatch batch) override {
+  trace::Status consume(import::KinetoBatch batch) override {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [&] { return queue_.size() < kMaxQueued || !status_; });
     if (!status_) return status_;
@@ -468,7 +468,7 @@ class PipelinedSink : public import::KinetoSink {
   }
 
   // Waits until every batch is written; the writer's status.
-  Status finishWriting() {
+  trace::Status finishWriting() {
     stop();
     return status_;
   }
@@ -490,7 +490,7 @@ class PipelinedSink : public import::KinetoSink {
         queue_.pop_front();
         cv_.notify_all();
       }
-      if (Status s = writer_->consume(batch); !s) {
+      if (trace::Status s = writer_->consume(batch); !s) {
         std::lock_guard lock(mu_);
         status_ = s;
         queue_.clear();
@@ -520,7 +520,7 @@ class PipelinedSink : public import::KinetoSink {
   std::condition_variable cv_;
   std::deque<import::KinetoBatch> queue_;
   bool done_ = false;
-  Status status_;
+  trace::Status status_;
   std::jthread thread_;
 };
 
@@ -543,34 +543,34 @@ std::int64_t hostPid(std::string_view text) {
   return -1;
 }
 
-Status importOne(const std::filesystem::path& file, std::size_t position, const std::filesystem::path& out_dir,
-                 ImportReport& report, const ImportOptions& options) {
+trace::Status importOne(const std::filesystem::path& file, std::size_t position, const std::filesystem::path& out_dir,
+                        ImportReport& report, const ImportOptions& options) {
   auto text = import::readTextFile(file, simdjson::SIMDJSON_PADDING);
-  if (!text) return text.error();
+  if (!text) return text.status();
   ImportedStore store;
   store.source = file;
   StringTable strings;
   PipelinedSink sink(static_cast<std::int32_t>(position), out_dir, store, import::kinetoThreadNames(*text),
                      hostPid(text->text()));
   auto parsed = import::parseKinetoTrace(*text, file.string(), strings, sink);
-  const Status written = sink.finishWriting();
+  const trace::Status written = sink.finishWriting();
   import::StoreOutput* o = sink.output();
-  auto fail = [&](const Error& e) -> Status {
+  auto fail = [&](const trace::Status& e) -> trace::Status {
     if (o) o->abandon();  // no half-written store is left behind
     return e;
   };
-  if (!parsed) return fail(parsed.error());
-  if (!written) return fail(written.error());
-  if (!o) return Error{file.string() + " is not a Chrome trace: it has no traceEvents array"};
+  if (!parsed) return fail(parsed.status());
+  if (!written) return fail(written);
+  if (!o) return trace::failure(file.string() + " is not a Chrome trace: it has no traceEvents array");
   text = import::TextBuffer{};
   import::KinetoSummary& t = *parsed;
   store.source_events = t.json_events;
   if (options.progress) options.progress(file.filename().string(), 1, 2);
-  if (Status s = sink.writer()->finish(t.header); !s) return fail(s.error());
+  if (trace::Status s = sink.writer()->finish(t.header); !s) return fail(s);
   if (t.header.rank && *t.header.rank != store.rank)
-    return fail(Error{file.string() + ": distributedInfo (rank " + std::to_string(*t.header.rank) +
-                      ") comes after the events; Kineto writes it before them, so this file was rewritten by another "
-                      "tool: move distributedInfo before traceEvents"});
+    return fail(trace::failure(file.string() + ": distributedInfo (rank " + std::to_string(*t.header.rank) +
+                               ") comes after the events; Kineto writes it before them, so this file was rewritten by another "
+                               "tool: move distributedInfo before traceEvents"));
 
   o->setMeta("realtime_offset_ns", std::to_string(t.header.base_time_ns.value_or(0)));
   o->setMeta("clock", "source trace clock (Kineto: microseconds, plus baseTimeNanoseconds when given)");
@@ -598,7 +598,7 @@ Status importOne(const std::filesystem::path& file, std::size_t position, const 
     store.categories.push_back(c);
     store.not_stored += c.events;
   }
-  if (Status s = o->close(store); !s) return fail(s.error());
+  if (trace::Status s = o->close(store); !s) return fail(s);
   if (options.progress) options.progress(file.filename().string(), 2, 2);
   report.stores.push_back(std::move(store));
   return {};
@@ -606,12 +606,12 @@ Status importOne(const std::filesystem::path& file, std::size_t position, const 
 
 }  // namespace
 
-Expected<ImportReport> importKineto(std::span<const std::filesystem::path> files, const std::filesystem::path& out_dir,
-                                    const ImportOptions& options) {
-  if (files.empty()) return Error{"no trace file given"};
+trace::Result<ImportReport> importKineto(std::span<const std::filesystem::path> files, const std::filesystem::path& out_dir,
+                                         const ImportOptions& options) {
+  if (files.empty()) return trace::failure("no trace file given");
   ImportReport report;
   for (std::size_t i = 0; i < files.size(); ++i)
-    if (Status s = importOne(files[i], i, out_dir, report, options); !s) return s.error();
+    if (trace::Status s = importOne(files[i], i, out_dir, report, options); !s) return s;
   return report;
 }
 

@@ -71,14 +71,14 @@ class Parser {
   Parser(KinetoSummary& out, const std::string& file, StringTable& strings, KinetoSink& sink)
       : out_(out), file_(file), strings_(strings), sink_(sink) {}
 
-  Status parse(const TextBuffer& text) {
+  trace::Status parse(const TextBuffer& text) {
     od::parser parser;
     od::document doc;
     if (auto err = parser.iterate(text.data(), text.size(), text.capacity()).get(doc)) return jsonError(err);
     od::object top;
     if (auto err = doc.get_object().get(top)) {
       if (err != simdjson::INCORRECT_TYPE) return jsonError(err);
-      return Error{file_ + " is not a Chrome trace: its JSON is not an object"};
+      return trace::failure(file_ + " is not a Chrome trace: its JSON is not an object");
     }
     bool saw_events = false;
     for (auto field : top) {
@@ -88,39 +88,39 @@ class Parser {
       if (auto err = field.value().get(v)) return jsonError(err);
       if (key == "traceEvents") {
         saw_events = true;
-        if (Status s = sink_.begin(out_.header); !s) return s;
-        if (Status s = parseEvents(v); !s) return s;
+        if (trace::Status s = sink_.begin(out_.header); !s) return s;
+        if (trace::Status s = parseEvents(v); !s) return s;
       } else if (key == "distributedInfo") {
-        if (Status s = parseDistributedInfo(v); !s) return s;
+        if (trace::Status s = parseDistributedInfo(v); !s) return s;
       } else if (key == "baseTimeNanoseconds") {
         std::int64_t base = 0;
-        if (!getInt(v, base)) return Error{file_ + ": baseTimeNanoseconds is not a number"};
+        if (!getInt(v, base)) return trace::failure(file_ + ": baseTimeNanoseconds is not a number");
         out_.header.base_time_ns = base;
       } else if (key == "deviceProperties") {
-        if (Status s = parseDevices(v); !s) return s;
+        if (trace::Status s = parseDevices(v); !s) return s;
       } else if (key == "host_name" || key == "hostname") {
         std::string_view h;
         if (!v.get_string().get(h)) out_.header.host_name = std::string(h);
       }
     }
-    if (!saw_events) return Error{file_ + " is not a Chrome trace: it has no traceEvents array"};
+    if (!saw_events) return trace::failure(file_ + " is not a Chrome trace: it has no traceEvents array");
     return {};
   }
 
  private:
-  Error jsonError(simdjson::error_code err) const {
-    return Error{file_ + " is not valid JSON (" + simdjson::error_message(err) + "; is the file truncated?)"};
+  trace::Status jsonError(simdjson::error_code err) const {
+    return trace::failure(file_ + " is not valid JSON (" + simdjson::error_message(err) + "; is the file truncated?)");
   }
-  Error badEvent(std::string_view what) const {
-    return Error{file_ + ": trace event " + std::to_string(out_.json_events) + " has " + std::string(what)};
+  trace::Status badEvent(std::string_view what) const {
+    return trace::failure(file_ + ": trace event " + std::to_string(out_.json_events) + " has " + std::string(what));
   }
 
-  Status parseDistributedInfo(od::value v) {
+  trace::Status parseDistributedInfo(od::value v) {
     od::object o;
-    if (v.get_object().get(o)) return Error{file_ + ": distributedInfo is not an object"};
+    if (v.get_object().get(o)) return trace::failure(file_ + ": distributedInfo is not an object");
     for (auto f : o) {
       std::string_view key;
-      if (f.unescaped_key().get(key)) return Error{file_ + ": malformed distributedInfo"};
+      if (f.unescaped_key().get(key)) return trace::failure(file_ + ": malformed distributedInfo");
       std::int64_t n = 0;
       if (key == "rank" && getInt(f.value(), n)) out_.header.rank = static_cast<std::int32_t>(n);
       if (key == "world_size" && getInt(f.value(), n)) out_.header.world_size = static_cast<std::int32_t>(n);
@@ -128,16 +128,16 @@ class Parser {
     return {};
   }
 
-  Status parseDevices(od::value v) {
+  trace::Status parseDevices(od::value v) {
     od::array a;
-    if (v.get_array().get(a)) return Error{file_ + ": deviceProperties is not an array"};
+    if (v.get_array().get(a)) return trace::failure(file_ + ": deviceProperties is not an array");
     for (auto d : a) {
       od::object o;
-      if (d.get_object().get(o)) return Error{file_ + ": deviceProperties holds a non-object"};
+      if (d.get_object().get(o)) return trace::failure(file_ + ": deviceProperties holds a non-object");
       KinetoDevice dev;
       for (auto f : o) {
         std::string_view key;
-        if (f.unescaped_key().get(key)) return Error{file_ + ": malformed deviceProperties"};
+        if (f.unescaped_key().get(key)) return trace::failure(file_ + ": malformed deviceProperties");
         std::int64_t n = 0;
         std::string_view s;
         if (key == "id" && getInt(f.value(), n)) dev.id = static_cast<std::int32_t>(n);
@@ -150,9 +150,9 @@ class Parser {
     return {};
   }
 
-  Status parseEvents(od::value v) {
+  trace::Status parseEvents(od::value v) {
     od::array events;
-    if (v.get_array().get(events)) return Error{file_ + " is not a Chrome trace: traceEvents is not an array"};
+    if (v.get_array().get(events)) return trace::failure(file_ + " is not a Chrome trace: traceEvents is not an array");
     batch_.events.reserve(kBatchEvents);
     for (auto element : events) {
       od::object o;
@@ -161,19 +161,19 @@ class Parser {
         return jsonError(err);
       }
       KinetoEvent e;
-      if (Status s = parseEvent(o, e); !s) return s;
+      if (trace::Status s = parseEvent(o, e); !s) return s;
       ++out_.json_events;
       ++counts_[(static_cast<std::uint64_t>(static_cast<unsigned char>(e.ph)) << 32) | e.cat_name];
       batch_.events.push_back(e);
       if (batch_.events.size() == kBatchEvents)
-        if (Status s = flushBatch(); !s) return s;
+        if (trace::Status s = flushBatch(); !s) return s;
     }
     return flushBatch();
   }
 
-  Status flushBatch() {
+  trace::Status flushBatch() {
     if (batch_.events.empty() && batch_.new_strings.empty()) return {};
-    Status s = sink_.consume(std::move(batch_));
+    trace::Status s = sink_.consume(std::move(batch_));
     batch_ = KinetoBatch{};
     batch_.events.reserve(kBatchEvents);
     return s;
@@ -188,7 +188,7 @@ class Parser {
     return id;
   }
 
-  Status parseEvent(od::object o, KinetoEvent& e) {
+  trace::Status parseEvent(od::object o, KinetoEvent& e) {
     for (auto f : o) {
       od::raw_json_string key;
       if (auto err = f.key().get(key)) return jsonError(err);
@@ -220,13 +220,13 @@ class Parser {
       } else if (key == "args") {
         od::object args;
         if (v.get_object().get(args)) continue;  // args of another shape carry nothing we read
-        if (Status s = parseArgs(args, e); !s) return s;
+        if (trace::Status s = parseArgs(args, e); !s) return s;
       }
     }
     return {};
   }
 
-  Status parseArgs(od::object args, KinetoEvent& e) {
+  trace::Status parseArgs(od::object args, KinetoEvent& e) {
     for (auto f : args) {
       od::raw_json_string key;
       if (auto err = f.key().get(key)) return jsonError(err);
@@ -372,11 +372,11 @@ std::optional<std::int64_t> microsToNanos(std::string_view t) {
   return negative ? -ns : ns;
 }
 
-Expected<KinetoSummary> parseKinetoTrace(const TextBuffer& text, const std::string& file_name, StringTable& strings,
-                                         KinetoSink& sink) {
+trace::Result<KinetoSummary> parseKinetoTrace(const TextBuffer& text, const std::string& file_name, StringTable& strings,
+                                              KinetoSink& sink) {
   KinetoSummary out;
   Parser parser(out, file_name, strings, sink);
-  if (Status s = parser.parse(text); !s) return s.error();
+  if (trace::Status s = parser.parse(text); !s) return s;
   parser.publishCounts();
   return out;
 }

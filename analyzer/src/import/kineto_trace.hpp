@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "input_file.hpp"
-#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/trace/status.hpp"
 #include "syncopate/analyzer/string_table.hpp"
 
 namespace syncopate::analyzer::import {
@@ -77,8 +77,8 @@ class KinetoSink {
   virtual ~KinetoSink() = default;
   // Once, when the event array starts, with what the file said before it (Kineto writes its
   // metadata first; what comes after the events is in the summary).
-  virtual Status begin(const KinetoHeader& header) = 0;
-  virtual Status consume(KinetoBatch batch) = 0;
+  virtual trace::Status begin(const KinetoHeader& header) = 0;
+  virtual trace::Status consume(KinetoBatch batch) = 0;
 };
 
 struct KinetoSummary {
@@ -90,8 +90,8 @@ struct KinetoSummary {
 // Parses the trace, passing its events to `sink` in batches. Fails with a sentence naming the
 // file when the text is not JSON, not a Chrome trace (no traceEvents array) or an event is
 // malformed (e.g. a timestamp that is not a number), or when the sink fails.
-Expected<KinetoSummary> parseKinetoTrace(const TextBuffer& text, const std::string& file_name, StringTable& strings,
-                                         KinetoSink& sink);
+trace::Result<KinetoSummary> parseKinetoTrace(const TextBuffer& text, const std::string& file_name, StringTable& strings,
+                                              KinetoSink& sink);
 
 // Thread names from the trace's thread_name metadata events (Kineto writes them after all other
 // events, too late for a store written while parsing): tid -> the last name given.

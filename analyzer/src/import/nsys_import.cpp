@@ -43,47 +43,47 @@ struct StmtFinalizer {
 // versions; only the columns read here must exist).
 class Export {
  public:
-  static Expected<Export> open(const std::filesystem::path& file) {
+  static trace::Result<Export> open(const std::filesystem::path& file) {
     std::error_code ec;
-    if (!std::filesystem::is_regular_file(file, ec)) return Error{"cannot read " + file.string() + ": no such file"};
+    if (!std::filesystem::is_regular_file(file, ec)) return trace::failure("cannot read " + file.string() + ": no such file");
     sqlite3* raw = nullptr;
     const int rc = sqlite3_open_v2(file.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
     Export e(file, raw);
-    if (rc != SQLITE_OK) return Error{"cannot open " + file.string() + ": " + sqlite3_errmsg(raw)};
+    if (rc != SQLITE_OK) return trace::failure("cannot open " + file.string() + ": " + sqlite3_errmsg(raw));
     auto tables = e.query("SELECT name FROM sqlite_master WHERE type = 'table'");
-    if (!tables) return Error{file.string() + " is not an SQLite database (an Nsight Systems export is made with "
-                                              "'nsys export --type sqlite REPORT.nsys-rep')"};
+    if (!tables) return trace::failure(file.string() + " is not an SQLite database (an Nsight Systems export is made with "
+                                                       "'nsys export --type sqlite REPORT.nsys-rep')");
     while (sqlite3_step(tables->get()) == SQLITE_ROW) e.tables_.insert(e.text(tables->get(), 0));
     if (!e.has("StringIds"))
-      return Error{file.string() + " is an SQLite database but not an Nsight Systems export (no StringIds table)"};
+      return trace::failure(file.string() + " is an SQLite database but not an Nsight Systems export (no StringIds table)");
     return e;
   }
 
   bool has(const std::string& table) const { return tables_.count(table) > 0; }
   const std::filesystem::path& file() const { return file_; }
 
-  Expected<std::unique_ptr<sqlite3_stmt, StmtFinalizer>> query(const std::string& sql) const {
+  trace::Result<std::unique_ptr<sqlite3_stmt, StmtFinalizer>> query(const std::string& sql) const {
     sqlite3_stmt* s = nullptr;
     if (sqlite3_prepare_v2(db_.get(), sql.c_str(), -1, &s, nullptr) != SQLITE_OK)
-      return Error{file_.string() + ": " + sqlite3_errmsg(db_.get()) + " (in: " + sql + ")"};
+      return trace::failure(file_.string() + ": " + sqlite3_errmsg(db_.get()) + " (in: " + sql + ")");
     return std::unique_ptr<sqlite3_stmt, StmtFinalizer>(s);
   }
 
   // Whether `table` has every one of `columns`.
-  Status requireColumns(const std::string& table, std::initializer_list<const char*> columns) const {
+  trace::Status requireColumns(const std::string& table, std::initializer_list<const char*> columns) const {
     auto info = query("PRAGMA table_info(" + table + ")");
-    if (!info) return info.error();
+    if (!info) return info.status();
     std::set<std::string> have;
     while (sqlite3_step(info->get()) == SQLITE_ROW) have.insert(text(info->get(), 1));
     for (const char* c : columns)
       if (!have.count(c))
-        return Error{file_.string() + ": table " + table + " has no column " + c +
-                     " (an Nsight Systems version this importer does not know)"};
+        return trace::failure(file_.string() + ": table " + table + " has no column " + c +
+                              " (an Nsight Systems version this importer does not know)");
     return {};
   }
 
-  Status stepError(int rc) const {
-    return Error{file_.string() + " is damaged: " + sqlite3_errstr(rc) + " (" + sqlite3_errmsg(db_.get()) + ")"};
+  trace::Status stepError(int rc) const {
+    return trace::failure(file_.string() + " is damaged: " + sqlite3_errstr(rc) + " (" + sqlite3_errmsg(db_.get()) + ")");
   }
 
   static std::string text(sqlite3_stmt* s, int col) {
@@ -160,21 +160,21 @@ class NsysImporter {
                ImportReport& report)
       : e_(e), first_rank_(first_rank), world_size_(world_size), out_dir_(out_dir), report_(report) {}
 
-  Status run() {
-    if (Status s = loadStrings(); !s) return s;
+  trace::Status run() {
+    if (trace::Status s = loadStrings(); !s) return s;
     loadSessionInfo();
-    if (Status s = loadThreadNames(); !s) return s;
-    if (Status s = findProcesses(); !s) return s;
-    if (Status s = runtime(); !s) return s;
-    if (Status s = kernels(); !s) return s;
-    if (Status s = memoryOps(); !s) return s;
-    if (Status s = syncs(); !s) return s;
-    if (Status s = nvtx(); !s) return s;
+    if (trace::Status s = loadThreadNames(); !s) return s;
+    if (trace::Status s = findProcesses(); !s) return s;
+    if (trace::Status s = runtime(); !s) return s;
+    if (trace::Status s = kernels(); !s) return s;
+    if (trace::Status s = memoryOps(); !s) return s;
+    if (trace::Status s = syncs(); !s) return s;
+    if (trace::Status s = nvtx(); !s) return s;
     for (auto& [pid, p] : processes_) {
-      if (Status s = writeCollectives(p); !s) return s;
+      if (trace::Status s = writeCollectives(p); !s) return s;
       for (const auto& [table, n] : p.read) p.store.categories.push_back({table, n, storedAs(table)});
       for (const auto& c : p.out->notStoredCategories()) p.store.categories.push_back(c), p.store.not_stored += c.events;
-      if (Status s = p.out->close(p.store); !s) return s;
+      if (trace::Status s = p.out->close(p.store); !s) return s;
       report_.stores.push_back(std::move(p.store));
     }
     return {};
@@ -200,17 +200,17 @@ class NsysImporter {
     return id >= 0 && static_cast<std::size_t>(id) < strings_.size() ? std::string_view(strings_[id]) : std::string_view();
   }
 
-  Status loadStrings() {
+  trace::Status loadStrings() {
     auto q = e_.query("SELECT id, value FROM StringIds");
-    if (!q) return q.error();
+    if (!q) return q.status();
     int rc;
     while ((rc = sqlite3_step(q->get())) == SQLITE_ROW) {
       const std::int64_t id = sqlite3_column_int64(q->get(), 0);
-      if (id < 0 || id > 100'000'000) return Error{e_.file().string() + " is damaged: string id " + std::to_string(id)};
+      if (id < 0 || id > 100'000'000) return trace::failure(e_.file().string() + " is damaged: string id " + std::to_string(id));
       if (static_cast<std::size_t>(id) >= strings_.size()) strings_.resize(static_cast<std::size_t>(id) + 1);
       strings_[static_cast<std::size_t>(id)] = Export::text(q->get(), 1);
     }
-    return rc == SQLITE_DONE ? Status{} : e_.stepError(rc);
+    return rc == SQLITE_DONE ? trace::Status{} : e_.stepError(rc);
   }
 
   void loadSessionInfo() {
@@ -223,29 +223,29 @@ class NsysImporter {
         host_ = Export::text(q->get(), 0);
   }
 
-  Status loadThreadNames() {
+  trace::Status loadThreadNames() {
     if (!e_.has("ThreadNames")) return {};
     auto q = e_.query("SELECT globalTid, nameId FROM ThreadNames");
-    if (!q) return q.error();
+    if (!q) return q.status();
     while (sqlite3_step(q->get()) == SQLITE_ROW)
       thread_names_[sqlite3_column_int64(q->get(), 0)] = std::string(str(sqlite3_column_int64(q->get(), 1)));
     return {};
   }
 
   // Processes that ran CUDA work or calls, in pid order: one store each.
-  Status findProcesses() {
+  trace::Status findProcesses() {
     std::set<std::int64_t> pids;
     const std::pair<const char*, const char*> sources[] = {{"CUPTI_ACTIVITY_KIND_KERNEL", "globalPid"},
                                                            {"CUPTI_ACTIVITY_KIND_RUNTIME", "globalTid"}};
     for (const auto& [table, column] : sources) {
       if (!e_.has(table)) continue;
-      if (Status s = e_.requireColumns(table, {column}); !s) return s;
+      if (trace::Status s = e_.requireColumns(table, {column}); !s) return s;
       auto q = e_.query(std::string("SELECT DISTINCT ") + column + " FROM " + table);
-      if (!q) return q.error();
+      if (!q) return q.status();
       while (sqlite3_step(q->get()) == SQLITE_ROW) pids.insert(pidOf(sqlite3_column_int64(q->get(), 0)));
     }
     if (pids.empty())
-      return Error{e_.file().string() + " holds no CUDA activity (profile with 'nsys profile --trace=cuda,nvtx')"};
+      return trace::failure(e_.file().string() + " holds no CUDA activity (profile with 'nsys profile --trace=cuda,nvtx')");
     std::int32_t rank = first_rank_;
     for (std::int64_t pid : pids) {
       Process p;
@@ -253,7 +253,7 @@ class NsysImporter {
       p.store.rank = rank;
       const std::string host = !host_.empty() ? host_ : "unknown host of rank " + std::to_string(rank);
       auto out = import::StoreOutput::create(out_dir_, {host, pid, rank, "import-nsys"});
-      if (!out) return out.error();
+      if (!out) return out.status();
       p.out = std::move(out).value();
       p.out->setMeta("realtime_offset_ns", std::to_string(epoch_ns_));
       p.out->setMeta("clock", "source trace clock (Nsight Systems: ns since the session start, plus utcEpochNs)");
@@ -277,20 +277,20 @@ class NsysImporter {
 
   // Runs `sql` and calls row(stmt) for each row; fails on damage.
   template <class Row>
-  Status scan(const std::string& sql, Row row) {
+  trace::Status scan(const std::string& sql, Row row) {
     auto q = e_.query(sql);
-    if (!q) return q.error();
+    if (!q) return q.status();
     int rc;
     while ((rc = sqlite3_step(q->get())) == SQLITE_ROW)
-      if (Status s = row(q->get()); !s) return s;
-    return rc == SQLITE_DONE ? Status{} : e_.stepError(rc);
+      if (trace::Status s = row(q->get()); !s) return s;
+    return rc == SQLITE_DONE ? trace::Status{} : e_.stepError(rc);
   }
 
-  Status runtime() {
+  trace::Status runtime() {
     const std::string table = "CUPTI_ACTIVITY_KIND_RUNTIME";
     if (!e_.has(table)) return {};
-    if (Status s = e_.requireColumns(table, {"start", "end", "globalTid", "correlationId", "nameId"}); !s) return s;
-    return scan("SELECT start, end, globalTid, correlationId, nameId FROM " + table, [&](sqlite3_stmt* q) -> Status {
+    if (trace::Status s = e_.requireColumns(table, {"start", "end", "globalTid", "correlationId", "nameId"}); !s) return s;
+    return scan("SELECT start, end, globalTid, correlationId, nameId FROM " + table, [&](sqlite3_stmt* q) -> trace::Status {
       Process* p = processOf(sqlite3_column_int64(q, 2));
       if (!p) return {};
       ++p->read[table];
@@ -305,17 +305,17 @@ class NsysImporter {
     });
   }
 
-  Status kernels() {
+  trace::Status kernels() {
     const std::string table = "CUPTI_ACTIVITY_KIND_KERNEL";
     if (!e_.has(table)) return {};
-    if (Status s = e_.requireColumns(table, {"start", "end", "deviceId", "streamId", "correlationId", "globalPid",
-                                             "demangledName", "shortName", "gridX", "gridY", "gridZ", "blockX", "blockY",
-                                             "blockZ"});
+    if (trace::Status s = e_.requireColumns(table, {"start", "end", "deviceId", "streamId", "correlationId", "globalPid",
+                                                    "demangledName", "shortName", "gridX", "gridY", "gridZ", "blockX", "blockY",
+                                                    "blockZ"});
         !s)
       return s;
     return scan("SELECT start, end, deviceId, streamId, correlationId, globalPid, demangledName, shortName, gridX, gridY, "
                 "gridZ, blockX, blockY, blockZ FROM " + table + " ORDER BY start",
-                [&](sqlite3_stmt* q) -> Status {
+                [&](sqlite3_stmt* q) -> trace::Status {
                   Process* p = processOf(sqlite3_column_int64(q, 5));
                   if (!p) return {};
                   ++p->read[table];
@@ -338,18 +338,18 @@ class NsysImporter {
                 });
   }
 
-  Status memoryOps() {
+  trace::Status memoryOps() {
     for (const bool is_memcpy : {true, false}) {
       const std::string table = is_memcpy ? "CUPTI_ACTIVITY_KIND_MEMCPY" : "CUPTI_ACTIVITY_KIND_MEMSET";
       if (!e_.has(table)) continue;
-      if (Status s = e_.requireColumns(table, {"start", "end", "deviceId", "streamId", "correlationId", "globalPid", "bytes"});
+      if (trace::Status s = e_.requireColumns(table, {"start", "end", "deviceId", "streamId", "correlationId", "globalPid", "bytes"});
           !s)
         return s;
       if (is_memcpy)
-        if (Status s = e_.requireColumns(table, {"copyKind"}); !s) return s;
+        if (trace::Status s = e_.requireColumns(table, {"copyKind"}); !s) return s;
       const std::string sql = "SELECT start, end, deviceId, streamId, correlationId, globalPid, bytes" +
                               std::string(is_memcpy ? ", copyKind" : "") + " FROM " + table;
-      Status s = scan(sql, [&](sqlite3_stmt* q) -> Status {
+      trace::Status s = scan(sql, [&](sqlite3_stmt* q) -> trace::Status {
         Process* p = processOf(sqlite3_column_int64(q, 5));
         if (!p) return {};
         ++p->read[table];
@@ -374,15 +374,15 @@ class NsysImporter {
   }
 
   // CUpti_ActivitySynchronizationType: 1 event sync, 2 stream wait event, 3 stream sync, 4 context sync.
-  Status syncs() {
+  trace::Status syncs() {
     const std::string table = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
     if (!e_.has(table)) return {};
-    if (Status s = e_.requireColumns(table, {"start", "end", "deviceId", "streamId", "correlationId", "globalPid", "syncType",
-                                             "eventId"});
+    if (trace::Status s = e_.requireColumns(table, {"start", "end", "deviceId", "streamId", "correlationId", "globalPid", "syncType",
+                                                    "eventId"});
         !s)
       return s;
     return scan("SELECT start, end, deviceId, streamId, correlationId, globalPid, syncType, eventId FROM " + table,
-                [&](sqlite3_stmt* q) -> Status {
+                [&](sqlite3_stmt* q) -> trace::Status {
                   Process* p = processOf(sqlite3_column_int64(q, 5));
                   if (!p) return {};
                   ++p->read[table];
@@ -423,15 +423,15 @@ class NsysImporter {
                 });
   }
 
-  Status nvtx() {
+  trace::Status nvtx() {
     const std::string table = "NVTX_EVENTS";
     if (!e_.has(table)) return {};
-    if (Status s = e_.requireColumns(table, {"start", "end", "eventType", "text", "globalTid", "textId", "domainId"}); !s)
+    if (trace::Status s = e_.requireColumns(table, {"start", "end", "eventType", "text", "globalTid", "textId", "domainId"}); !s)
       return s;
     std::unordered_map<std::int64_t, std::string> domains;
     std::map<std::int64_t, std::int64_t> skipped;  // eventType -> rows
-    Status s = scan("SELECT start, end, eventType, text, globalTid, textId, domainId FROM " + table + " ORDER BY start",
-                    [&](sqlite3_stmt* q) -> Status {
+    trace::Status s = scan("SELECT start, end, eventType, text, globalTid, textId, domainId FROM " + table + " ORDER BY start",
+                           [&](sqlite3_stmt* q) -> trace::Status {
                       const int type = sqlite3_column_int(q, 2);
                       std::string text = Export::text(q, 3);
                       if (text.empty() && sqlite3_column_type(q, 5) != SQLITE_NULL) text = std::string(str(sqlite3_column_int64(q, 5)));
@@ -462,7 +462,7 @@ class NsysImporter {
 
   // NCCL kernels carry no communicator in an Nsight export: they are taken to be on the
   // default communicator of all processes, numbered in launch order.
-  Status writeCollectives(Process& p) {
+  trace::Status writeCollectives(Process& p) {
     std::sort(p.nccl.begin(), p.nccl.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::uint64_t seq = 0;
     for (const auto& [correlation, kernel] : p.nccl) {
@@ -475,7 +475,7 @@ class NsysImporter {
       row.coll_type = kernel.type;
       if (kernel.dtype != trace::DataType::Unknown) row.dtype = kernel.dtype;
       if (kernel.red_op != trace::RedOp::Unknown) row.red_op = kernel.red_op;
-      if (Status s = p.out->collective(row); !s) return s;
+      if (trace::Status s = p.out->collective(row); !s) return s;
     }
     if (!p.nccl.empty())
       p.out->diagnostic(trace::Severity::Info,
@@ -498,9 +498,9 @@ class NsysImporter {
 
 }  // namespace
 
-Expected<ImportReport> importNsys(std::span<const std::filesystem::path> files, const std::filesystem::path& out_dir,
-                                  const ImportOptions& options) {
-  if (files.empty()) return Error{"no export file given"};
+trace::Result<ImportReport> importNsys(std::span<const std::filesystem::path> files, const std::filesystem::path& out_dir,
+                                       const ImportOptions& options) {
+  if (files.empty()) return trace::failure("no export file given");
   // Ranks from file names when every file names a distinct one, else from the order given.
   std::vector<std::int32_t> ranks;
   std::set<std::int32_t> distinct;
@@ -511,10 +511,10 @@ Expected<ImportReport> importNsys(std::span<const std::filesystem::path> files, 
   std::int32_t next_rank = 0;
   for (std::size_t i = 0; i < files.size(); ++i) {
     auto e = Export::open(files[i]);
-    if (!e) return e.error();
+    if (!e) return e.status();
     const std::int32_t first = named ? ranks[i] : next_rank;
     NsysImporter importer(*e, first, static_cast<std::int32_t>(files.size()), out_dir, report);
-    if (Status s = importer.run(); !s) return s.error();
+    if (trace::Status s = importer.run(); !s) return s;
     next_rank = first + importer.processCount();
     if (options.progress) options.progress(files[i].filename().string(), i + 1, files.size());
   }

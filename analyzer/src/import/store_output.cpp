@@ -7,9 +7,9 @@ constexpr std::int64_t kRowsPerFlush = 250'000;  // bounds the WAL while keeping
 constexpr std::string_view kSource = "import";
 }  // namespace
 
-Expected<std::unique_ptr<StoreOutput>> StoreOutput::create(const std::filesystem::path& dir, const Identity& id) {
+trace::Result<std::unique_ptr<StoreOutput>> StoreOutput::create(const std::filesystem::path& dir, const Identity& id) {
   std::unique_ptr<StoreOutput> out(new StoreOutput());
-  if (!out->catalog_.valid()) return Error{"out of memory creating a store catalog"};
+  if (!out->catalog_.valid()) return trace::failure("out of memory creating a store catalog");
   trace::StoreIdentity identity;
   identity.host = id.host;
   identity.pid = id.pid > 0 ? id.pid : 0;
@@ -18,19 +18,19 @@ Expected<std::unique_ptr<StoreOutput>> StoreOutput::create(const std::filesystem
   auto writer = trace::StoreWriter::create(dir, identity, out->catalog_);
   if (!writer.ok()) {
     if (writer.code() == trace::StatusCode::AlreadyExists)
-      return Error{writer.message() + " (import into an empty directory, or remove the old stores first)"};
-    return Error{writer.message()};
+      return trace::failure(writer.message() + " (import into an empty directory, or remove the old stores first)");
+    return trace::failure(writer.message());
   }
   out->writer_ = std::move(writer).value();
   return out;
 }
 
-Status StoreOutput::written(const trace::Status& s, std::int64_t& counter) {
-  if (!s.ok()) return Error{writer_->path().string() + ": " + s.message()};
+trace::Status StoreOutput::written(const trace::Status& s, std::int64_t& counter) {
+  if (!s.ok()) return trace::failure(writer_->path().string() + ": " + s.message());
   ++counter;
   if (++since_flush_ >= kRowsPerFlush) {
     since_flush_ = 0;
-    if (trace::Status f = writer_->flush(); !f.ok()) return Error{writer_->path().string() + ": " + f.message()};
+    if (trace::Status f = writer_->flush(); !f.ok()) return trace::failure(writer_->path().string() + ": " + f.message());
   }
   return {};
 }
@@ -67,20 +67,20 @@ trace::StreamId StoreOutput::stream(std::int32_t device, std::int64_t handle) {
 
 trace::EventId StoreOutput::event(std::uint64_t handle) { return catalog_.eventId(handle); }
 
-Status StoreOutput::op(trace::OpRow row, std::string_view name) {
+trace::Status StoreOutput::op(trace::OpRow row, std::string_view name) {
   row.name_id = catalog_.intern(name.empty() ? std::string_view("(unnamed)") : name);
   return written(writer_->writeOp(row), ops_);
 }
 
-Status StoreOutput::apiCall(trace::ApiCallRow row, std::string_view name) {
+trace::Status StoreOutput::apiCall(trace::ApiCallRow row, std::string_view name) {
   row.name_id = catalog_.intern(name.empty() ? std::string_view("(unnamed)") : name);
   return written(writer_->writeApiCall(row), api_calls_);
 }
 
-Status StoreOutput::collective(const trace::CollectiveRow& row) { return written(writer_->writeCollective(row), collectives_); }
+trace::Status StoreOutput::collective(const trace::CollectiveRow& row) { return written(writer_->writeCollective(row), collectives_); }
 
-Status StoreOutput::range(std::optional<trace::ThreadId> thread, std::string_view domain, std::string_view name,
-                          std::int64_t start, std::int64_t end, std::optional<std::uint32_t> depth) {
+trace::Status StoreOutput::range(std::optional<trace::ThreadId> thread, std::string_view domain, std::string_view name,
+                                 std::int64_t start, std::int64_t end, std::optional<std::uint32_t> depth) {
   trace::NvtxRangeRow row;
   row.thread_id = thread;
   if (!domain.empty()) row.domain_id = catalog_.intern(domain);
@@ -91,8 +91,8 @@ Status StoreOutput::range(std::optional<trace::ThreadId> thread, std::string_vie
   return written(writer_->writeNvtxRange(row), ranges_);
 }
 
-Status StoreOutput::allocation(std::int64_t device, std::uint64_t address, std::uint64_t bytes, std::int64_t alloc_ns,
-                               std::optional<std::int64_t> free_ns) {
+trace::Status StoreOutput::allocation(std::int64_t device, std::uint64_t address, std::uint64_t bytes, std::int64_t alloc_ns,
+                                      std::optional<std::int64_t> free_ns) {
   trace::AllocationRow row;
   if (device >= 0) row.device_id = static_cast<std::int32_t>(device);
   row.address = address;
@@ -122,10 +122,10 @@ void StoreOutput::notStored(std::string what, std::int64_t count, std::string wh
   not_stored_.push_back({std::move(what), count, "not stored: " + std::move(why)});
 }
 
-Status StoreOutput::close(ImportedStore& report) {
-  if (!first_failure_.ok()) return Error{writer_->path().string() + ": " + first_failure_.message()};
+trace::Status StoreOutput::close(ImportedStore& report) {
+  if (!first_failure_.ok()) return trace::failure(writer_->path().string() + ": " + first_failure_.message());
   report.file = writer_->path();
-  if (trace::Status s = writer_->close(); !s.ok()) return Error{writer_->path().string() + ": " + s.message()};
+  if (trace::Status s = writer_->close(); !s.ok()) return trace::failure(writer_->path().string() + ": " + s.message());
   report.ops = ops_;
   report.api_calls = api_calls_;
   report.nvtx_ranges = ranges_;

@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/trace/status.hpp"
 #include "syncopate/analyzer/importers.hpp"
 #include "syncopate/trace/catalog.hpp"
 #include "syncopate/trace/writer.hpp"
@@ -27,7 +27,7 @@ class StoreOutput {
     std::string source;  // 'import-kineto' | 'import-nsys'
   };
   // Creates DIR/rank-<R>.sqlite; fails if it exists.
-  static Expected<std::unique_ptr<StoreOutput>> create(const std::filesystem::path& dir, const Identity& identity);
+  static trace::Result<std::unique_ptr<StoreOutput>> create(const std::filesystem::path& dir, const Identity& identity);
 
   void registerDevice(std::int32_t ordinal, std::string_view name, std::optional<std::int32_t> sm_count,
                       std::optional<std::int64_t> memory_bytes);
@@ -36,13 +36,13 @@ class StoreOutput {
   trace::EventId event(std::uint64_t handle);
   trace::StringId intern(std::string_view s) { return catalog_.intern(s); }
 
-  Status op(trace::OpRow row, std::string_view name);
-  Status apiCall(trace::ApiCallRow row, std::string_view name);
-  Status collective(const trace::CollectiveRow& row);
-  Status range(std::optional<trace::ThreadId> thread, std::string_view domain, std::string_view name, std::int64_t start,
-               std::int64_t end, std::optional<std::uint32_t> depth = std::nullopt);
-  Status allocation(std::int64_t device, std::uint64_t address, std::uint64_t bytes, std::int64_t alloc_ns,
-                    std::optional<std::int64_t> free_ns);
+  trace::Status op(trace::OpRow row, std::string_view name);
+  trace::Status apiCall(trace::ApiCallRow row, std::string_view name);
+  trace::Status collective(const trace::CollectiveRow& row);
+  trace::Status range(std::optional<trace::ThreadId> thread, std::string_view domain, std::string_view name, std::int64_t start,
+                      std::int64_t end, std::optional<std::uint32_t> depth = std::nullopt);
+  trace::Status allocation(std::int64_t device, std::uint64_t address, std::uint64_t bytes, std::int64_t alloc_ns,
+                           std::optional<std::int64_t> free_ns);
   void setMeta(std::string_view key, std::string_view value);
   // A diagnostics row of the store with the given count.
   void diagnostic(trace::Severity severity, std::string_view message, std::int64_t count);
@@ -51,13 +51,13 @@ class StoreOutput {
   const std::vector<ImportedCategory>& notStoredCategories() const { return not_stored_; }
 
   // Flushes and closes the store; fills in the file and row counts of `report`.
-  Status close(ImportedStore& report);
+  trace::Status close(ImportedStore& report);
   // Closes and deletes the store: an import that failed leaves nothing behind.
   void abandon();
 
  private:
   StoreOutput() = default;
-  Status written(const trace::Status& s, std::int64_t& counter);
+  trace::Status written(const trace::Status& s, std::int64_t& counter);
 
   trace::Catalog catalog_;
   std::unique_ptr<trace::StoreWriter> writer_;

@@ -58,8 +58,8 @@ analyzer::Interval rowExtent(const analyzer::RunModel& m, Index rank) {
 
 }  // namespace
 
-analyzer::Expected<std::shared_ptr<LoadedRun>> prepareRun(analyzer::RunModel model, std::uint32_t run,
-                                                          std::string label, const ProgressFn& progress) {
+trace::Result<std::shared_ptr<LoadedRun>> prepareRun(analyzer::RunModel model, std::uint32_t run,
+                                                     std::string label, const ProgressFn& progress) {
   auto out = std::make_shared<LoadedRun>();
   out->label = std::move(label);
   out->model = std::move(model);
@@ -69,7 +69,7 @@ analyzer::Expected<std::shared_ptr<LoadedRun>> prepareRun(analyzer::RunModel mod
 
   // Three independent pieces of work: the iterations on one pool thread while this one and the
   // rest of the pool measure each rank's activity and lay out its lanes.
-  std::optional<analyzer::Expected<analyzer::Iterations>> iterations;
+  std::optional<trace::Result<analyzer::Iterations>> iterations;
   QFuture<void> finding = QtConcurrent::run([&] { iterations.emplace(analyzer::detectIterations(m)); });
 
   if (progress) progress("Measuring activity", 0, m.ranks.size());
@@ -89,13 +89,13 @@ analyzer::Expected<std::shared_ptr<LoadedRun>> prepareRun(analyzer::RunModel mod
 
   if (progress) progress("Finding iterations", 0, 1);
   finding.waitForFinished();
-  if (!*iterations) return iterations->error();
+  if (!*iterations) return iterations->status();
   out->iterations = std::move(*iterations).value();
   out->iteration_spans = spansOf(out->iterations);
   return out;
 }
 
-analyzer::Expected<analyzer::Analysis> analyzeRun(const LoadedRun& run) {
+trace::Result<analyzer::Analysis> analyzeRun(const LoadedRun& run) {
   return analyzer::analyze(run.model);
 }
 

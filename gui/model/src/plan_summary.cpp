@@ -33,39 +33,39 @@ std::string text(const QJsonValue& v) {
 }
 
 // The top-level object of a JSON file, or why there is none.
-analyzer::Expected<QJsonObject> readObject(const std::filesystem::path& file, const char* what_to_run) {
+trace::Result<QJsonObject> readObject(const std::filesystem::path& file, const char* what_to_run) {
   QFile f(QString::fromStdString(file.string()));
-  if (!f.exists()) return analyzer::Error{file.string() + " does not exist: run `" + what_to_run + "` first."};
+  if (!f.exists()) return trace::failure(file.string() + " does not exist: run `" + what_to_run + "` first.");
   if (!f.open(QIODevice::ReadOnly))
-    return analyzer::Error{file.string() + " cannot be read: " + f.errorString().toStdString() + "."};
+    return trace::failure(file.string() + " cannot be read: " + f.errorString().toStdString() + ".");
   QJsonParseError parse_error;
   const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &parse_error);
   if (doc.isNull()) {
-    return analyzer::Error{file.string() + " is not valid JSON (" + parse_error.errorString().toStdString() +
-                           " at offset " + std::to_string(parse_error.offset) + ")."};
+    return trace::failure(file.string() + " is not valid JSON (" + parse_error.errorString().toStdString() +
+                          " at offset " + std::to_string(parse_error.offset) + ").");
   }
-  if (!doc.isObject()) return analyzer::Error{file.string() + " does not hold a JSON object."};
+  if (!doc.isObject()) return trace::failure(file.string() + " does not hold a JSON object.");
   return doc.object();
 }
 
 }  // namespace
 
-analyzer::Expected<PlanSummary> readPlan(const std::filesystem::path& file) {
+trace::Result<PlanSummary> readPlan(const std::filesystem::path& file) {
   auto read = readObject(file, "syncopate tune DIR");
-  if (!read) return read.error();
+  if (!read) return read.status();
   const QJsonObject& o = read.value();
   if (o.value("format").toString() != QLatin1String("syncopate-plan")) {
-    return analyzer::Error{file.string() + " is not a plan: it lacks \"format\": \"syncopate-plan\"."};
+    return trace::failure(file.string() + " is not a plan: it lacks \"format\": \"syncopate-plan\".");
   }
   PlanSummary p;
   p.path = file;
   p.version = o.value("version").toString().toStdString();
   bool major_ok = false;
   const int major = QString::fromStdString(p.version).section(QLatin1Char('.'), 0, 0).toInt(&major_ok);
-  if (!major_ok) return analyzer::Error{file.string() + " has no \"version\" of the form \"MAJOR.MINOR\"."};
+  if (!major_ok) return trace::failure(file.string() + " has no \"version\" of the form \"MAJOR.MINOR\".");
   if (major != kPlanMajorVersion) {
-    return analyzer::Error{file.string() + " is plan version " + p.version + "; this build reads version " +
-                           std::to_string(kPlanMajorVersion) + ".x: use the syncopate that wrote it."};
+    return trace::failure(file.string() + " is plan version " + p.version + "; this build reads version " +
+                          std::to_string(kPlanMajorVersion) + ".x: use the syncopate that wrote it.");
   }
   p.source_run = o.value("source").toObject().value("run").toString().toStdString();
   p.description = o.value("description").toString().toStdString();
@@ -85,12 +85,12 @@ analyzer::Expected<PlanSummary> readPlan(const std::filesystem::path& file) {
   return p;
 }
 
-analyzer::Expected<TuneSummary> readTune(const std::filesystem::path& file) {
+trace::Result<TuneSummary> readTune(const std::filesystem::path& file) {
   auto read = readObject(file, "syncopate tune DIR");
-  if (!read) return read.error();
+  if (!read) return read.status();
   const QJsonObject& o = read.value();
   if (!o.value("candidates").isArray()) {
-    return analyzer::Error{file.string() + " is not a tune report: it has no \"candidates\" list."};
+    return trace::failure(file.string() + " is not a tune report: it has no \"candidates\" list.");
   }
   TuneSummary t;
   t.path = file;
@@ -163,13 +163,13 @@ void PlanWatcher::reread() {
   if (const auto file = dir_ / kPlanFileName; std::filesystem::exists(file, ec)) {
     watchFile(file);
     if (auto read = readPlan(file)) plan = std::move(read).value();
-    else error = read.error().message;
+    else error = read.message();
   }
   std::optional<TuneSummary> tune;
   if (const auto file = dir_ / kTuneFileName; std::filesystem::exists(file, ec)) {
     watchFile(file);
     if (auto read = readTune(file)) tune = std::move(read).value();
-    else error += (error.empty() ? "" : " ") + read.error().message;
+    else error += (error.empty() ? "" : " ") + read.message();
   }
   bool applied = false;
   for (std::filesystem::directory_iterator it(dir_, ec), end; !ec && it != end && !applied; it.increment(ec)) {

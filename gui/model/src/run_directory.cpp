@@ -20,11 +20,11 @@ RunSource directorySource(const std::filesystem::path& dir) {
   return s;
 }
 
-analyzer::Expected<std::shared_ptr<LoadedRun>> loadRunDirectory(const std::filesystem::path& dir, std::uint32_t run,
-                                                                const ProgressFn& progress) {
+trace::Result<std::shared_ptr<LoadedRun>> loadRunDirectory(const std::filesystem::path& dir, std::uint32_t run,
+                                                           const ProgressFn& progress) {
   const RunSource source = directorySource(dir);
   auto model = source.load(progress);
-  if (!model) return model.error();
+  if (!model) return model.status();
   auto prepared = prepareRun(std::move(model).value(), run, source.label, progress);
   if (prepared) prepared.value()->dir = dir;
   return prepared;

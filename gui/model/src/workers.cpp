@@ -63,13 +63,12 @@ std::uint64_t RunLoader::load(std::vector<RunSource> sources) {
     for (std::uint32_t i = 0; i < sources.size(); ++i) {
       if (!generation_.isCurrent(gen)) return;
       const RunSource& src = sources[i];
-      analyzer::Expected<std::shared_ptr<LoadedRun>> run = analyzer::Error{};
       auto model = src.load(report);
       if (!generation_.isCurrent(gen)) return;
-      if (model) run = prepareRun(std::move(model).value(), i, src.label, report);
-      else run = model.error();
+      trace::Result<std::shared_ptr<LoadedRun>> run =
+          model ? prepareRun(std::move(model).value(), i, src.label, report) : model.status();
       if (!run) {
-        deliver(gen, [this, gen, msg = QString::fromStdString(run.error().message)] { emit failed(gen, msg); });
+        deliver(gen, [this, gen, msg = QString::fromStdString(run.message())] { emit failed(gen, msg); });
         return;
       }
       run.value()->dir = src.dir;
@@ -88,7 +87,7 @@ std::uint64_t RunLoader::load(std::vector<RunSource> sources) {
       std::shared_ptr<const analyzer::Analysis> result;
       QString error;
       if (a) result = std::make_shared<const analyzer::Analysis>(std::move(a).value());
-      else error = QString::fromStdString(a.error().message);
+      else error = QString::fromStdString(a.message());
       deliver(gen, [this, gen, i, result, error] {
         analyses_[i] = result;
         analysis_errors_[i] = error;

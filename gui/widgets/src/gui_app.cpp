@@ -29,22 +29,22 @@ std::string iterationRange(const MainWindow& window) {
 
 }  // namespace
 
-analyzer::Status saveScreenshot(const GuiOptions& options) {
+trace::Status saveScreenshot(const GuiOptions& options) {
   MainWindow window;
   window.resize(options.width, options.height);
   for (LaneKind k : options.hidden_lanes) window.setLaneKindShown(k, false);
   window.show();
   const QString error = loadAndWait(window, options);
-  if (!error.isEmpty()) return analyzer::Error{error.toStdString()};
+  if (!error.isEmpty()) return trace::failure(error.toStdString());
   if (options.iteration && !window.showIteration(*options.iteration)) {
-    return analyzer::Error{"the run has no iteration " + std::to_string(*options.iteration) + " (" +
-                           iterationRange(window) + "); pass one of those to --iteration."};
+    return trace::failure("the run has no iteration " + std::to_string(*options.iteration) + " (" +
+                          iterationRange(window) + "); pass one of those to --iteration.");
   }
   QApplication::processEvents();
   const QPixmap shot = window.grab();
   if (!options.screenshot || !shot.save(QString::fromStdString(options.screenshot->string()), "PNG")) {
-    return analyzer::Error{"cannot write the screenshot to " + (options.screenshot ? options.screenshot->string() : std::string("(none)")) +
-                           "; check that its folder exists and is writable."};
+    return trace::failure("cannot write the screenshot to " + (options.screenshot ? options.screenshot->string() : std::string("(none)")) +
+                          "; check that its folder exists and is writable.");
   }
   return {};
 }

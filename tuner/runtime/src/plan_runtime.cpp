@@ -72,7 +72,7 @@ bool PlanRuntime::activate() noexcept {
     try {
       auto plan = tuner::readPlan(plan_path_);
       if (!plan.ok()) {
-        disabled_reason_ = plan.error().message;
+        disabled_reason_ = plan.message();
       } else if (plan->changesTrainingMathematics()) {
         disabled_reason_ = "the plan uses the one-step-delayed mode, which changes the training mathematics; the "
                            "runtime does not apply it";

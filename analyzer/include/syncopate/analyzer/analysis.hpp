@@ -8,7 +8,7 @@
 
 #include "syncopate/analyzer/collectives.hpp"
 #include "syncopate/analyzer/critical_path.hpp"
-#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/trace/status.hpp"
 #include "syncopate/analyzer/iterations.hpp"
 #include "syncopate/analyzer/metrics.hpp"
 #include "syncopate/analyzer/phase_timings.hpp"
@@ -60,6 +60,6 @@ struct Analysis {
 };
 
 // `timings`, when set, receives the analysis's phases.
-Expected<Analysis> analyze(const RunModel& model, const AnalysisOptions& options = {}, PhaseTimings* timings = nullptr);
+trace::Result<Analysis> analyze(const RunModel& model, const AnalysisOptions& options = {}, PhaseTimings* timings = nullptr);
 
 }  // namespace syncopate::analyzer

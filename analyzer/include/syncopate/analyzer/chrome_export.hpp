@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "syncopate/analyzer/analysis.hpp"
-#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/trace/status.hpp"
 #include "syncopate/analyzer/run_model.hpp"
 
 namespace syncopate::analyzer {
@@ -19,7 +19,7 @@ struct ChromeExportStats {
 
 // Timestamps are microseconds since the run's first event (three decimals: nanoseconds kept).
 // `analysis` may be null.
-Expected<ChromeExportStats> exportChromeTrace(const RunModel& model, const Analysis* analysis,
-                                              const std::filesystem::path& file);
+trace::Result<ChromeExportStats> exportChromeTrace(const RunModel& model, const Analysis* analysis,
+                                                   const std::filesystem::path& file);
 
 }  // namespace syncopate::analyzer

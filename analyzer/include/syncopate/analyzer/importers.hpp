@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/trace/status.hpp"
 #include "syncopate/analyzer/run_loader.hpp"
 
 namespace syncopate::analyzer {
@@ -45,11 +45,11 @@ struct ImportOptions {
 // PyTorch profiler / Kineto Chrome traces (.json or .json.gz), one file per rank. The rank
 // comes from each file's distributedInfo (else from its position in `files`). `out_dir` must
 // not hold a store of the same rank already.
-Expected<ImportReport> importKineto(std::span<const std::filesystem::path> files, const std::filesystem::path& out_dir,
-                                    const ImportOptions& options = {});
+trace::Result<ImportReport> importKineto(std::span<const std::filesystem::path> files, const std::filesystem::path& out_dir,
+                                         const ImportOptions& options = {});
 
 // Nsight Systems SQLite exports (`nsys export --type sqlite`), one file per process.
-Expected<ImportReport> importNsys(std::span<const std::filesystem::path> files, const std::filesystem::path& out_dir,
-                                  const ImportOptions& options = {});
+trace::Result<ImportReport> importNsys(std::span<const std::filesystem::path> files, const std::filesystem::path& out_dir,
+                                       const ImportOptions& options = {});
 
 }  // namespace syncopate::analyzer

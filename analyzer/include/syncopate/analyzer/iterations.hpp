@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/trace/status.hpp"
 #include "syncopate/analyzer/run_model.hpp"
 
 namespace syncopate::analyzer {
@@ -45,7 +45,7 @@ struct Iterations {
 };
 
 // Fails only when --iteration-marker names a range that no rank has.
-Expected<Iterations> detectIterations(const RunModel& model, const IterationOptions& options = {});
+trace::Result<Iterations> detectIterations(const RunModel& model, const IterationOptions& options = {});
 
 // True if `name` is an iteration marker for `marker` (empty: ProfilerStep#N); sets *number to
 // the number after '#' when there is one.

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "syncopate/analyzer/analysis.hpp"
-#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/trace/status.hpp"
 #include "syncopate/analyzer/run_model.hpp"
 
 namespace syncopate::analyzer {
@@ -32,7 +32,7 @@ nlohmann::json analysisToJson(const RunModel& model, const Analysis& analysis, c
 std::string analysisToText(const RunModel& model, const Analysis& analysis, const ReportOptions& options = {});
 
 // Writes DIR/analysis.json and DIR/analysis.sqlite (replacing earlier results).
-Status writeAnalysisResults(const std::filesystem::path& run_dir, const RunModel& model, const Analysis& analysis,
-                            const nlohmann::json& document);
+trace::Status writeAnalysisResults(const std::filesystem::path& run_dir, const RunModel& model, const Analysis& analysis,
+                                   const nlohmann::json& document);
 
 }  // namespace syncopate::analyzer

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "syncopate/analyzer/clock_alignment.hpp"
-#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/trace/status.hpp"
 #include "syncopate/analyzer/phase_timings.hpp"
 #include "syncopate/analyzer/run_model.hpp"
 
@@ -25,7 +25,7 @@ struct LoadOptions {
 
 // Fails with a sentence naming the file when the directory holds no store, or a store cannot
 // be opened (not a store, unknown schema version, truncated) or is damaged.
-Expected<RunModel> loadRun(const std::filesystem::path& run_dir, const LoadOptions& options = {});
+trace::Result<RunModel> loadRun(const std::filesystem::path& run_dir, const LoadOptions& options = {});
 
 // Meta keys an importer sets for the window its source trace covers, on the store's clock
 // (the writer's own start_ns/end_ns are when the store was written).

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/trace/status.hpp"
 #include "syncopate/analyzer/phase_timings.hpp"
 #include "syncopate/analyzer/run_model.hpp"
 
@@ -87,10 +87,10 @@ class RunModelBuilder {
 
   // Fails (with a message naming the row) when a reference points nowhere.
   // `timings`, when set, receives its phases.
-  Expected<RunModel> finish(PhaseTimings* timings = nullptr) &&;
+  trace::Result<RunModel> finish(PhaseTimings* timings = nullptr) &&;
 
  private:
-  Status validate() const;
+  trace::Status validate() const;
   OpClass classOf(trace::OpKind kind, StringId name);
   static constexpr std::uint8_t kUnclassified = 0xff;
   std::vector<std::uint8_t> kernel_class_;  // per kernel name: its OpClass, or kUnclassified

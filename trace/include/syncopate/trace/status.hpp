@@ -1,7 +1,10 @@
-// Errors in the trace library are values, never exceptions: the collector links this library
-// into a preloaded shared object that must not throw into the traced program, so every
-// function that can fail returns a Status (or a Result<T>) and is noexcept where the
-// collector calls it.
+// The project's one error convention, from the store up to the command line: a function that
+// can fail returns a Status (a code and one sentence for the user: what was wrong and what to
+// do) or a Result<T> (a value, or the Status that says why there is none). Errors are values,
+// never exceptions: the collector links this library into a preloaded shared object that must
+// not throw into the traced program, so these types are noexcept where the collector calls
+// them. The analyzer, the tuner and the GUI use the same types; the command line prints the
+// sentence as it is and exits 1.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +40,7 @@ class [[nodiscard]] Status {
   Status(StatusCode code, std::string message) noexcept : code_(code), message_(std::move(message)) {}
 
   bool ok() const noexcept { return code_ == StatusCode::Ok; }
+  explicit operator bool() const noexcept { return ok(); }
   StatusCode code() const noexcept { return code_; }
   const std::string& message() const noexcept { return message_; }
 
@@ -44,6 +48,12 @@ class [[nodiscard]] Status {
   StatusCode code_ = StatusCode::Ok;
   std::string message_;
 };
+
+// A failure of the input a user gave (a file, a run, an argument), in one sentence; the code
+// says which kind where the caller knows better.
+inline Status failure(std::string message, StatusCode code = StatusCode::InvalidArgument) noexcept {
+  return Status(code, std::move(message));
+}
 
 // Either a value or the Status that says why there is none (std::expected is C++23).
 template <class T>

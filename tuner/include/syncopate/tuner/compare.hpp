@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/trace/status.hpp"
 
 namespace syncopate::tuner {
 
@@ -50,9 +50,9 @@ struct CompareOptions {
   std::string iteration_marker;
 };
 
-analyzer::Expected<RunSummary> summarizeRunDir(const std::filesystem::path& dir, const CompareOptions& options = {});
-analyzer::Expected<Comparison> compareRuns(const std::filesystem::path& baseline, const std::filesystem::path& tuned,
-                                           const CompareOptions& options = {});
+trace::Result<RunSummary> summarizeRunDir(const std::filesystem::path& dir, const CompareOptions& options = {});
+trace::Result<Comparison> compareRuns(const std::filesystem::path& baseline, const std::filesystem::path& tuned,
+                                      const CompareOptions& options = {});
 
 // `grad_checksum iter=N value=HEX` lines of a job's output (dp_trainer's and grad_sync's).
 std::map<std::int64_t, std::string> parseChecksums(const std::string& text);

@@ -14,7 +14,7 @@
 #include <span>
 #include <vector>
 
-#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/trace/status.hpp"
 #include "syncopate/analyzer/run_model.hpp"
 #include "syncopate/trace/records.hpp"
 
@@ -53,6 +53,6 @@ class OpPointers {
 
 // Reads the pointer arguments of every op of `model` from the stores it was loaded from
 // (RankInfo::store_path). Ranks without a store (built or imported models) get none.
-analyzer::Expected<OpPointers> loadOpPointers(const analyzer::RunModel& model);
+trace::Result<OpPointers> loadOpPointers(const analyzer::RunModel& model);
 
 }  // namespace syncopate::tuner

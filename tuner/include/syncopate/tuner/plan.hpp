@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/trace/status.hpp"
 #include "syncopate/tuner/schedule_rules.hpp"
 #include "syncopate/tuner/knobs.hpp"
 
@@ -51,8 +51,8 @@ struct Plan {
 // the format name, the major version, the checksum and every group; each failure says what
 // was wrong and what to do.
 std::string planJson(Plan& plan);
-analyzer::Expected<Plan> parsePlan(std::string_view text);
-analyzer::Expected<Plan> readPlan(const std::filesystem::path& file);
-analyzer::Status writePlan(Plan& plan, const std::filesystem::path& file);
+trace::Result<Plan> parsePlan(std::string_view text);
+trace::Result<Plan> readPlan(const std::filesystem::path& file);
+trace::Status writePlan(Plan& plan, const std::filesystem::path& file);
 
 }  // namespace syncopate::tuner

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/trace/status.hpp"
 #include "syncopate/analyzer/iterations.hpp"
 #include "syncopate/analyzer/run_model.hpp"
 #include "syncopate/tuner/calls.hpp"
@@ -46,7 +46,7 @@ inline constexpr StreamHandle kModelJoinStream = 0xFFFFFFFFFFFF0002ull;
 
 // Fails when collectives carry no buffer addresses (the tuner cannot tell which kernels
 // produce and consume them: runs imported without pointer arguments).
-analyzer::Expected<RecordedRun> recordedCalls(const analyzer::RunModel& model, const analyzer::Iterations& iterations,
-                                              const OpPointers& pointers);
+trace::Result<RecordedRun> recordedCalls(const analyzer::RunModel& model, const analyzer::Iterations& iterations,
+                                         const OpPointers& pointers);
 
 }  // namespace syncopate::tuner

@@ -41,7 +41,7 @@ struct RecordedGroup {
 
 // The distinct groups rank 0 flushes in the modelled iterations. Fails when ranks flush
 // different groups (their call sequences differ: the runtime could not apply a plan).
-analyzer::Expected<std::vector<RecordedGroup>> recordedGroups(const WhatIfModel& model);
+trace::Result<std::vector<RecordedGroup>> recordedGroups(const WhatIfModel& model);
 
 ScheduleRules rulesFor(const Knobs& knobs, const std::vector<RecordedGroup>& groups);
 
@@ -67,7 +67,7 @@ struct SearchResult {
 // progress(done, total) is called after each prediction.
 using Progress = std::function<void(std::size_t done, std::size_t total)>;
 
-analyzer::Expected<SearchResult> search(const WhatIfModel& model, const SearchOptions& options = {},
-                                        const Progress& progress = {});
+trace::Result<SearchResult> search(const WhatIfModel& model, const SearchOptions& options = {},
+                                   const Progress& progress = {});
 
 }  // namespace syncopate::tuner

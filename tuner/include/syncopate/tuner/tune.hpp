@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "syncopate/analyzer/analysis.hpp"
-#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/trace/status.hpp"
 #include "syncopate/tuner/plan.hpp"
 #include "syncopate/tuner/search.hpp"
 #include "syncopate/tuner/what_if.hpp"
@@ -43,12 +43,12 @@ struct TuneReport {
   std::optional<Plan> plan;        // the recommended plan, if any
 };
 
-analyzer::Expected<TuneReport> tuneRun(const std::filesystem::path& run_dir, const TuneOptions& options,
-                                       const TuneProgress& progress = {});
+trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const TuneOptions& options,
+                                  const TuneProgress& progress = {});
 
 // The same on a model already built (tests, the demo).
-analyzer::Expected<TuneReport> tuneModel(const WhatIfModel& model, std::string run_dir, std::int32_t ranks,
-                                         const TuneOptions& options, const TuneProgress& progress = {});
+trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_dir, std::int32_t ranks,
+                                    const TuneOptions& options, const TuneProgress& progress = {});
 
 // The plan of candidate `c` of a report (what `tune` writes when c is the recommendation).
 Plan planFor(const TuneReport& report, const Candidate& c);

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "syncopate/analyzer/analysis.hpp"
-#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/trace/status.hpp"
 #include "syncopate/analyzer/run_model.hpp"
 #include "syncopate/tuner/fits.hpp"
 #include "syncopate/tuner/op_pointers.hpp"
@@ -58,8 +58,8 @@ struct Bounds {
 
 class WhatIfModel {
  public:
-  static analyzer::Expected<WhatIfModel> build(const analyzer::RunModel& model, const analyzer::Analysis& analysis,
-                                               const OpPointers& pointers, const ModelOptions& options = {});
+  static trace::Result<WhatIfModel> build(const analyzer::RunModel& model, const analyzer::Analysis& analysis,
+                                          const OpPointers& pointers, const ModelOptions& options = {});
 
   // The schedule `rules` describes (nullptr: as recorded). `delayed`: the one-step-delayed
   // mode, in which each consumer waits for the previous iteration's bucket instead of its

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "syncopate/analyzer/analysis.hpp"
-#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/trace/status.hpp"
 #include "syncopate/analyzer/intervals.hpp"
 #include "syncopate/analyzer/iterations.hpp"
 #include "syncopate/analyzer/metrics.hpp"
@@ -52,15 +52,15 @@ using ProgressFn = std::function<void(std::string_view stage, std::size_t done, 
 
 // Everything LoadedRun holds beyond the model: iterations, activity, lanes and their LOD.
 // `run` is the run's position in the view (0, or 1 for the second run of a comparison).
-analyzer::Expected<std::shared_ptr<LoadedRun>> prepareRun(analyzer::RunModel model, std::uint32_t run,
-                                                          std::string label, const ProgressFn& progress = {});
+trace::Result<std::shared_ptr<LoadedRun>> prepareRun(analyzer::RunModel model, std::uint32_t run,
+                                                     std::string label, const ProgressFn& progress = {});
 
 // Loads a run directory with the analyzer's loader, then prepareRun. Fails with the
 // analyzer's sentence (missing directory, no store, a corrupt or unknown-version store).
-analyzer::Expected<std::shared_ptr<LoadedRun>> loadRunDirectory(const std::filesystem::path& dir, std::uint32_t run,
-                                                                const ProgressFn& progress = {});
+trace::Result<std::shared_ptr<LoadedRun>> loadRunDirectory(const std::filesystem::path& dir, std::uint32_t run,
+                                                           const ProgressFn& progress = {});
 
 // The analyzer's analysis of a prepared run (metrics, collectives, critical paths).
-analyzer::Expected<analyzer::Analysis> analyzeRun(const LoadedRun& run);
+trace::Result<analyzer::Analysis> analyzeRun(const LoadedRun& run);
 
 }  // namespace syncopate::gui

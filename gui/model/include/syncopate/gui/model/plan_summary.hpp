@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "syncopate/analyzer/analysis.hpp"
-#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/trace/status.hpp"
 
 namespace syncopate::gui {
 
@@ -56,8 +56,8 @@ struct TuneSummary {
 
 // Each fails with a sentence naming the file when it is missing, not JSON, not of that kind,
 // or (plan) of another major version.
-analyzer::Expected<PlanSummary> readPlan(const std::filesystem::path& file);
-analyzer::Expected<TuneSummary> readTune(const std::filesystem::path& file);
+trace::Result<PlanSummary> readPlan(const std::filesystem::path& file);
+trace::Result<TuneSummary> readTune(const std::filesystem::path& file);
 
 // A run's iteration time as `syncopate compare` measures it (docs/tuner.md): the mean over the
 // steady iterations (all but the first, a warm-up, and the last, whose window has no successor)

@@ -38,7 +38,7 @@ class Generation {
 struct RunSource {
   std::string label;
   std::filesystem::path dir;  // empty for in-memory sources
-  std::function<analyzer::Expected<analyzer::RunModel>(const ProgressFn&)> load;
+  std::function<trace::Result<analyzer::RunModel>(const ProgressFn&)> load;
 };
 // A run directory, read with the analyzer's loader (loaded_run.hpp).
 RunSource directorySource(const std::filesystem::path& dir);

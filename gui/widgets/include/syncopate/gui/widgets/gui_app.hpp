@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "syncopate/analyzer/expected.hpp"
+#include "syncopate/trace/status.hpp"
 #include "syncopate/gui/model/lanes.hpp"
 
 namespace syncopate::gui {
@@ -24,7 +24,7 @@ struct GuiOptions {
 // Both need a QApplication.
 // Loads the runs, shows `iteration` (else the first), saves a PNG of the window. Fails with a
 // sentence when a run cannot be opened, the iteration does not exist or the PNG cannot be written.
-analyzer::Status saveScreenshot(const GuiOptions& options);
+trace::Status saveScreenshot(const GuiOptions& options);
 // Shows the window and runs the event loop (errors appear as dialogs); the loop's exit code.
 int runInteractive(const GuiOptions& options);
 
