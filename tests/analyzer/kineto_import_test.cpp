@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "kineto_trace_writer.hpp"
 #include "scratch_dir.hpp"
 #include "syncopate/analyzer/analysis.hpp"
 #include "syncopate/analyzer/importers.hpp"
@@ -297,6 +298,43 @@ TEST(KinetoImport, BadInputsFailWithASentence) {
   auto r = importKineto(std::span(&missing, 1), dir / "out2");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("cannot read"), std::string::npos);
+}
+
+// The tests' own two-rank trace (kineto_trace_writer.hpp), whose numbers follow from its
+// description: per step, compute is gemm_fwd + gemm_bwd + embedding_bwd (rank 1's gemm_bwd 30 µs
+// longer), the all-reduce overlaps embedding_bwd for 95 µs on both ranks, the copy and the memset
+// take 22 µs, and rank 0 waits 30 µs for rank 1 at each all-reduce.
+TEST(KinetoImport, GeneratedTwoRankTraceGivesItsDescribedMetrics) {
+  ScratchDir dir;
+  std::vector<std::filesystem::path> files;
+  for (int rank = 0; rank < 2; ++rank) {
+    files.push_back(dir / ("rank-" + std::to_string(rank) + ".json"));
+    testing::writeFile(files.back(), testing::kinetoTrace(rank));
+  }
+  auto report = importKineto(files, dir / "run");
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_EQ(report->stores.size(), 2u);
+  for (const ImportedStore& s : report->stores) {
+    EXPECT_EQ(s.collectives, 3);
+    EXPECT_EQ(s.allocations, 1);
+    EXPECT_EQ(s.derived_event_records, 3);
+  }
+  auto m = loadRun(dir / "run");
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  auto a = analyze(*m);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ(a->iterations.numbers, (std::vector<std::int64_t>{1, 2, 3}));
+  EXPECT_EQ(a->collectives.complete, 3);
+  ASSERT_EQ(a->rank_iterations.size(), 6u);
+  for (const RankIterationMetrics& it : a->rank_iterations) {
+    const std::int32_t rank = m->ranks[it.rank].rank;
+    SCOPED_TRACE("rank " + std::to_string(rank) + ", step " + std::to_string(it.window.number));
+    EXPECT_EQ(it.time.compute_ns, 600'000 + 30'000 * rank);
+    EXPECT_EQ(it.time.communication_ns, 200'000 - 30'000 * rank);
+    EXPECT_EQ(it.time.overlapped_communication_ns, 95'000);
+    EXPECT_EQ(it.time.memory_ns, 22'000);
+    EXPECT_EQ(it.collective_wait_ns, rank == 0 ? 30'000 : 0);
+  }
 }
 
 TEST(KinetoImport, RefusesToOverwriteAStore) {
