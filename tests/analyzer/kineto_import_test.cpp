@@ -9,6 +9,7 @@
 
 #include "kineto_trace_writer.hpp"
 #include "scratch_dir.hpp"
+#include "shared_traces.hpp"
 #include "syncopate/analyzer/analysis.hpp"
 #include "syncopate/analyzer/importers.hpp"
 #include "syncopate/analyzer/run_loader.hpp"
@@ -20,10 +21,6 @@ namespace {
 using testing::ScratchDir;
 
 std::filesystem::path kineto(const std::string& relative) { return testing::tracesDir() / "kineto" / relative; }
-
-#define SKIP_WITHOUT_TRACES()                                                                       \
-  if (!std::filesystem::exists(testing::tracesDir() / "kineto"))                                    \
-  GTEST_SKIP() << "the real traces are not at " << testing::tracesDir()
 
 std::map<std::string, std::int64_t> categories(const ImportedStore& s) {
   std::map<std::string, std::int64_t> out;
@@ -51,7 +48,7 @@ StoreCounts countRows(const std::filesystem::path& file) {
 
 // Event counts of the largest trace, per (phase, category), as Python's json module counts them.
 TEST(KinetoImport, LargestTraceImportsEveryEvent) {
-  SKIP_WITHOUT_TRACES();
+  ASSERT_TRUE(testing::tracesPresent("kineto"));
   ScratchDir dir;
   const std::filesystem::path file = kineto("df_index_resolver/df_index_resolver.json.gz");
   auto report = importKineto(std::span(&file, 1), dir.path());
@@ -106,7 +103,7 @@ TEST(KinetoImport, LargestTraceImportsEveryEvent) {
 }
 
 TEST(KinetoImport, NcclDataNumbersAgreeWithAnIndependentComputation) {
-  SKIP_WITHOUT_TRACES();
+  ASSERT_TRUE(testing::tracesPresent("kineto"));
   ScratchDir dir;
   const std::filesystem::path file = kineto("nccl_parser_config/nccl_data.json.gz");
   auto report = importKineto(std::span(&file, 1), dir.path());
@@ -162,7 +159,7 @@ TEST(KinetoImport, NcclDataNumbersAgreeWithAnIndependentComputation) {
 }
 
 TEST(KinetoImport, TwoRanksOfOneJobLoadAsOneRun) {
-  SKIP_WITHOUT_TRACES();
+  ASSERT_TRUE(testing::tracesPresent("kineto"));
   ScratchDir dir;
   const std::vector<std::filesystem::path> files{kineto("trace_filter/sampled_rank-0.json.gz"),
                                                  kineto("trace_filter/sampled_rank-1.json.gz")};
@@ -184,7 +181,7 @@ TEST(KinetoImport, TwoRanksOfOneJobLoadAsOneRun) {
 }
 
 TEST(KinetoImport, NanosecondTimestampsAreExact) {
-  SKIP_WITHOUT_TRACES();
+  ASSERT_TRUE(testing::tracesPresent("kineto"));
   ScratchDir dir;
   const std::filesystem::path file = kineto("ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
   auto report = importKineto(std::span(&file, 1), dir.path());
@@ -203,7 +200,7 @@ TEST(KinetoImport, NanosecondTimestampsAreExact) {
 }
 
 TEST(KinetoImport, EventSyncTracesGetTheirEventRecordsBack) {
-  SKIP_WITHOUT_TRACES();
+  ASSERT_TRUE(testing::tracesPresent("kineto"));
   ScratchDir dir;
   const std::filesystem::path file = kineto("critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz");
   auto report = importKineto(std::span(&file, 1), dir.path());
@@ -219,9 +216,11 @@ TEST(KinetoImport, EventSyncTracesGetTheirEventRecordsBack) {
 
 // Every real trace imports and analyses.
 TEST(KinetoImport, EveryRealTraceImportsAndAnalyses) {
-  SKIP_WITHOUT_TRACES();
+  ASSERT_TRUE(testing::tracesPresent("kineto"));
+  std::size_t traces = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(testing::tracesDir() / "kineto")) {
     if (entry.path().extension() != ".gz") continue;
+    ++traces;
     SCOPED_TRACE(entry.path().string());
     ScratchDir dir;
     const std::filesystem::path file = entry.path();
@@ -233,6 +232,7 @@ TEST(KinetoImport, EveryRealTraceImportsAndAnalyses) {
     ASSERT_TRUE(a.ok()) << a.error().message;
     EXPECT_FALSE(a->rank_iterations.empty());
   }
+  EXPECT_GT(traces, 0u) << "no .json.gz trace under " << (testing::tracesDir() / "kineto").string();
 }
 
 std::string gzip(const std::string& text) {
