@@ -1,4 +1,5 @@
-// syncopate: one executable, one subcommand per cli/<name>_command.cpp (CONVENTIONS.md).
+// syncopate: one executable, one subcommand per cli/<name>_command.cpp (docs/architecture.md,
+// "Analysis results and the command line").
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"

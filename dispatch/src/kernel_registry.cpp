@@ -35,7 +35,7 @@ const char* demangledOrSame(const char* mangled) noexcept {
 }
 
 // simgpu's equivalent of the driver's cuFuncGetParamInfo, which also says which parameters are
-// pointers (docs: CONVENTIONS, "Kernel parameter layout").
+// pointers (docs/simgpu.md, "Interfaces for other parts": parameter layouts).
 using ParamInfoFn = cudaError_t (*)(const void* hostFunc, std::size_t index, std::size_t* offset, std::size_t* size,
                                     int* isPointer);
 

@@ -42,6 +42,4 @@ inline std::string readFile(const std::filesystem::path& file) {
   return bytes;
 }
 
-inline std::filesystem::path tracesDir() { return SYNCOPATE_TRACES_DIR; }
-
 }  // namespace syncopate::analyzer::testing

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks that every __global__ kernel in a CUDA program has a CPU implementation for simgpu:
-# an exported `simgpu_cpu_<mangled kernel name>` (CONVENTIONS.md). nvcc emits a host stub
-# `__device_stub_<mangled kernel name>` per kernel; its mangled form is
-# _Z<length>__device_stub_<kernel>..., from which the kernel's mangled name is cut out.
+# an exported `simgpu_cpu_<mangled kernel name>` (docs/simgpu.md, "Kernels: names, parameters,
+# CPU implementations"). nvcc emits a host stub `__device_stub_<mangled kernel name>` per
+# kernel; its mangled form is _Z<length>__device_stub_<kernel>..., from which the kernel's
+# mangled name is cut out.
 set -euo pipefail
 binary="$1"
 kernels=$(nm "$binary" | awk '$2 ~ /^[Tt]$/ && $3 ~ /^_Z[0-9]+__device_stub__Z/ {

@@ -13,7 +13,7 @@
 namespace dp_trainer {
 namespace {
 
-// The example of CONVENTIONS.md, plus a kernel whose cost is memory-bound.
+// The example profile of docs/simgpu.md ("The profile"), plus a kernel whose cost is memory-bound.
 const char* kProfile = R"({
   "name": "test", "devices_per_process": 1, "ranks_per_host": 2,
   "device": {"name": "d", "flops": 1.0e12, "memory_bandwidth": 1.0e11, "launch_latency_ns": 3000, "min_kernel_ns": 2000},

@@ -1,10 +1,10 @@
-// Invariant 2 of the runtime (DESIGN.md §7), as a property: for random programs (kernels,
-// copies, fills and all-reduces on several streams, events, waits, host syncs, kernels of
-// unknown layout) under random plans, every two accesses to a common buffer that the original
-// program orders (by stream order, events or host syncs) are still ordered in the schedule the
-// scheduler makes, whatever the durations of the ops. The schedule is executed on the
-// simulator with random durations; the ordering the original program guarantees is computed by
-// an independent vector-clock oracle.
+// Invariant 2 of the runtime (docs/tuner.md, "The runtime's invariants"), as a property: for
+// random programs (kernels, copies, fills and all-reduces on several streams, events, waits,
+// host syncs, kernels of unknown layout) under random plans, every two accesses to a common
+// buffer that the original program orders (by stream order, events or host syncs) are still
+// ordered in the schedule the scheduler makes, whatever the durations of the ops. The schedule
+// is executed on the simulator with random durations; the ordering the original program
+// guarantees is computed by an independent vector-clock oracle.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,6 +1,7 @@
 // The reordering runtime end to end, on simgpu with 4 ranks of grad_sync under mpirun: a run
 // is recorded, tuned, and re-run with the plan through the same recording environment as
-// `syncopate run --plan`. Each test states which invariant of DESIGN.md §7 it checks.
+// `syncopate run --plan`. Each test states which of the runtime's invariants (docs/tuner.md,
+// "The runtime's invariants") it checks.
 // grad_sync verifies every iteration's reduced gradients (and the updated values) bit for bit
 // itself and exits 1 on any difference, so a broken dependency fails the run.
 #include <gtest/gtest.h>

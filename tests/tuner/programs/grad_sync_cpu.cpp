@@ -1,5 +1,5 @@
-// CPU implementations of grad_sync's kernels for simgpu (CONVENTIONS.md), so that the data is
-// what a GPU would compute.
+// CPU implementations of grad_sync's kernels for simgpu (docs/simgpu.md, "Kernels: names,
+// parameters, CPU implementations"), so that the data is what a GPU would compute.
 #include <cstring>
 
 #include "grad_sync_math.hpp"

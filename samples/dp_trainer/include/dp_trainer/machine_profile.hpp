@@ -1,4 +1,4 @@
-// The part of simgpu's machine profile (format: CONVENTIONS.md, "Profile") that dp_trainer's
+// The part of simgpu's machine profile (format: docs/simgpu.md, "The profile") that dp_trainer's
 // step prediction reads, with the documented duration formulas. This is the trainer's own
 // reading of the profile, independent of simgpu's, so the end-to-end tests can compare what
 // simgpu measures with what the profile says a step should take.

@@ -1,5 +1,5 @@
-// CPU implementations of dp_trainer's kernels, for simgpu (CONVENTIONS.md, "CPU
-// implementations of kernels"): simgpu looks up `simgpu_cpu_<mangled kernel name>` in the
+// CPU implementations of dp_trainer's kernels, for simgpu (docs/simgpu.md, "Kernels: names,
+// parameters, CPU implementations"): simgpu looks up `simgpu_cpu_<mangled kernel name>` in the
 // program's dynamic symbol table (the executable is linked with ENABLE_EXPORTS) and calls it
 // with the launch's argument array, so that the data on simgpu is what a GPU would compute.
 // Each one loops over the elements the kernel's threads cover, with the same per-element

@@ -1,5 +1,5 @@
 // Level-of-detail summaries of one lane, computed once per lane on a loader worker so that
-// paintEvent only walks what is ready (STYLE.md, habit 6; Tracy's merged zones).
+// paintEvent only walks what is ready (docs/gui.md, "Level of detail"; Tracy's merged zones).
 //
 // Level L merges, among the lane's items in time order, every run of consecutive items that
 // are each narrower than threshold_L and separated by gaps narrower than threshold_L into one
