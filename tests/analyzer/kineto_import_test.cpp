@@ -312,7 +312,7 @@ TEST(KinetoImport, GeneratedTwoRankTraceGivesItsDescribedMetrics) {
     testing::writeFile(files.back(), testing::kinetoTrace(rank));
   }
   auto report = importKineto(files, dir / "run");
-  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_TRUE(report.ok()) << report.message();
   ASSERT_EQ(report->stores.size(), 2u);
   for (const ImportedStore& s : report->stores) {
     EXPECT_EQ(s.collectives, 3);
@@ -320,9 +320,9 @@ TEST(KinetoImport, GeneratedTwoRankTraceGivesItsDescribedMetrics) {
     EXPECT_EQ(s.derived_event_records, 3);
   }
   auto m = loadRun(dir / "run");
-  ASSERT_TRUE(m.ok()) << m.error().message;
+  ASSERT_TRUE(m.ok()) << m.message();
   auto a = analyze(*m);
-  ASSERT_TRUE(a.ok()) << a.error().message;
+  ASSERT_TRUE(a.ok()) << a.message();
   EXPECT_EQ(a->iterations.numbers, (std::vector<std::int64_t>{1, 2, 3}));
   EXPECT_EQ(a->collectives.complete, 3);
   ASSERT_EQ(a->rank_iterations.size(), 6u);
