@@ -39,7 +39,7 @@ Index RunModelBuilder::addThread(Index rank, std::int64_t tid, std::string_view 
   return static_cast<Index>(model_.threads.size() - 1);
 }
 
-Index RunModelBuilder::addApiCall(const ApiCallRow& row) {
+Index RunModelBuilder::addApiCall(const ApiCallInput& row) {
   auto& t = model_.api_calls;
   t.start.push_back(row.start);
   t.end.push_back(std::max(row.start, row.end));
@@ -59,7 +59,7 @@ OpClass RunModelBuilder::classOf(trace::OpKind kind, StringId name) {
   return static_cast<OpClass>(kernel_class_[name]);
 }
 
-Index RunModelBuilder::addOp(const OpRow& row) {
+Index RunModelBuilder::addOp(const OpInput& row) {
   auto& t = model_.ops;
   t.start.push_back(row.start);
   t.end.push_back(std::max(row.start, row.end));
@@ -75,9 +75,9 @@ Index RunModelBuilder::addOp(const OpRow& row) {
   return static_cast<Index>(t.size() - 1);
 }
 
-void RunModelBuilder::addCollective(Index op, const CollectiveRow& row) { collectives_.push_back({op, row}); }
+void RunModelBuilder::addCollective(Index op, const CollectiveInput& row) { collectives_.push_back({op, row}); }
 
-Index RunModelBuilder::addHostSync(const HostSyncRow& row) {
+Index RunModelBuilder::addHostSync(const HostSyncInput& row) {
   auto& t = model_.host_syncs;
   t.start.push_back(row.start);
   t.end.push_back(std::max(row.start, row.end));
@@ -90,7 +90,7 @@ Index RunModelBuilder::addHostSync(const HostSyncRow& row) {
   return static_cast<Index>(t.size() - 1);
 }
 
-void RunModelBuilder::addRange(const RangeRow& row) {
+void RunModelBuilder::addRange(const RangeInput& row) {
   auto& t = model_.ranges;
   t.start.push_back(row.start);
   t.end.push_back(std::max(row.start, row.end));

@@ -14,6 +14,7 @@
 
 using namespace syncopate::gui;
 using namespace syncopate::gui::testing;
+namespace tuner = syncopate::tuner;
 
 namespace {
 
@@ -27,24 +28,26 @@ void write(const std::filesystem::path& file, const std::string& text) {
   std::ofstream(file) << text;
 }
 
-// A plan and a tune report as docs/tuner.md ("Plan format", `syncopate tune`) documents them.
-const char* kPlan = R"({
-  "format": "syncopate-plan",
-  "version": "1.0",
-  "checksum": "fnv1a64:0123456789abcdef",
-  "created_by": "0.1.0",
-  "source": {"run": "runs/baseline", "ranks": 4, "predicted_iterations": [2, 3, 4]},
-  "knobs": {"communication_stream": true, "bucket_bytes": 26214400, "order": "ready", "priority_tail": 4,
-            "split_bytes": 0, "per_bucket_waits": false, "delayed": false},
-  "description": "communication stream, 25 MiB buckets, ready order, last 4 first",
-  "changes_training_mathematics": false,
-  "prediction": {"baseline_measured_ms": 0.19, "baseline_replay_ms": 0.188, "replay_error": -0.0105,
-                 "iteration_ms": 0.15, "speedup": 1.2533, "ideal_ms": 0.14, "compute_ms": 0.14,
-                 "communication_ms": 0.09},
-  "why": "Gradient all-reduces are exposed for 40% of the step; overlapping them with backward hides most of it.",
-  "model": {"compute_slowdown": 0.1, "communication_slowdown": 0.15, "interference_measured": true},
-  "groups": []
-})";
+// A tune report as docs/tuner.md (`syncopate tune`) documents it.
+// A plan as `syncopate tune` writes it (the tuner's own writer, so its checksum holds).
+std::string planText() {
+  tuner::Plan p;
+  p.source_run = "runs/baseline";
+  p.ranks = 4;
+  p.predicted_iterations = {2, 3, 4};
+  p.created_by = "0.1.0";
+  p.knobs.communication_stream = true;
+  p.knobs.bucket_bytes = 26214400;
+  p.knobs.order = tuner::Order::Ready;
+  p.knobs.priority_tail = 4;
+  p.knobs.per_bucket_waits = false;
+  p.prediction = {0.19, 0.188, -0.0105, 0.15, 1.2533, 0.14, 0.14, 0.09};
+  p.why = "Gradient all-reduces are exposed for 40% of the step; overlapping them with backward hides most of it.";
+  p.compute_slowdown = 0.1;
+  p.communication_slowdown = 0.15;
+  p.interference_measured = true;
+  return tuner::planJson(p);
+}
 
 const char* kTune = R"({
   "run": "runs/baseline", "ranks": 4, "measured_iteration_ms": 0.19, "replay_iteration_ms": 0.188,
@@ -144,17 +147,18 @@ class MetricsPlanTest : public QObject {
   void readsADocumentedPlan() {
     QTemporaryDir dir;
     const std::filesystem::path run(dir.path().toStdString());
-    write(run / kPlanFileName, kPlan);
+    write(run / kPlanFileName, planText());
     auto plan = readPlan(run / kPlanFileName);
     QVERIFY2(plan.ok(), plan.ok() ? "" : plan.message().c_str());
-    QCOMPARE(plan->version, std::string("1.0"));
-    QVERIFY(!plan->changes_training_math);
-    QCOMPARE(*plan->predicted_ms, 0.15);
-    QCOMPARE(*plan->ideal_ms, 0.14);
-    QCOMPARE(*plan->baseline_replay_ms, 0.188);
-    QCOMPARE(*plan->replay_error, -0.0105);
-    QCOMPARE(plan->source_run, std::string("runs/baseline"));
-    QCOMPARE(plan->description, std::string("communication stream, 25 MiB buckets, ready order, last 4 first"));
+    QCOMPARE(plan->plan.version, std::string("1.0"));
+    QVERIFY(!plan->plan.changesTrainingMathematics());
+    QCOMPARE(plan->plan.prediction.iteration_ms, 0.15);
+    QCOMPARE(plan->plan.prediction.ideal_ms, 0.14);
+    QCOMPARE(plan->plan.prediction.baseline_replay_ms, 0.188);
+    QCOMPARE(plan->plan.prediction.replay_error, -0.0105);
+    QCOMPARE(plan->plan.source_run, std::string("runs/baseline"));
+    QCOMPARE(plan->description, std::string("start at producers, buckets <= 25 MiB, ready order, last 4 first layers "
+                                            "first, updates wait for all"));
     QCOMPARE(plan->knobs.size(), std::size_t{7});
     QCOMPARE(plan->knobs[0], (std::pair<std::string, std::string>("bucket_bytes", "26214400")));
     QCOMPARE(plan->knobs[1], (std::pair<std::string, std::string>("communication_stream", "yes")));
@@ -191,7 +195,7 @@ class MetricsPlanTest : public QObject {
   void predictionIsCheckedOnSteadyIterations() {
     QTemporaryDir dir;
     const std::filesystem::path file = std::filesystem::path(dir.path().toStdString()) / kPlanFileName;
-    write(file, kPlan);
+    write(file, planText());
     auto plan = readPlan(file);
     QVERIFY(plan.ok());
     TimelineModel m;
@@ -219,7 +223,7 @@ class MetricsPlanTest : public QObject {
     QVERIFY(!truncated.ok());
     QVERIFY(truncated.message().find("not valid JSON") != std::string::npos);
     write(file, R"({"version": 1})");
-    QVERIFY(readPlan(file).message().find("not a plan") != std::string::npos);
+    QVERIFY(readPlan(file).message().find("not a Syncopate plan") != std::string::npos);
     write(file, R"({"format": "syncopate-plan", "version": "2.0"})");
     auto newer = readPlan(file);
     QVERIFY(!newer.ok());
@@ -241,10 +245,10 @@ class MetricsPlanTest : public QObject {
     QVERIFY(!watcher.plan().has_value());
     QVERIFY(watcher.error().empty());
     // The tuner writes plan.json (atomically, as a rename over a temporary file).
-    write(run_dir / "plan.json.tmp", kPlan);
+    write(run_dir / "plan.json.tmp", planText());
     std::filesystem::rename(run_dir / "plan.json.tmp", run_dir / kPlanFileName);
     QTRY_VERIFY_WITH_TIMEOUT(watcher.plan().has_value(), 5000);
-    QCOMPARE(*watcher.plan()->speedup, 1.2533);
+    QCOMPARE(watcher.plan()->plan.prediction.speedup, 1.2533);
     QVERIFY(!watcher.tune().has_value());
     write(run_dir / kTuneFileName, kTune);
     QTRY_VERIFY_WITH_TIMEOUT(watcher.tune().has_value(), 5000);

@@ -12,10 +12,12 @@
 #include "syncopate/gui/widgets/gui_app.hpp"
 #include "syncopate/gui/widgets/main_window.hpp"
 #include "syncopate/gui/widgets/palette.hpp"
+#include "syncopate/tuner/plan.hpp"
 #include "written_run.hpp"
 
 using namespace syncopate::gui;
 using namespace syncopate::gui::testing;
+namespace tuner = syncopate::tuner;
 
 namespace {
 
@@ -148,17 +150,17 @@ class RunDirectoryTest : public QObject {
     QVERIFY(w.recommendations()->toPlainText().contains("0.100 ms / 0.102 ms (replay error 2.0 %)"));
     QVERIFY(w.recommendations()->toPlainText().contains("0.090 ms"));
     // `syncopate tune baseline` writes its plan (docs/tuner.md's format) while the window is open.
-    const char* plan = R"({"format": "syncopate-plan", "version": "1.0", "source": {"run": "baseline"},
-      "knobs": {"bucket_bytes": 1048576}, "description": "1 MiB buckets on a communication stream",
-      "changes_training_mathematics": false, "why": "Exposed all-reduces.",
-      "prediction": {"baseline_measured_ms": 0.1, "baseline_replay_ms": 0.1, "replay_error": 0.0,
-                     "iteration_ms": 0.08, "speedup": 1.25, "ideal_ms": 0.07, "compute_ms": 0.07,
-                     "communication_ms": 0.04}})";
-    std::ofstream(baseline / "plan.json.tmp") << plan;
+    tuner::Plan plan;
+    plan.source_run = "baseline";
+    plan.knobs.communication_stream = true;
+    plan.knobs.bucket_bytes = 1048576;
+    plan.why = "Exposed all-reduces.";
+    plan.prediction = {0.1, 0.1, 0.0, 0.08, 1.25, 0.07, 0.07, 0.04};
+    std::ofstream(baseline / "plan.json.tmp") << tuner::planJson(plan);
     std::filesystem::rename(baseline / "plan.json.tmp", baseline / "plan.json");
     QTRY_VERIFY_WITH_TIMEOUT(w.recommendations()->hasPlan(), 5000);
     const QString text = w.recommendations()->toPlainText();
-    QVERIFY(text.contains("Recommended: 1 MiB buckets on a communication stream"));
+    QVERIFY(text.contains("Recommended: start at producers, buckets <= 1 MiB"));
     // The tuned run is open beside it: predicted versus measured.
     QVERIFY(text.contains("measured with the plan"));
     QVERIFY(text.contains("prediction error"));
@@ -169,8 +171,10 @@ class RunDirectoryTest : public QObject {
     const auto tuned = path(tmp, "tuned");
     QCOMPARE(writeTwoRankRun(tuned), std::string());
     // What `syncopate run --plan` leaves: the plan it copied and the runtime's reports.
-    std::ofstream(tuned / "plan.json") << R"({"format": "syncopate-plan", "version": "1.0", "source": {"run": "baseline"},
-      "knobs": {}, "description": "ready order", "why": "", "prediction": {"iteration_ms": 0.08}})";
+    tuner::Plan plan;
+    plan.source_run = "baseline";
+    plan.prediction.iteration_ms = 0.08;
+    std::ofstream(tuned / "plan.json") << tuner::planJson(plan);
     std::ofstream(tuned / "runtime-rank-0.json") << "{}";
     MainWindow w;
     w.show();

@@ -60,12 +60,12 @@ TEST(Catalog, LaunchShapesAreInternedWhole) {
 
 TEST(Catalog, StreamsAreKeyedByDeviceAndHandle) {
   Catalog catalog;
-  StreamInfo legacy0{0, 0, 0u, 0, catalog.intern("default")};
-  StreamInfo legacy1{1, 0, 0u, 0, catalog.intern("default")};
+  CatalogStream legacy0{0, 0, 0u, 0, catalog.intern("default")};
+  CatalogStream legacy1{1, 0, 0u, 0, catalog.intern("default")};
   const StreamId s0 = catalog.registerStream(legacy0);
   const StreamId s1 = catalog.registerStream(legacy1);
   EXPECT_NE(s0, s1);
-  StreamInfo again = legacy0;
+  CatalogStream again = legacy0;
   again.priority = -5;
   EXPECT_EQ(catalog.registerStream(again), s0);
   EXPECT_EQ(catalog.stream(s0)->priority, 0);  // the first registration wins
@@ -77,8 +77,8 @@ TEST(Catalog, StreamsAreKeyedByDeviceAndHandle) {
 
 TEST(Catalog, AReusedCommunicatorHandlePointsToTheNewestCommunicator) {
   Catalog catalog;
-  CommunicatorInfo first{0x1111, 0, 4, 0, 0xABC, 10, std::nullopt};
-  CommunicatorInfo second{0x2222, 0, 4, 0, 0xABC, 20, 0x1111u};
+  CatalogCommunicator first{0x1111, 0, 4, 0, 0xABC, 10, std::nullopt};
+  CatalogCommunicator second{0x2222, 0, 4, 0, 0xABC, 20, 0x1111u};
   const CommId c1 = catalog.registerCommunicator(first);
   EXPECT_EQ(catalog.findCommunicator(0xABC), c1);
   const CommId c2 = catalog.registerCommunicator(second);
@@ -101,7 +101,7 @@ TEST(Catalog, EventsThreadsAndDevices) {
   EXPECT_EQ(catalog.findThread(4242), t);
   EXPECT_EQ(catalog.thread(t)->name_id, catalog.findString("trainer"));
 
-  DeviceInfo d{1, catalog.intern("simgpu H100"), kNoString, kNoString, 132, 80LL << 30};
+  CatalogDevice d{1, catalog.intern("simgpu H100"), kNoString, kNoString, 132, 80LL << 30};
   EXPECT_EQ(catalog.registerDevice(d), 1u);
   EXPECT_EQ(catalog.registerDevice(d), 1u);
   EXPECT_EQ(catalog.deviceCount(), 1u);

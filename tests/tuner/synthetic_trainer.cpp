@@ -216,7 +216,7 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
         case What::StreamSync:
         case What::EventSync:
         case What::DeviceSync: {
-          analyzer::HostSyncRow row;
+          analyzer::HostSyncInput row;
           row.rank = rank;
           row.api_call = call;
           row.sync_kind = d.what == What::StreamSync ? trace::SyncKind::Stream
@@ -231,7 +231,7 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
         }
         default: break;
       }
-      analyzer::OpRow row;
+      analyzer::OpInput row;
       row.stream = d.on_comm_stream ? c : s;
       row.start = op_start;
       row.end = op_end;
@@ -269,7 +269,7 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
       const analyzer::Index op = b.addOp(row);
       args_by_store_id.push_back(std::move(args));
       if (d.what == What::AllReduce || d.what == What::Broadcast) {
-        analyzer::CollectiveRow cr;
+        analyzer::CollectiveInput cr;
         cr.comm_id = kCommId;
         cr.comm_rank = r;
         cr.comm_size = t.ranks;
@@ -285,7 +285,7 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
     }
     for (std::size_t it = 0; it < prog.steps_of_iteration.size(); ++it) {
       const auto [first, last] = prog.steps_of_iteration[it];
-      analyzer::RangeRow range;
+      analyzer::RangeInput range;
       range.rank = rank;
       range.thread = thread;
       range.name = b.intern("ProfilerStep#" + std::to_string(it));

@@ -45,18 +45,18 @@ KeyBytes<28> shapeKey(const LaunchShape& s) {
 
 }  // namespace
 
-static_assert(std::is_trivially_copyable_v<StreamInfo> && std::is_trivially_copyable_v<CommunicatorInfo> &&
-              std::is_trivially_copyable_v<DeviceInfo> && std::is_trivially_copyable_v<ThreadInfo>);
+static_assert(std::is_trivially_copyable_v<CatalogStream> && std::is_trivially_copyable_v<CatalogCommunicator> &&
+              std::is_trivially_copyable_v<CatalogDevice> && std::is_trivially_copyable_v<CatalogThread>);
 
 struct Catalog::Impl {
   InternTable strings{0};
   InternTable shapes{0};
-  InternTable streams{sizeof(StreamInfo)};
+  InternTable streams{sizeof(CatalogStream)};
   InternTable events{0};
-  InternTable communicators{sizeof(CommunicatorInfo)};
+  InternTable communicators{sizeof(CatalogCommunicator)};
   InternTable comm_by_handle{sizeof(std::uint32_t)};  // value: the latest CommId, updated atomically
-  InternTable threads{sizeof(ThreadInfo)};
-  InternTable devices{sizeof(DeviceInfo)};
+  InternTable threads{sizeof(CatalogThread)};
+  InternTable devices{sizeof(CatalogDevice)};
   std::atomic<std::uint64_t> failures{0};
 
   std::uint32_t insert(InternTable& table, std::string_view key, const void* value) noexcept {
@@ -105,7 +105,7 @@ LaunchShape Catalog::shape(ShapeId id) const noexcept {
 
 std::uint32_t Catalog::shapeCount() const noexcept { return impl_ ? impl_->shapes.size() : 0; }
 
-StreamId Catalog::registerStream(const StreamInfo& info) noexcept {
+StreamId Catalog::registerStream(const CatalogStream& info) noexcept {
   if (!impl_) return kNoStream;
   return impl_->insert(impl_->streams, KeyBytes<12>{}.add(info.device).add(info.handle).view(), &info);
 }
@@ -114,8 +114,8 @@ StreamId Catalog::findStream(std::int32_t device, std::uint64_t handle) const no
   return impl_ ? impl_->streams.find(KeyBytes<12>{}.add(device).add(handle).view()) : kNoStream;
 }
 
-std::optional<StreamInfo> Catalog::stream(StreamId id) const noexcept {
-  return impl_ ? readValue<StreamInfo>(impl_->streams, id) : std::nullopt;
+std::optional<CatalogStream> Catalog::stream(StreamId id) const noexcept {
+  return impl_ ? readValue<CatalogStream>(impl_->streams, id) : std::nullopt;
 }
 
 std::uint32_t Catalog::streamCount() const noexcept { return impl_ ? impl_->streams.size() : 0; }
@@ -129,7 +129,7 @@ EventId Catalog::findEvent(std::uint64_t handle) const noexcept {
   return impl_ ? impl_->events.find(KeyBytes<8>{}.add(handle).view()) : kNoEvent;
 }
 
-CommId Catalog::registerCommunicator(const CommunicatorInfo& info) noexcept {
+CommId Catalog::registerCommunicator(const CatalogCommunicator& info) noexcept {
   if (!impl_) return kNoComm;
   const CommId id =
       impl_->insert(impl_->communicators, KeyBytes<12>{}.add(info.comm_id).add(info.comm_rank).view(), &info);
@@ -156,13 +156,13 @@ CommId Catalog::findCommunicator(std::uint64_t handle) const noexcept {
   return std::atomic_ref<std::uint32_t>(*value).load(std::memory_order_acquire);
 }
 
-std::optional<CommunicatorInfo> Catalog::communicator(CommId id) const noexcept {
-  return impl_ ? readValue<CommunicatorInfo>(impl_->communicators, id) : std::nullopt;
+std::optional<CatalogCommunicator> Catalog::communicator(CommId id) const noexcept {
+  return impl_ ? readValue<CatalogCommunicator>(impl_->communicators, id) : std::nullopt;
 }
 
 std::uint32_t Catalog::communicatorCount() const noexcept { return impl_ ? impl_->communicators.size() : 0; }
 
-ThreadId Catalog::registerThread(const ThreadInfo& info) noexcept {
+ThreadId Catalog::registerThread(const CatalogThread& info) noexcept {
   if (!impl_) return kNoThread;
   return impl_->insert(impl_->threads, KeyBytes<8>{}.add(info.tid).view(), &info);
 }
@@ -171,19 +171,19 @@ ThreadId Catalog::findThread(std::int64_t tid) const noexcept {
   return impl_ ? impl_->threads.find(KeyBytes<8>{}.add(tid).view()) : kNoThread;
 }
 
-std::optional<ThreadInfo> Catalog::thread(ThreadId id) const noexcept {
-  return impl_ ? readValue<ThreadInfo>(impl_->threads, id) : std::nullopt;
+std::optional<CatalogThread> Catalog::thread(ThreadId id) const noexcept {
+  return impl_ ? readValue<CatalogThread>(impl_->threads, id) : std::nullopt;
 }
 
 std::uint32_t Catalog::threadCount() const noexcept { return impl_ ? impl_->threads.size() : 0; }
 
-std::uint32_t Catalog::registerDevice(const DeviceInfo& info) noexcept {
+std::uint32_t Catalog::registerDevice(const CatalogDevice& info) noexcept {
   if (!impl_) return 0;
   return impl_->insert(impl_->devices, KeyBytes<4>{}.add(info.ordinal).view(), &info);
 }
 
-std::optional<DeviceInfo> Catalog::deviceAt(std::uint32_t index) const noexcept {
-  return impl_ ? readValue<DeviceInfo>(impl_->devices, index) : std::nullopt;
+std::optional<CatalogDevice> Catalog::deviceAt(std::uint32_t index) const noexcept {
+  return impl_ ? readValue<CatalogDevice>(impl_->devices, index) : std::nullopt;
 }
 
 std::uint32_t Catalog::deviceCount() const noexcept { return impl_ ? impl_->devices.size() : 0; }

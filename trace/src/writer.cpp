@@ -314,7 +314,7 @@ struct StoreWriter::Impl {
       pending.strings = id;
     }
     for (std::uint32_t id = pending.streams + 1, n = catalog.streamCount(); id <= n; ++id) {
-      const StreamInfo info = catalog.stream(id).value_or(StreamInfo{});
+      const CatalogStream info = catalog.stream(id).value_or(CatalogStream{});
       sqlite3_stmt* q = s.stream.get();
       bindInt(q, 1, id);
       bindInt(q, 2, info.device);
@@ -326,7 +326,7 @@ struct StoreWriter::Impl {
       pending.streams = id;
     }
     for (std::uint32_t id = pending.threads + 1, n = catalog.threadCount(); id <= n; ++id) {
-      const ThreadInfo info = catalog.thread(id).value_or(ThreadInfo{});
+      const CatalogThread info = catalog.thread(id).value_or(CatalogThread{});
       sqlite3_stmt* q = s.thread.get();
       bindInt(q, 1, id);
       bindInt(q, 2, info.tid);
@@ -335,7 +335,7 @@ struct StoreWriter::Impl {
       pending.threads = id;
     }
     for (std::uint32_t index = pending.devices + 1, n = catalog.deviceCount(); index <= n; ++index) {
-      const DeviceInfo info = catalog.deviceAt(index).value_or(DeviceInfo{});
+      const CatalogDevice info = catalog.deviceAt(index).value_or(CatalogDevice{});
       sqlite3_stmt* q = s.device.get();
       bindInt(q, 1, info.ordinal);
       bindTextOrNull(q, 2, catalog.string(info.name_id));
@@ -347,7 +347,7 @@ struct StoreWriter::Impl {
       pending.devices = index;
     }
     for (std::uint32_t id = pending.communicators + 1, n = catalog.communicatorCount(); id <= n; ++id) {
-      const CommunicatorInfo info = catalog.communicator(id).value_or(CommunicatorInfo{});
+      const CatalogCommunicator info = catalog.communicator(id).value_or(CatalogCommunicator{});
       sqlite3_stmt* q = s.communicator.get();
       bindBits(q, 1, info.comm_id);
       bindInt(q, 2, info.comm_rank);

@@ -1,5 +1,6 @@
 #include "syncopate/tuner/plan.hpp"
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -16,19 +17,23 @@ using nlohmann::json;
 
 std::string hex(std::uint64_t v) { return fmt::format("{:016x}", v); }
 
+json knobsJson(const Knobs& k) {
+  return {{"communication_stream", k.communication_stream},
+          {"bucket_bytes", k.bucket_bytes},
+          {"order", toString(k.order)},
+          {"priority_tail", k.priority_tail},
+          {"split_bytes", k.split_bytes},
+          {"per_bucket_waits", k.per_bucket_waits},
+          {"delayed", k.delayed}};
+}
+
 json toJson(const Plan& p) {
   json j;
   j["format"] = kPlanFormat;
   j["version"] = fmt::format("{}.{}", kPlanMajor, kPlanMinor);
   j["created_by"] = p.created_by;
   j["source"] = {{"run", p.source_run}, {"ranks", p.ranks}, {"predicted_iterations", p.predicted_iterations}};
-  j["knobs"] = {{"communication_stream", p.knobs.communication_stream},
-                {"bucket_bytes", p.knobs.bucket_bytes},
-                {"order", toString(p.knobs.order)},
-                {"priority_tail", p.knobs.priority_tail},
-                {"split_bytes", p.knobs.split_bytes},
-                {"per_bucket_waits", p.knobs.per_bucket_waits},
-                {"delayed", p.knobs.delayed}};
+  j["knobs"] = knobsJson(p.knobs);
   j["description"] = describe(p.knobs);
   j["changes_training_mathematics"] = p.changesTrainingMathematics();
   const PlanPrediction& q = p.prediction;
@@ -73,6 +78,17 @@ T field(const json& j, const char* key, const char* where) {
 
 }  // namespace
 
+std::vector<std::pair<std::string, std::string>> knobSettings(const Knobs& knobs) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const json settings = knobsJson(knobs);
+  for (const auto& [name, value] : settings.items()) {
+    out.emplace_back(name, value.is_boolean() ? (value.get<bool>() ? "yes" : "no")
+                           : value.is_string() ? value.get<std::string>()
+                                               : value.dump());
+  }
+  return out;
+}
+
 ScheduleRules Plan::rules() const {
   ScheduleRules r;
   r.communication_stream = knobs.communication_stream;
@@ -98,12 +114,16 @@ trace::Result<Plan> parsePlan(std::string_view text) {
     return trace::failure(fmt::format("the plan is not valid JSON ({}); make it again with `syncopate tune`", e.what()));
   }
   try {
-    if (!j.is_object() || field<std::string>(j, "format", "the plan") != kPlanFormat) {
+    if (!j.is_object() || !j.contains("format") || j.at("format") != kPlanFormat) {
       return trace::failure("this is not a Syncopate plan (its \"format\" is not \"syncopate-plan\")");
     }
-    const std::string version = field<std::string>(j, "version", "the plan");
-    int major = 0;
-    if (std::sscanf(version.c_str(), "%d.", &major) != 1 || major != kPlanMajor) {
+    int major = 0, minor = 0;
+    const json* version_field = j.contains("version") ? &j.at("version") : nullptr;
+    const std::string version = version_field != nullptr && version_field->is_string() ? version_field->get<std::string>() : "";
+    if (std::sscanf(version.c_str(), "%d.%d", &major, &minor) != 2) {
+      return trace::failure("the plan has no \"version\" of the form \"MAJOR.MINOR\"; make it again with `syncopate tune`");
+    }
+    if (major != kPlanMajor) {
       return trace::failure(fmt::format("the plan has version {}, this build reads version {}.x; make it again with "
                                         "this build's `syncopate tune`",
                                         version, kPlanMajor));
@@ -170,8 +190,14 @@ trace::Result<Plan> parsePlan(std::string_view text) {
 }
 
 trace::Result<Plan> readPlan(const std::filesystem::path& file) {
+  std::error_code missing;
+  if (!std::filesystem::exists(file, missing)) {
+    return trace::failure(fmt::format("cannot read the plan {}: it does not exist; run `syncopate tune DIR` to make one",
+                                      file.string()),
+                          trace::StatusCode::NotFound);
+  }
   std::ifstream in(file);
-  if (!in) return trace::failure(fmt::format("cannot read the plan {}: check the path", file.string()));
+  if (!in) return trace::failure(fmt::format("cannot read the plan {}: check its permissions", file.string()));
   std::stringstream text;
   text << in.rdbuf();
   auto plan = parsePlan(text.str());

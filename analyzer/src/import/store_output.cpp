@@ -37,7 +37,7 @@ trace::Status StoreOutput::written(const trace::Status& s, std::int64_t& counter
 
 void StoreOutput::registerDevice(std::int32_t ordinal, std::string_view name, std::optional<std::int32_t> sm_count,
                                  std::optional<std::int64_t> memory_bytes) {
-  trace::DeviceInfo d;
+  trace::CatalogDevice d;
   d.ordinal = ordinal;
   d.name_id = catalog_.intern(name);
   d.sm_count = sm_count;
@@ -47,7 +47,7 @@ void StoreOutput::registerDevice(std::int32_t ordinal, std::string_view name, st
 
 trace::ThreadId StoreOutput::thread(std::int64_t tid, std::string_view name) {
   if (auto it = threads_.find(tid); it != threads_.end()) return it->second;
-  trace::ThreadInfo info;
+  trace::CatalogThread info;
   info.tid = tid;
   info.name_id = name.empty() ? trace::kNoString : catalog_.intern(name);
   const trace::ThreadId id = catalog_.registerThread(info);
@@ -58,7 +58,7 @@ trace::ThreadId StoreOutput::thread(std::int64_t tid, std::string_view name) {
 trace::StreamId StoreOutput::stream(std::int32_t device, std::int64_t handle) {
   const auto h = static_cast<std::uint64_t>(handle);
   if (trace::StreamId id = catalog_.findStream(device, h); id != trace::kNoStream) return id;
-  trace::StreamInfo info;
+  trace::CatalogStream info;
   info.device = device;
   info.handle = h;
   info.name_id = catalog_.intern("stream " + std::to_string(handle));

@@ -176,7 +176,7 @@ void BackgroundThread::describeNewDevices() {
   for (std::uint32_t id = s.streams_seen + 1; id <= streams; ++id) {
     auto stream = catalog.stream(id);
     if (!stream || !s.devices.insert(stream->device).second) continue;
-    trace::DeviceInfo info;
+    trace::CatalogDevice info;
     info.ordinal = stream->device;
     const CudartHelpers* helpers = cudartHelpers();
     cudaDeviceProp properties{};

@@ -64,7 +64,7 @@ void CommRegistry::remove(ncclComm_t handle) noexcept {
 trace::CommId CommRegistry::catalogId(Recorder& recorder, CommState& comm) noexcept {
   std::uint64_t entry = comm.catalog_entry.load(std::memory_order_acquire);
   if ((entry >> 32) == recorder.generation()) [[likely]] return static_cast<trace::CommId>(entry);
-  trace::CommunicatorInfo info;
+  trace::CatalogCommunicator info;
   info.comm_id = comm.comm_id;
   info.comm_rank = comm.rank;
   info.comm_size = comm.size;

@@ -250,7 +250,7 @@ trace::StreamId Recorder::streamId(ThreadState& thread, int device, cudaStream_t
   if (id == trace::kNoStream) {
     // First sight of a stream the program did not create through the runtime here (the
     // default streams, NCCL's, the driver's): its attributes are asked for once.
-    trace::StreamInfo info;
+    trace::CatalogStream info;
     info.device = device;
     info.handle = handle;
     if (const char* special = specialStreamName(handle)) {
@@ -278,7 +278,7 @@ trace::StreamId Recorder::streamId(ThreadState& thread, int device, cudaStream_t
 }
 
 void Recorder::registerCreatedStream(int device, cudaStream_t stream, unsigned flags, int priority) noexcept {
-  trace::StreamInfo info;
+  trace::CatalogStream info;
   info.device = device;
   info.handle = reinterpret_cast<std::uint64_t>(stream);
   info.flags = flags;

@@ -14,24 +14,6 @@ std::optional<double> number(const QJsonObject& o, const char* key) {
   return v.isDouble() ? std::optional<double>(v.toDouble()) : std::nullopt;
 }
 
-std::string text(const QJsonValue& v) {
-  switch (v.type()) {
-    case QJsonValue::Bool: return v.toBool() ? "yes" : "no";
-    case QJsonValue::Double: {
-      const double d = v.toDouble();
-      return d == static_cast<double>(static_cast<long long>(d)) ? std::to_string(static_cast<long long>(d))
-                                                                 : QString::number(d, 'g', 6).toStdString();
-    }
-    case QJsonValue::String: return v.toString().toStdString();
-    case QJsonValue::Array:
-    case QJsonValue::Object: {
-      QJsonDocument doc = v.isArray() ? QJsonDocument(v.toArray()) : QJsonDocument(v.toObject());
-      return doc.toJson(QJsonDocument::Compact).toStdString();
-    }
-    default: return "null";
-  }
-}
-
 // The top-level object of a JSON file, or why there is none.
 trace::Result<QJsonObject> readObject(const std::filesystem::path& file, const char* what_to_run) {
   QFile f(QString::fromStdString(file.string()));
@@ -51,37 +33,13 @@ trace::Result<QJsonObject> readObject(const std::filesystem::path& file, const c
 }  // namespace
 
 trace::Result<PlanSummary> readPlan(const std::filesystem::path& file) {
-  auto read = readObject(file, "syncopate tune DIR");
-  if (!read) return read.status();
-  const QJsonObject& o = read.value();
-  if (o.value("format").toString() != QLatin1String("syncopate-plan")) {
-    return trace::failure(file.string() + " is not a plan: it lacks \"format\": \"syncopate-plan\".");
-  }
+  auto plan = tuner::readPlan(file);
+  if (!plan) return plan.status();
   PlanSummary p;
   p.path = file;
-  p.version = o.value("version").toString().toStdString();
-  bool major_ok = false;
-  const int major = QString::fromStdString(p.version).section(QLatin1Char('.'), 0, 0).toInt(&major_ok);
-  if (!major_ok) return trace::failure(file.string() + " has no \"version\" of the form \"MAJOR.MINOR\".");
-  if (major != kPlanMajorVersion) {
-    return trace::failure(file.string() + " is plan version " + p.version + "; this build reads version " +
-                          std::to_string(kPlanMajorVersion) + ".x: use the syncopate that wrote it.");
-  }
-  p.source_run = o.value("source").toObject().value("run").toString().toStdString();
-  p.description = o.value("description").toString().toStdString();
-  p.why = o.value("why").toString().toStdString();
-  p.changes_training_math = o.value("changes_training_mathematics").toBool(false);
-  const QJsonObject q = o.value("prediction").toObject();
-  p.baseline_measured_ms = number(q, "baseline_measured_ms");
-  p.baseline_replay_ms = number(q, "baseline_replay_ms");
-  p.replay_error = number(q, "replay_error");
-  p.predicted_ms = number(q, "iteration_ms");
-  p.speedup = number(q, "speedup");
-  p.ideal_ms = number(q, "ideal_ms");
-  p.compute_ms = number(q, "compute_ms");
-  p.communication_ms = number(q, "communication_ms");
-  const QJsonObject knobs = o.value("knobs").toObject();
-  for (auto it = knobs.begin(); it != knobs.end(); ++it) p.knobs.emplace_back(it.key().toStdString(), text(it.value()));
+  p.plan = std::move(plan).value();
+  p.description = tuner::describe(p.plan.knobs);
+  p.knobs = tuner::knobSettings(p.plan.knobs);
   return p;
 }
 
@@ -132,10 +90,11 @@ std::optional<MeasuredIterations> measureIterations(const analyzer::Analysis& an
 }
 
 std::optional<PredictionCheck> checkPrediction(const PlanSummary& plan, const analyzer::Analysis& measured) {
-  if (!plan.predicted_ms || *plan.predicted_ms <= 0) return std::nullopt;
+  const double predicted_ms = plan.plan.prediction.iteration_ms;
+  if (predicted_ms <= 0) return std::nullopt;
   const auto m = measureIterations(measured);
   if (!m || m->mean_ms <= 0) return std::nullopt;
-  return PredictionCheck{*plan.predicted_ms, *m, (m->mean_ms - *plan.predicted_ms) / *plan.predicted_ms};
+  return PredictionCheck{predicted_ms, *m, (m->mean_ms - predicted_ms) / predicted_ms};
 }
 
 PlanWatcher::PlanWatcher(QObject* parent) : QObject(parent) {

@@ -47,20 +47,20 @@ void RecommendationsPanel::showPlan(const PlanSummary* plan, const TuneSummary* 
   auto row = [&](const QString& k, const QString& v) { out += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>").arg(k, v); };
   if (plan) {
     out += QStringLiteral("<h3>Recommended: %1</h3>").arg(esc(plan->description));
-    if (plan->changes_training_math) out += QStringLiteral("<p>%1</p>").arg(mathWarning());
-    if (!plan->why.empty()) out += QStringLiteral("<p>%1</p>").arg(esc(plan->why));
+    const tuner::PlanPrediction& q = plan->plan.prediction;
+    if (plan->plan.changesTrainingMathematics()) out += QStringLiteral("<p>%1</p>").arg(mathWarning());
+    if (!plan->plan.why.empty()) out += QStringLiteral("<p>%1</p>").arg(esc(plan->plan.why));
     out += QStringLiteral("<table cellspacing=4>");
     if (const auto here = baseline ? measureIterations(*baseline) : std::nullopt) {
       row(QStringLiteral("measured here"), measuredText(*here));
     }
     row(QStringLiteral("baseline (measured / replayed)"),
-        msText(plan->baseline_measured_ms) + QStringLiteral(" / ") + msText(plan->baseline_replay_ms) +
-            (plan->replay_error ? QStringLiteral(" (replay error %1 %)").arg(*plan->replay_error * 100, 0, 'f', 1) : QString()));
-    row(QStringLiteral("predicted with the plan"), msText(plan->predicted_ms));
-    row(QStringLiteral("predicted speedup"),
-        plan->speedup ? QString::number(*plan->speedup, 'f', 3) + QStringLiteral("×") : QStringLiteral("–"));
-    row(QStringLiteral("ideal bound"), msText(plan->ideal_ms) + QStringLiteral(" (compute %1, communication %2, fully overlapped)")
-                                                                 .arg(msText(plan->compute_ms), msText(plan->communication_ms)));
+        msText(q.baseline_measured_ms) + QStringLiteral(" / ") + msText(q.baseline_replay_ms) +
+            QStringLiteral(" (replay error %1 %)").arg(q.replay_error * 100, 0, 'f', 1));
+    row(QStringLiteral("predicted with the plan"), msText(q.iteration_ms));
+    row(QStringLiteral("predicted speedup"), QString::number(q.speedup, 'f', 3) + QStringLiteral("×"));
+    row(QStringLiteral("ideal bound"), msText(q.ideal_ms) + QStringLiteral(" (compute %1, communication %2, fully overlapped)")
+                                                             .arg(msText(q.compute_ms), msText(q.communication_ms)));
     if (tuned) {
       if (auto check = checkPrediction(*plan, *tuned)) {
         row(QStringLiteral("<u>measured with the plan</u>"),
@@ -96,7 +96,7 @@ void RecommendationsPanel::showPlan(const PlanSummary* plan, const TuneSummary* 
     }
     out += QStringLiteral("</table>");
   }
-  if (plan) out += QStringLiteral("<p><small>%1 · from %2</small></p>").arg(esc(plan->path.string()), esc(plan->source_run));
+  if (plan) out += QStringLiteral("<p><small>%1 · from %2</small></p>").arg(esc(plan->path.string()), esc(plan->plan.source_run));
   setHtml(out);
 }
 

@@ -82,13 +82,13 @@ cudaError_t synchronizeStream(cudaStream_t stream) {
   return s->device->sticky;
 }
 
-cudaError_t streamInfo(cudaStream_t stream, StreamInfo* out) {
+cudaError_t streamAttributes(cudaStream_t stream, StreamAttributes* out) {
   if (cudaError_t err = initialize(); err != cudaSuccess) return err;
   Machine& m = machine();
   std::lock_guard lock(m.mu);
   Stream* s = detail::resolveStream(m, stream);
   if (s == nullptr) return cudaErrorInvalidResourceHandle;
-  *out = StreamInfo{s->device->index, s->flags, s->priority, s->id};
+  *out = StreamAttributes{s->device->index, s->flags, s->priority, s->id};
   return cudaSuccess;
 }
 

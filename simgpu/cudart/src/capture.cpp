@@ -105,13 +105,13 @@ void terminate(State& st, Sequence* seq) {
 }
 
 struct Resolved {
-  StreamInfo info;
+  StreamAttributes info;
   bool valid = false;
 };
 
 Resolved resolve(cudaStream_t stream) {
   Resolved r;
-  r.valid = streamInfo(stream, &r.info) == cudaSuccess;
+  r.valid = streamAttributes(stream, &r.info) == cudaSuccess;
   return r;
 }
 

@@ -156,8 +156,8 @@ cudaError_t cudaFree(void* devPtr) {
 cudaError_t cudaMallocAsync(void** devPtr, size_t size, cudaStream_t hStream) {
   if (devPtr == nullptr) return fail(cudaErrorInvalidValue);
   if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
-  StreamInfo info;
-  if (cudaError_t err = streamInfo(hStream, &info); err != cudaSuccess) return fail(err);
+  StreamAttributes info;
+  if (cudaError_t err = streamAttributes(hStream, &info); err != cudaSuccess) return fail(err);
   if (auto refused = refuseOnCapturingStream(hStream)) return fail(*refused);  // no memory nodes
   return done(allocateDevice(info.device, size, devPtr));
 }

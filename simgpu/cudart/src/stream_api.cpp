@@ -20,11 +20,11 @@ cudaError_t create(cudaStream_t* stream, unsigned flags, int priority) {
 }
 
 template <typename Field>
-cudaError_t info(cudaStream_t stream, Field* out, Field StreamInfo::*field) {
+cudaError_t info(cudaStream_t stream, Field* out, Field StreamAttributes::*field) {
   if (out == nullptr) return fail(cudaErrorInvalidValue);
   if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
-  StreamInfo i;
-  if (cudaError_t err = streamInfo(stream, &i); err != cudaSuccess) return fail(err);
+  StreamAttributes i;
+  if (cudaError_t err = streamAttributes(stream, &i); err != cudaSuccess) return fail(err);
   *out = i.*field;
   return cudaSuccess;
 }
@@ -117,28 +117,28 @@ cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, uns
 }
 
 cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int* priority) {
-  return info(hStream, priority, &StreamInfo::priority);
+  return info(hStream, priority, &StreamAttributes::priority);
 }
 cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t hStream, int* priority) {
-  return info(perThread(hStream), priority, &StreamInfo::priority);
+  return info(perThread(hStream), priority, &StreamAttributes::priority);
 }
 cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int* flags) {
-  return info(hStream, flags, &StreamInfo::flags);
+  return info(hStream, flags, &StreamAttributes::flags);
 }
 cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned int* flags) {
-  return info(perThread(hStream), flags, &StreamInfo::flags);
+  return info(perThread(hStream), flags, &StreamAttributes::flags);
 }
 cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long* streamId) {
-  return info(hStream, streamId, &StreamInfo::id);
+  return info(hStream, streamId, &StreamAttributes::id);
 }
 cudaError_t cudaStreamGetId_ptsz(cudaStream_t hStream, unsigned long long* streamId) {
-  return info(perThread(hStream), streamId, &StreamInfo::id);
+  return info(perThread(hStream), streamId, &StreamAttributes::id);
 }
 cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int* device) {
-  return info(hStream, device, &StreamInfo::device);
+  return info(hStream, device, &StreamAttributes::device);
 }
 cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t hStream, int* device) {
-  return info(perThread(hStream), device, &StreamInfo::device);
+  return info(perThread(hStream), device, &StreamAttributes::device);
 }
 
 cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void* userData,

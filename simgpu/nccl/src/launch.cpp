@@ -177,8 +177,8 @@ std::mutex g_launch_mu;
 Status launchCalls(std::vector<PendingCall> calls, const GroupApiEvent& group_api) {
   std::vector<Fused> fused = fuseByStream(std::move(calls));
   for (const Fused& f : fused) {
-    simgpu::StreamInfo info;
-    const cudaError_t err = onDevice(f.device, [&] { return simgpu::streamInfo(f.stream, &info); });
+    simgpu::StreamAttributes info;
+    const cudaError_t err = onDevice(f.device, [&] { return simgpu::streamAttributes(f.stream, &info); });
     if (err != cudaSuccess) {
       return Status::error(ncclUnhandledCudaError, std::string(f.calls.front().kernel) + ": the stream is not valid (CUDA error " +
                                                        std::to_string(static_cast<int>(err)) + ")");

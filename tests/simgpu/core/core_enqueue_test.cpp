@@ -159,12 +159,12 @@ TEST_F(EnqueueTest, LegacyDefaultStreamSynchronisesWithBlockingStreamsOnly) {
 
 TEST_F(EnqueueTest, PerThreadDefaultStreamsAreDistinctAndBlockingTowardsLegacy) {
   OpRecorder recorder;
-  StreamInfo mine;
-  ASSERT_EQ(streamInfo(cudaStreamPerThread, &mine), cudaSuccess);
-  StreamInfo theirs;
+  StreamAttributes mine;
+  ASSERT_EQ(streamAttributes(cudaStreamPerThread, &mine), cudaSuccess);
+  StreamAttributes theirs;
   Gate gate;
   std::thread other([&] {
-    ASSERT_EQ(streamInfo(cudaStreamPerThread, &theirs), cudaSuccess);
+    ASSERT_EQ(streamAttributes(cudaStreamPerThread, &theirs), cudaSuccess);
     ASSERT_EQ(enqueue(cudaStreamPerThread, gate.op()), cudaSuccess);
     ASSERT_EQ(enqueue(cudaStreamPerThread, timedOp("other-thread", WorkClass::Copy, 10 * kMs)), cudaSuccess);
   });

@@ -14,7 +14,7 @@
 
 namespace syncopate::analyzer {
 
-struct OpRow {
+struct OpInput {
   Index stream = kNone;                  // id from addStream
   trace::OpKind kind = trace::OpKind::Kernel;
   StringId name = 0;
@@ -25,7 +25,7 @@ struct OpRow {
   std::int64_t store_id = kUnknown;
 };
 
-struct CollectiveRow {
+struct CollectiveInput {
   std::int64_t comm_id = 0;
   std::int32_t comm_rank = -1, comm_size = -1;
   std::int64_t seq = 0;
@@ -37,7 +37,7 @@ struct CollectiveRow {
   std::int64_t group_id = kUnknown;
 };
 
-struct ApiCallRow {
+struct ApiCallInput {
   Index thread = kNone;                  // id from addThread
   trace::ApiDomain domain = trace::ApiDomain::CudaRuntime;
   StringId name = 0;
@@ -45,7 +45,7 @@ struct ApiCallRow {
   std::int64_t store_id = kUnknown;
 };
 
-struct HostSyncRow {
+struct HostSyncInput {
   Index rank = kNone;                    // id from addRank
   Index api_call = kNone;
   trace::SyncKind sync_kind = trace::SyncKind::Unknown;
@@ -55,7 +55,7 @@ struct HostSyncRow {
   std::int64_t store_id = kUnknown;
 };
 
-struct RangeRow {
+struct RangeInput {
   Index rank = kNone;
   Index thread = kNone;                  // id from addThread, or kNone
   StringId domain = 0;
@@ -74,12 +74,12 @@ class RunModelBuilder {
   Index addStream(Index rank, std::int32_t device, std::int64_t handle, std::string_view name,
                   std::int32_t priority = 0, std::int64_t store_id = kUnknown);
   Index addThread(Index rank, std::int64_t tid, std::string_view name, std::int64_t store_id = kUnknown);
-  Index addApiCall(const ApiCallRow& row);
-  Index addOp(const OpRow& row);
+  Index addApiCall(const ApiCallInput& row);
+  Index addOp(const OpInput& row);
   // Details of a Collective/P2P op added with addOp.
-  void addCollective(Index op, const CollectiveRow& row);
-  Index addHostSync(const HostSyncRow& row);
-  void addRange(const RangeRow& row);
+  void addCollective(Index op, const CollectiveInput& row);
+  Index addHostSync(const HostSyncInput& row);
+  void addRange(const RangeInput& row);
   void addDiagnostic(trace::Severity severity, std::string source, std::string message,
                      std::int64_t count = 1);
   void reserveOps(std::size_t n);
@@ -98,7 +98,7 @@ class RunModelBuilder {
   std::vector<std::pair<Index, std::int64_t>> op_events_;  // (op row, event id) of event markers
   struct PendingCollective {
     Index op;
-    CollectiveRow row;
+    CollectiveInput row;
   };
   std::vector<PendingCollective> collectives_;
 };

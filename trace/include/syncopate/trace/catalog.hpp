@@ -35,7 +35,7 @@ struct LaunchShape {
 
 // A stream, keyed by (device, handle): the legacy default stream (handle 0) of each device is
 // a stream of its own.
-struct StreamInfo {
+struct CatalogStream {
   std::int32_t device = 0;
   std::uint64_t handle = 0;  // the cudaStream_t value
   std::optional<std::uint32_t> flags;
@@ -44,7 +44,7 @@ struct StreamInfo {
 };
 
 // A communicator as seen by this process, keyed by (comm_id, comm_rank).
-struct CommunicatorInfo {
+struct CatalogCommunicator {
   std::uint64_t comm_id = 0;  // identical on every rank (e.g. a hash of the ncclUniqueId)
   std::int32_t comm_rank = 0;
   std::int32_t comm_size = 0;
@@ -54,7 +54,7 @@ struct CommunicatorInfo {
   std::optional<std::uint64_t> parent_comm_id;  // for ncclCommSplit
 };
 
-struct DeviceInfo {
+struct CatalogDevice {
   std::int32_t ordinal = 0;
   StringId name_id = kNoString;
   StringId uuid_id = kNoString;        // "GPU-xxxxxxxx-..." text
@@ -63,7 +63,7 @@ struct DeviceInfo {
   std::optional<std::int64_t> memory_bytes;
 };
 
-struct ThreadInfo {
+struct CatalogThread {
   std::int64_t tid = 0;  // the kernel's thread id (gettid)
   StringId name_id = kNoString;
 };
@@ -92,9 +92,9 @@ class Catalog {
 
   // Streams: register returns the existing id when (device, handle) is known; the first
   // registration's attributes win.
-  StreamId registerStream(const StreamInfo& info) noexcept;
+  StreamId registerStream(const CatalogStream& info) noexcept;
   StreamId findStream(std::int32_t device, std::uint64_t handle) const noexcept;
-  std::optional<StreamInfo> stream(StreamId id) const noexcept;
+  std::optional<CatalogStream> stream(StreamId id) const noexcept;
   std::uint32_t streamCount() const noexcept;
 
   // Events: a dense id per cudaEvent_t value (a reused handle keeps its id, which is what
@@ -105,20 +105,20 @@ class Catalog {
   // Communicators: registered when an init returns; findCommunicator(handle) gives the most
   // recently registered communicator with that ncclComm_t value (handles are reused after
   // ncclCommDestroy, ids are not).
-  CommId registerCommunicator(const CommunicatorInfo& info) noexcept;
+  CommId registerCommunicator(const CatalogCommunicator& info) noexcept;
   CommId findCommunicator(std::uint64_t handle) const noexcept;
-  std::optional<CommunicatorInfo> communicator(CommId id) const noexcept;
+  std::optional<CatalogCommunicator> communicator(CommId id) const noexcept;
   std::uint32_t communicatorCount() const noexcept;
 
   // Threads, keyed by tid; the first registration's name wins.
-  ThreadId registerThread(const ThreadInfo& info) noexcept;
+  ThreadId registerThread(const CatalogThread& info) noexcept;
   ThreadId findThread(std::int64_t tid) const noexcept;
-  std::optional<ThreadInfo> thread(ThreadId id) const noexcept;
+  std::optional<CatalogThread> thread(ThreadId id) const noexcept;
   std::uint32_t threadCount() const noexcept;
 
   // Devices, keyed by ordinal; index i in 1..deviceCount() in registration order.
-  std::uint32_t registerDevice(const DeviceInfo& info) noexcept;
-  std::optional<DeviceInfo> deviceAt(std::uint32_t index) const noexcept;
+  std::uint32_t registerDevice(const CatalogDevice& info) noexcept;
+  std::optional<CatalogDevice> deviceAt(std::uint32_t index) const noexcept;
   std::uint32_t deviceCount() const noexcept;
 
   std::uint64_t failedRegistrations() const noexcept;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "syncopate/trace/status.hpp"
@@ -54,5 +55,9 @@ std::string planJson(Plan& plan);
 trace::Result<Plan> parsePlan(std::string_view text);
 trace::Result<Plan> readPlan(const std::filesystem::path& file);
 trace::Status writePlan(Plan& plan, const std::filesystem::path& file);
+
+// The knobs as the plan file names them, each with its value in words ("yes"/"no", numbers,
+// names), by name: what a user reads of a plan.
+std::vector<std::pair<std::string, std::string>> knobSettings(const Knobs& knobs);
 
 }  // namespace syncopate::tuner

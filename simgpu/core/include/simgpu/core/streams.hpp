@@ -15,7 +15,7 @@ namespace simgpu {
 inline constexpr int kLeastStreamPriority = 0;
 inline constexpr int kGreatestStreamPriority = -5;
 
-struct StreamInfo {
+struct StreamAttributes {
   int device = 0;
   unsigned flags = 0;  // cudaStreamDefault or cudaStreamNonBlocking
   int priority = 0;
@@ -28,7 +28,7 @@ SIMGPU_API cudaError_t createStream(int device, unsigned flags, int priority, cu
 SIMGPU_API cudaError_t destroyStream(cudaStream_t stream);
 SIMGPU_API cudaError_t queryStream(cudaStream_t stream);
 SIMGPU_API cudaError_t synchronizeStream(cudaStream_t stream);
-SIMGPU_API cudaError_t streamInfo(cudaStream_t stream, StreamInfo* out);
+SIMGPU_API cudaError_t streamAttributes(cudaStream_t stream, StreamAttributes* out);
 SIMGPU_API cudaError_t streamWaitEvent(cudaStream_t stream, cudaEvent_t event);
 // Runs fn(user_data) on the stream's worker in stream order (cudaLaunchHostFunc).
 SIMGPU_API cudaError_t launchHostFunc(cudaStream_t stream, void (*fn)(void*), void* user_data);

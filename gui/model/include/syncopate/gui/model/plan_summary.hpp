@@ -3,8 +3,8 @@
 // docs/tuner.md, "Plan format") and `tune.json` (the ranked candidates, or why nothing was
 // recommended). Plus the check of a plan's prediction against a run that applied it.
 //
-// The GUI only displays the plan: it does not verify the plan's checksum (the runtime does,
-// on every rank, before applying it).
+// The plan is read by the tuner's own reader, which checks it as the runtime will (format,
+// version, checksum, groups): a plan the GUI shows is one the runtime would apply.
 #pragma once
 
 #include <QFileSystemWatcher>
@@ -19,22 +19,18 @@
 
 #include "syncopate/analyzer/analysis.hpp"
 #include "syncopate/trace/status.hpp"
+#include "syncopate/tuner/plan.hpp"
 
 namespace syncopate::gui {
 
 inline constexpr const char* kPlanFileName = "plan.json";
 inline constexpr const char* kTuneFileName = "tune.json";
-inline constexpr int kPlanMajorVersion = 1;
 
+// A plan as the recommendations panel shows it.
 struct PlanSummary {
   std::filesystem::path path;
-  std::string version;                  // "1.0"
-  std::string source_run;
-  std::string description;              // the knobs in words
-  std::string why;                      // one paragraph for the user
-  bool changes_training_math = false;
-  std::optional<double> baseline_measured_ms, baseline_replay_ms, replay_error;
-  std::optional<double> predicted_ms, speedup, ideal_ms, compute_ms, communication_ms;
+  tuner::Plan plan;
+  std::string description;                                 // the knobs in words
   std::vector<std::pair<std::string, std::string>> knobs;  // name, value as text, by name
 };
 
@@ -54,8 +50,8 @@ struct TuneSummary {
   std::string note;                       // why nothing is recommended, when nothing is
 };
 
-// Each fails with a sentence naming the file when it is missing, not JSON, not of that kind,
-// or (plan) of another major version.
+// Each fails with a sentence naming the file when it is missing, not JSON or not of that kind;
+// a plan also when it is of another major version, edited, or incomplete.
 trace::Result<PlanSummary> readPlan(const std::filesystem::path& file);
 trace::Result<TuneSummary> readTune(const std::filesystem::path& file);
 
