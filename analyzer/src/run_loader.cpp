@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "diagnostic_row.hpp"
 #include "syncopate/analyzer/run_model_builder.hpp"
 #include "syncopate/trace/reader.hpp"
 #include "syncopate/trace/run_dir.hpp"
@@ -411,18 +412,17 @@ class StoreLoader {
   }
 
   void loadDiagnostics() {
-    for (const trace::DiagnosticRow& row : rows_.diagnostics)
-      b_.addDiagnostic(row.severity, name_ + ": " + row.source, row.message, row.count);
+    for (trace::DiagnosticRow row : rows_.diagnostics) {
+      row.source = name_ + ": " + row.source;
+      b_.addDiagnostic(std::move(row));
+    }
   }
 
   void reportSkipped() {
-    if (skipped_calls_ > 0)
-      b_.addDiagnostic(trace::Severity::Warning, name_, "API calls naming a thread the store does not have were skipped", skipped_calls_);
-    if (skipped_ops_ > 0)
-      b_.addDiagnostic(trace::Severity::Warning, name_, "GPU ops without a known stream were skipped", skipped_ops_);
+    if (skipped_calls_ > 0) b_.addDiagnostic(diagnosticRow<trace::diagnostics::load_calls_without_thread>(name_, skipped_calls_));
+    if (skipped_ops_ > 0) b_.addDiagnostic(diagnosticRow<trace::diagnostics::load_ops_without_stream>(name_, skipped_ops_));
     if (unjoined_collectives_ > 0)
-      b_.addDiagnostic(trace::Severity::Warning, name_,
-                       "collective rows whose correlation id matches no collective op were skipped", unjoined_collectives_);
+      b_.addDiagnostic(diagnosticRow<trace::diagnostics::load_collectives_unjoined>(name_, unjoined_collectives_));
   }
 
   static constexpr StringId kUnset = ~StringId{0};

@@ -16,6 +16,7 @@
 #include "sqlite_util.hpp"
 #include "store_connection.hpp"
 #include "syncopate/trace/clock.hpp"
+#include "syncopate/trace/diagnostics.hpp"
 #include "syncopate/trace/run_dir.hpp"
 #include "syncopate/trace/schema.hpp"
 
@@ -296,32 +297,23 @@ struct StoreWriter::Impl {
     return status;
   }
 
-  // The writer's own counters, each with a sentence when it is not zero.
+  // The writer's own counters, each with its diagnostic when it is not zero.
   void refreshOwnCounters() {
-    struct Own {
-      const char* name;
-      std::uint64_t value;
-      const char* sentence;
+    const std::pair<diagnostics::Key, std::uint64_t> own[] = {
+        {diagnostics::rows_lost, stats.rows_lost},
+        {diagnostics::failed_flushes, stats.failed_flushes},
+        {diagnostics::ops_bytes_clamped, converter.bytesClamped()},
+        {diagnostics::unknown_references, converter.unknownReferences()},
+        {diagnostics::frees_without_alloc, frees_without_alloc},
+        {diagnostics::negative_durations, negative_durations},
+        {diagnostics::unknown_records, unknown_records},
+        {diagnostics::catalog_failures, catalog.failedRegistrations()},
     };
-    const Own own[] = {
-        {"rows_lost", stats.rows_lost, "rows could not be written (disk full or I/O error) and are missing"},
-        {"failed_flushes", stats.failed_flushes, "flushes failed; their batches are missing"},
-        {"ops_bytes_clamped", converter.bytesClamped(), "memcpy/memset byte counts of 1 TiB or more were stored as 2^40-1"},
-        {"unknown_references", converter.unknownReferences(),
-         "records named a thread, stream, launch shape or communicator the catalog never had (collectives among "
-         "them were skipped)"},
-        {"frees_without_alloc", frees_without_alloc,
-         "frees had no recorded allocation (allocated before recording started, or the allocation was dropped)"},
-        {"negative_durations", negative_durations, "rows end before they start"},
-        {"unknown_records", unknown_records, "records of an unknown type were skipped"},
-        {"catalog_failures", catalog.failedRegistrations(),
-         "names, streams or other catalog entries could not be registered (out of memory); records using them "
-         "lost their reference"},
-    };
-    for (const Own& o : own) {
-      if (o.value == 0) continue;
-      counters[o.name] = static_cast<std::int64_t>(o.value);
-      setDiagnosticCount(Severity::Warning, kWriterSource, o.sentence, static_cast<std::int64_t>(o.value));
+    for (const auto& [key, value] : own) {
+      if (value == 0) continue;
+      const diagnostics::Entry& e = diagnostics::entry(key);
+      counters[std::string(e.key)] = static_cast<std::int64_t>(value);
+      setDiagnosticCount(e.severity, kWriterSource, e.sentence, static_cast<std::int64_t>(value));
     }
   }
 
@@ -535,9 +527,8 @@ Result<std::unique_ptr<StoreWriter>> StoreWriter::createFile(const std::filesyst
     if (id.host.empty()) id.host = hostName();
     if (Status s = impl->connection.create(file); !s.ok()) return s;
     if (!impl->connection.walMode()) {
-      impl->diagnostic(Severity::Warning, kWriterSource,
-                       "the filesystem refused WAL mode; the store is written with a rollback journal")
-          .count = 1;
+      const diagnostics::Entry& wal = diagnostics::entry(diagnostics::wal_refused);
+      impl->diagnostic(wal.severity, kWriterSource, wal.sentence).count = 1;
     }
 
     const std::int64_t start = monotonicNs();
