@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "diagnostic_row.hpp"
 #include "parallel.hpp"
 
 namespace syncopate::analyzer {
@@ -195,11 +196,9 @@ ClockAlignment alignClocks(RunModel& m, const ClockAlignmentOptions& options) {
       } else {
         delta[h] = 0;
         const std::size_t n = out.hosts[h].samples;
-        m.addDiagnostic(n == 0 ? trace::Severity::Info : trace::Severity::Warning, "clock-alignment",
-                        n == 0 ? "no complete collective joins host " + out.hosts[h].host +
-                                     " to the other hosts, so its clock cannot be checked: its realtime offset is used as is"
-                               : "host " + out.hosts[h].host + " shares too few collectives with the others to refine its clock (" +
-                                     std::to_string(n) + " end times); its realtime offset is used as is");
+        const std::string& host = out.hosts[h].host;
+        m.addDiagnostic(n == 0 ? diagnosticRow<trace::diagnostics::clock_host_unjoined>("clock-alignment", 1, host)
+                               : diagnosticRow<trace::diagnostics::clock_host_few_collectives>("clock-alignment", 1, host, n));
       }
     }
   }

@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 
+#include "diagnostic_row.hpp"
 #include "issue_order.hpp"
 
 namespace syncopate::analyzer {
@@ -46,9 +47,7 @@ void addEventWaitFlows(RunModel& m) {
     m.flows.add(NodeRef::op(std::prev(it)->op), NodeRef::op(op), FlowKind::EventWait);
   }
   if (unmatched > 0)
-    m.addDiagnostic(trace::Severity::Info, "analyzer",
-                    "stream waits on an event whose record is not in the recording; no dependency drawn",
-                    unmatched);
+    m.addDiagnostic(diagnosticRow<trace::diagnostics::event_waits_unmatched>("analyzer", unmatched));
 }
 
 void matchCollectives(RunModel& m) {
@@ -97,15 +96,9 @@ void matchCollectives(RunModel& m) {
     i = j;
   }
   if (duplicates > 0)
-    m.addDiagnostic(trace::Severity::Warning, "analyzer",
-                    "a rank appeared twice in one collective (same communicator and sequence number); "
-                    "the later op was left unmatched",
-                    duplicates);
+    m.addDiagnostic(diagnosticRow<trace::diagnostics::collective_rank_twice>("analyzer", duplicates));
   if (type_mismatches > 0)
-    m.addDiagnostic(trace::Severity::Error, "analyzer",
-                    "ranks disagree on the operation of a collective (same communicator and sequence "
-                    "number, different collective types): the job issued mismatched collectives",
-                    type_mismatches);
+    m.addDiagnostic(diagnosticRow<trace::diagnostics::collective_type_mismatch>("analyzer", type_mismatches));
 
   // Point to point: the k-th send from a to b on a communicator meets the k-th receive at b from a.
   using Key = std::tuple<std::int64_t, std::int32_t, std::int32_t>;  // comm, sender, receiver
@@ -145,9 +138,7 @@ void matchCollectives(RunModel& m) {
   }
   for (const auto& [key, r] : recvs) unmatched += static_cast<std::int64_t>(r.size());
   if (unmatched > 0)
-    m.addDiagnostic(trace::Severity::Info, "analyzer",
-                    "p2p ops without their peer in the recording (a rank missing, or cut at the edges)",
-                    unmatched);
+    m.addDiagnostic(diagnosticRow<trace::diagnostics::p2p_unmatched>("analyzer", unmatched));
 }
 
 }  // namespace syncopate::analyzer

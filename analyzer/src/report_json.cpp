@@ -317,7 +317,7 @@ json analysisToJson(const RunModel& m, const Analysis& a, const ReportOptions& o
   doc["collectives"] = collectivesSummary(m, a);
   doc["clock_alignment"] = clockJson(m.clock);
   json diags = json::array();
-  for (const Diagnostic& d : m.diagnostics)
+  for (const trace::DiagnosticRow& d : m.diagnostics)
     diags.push_back({{"severity", trace::toString(d.severity)}, {"source", d.source}, {"message", d.message}, {"count", d.count}});
   doc["diagnostics"] = diags;
   return doc;

@@ -117,10 +117,10 @@ void clockAndDiagnostics(std::string& out, const RunModel& m) {
     out += "\n";
   }
   std::int64_t warnings = 0;
-  for (const Diagnostic& d : m.diagnostics) warnings += d.severity != trace::Severity::Info;
+  for (const trace::DiagnosticRow& d : m.diagnostics) warnings += d.severity != trace::Severity::Info;
   if (!m.diagnostics.empty()) {
     out += fmt::format("Diagnostics ({} warning(s) or error(s)):\n", warnings);
-    for (const Diagnostic& d : m.diagnostics)
+    for (const trace::DiagnosticRow& d : m.diagnostics)
       out += fmt::format("  [{}] {}: {}{}\n", trace::toString(d.severity), d.source, d.message,
                          d.count > 1 ? fmt::format(" (x{})", d.count) : std::string());
   }

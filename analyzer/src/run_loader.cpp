@@ -10,10 +10,12 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <tuple>
 #include <vector>
 
+#include "diagnostic_row.hpp"
 #include "syncopate/analyzer/run_model_builder.hpp"
 #include "syncopate/trace/reader.hpp"
 #include "syncopate/trace/run_dir.hpp"
@@ -50,9 +52,9 @@ class Progress {
 
 // The big tables, with only the columns the model keeps. StoreReader's scans decode every
 // column into optionals; reading these columns of ops, api_calls and nvtx_ranges directly is a
-// third cheaper, and these tables are most of a run. The columns are those of
-// docs/store-schema.md, which minor versions only extend; StoreReader::open() has already
-// checked that the file is a store of a major version this build reads.
+// third cheaper, and these tables are most of a run. The columns are named by the tables'
+// declaration (trace::columns), which minor versions only extend; StoreReader::open() has
+// already checked that the file is a store of a major version this build reads.
 // NULLs arrive as sentinels (SQL IFNULL: one call per column instead of two).
 struct OpLite {
   std::int64_t id, start, end, correlation, bytes, event;  // kUnknown for NULL
@@ -106,6 +108,16 @@ struct DbCloser {
 struct StmtFinalizer {
   void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
 };
+
+// "SELECT expressions FROM table"; each expression a column of trace::columns, or ifNull() of one.
+std::string selectSql(trace::Table table, std::initializer_list<std::string_view> expressions) {
+  std::string sql;
+  for (std::string_view e : expressions) sql += (sql.empty() ? "SELECT " : ", ") + std::string(e);
+  return sql + " FROM " + std::string(trace::tableName(table));
+}
+std::string ifNull(std::string_view column, std::int64_t value) {
+  return "IFNULL(" + std::string(column) + ", " + std::to_string(value) + ")";
+}
 
 // Runs `sql` on the store and calls row(stmt) per row; a failure names the store.
 template <class Row>
@@ -194,19 +206,26 @@ trace::Status readStore(const trace::StoreReader& r, std::size_t calls, std::siz
   // Pages read through a memory map are used in place instead of copied out by read() calls
   // (a tenth of the scan's time); a store larger than the map reads the rest the usual way.
   sqlite3_exec(db.get(), "PRAGMA mmap_size=1073741824", nullptr, nullptr, nullptr);
-  trace::Status s = scanColumns(db.get(), r.path(),
-                                "SELECT id, thread_id, domain, name_id, start_ns, end_ns, IFNULL(correlation_id, -1) FROM api_calls",
+  namespace call = trace::columns::api_calls;
+  namespace op = trace::columns::ops;
+  namespace range = trace::columns::nvtx_ranges;
+  const std::string calls_sql =
+      selectSql(trace::Table::ApiCalls, {call::id, call::thread_id, call::domain, call::name_id, call::start_ns,
+                                         call::end_ns, ifNull(call::correlation_id, -1)});
+  trace::Status s = scanColumns(db.get(), r.path(), calls_sql.c_str(),
                                 [&](sqlite3_stmt* q) {
-                           rows.calls.push_back({sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 4),
-                                                 sqlite3_column_int64(q, 5), sqlite3_column_int64(q, 6),
-                                                 static_cast<trace::ThreadId>(sqlite3_column_int64(q, 1)),
-                                                 static_cast<trace::StringId>(sqlite3_column_int64(q, 3)),
-                                                 static_cast<trace::ApiDomain>(sqlite3_column_int(q, 2))});
-                         });
+                                  rows.calls.push_back({sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 4),
+                                                        sqlite3_column_int64(q, 5), sqlite3_column_int64(q, 6),
+                                                        static_cast<trace::ThreadId>(sqlite3_column_int64(q, 1)),
+                                                        static_cast<trace::StringId>(sqlite3_column_int64(q, 3)),
+                                                        static_cast<trace::ApiDomain>(sqlite3_column_int(q, 2))});
+                                });
   if (!s) return s;
-  s = scanColumns(db.get(), r.path(),
-                  "SELECT id, kind, IFNULL(stream_id, 0), name_id, start_ns, end_ns, IFNULL(correlation_id, -1), "
-                  "IFNULL(bytes, -1), IFNULL(event_id, -1), IFNULL(sync_kind, 255) FROM ops",
+  const std::string ops_sql =
+      selectSql(trace::Table::Ops, {op::id, op::kind, ifNull(op::stream_id, 0), op::name_id, op::start_ns, op::end_ns,
+                                    ifNull(op::correlation_id, -1), ifNull(op::bytes, -1), ifNull(op::event_id, -1),
+                                    ifNull(op::sync_kind, 255)});
+  s = scanColumns(db.get(), r.path(), ops_sql.c_str(),
                   [&](sqlite3_stmt* q) {
                     rows.ops.push_back({sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
                                         sqlite3_column_int64(q, 6), sqlite3_column_int64(q, 7), sqlite3_column_int64(q, 8),
@@ -216,9 +235,10 @@ trace::Status readStore(const trace::StoreReader& r, std::size_t calls, std::siz
                                         static_cast<std::uint8_t>(sqlite3_column_int(q, 9))});
                   });
   if (!s) return s;
-  s = scanColumns(db.get(), r.path(),
-                  "SELECT id, IFNULL(thread_id, 0), IFNULL(domain_id, 0), name_id, start_ns, end_ns, IFNULL(depth, -1) "
-                  "FROM nvtx_ranges",
+  const std::string ranges_sql =
+      selectSql(trace::Table::NvtxRanges, {range::id, ifNull(range::thread_id, 0), ifNull(range::domain_id, 0), range::name_id,
+                                           range::start_ns, range::end_ns, ifNull(range::depth, -1)});
+  s = scanColumns(db.get(), r.path(), ranges_sql.c_str(),
                   [&](sqlite3_stmt* q) {
                     rows.ranges.push_back({sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
                                            static_cast<trace::ThreadId>(sqlite3_column_int64(q, 1)),
@@ -392,18 +412,17 @@ class StoreLoader {
   }
 
   void loadDiagnostics() {
-    for (const trace::DiagnosticRow& row : rows_.diagnostics)
-      b_.addDiagnostic(row.severity, name_ + ": " + row.source, row.message, row.count);
+    for (trace::DiagnosticRow row : rows_.diagnostics) {
+      row.source = name_ + ": " + row.source;
+      b_.addDiagnostic(std::move(row));
+    }
   }
 
   void reportSkipped() {
-    if (skipped_calls_ > 0)
-      b_.addDiagnostic(trace::Severity::Warning, name_, "API calls naming a thread the store does not have were skipped", skipped_calls_);
-    if (skipped_ops_ > 0)
-      b_.addDiagnostic(trace::Severity::Warning, name_, "GPU ops without a known stream were skipped", skipped_ops_);
+    if (skipped_calls_ > 0) b_.addDiagnostic(diagnosticRow<trace::diagnostics::load_calls_without_thread>(name_, skipped_calls_));
+    if (skipped_ops_ > 0) b_.addDiagnostic(diagnosticRow<trace::diagnostics::load_ops_without_stream>(name_, skipped_ops_));
     if (unjoined_collectives_ > 0)
-      b_.addDiagnostic(trace::Severity::Warning, name_,
-                       "collective rows whose correlation id matches no collective op were skipped", unjoined_collectives_);
+      b_.addDiagnostic(diagnosticRow<trace::diagnostics::load_collectives_unjoined>(name_, unjoined_collectives_));
   }
 
   static constexpr StringId kUnset = ~StringId{0};

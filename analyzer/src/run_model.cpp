@@ -124,10 +124,7 @@ std::size_t RunModel::bytes() const {
   return b;
 }
 
-void RunModel::addDiagnostic(trace::Severity severity, std::string source, std::string message,
-                             std::int64_t count) {
-  diagnostics.push_back({severity, std::move(source), std::move(message), count});
-}
+void RunModel::addDiagnostic(trace::DiagnosticRow diagnostic) { diagnostics.push_back(std::move(diagnostic)); }
 
 OpClass classify(trace::OpKind kind, std::string_view name) {
   switch (kind) {

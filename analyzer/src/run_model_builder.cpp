@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "collective_matching.hpp"
+#include "diagnostic_row.hpp"
 #include "permute.hpp"
 
 namespace syncopate::analyzer {
@@ -103,10 +104,7 @@ void RunModelBuilder::addRange(const RangeInput& row) {
   t.store_id.push_back(row.store_id);
 }
 
-void RunModelBuilder::addDiagnostic(trace::Severity severity, std::string source, std::string message,
-                                    std::int64_t count) {
-  model_.addDiagnostic(severity, std::move(source), std::move(message), count);
-}
+void RunModelBuilder::addDiagnostic(trace::DiagnosticRow diagnostic) { model_.addDiagnostic(std::move(diagnostic)); }
 
 void RunModelBuilder::reserveOps(std::size_t n) {
   auto& t = model_.ops;
@@ -343,7 +341,7 @@ trace::Result<RunModel> RunModelBuilder::finish(PhaseTimings* timings) && {
   for (const auto& [old_op, row] : collectives_) {
     const Index op = op_new[old_op];
     if (!ct.op.empty() && ct.op.back() == op) {
-      m.addDiagnostic(trace::Severity::Warning, "analyzer", "an op had two collective rows; the second was ignored");
+      m.addDiagnostic(diagnosticRow<trace::diagnostics::model_collective_row_twice>("analyzer", 1));
       continue;
     }
     m.ops.collective[op] = static_cast<Index>(ct.size());

@@ -1,21 +1,28 @@
-// The schema is defined once, in code; docs/store-schema.md quotes it. This fails when the
-// two drift apart, so the document can be trusted.
+// The schema and the diagnostics are each declared once, in code; docs/store-schema.md quotes
+// them. This fails when the two drift apart, so the document can be trusted.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
+#include <string>
 
+#include "syncopate/trace/diagnostics.hpp"
 #include "syncopate/trace/schema.hpp"
 
 namespace syncopate::trace {
 namespace {
 
-TEST(SchemaDoc, TheDocumentQuotesTheSchemaVerbatim) {
+void readStoreSchemaDoc(std::string& doc) {
   std::ifstream in(std::string(SYNCOPATE_SOURCE_DIR) + "/docs/store-schema.md");
   ASSERT_TRUE(in) << "docs/store-schema.md not found";
   std::stringstream buffer;
   buffer << in.rdbuf();
-  const std::string doc = buffer.str();
+  doc = buffer.str();
+}
+
+TEST(SchemaDoc, TheDocumentQuotesTheSchemaVerbatim) {
+  std::string doc;
+  ASSERT_NO_FATAL_FAILURE(readStoreSchemaDoc(doc));
   const std::string open = "```sql\n";
   const auto begin = doc.find(open);
   ASSERT_NE(begin, std::string::npos) << "no ```sql block";
@@ -24,6 +31,17 @@ TEST(SchemaDoc, TheDocumentQuotesTheSchemaVerbatim) {
   EXPECT_EQ(doc.substr(begin + open.size(), end - begin - open.size()), std::string(schemaSql()));
   EXPECT_EQ(doc.find(open, end), std::string::npos) << "more than one ```sql block";
   EXPECT_NE(doc.find("# The run store (schema " + toString(kSchemaVersion) + ")"), std::string::npos);
+}
+
+// Every entry of the diagnostics list is a row of the document's tables, as the list says it.
+TEST(SchemaDoc, TheDocumentListsEveryDiagnostic) {
+  std::string doc;
+  ASSERT_NO_FATAL_FAILURE(readStoreSchemaDoc(doc));
+  for (const diagnostics::Entry& e : diagnostics::kEntries) {
+    const std::string row = "| `" + std::string(e.key) + "` | " + std::string(toString(e.severity)) + " | " +
+                            std::string(e.sentence) + " |\n";
+    EXPECT_NE(doc.find(row), std::string::npos) << "docs/store-schema.md lacks the row " << row;
+  }
 }
 
 TEST(SchemaVersion, ParsesMajorDotMinorOnly) {

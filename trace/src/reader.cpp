@@ -12,7 +12,9 @@
 #include <cstring>
 #include <vector>
 
+#include "row_binding.hpp"
 #include "sqlite_util.hpp"
+#include "store_table.hpp"
 
 namespace syncopate::trace {
 
@@ -87,52 +89,7 @@ Status checkHeader(const std::filesystem::path& file) {
   return {};
 }
 
-std::optional<std::int64_t> columnOptional(sqlite3_stmt* s, int column) {
-  if (sqlite3_column_type(s, column) == SQLITE_NULL) return std::nullopt;
-  return sqlite3_column_int64(s, column);
-}
-
-template <class T>
-std::optional<T> columnAs(sqlite3_stmt* s, int column) {
-  if (sqlite3_column_type(s, column) == SQLITE_NULL) return std::nullopt;
-  return static_cast<T>(sqlite3_column_int64(s, column));
-}
-
-std::string columnText(sqlite3_stmt* s, int column) {
-  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(s, column));
-  if (text == nullptr) return {};
-  return {text, static_cast<std::size_t>(sqlite3_column_bytes(s, column))};
-}
-
-std::optional<Dim3> columnDim3(sqlite3_stmt* s, int first) {
-  if (sqlite3_column_type(s, first) == SQLITE_NULL) return std::nullopt;
-  return Dim3{static_cast<std::uint32_t>(sqlite3_column_int64(s, first)),
-              static_cast<std::uint32_t>(sqlite3_column_int64(s, first + 1)),
-              static_cast<std::uint32_t>(sqlite3_column_int64(s, first + 2))};
-}
-
 }  // namespace
-
-std::string_view tableName(Table table) noexcept {
-  switch (table) {
-    case Table::Strings: return "strings";
-    case Table::Devices: return "devices";
-    case Table::Threads: return "threads";
-    case Table::Streams: return "streams";
-    case Table::ApiCalls: return "api_calls";
-    case Table::Ops: return "ops";
-    case Table::Collectives: return "collectives";
-    case Table::OpArgs: return "op_args";
-    case Table::Allocations: return "allocations";
-    case Table::Communicators: return "communicators";
-    case Table::NvtxRanges: return "nvtx_ranges";
-    case Table::Counters: return "counters";
-    case Table::Diagnostics: return "diagnostics";
-    case Table::NcclOps: return "nccl_ops";
-    case Table::NcclKernelChannels: return "nccl_kernel_channels";
-  }
-  return "unknown";
-}
 
 struct StoreReader::Impl {
   std::filesystem::path path;
@@ -179,19 +136,34 @@ struct StoreReader::Impl {
     return count > 0;
   }
 
+  // Every row of Row's table, read into one reused row and handed to `fn`. A table added by a
+  // later minor version reads as empty from a store written before it.
+  template <class Row, class Fn>
+  Status forEachRow(Fn&& fn) const {
+    using Declared = detail::StoreTable<Row>;
+    if constexpr (Declared::added_in_minor > 0) {
+      const Result<bool> present = hasTable(Declared::name);
+      if (!present.ok()) return present.status();
+      if (!*present) return {};
+    }
+    Row row;
+    return scan(detail::selectSql<Row>().c_str(), Declared::name, [&](sqlite3_stmt* s) {
+      detail::readRow(s, row);
+      fn(row);
+    });
+  }
+
   Status loadMeta() {
-    return scan("SELECT key, value FROM meta", "meta",
-                [&](sqlite3_stmt* s) { meta[columnText(s, 0)] = columnText(s, 1); });
+    return forEachRow<MetaRow>([&](const MetaRow& row) { meta[row.key] = row.value; });
   }
 
   Status loadStrings() {
     std::vector<std::pair<std::uint32_t, std::string>> rows;
     std::uint32_t max_id = 0;
-    Status status = scan("SELECT id, value FROM strings", "strings", [&](sqlite3_stmt* s) {
-      const std::int64_t id = sqlite3_column_int64(s, 0);
-      if (id <= 0 || id > UINT32_MAX) return;
-      rows.emplace_back(static_cast<std::uint32_t>(id), columnText(s, 1));
-      max_id = std::max(max_id, static_cast<std::uint32_t>(id));
+    Status status = forEachRow<StringRow>([&](const StringRow& row) {
+      if (row.id <= 0 || row.id > UINT32_MAX) return;
+      rows.emplace_back(static_cast<std::uint32_t>(row.id), row.value);
+      max_id = std::max(max_id, static_cast<std::uint32_t>(row.id));
     });
     if (!status.ok()) return status;
     std::sort(rows.begin(), rows.end());
@@ -221,11 +193,9 @@ struct StoreReader::Impl {
     if (rc != SQLITE_OK) return error(rc, "cannot open");
     sqlite3_busy_timeout(db, 2000);
 
-    int has_meta = 0;
-    Status status = scan("SELECT count(*) FROM sqlite_schema WHERE type='table' AND name='meta'", "the schema",
-                         [&](sqlite3_stmt* s) { has_meta = sqlite3_column_int(s, 0); });
-    if (!status.ok()) return status;
-    if (has_meta == 0) return {StatusCode::NotAStore, name + " has no meta table, so it is not a Syncopate store"};
+    const Result<bool> has_meta = hasTable(tableName(Table::Meta));
+    if (!has_meta.ok()) return has_meta.status();
+    if (!*has_meta) return {StatusCode::NotAStore, name + " has no meta table, so it is not a Syncopate store"};
     if (Status s = loadMeta(); !s.ok()) return s;
 
     const auto version_text = meta.find("schema_version");
@@ -325,252 +295,18 @@ Result<std::int64_t> StoreReader::rowCount(Table table) const noexcept {
   }
 }
 
-Status StoreReader::forEachApiCall(FunctionRef<void(const ApiCallRow&)> fn) const noexcept {
-  SYNCOPATE_READ_NOTHROW(([&] {
-    ApiCallRow row;
-    return impl_->scan("SELECT id,thread_id,domain,name_id,start_ns,end_ns,correlation_id,result FROM api_calls",
-                       "api_calls", [&](sqlite3_stmt* s) {
-                         row.id = sqlite3_column_int64(s, 0);
-                         row.thread_id = static_cast<ThreadId>(sqlite3_column_int64(s, 1));
-                         row.domain = static_cast<ApiDomain>(sqlite3_column_int(s, 2));
-                         row.name_id = static_cast<StringId>(sqlite3_column_int64(s, 3));
-                         row.start_ns = sqlite3_column_int64(s, 4);
-                         row.end_ns = sqlite3_column_int64(s, 5);
-                         row.correlation_id = columnOptional(s, 6);
-                         row.result = columnOptional(s, 7);
-                         fn(row);
-                       });
-  })())
-}
-
-Status StoreReader::forEachOp(FunctionRef<void(const OpRow&)> fn) const noexcept {
-  SYNCOPATE_READ_NOTHROW(([&] {
-    OpRow row;
-    return impl_->scan(
-        "SELECT id,kind,device_id,stream_id,name_id,start_ns,end_ns,correlation_id,bytes,memcpy_kind,"
-        "grid_x,grid_y,grid_z,block_x,block_y,block_z,event_id,sync_kind FROM ops",
-        "ops", [&](sqlite3_stmt* s) {
-          row.id = sqlite3_column_int64(s, 0);
-          row.kind = static_cast<OpKind>(sqlite3_column_int(s, 1));
-          row.device_id = columnAs<std::int32_t>(s, 2);
-          row.stream_id = columnAs<StreamId>(s, 3);
-          row.name_id = static_cast<StringId>(sqlite3_column_int64(s, 4));
-          row.start_ns = sqlite3_column_int64(s, 5);
-          row.end_ns = sqlite3_column_int64(s, 6);
-          row.correlation_id = columnOptional(s, 7);
-          row.bytes = columnOptional(s, 8);
-          row.memcpy_kind = columnAs<MemcpyKind>(s, 9);
-          row.grid = columnDim3(s, 10);
-          row.block = columnDim3(s, 13);
-          row.event_id = columnAs<EventId>(s, 16);
-          row.sync_kind = columnAs<SyncKind>(s, 17);
-          fn(row);
-        });
-  })())
-}
-
-Status StoreReader::forEachCollective(FunctionRef<void(const CollectiveRow&)> fn) const noexcept {
-  SYNCOPATE_READ_NOTHROW(([&] {
-    CollectiveRow row;
-    return impl_->scan(
-        "SELECT correlation_id,comm_id,comm_rank,comm_size,seq,coll_type,dtype,red_op,count,bytes,root_or_peer,"
-        "group_id FROM collectives",
-        "collectives", [&](sqlite3_stmt* s) {
-          row.correlation_id = sqlite3_column_int64(s, 0);
-          row.comm_id = static_cast<std::uint64_t>(sqlite3_column_int64(s, 1));
-          row.comm_rank = columnAs<std::int32_t>(s, 2);
-          row.comm_size = columnAs<std::int32_t>(s, 3);
-          row.seq = static_cast<std::uint64_t>(sqlite3_column_int64(s, 4));
-          row.coll_type = static_cast<CollType>(sqlite3_column_int(s, 5));
-          row.dtype = columnAs<DataType>(s, 6);
-          row.red_op = columnAs<RedOp>(s, 7);
-          row.count = columnAs<std::uint64_t>(s, 8);
-          row.bytes = columnAs<std::uint64_t>(s, 9);
-          row.root_or_peer = columnAs<std::int32_t>(s, 10);
-          row.group_id = columnAs<std::uint32_t>(s, 11);
-          fn(row);
-        });
-  })())
-}
-
-Status StoreReader::forEachOpArg(FunctionRef<void(const OpArgRow&)> fn) const noexcept {
-  SYNCOPATE_READ_NOTHROW(([&] {
-    OpArgRow row;
-    return impl_->scan("SELECT correlation_id,arg_index,address FROM op_args", "op_args", [&](sqlite3_stmt* s) {
-      row.correlation_id = sqlite3_column_int64(s, 0);
-      row.arg_index = static_cast<std::uint32_t>(sqlite3_column_int64(s, 1));
-      row.address = static_cast<std::uint64_t>(sqlite3_column_int64(s, 2));
-      fn(row);
-    });
-  })())
-}
-
-Status StoreReader::forEachNvtxRange(FunctionRef<void(const NvtxRangeRow&)> fn) const noexcept {
-  SYNCOPATE_READ_NOTHROW(([&] {
-    NvtxRangeRow row;
-    return impl_->scan(
-        "SELECT id,thread_id,domain_id,name_id,start_ns,end_ns,depth,color,category FROM nvtx_ranges", "nvtx_ranges",
-        [&](sqlite3_stmt* s) {
-          row.id = sqlite3_column_int64(s, 0);
-          row.thread_id = columnAs<ThreadId>(s, 1);
-          row.domain_id = columnAs<StringId>(s, 2);
-          row.name_id = static_cast<StringId>(sqlite3_column_int64(s, 3));
-          row.start_ns = sqlite3_column_int64(s, 4);
-          row.end_ns = sqlite3_column_int64(s, 5);
-          row.depth = columnAs<std::uint32_t>(s, 6);
-          row.color = columnAs<std::uint32_t>(s, 7);
-          row.category = columnAs<std::uint32_t>(s, 8);
-          fn(row);
-        });
-  })())
-}
-
-Status StoreReader::forEachAllocation(FunctionRef<void(const AllocationRow&)> fn) const noexcept {
-  SYNCOPATE_READ_NOTHROW(([&] {
-    AllocationRow row;
-    return impl_->scan("SELECT id,device_id,address,bytes,kind,alloc_ns,free_ns FROM allocations", "allocations",
-                       [&](sqlite3_stmt* s) {
-                         row.id = sqlite3_column_int64(s, 0);
-                         row.device_id = columnAs<std::int32_t>(s, 1);
-                         row.address = static_cast<std::uint64_t>(sqlite3_column_int64(s, 2));
-                         row.bytes = static_cast<std::uint64_t>(sqlite3_column_int64(s, 3));
-                         row.kind = static_cast<AllocKind>(sqlite3_column_int(s, 4));
-                         row.alloc_ns = sqlite3_column_int64(s, 5);
-                         row.free_ns = columnOptional(s, 6);
-                         fn(row);
-                       });
-  })())
-}
-
-Status StoreReader::forEachStream(FunctionRef<void(const StreamRow&)> fn) const noexcept {
-  SYNCOPATE_READ_NOTHROW(([&] {
-    StreamRow row;
-    return impl_->scan("SELECT id,device_id,handle,flags,priority,name FROM streams", "streams", [&](sqlite3_stmt* s) {
-      row.id = static_cast<StreamId>(sqlite3_column_int64(s, 0));
-      row.device_id = sqlite3_column_int(s, 1);
-      row.handle = columnAs<std::uint64_t>(s, 2);
-      row.flags = columnAs<std::uint32_t>(s, 3);
-      row.priority = columnAs<std::int32_t>(s, 4);
-      row.name = columnText(s, 5);
-      fn(row);
-    });
-  })())
-}
-
-Status StoreReader::forEachDevice(FunctionRef<void(const DeviceRow&)> fn) const noexcept {
-  SYNCOPATE_READ_NOTHROW(([&] {
-    DeviceRow row;
-    return impl_->scan("SELECT id,name,uuid,pci_bus_id,sm_count,memory_bytes FROM devices", "devices",
-                       [&](sqlite3_stmt* s) {
-                         row.id = sqlite3_column_int(s, 0);
-                         row.name = columnText(s, 1);
-                         row.uuid = columnText(s, 2);
-                         row.pci_bus_id = columnText(s, 3);
-                         row.sm_count = columnAs<std::int32_t>(s, 4);
-                         row.memory_bytes = columnOptional(s, 5);
-                         fn(row);
-                       });
-  })())
-}
-
-Status StoreReader::forEachThread(FunctionRef<void(const ThreadRow&)> fn) const noexcept {
-  SYNCOPATE_READ_NOTHROW(([&] {
-    ThreadRow row;
-    return impl_->scan("SELECT id,tid,name FROM threads", "threads", [&](sqlite3_stmt* s) {
-      row.id = static_cast<ThreadId>(sqlite3_column_int64(s, 0));
-      row.tid = sqlite3_column_int64(s, 1);
-      row.name = columnText(s, 2);
-      fn(row);
-    });
-  })())
-}
-
-Status StoreReader::forEachCommunicator(FunctionRef<void(const CommunicatorRow&)> fn) const noexcept {
-  SYNCOPATE_READ_NOTHROW(([&] {
-    CommunicatorRow row;
-    return impl_->scan(
-        "SELECT comm_id,comm_rank,comm_size,device_id,handle,init_ns,parent_comm_id FROM communicators",
-        "communicators", [&](sqlite3_stmt* s) {
-          row.comm_id = static_cast<std::uint64_t>(sqlite3_column_int64(s, 0));
-          row.comm_rank = sqlite3_column_int(s, 1);
-          row.comm_size = sqlite3_column_int(s, 2);
-          row.device_id = columnAs<std::int32_t>(s, 3);
-          row.handle = columnAs<std::uint64_t>(s, 4);
-          row.init_ns = columnOptional(s, 5);
-          row.parent_comm_id = columnAs<std::uint64_t>(s, 6);
-          fn(row);
-        });
-  })())
-}
-
-Status StoreReader::forEachNcclOp(FunctionRef<void(const NcclOpRow&)> fn) const noexcept {
-  SYNCOPATE_READ_NOTHROW(([&] {
-    const Result<bool> present = impl_->hasTable("nccl_ops");
-    if (!present.ok() || !*present) return present.ok() ? Status{} : present.status();
-    NcclOpRow row;
-    return impl_->scan(
-        "SELECT correlation_id,func_id,nccl_seq,algorithm_id,protocol_id,channels,warps FROM nccl_ops", "nccl_ops",
-        [&](sqlite3_stmt* s) {
-          row.correlation_id = sqlite3_column_int64(s, 0);
-          row.func_id = static_cast<StringId>(sqlite3_column_int64(s, 1));
-          row.nccl_seq = columnAs<std::uint64_t>(s, 2);
-          row.algorithm_id = columnAs<StringId>(s, 3);
-          row.protocol_id = columnAs<StringId>(s, 4);
-          row.channels = columnAs<std::uint32_t>(s, 5);
-          row.warps = columnAs<std::uint32_t>(s, 6);
-          fn(row);
-        });
-  })())
-}
-
-Status StoreReader::forEachNcclKernelChannel(FunctionRef<void(const NcclKernelChannelRow&)> fn) const noexcept {
-  SYNCOPATE_READ_NOTHROW(([&] {
-    const Result<bool> present = impl_->hasTable("nccl_kernel_channels");
-    if (!present.ok() || !*present) return present.ok() ? Status{} : present.status();
-    NcclKernelChannelRow row;
-    return impl_->scan("SELECT correlation_id,channel,start_timer,end_timer FROM nccl_kernel_channels",
-                       "nccl_kernel_channels", [&](sqlite3_stmt* s) {
-                         row.correlation_id = sqlite3_column_int64(s, 0);
-                         row.channel = static_cast<std::uint32_t>(sqlite3_column_int64(s, 1));
-                         row.start_timer = columnAs<std::uint64_t>(s, 2);
-                         row.end_timer = columnAs<std::uint64_t>(s, 3);
-                         fn(row);
-                       });
-  })())
-}
-
-Status StoreReader::forEachCounter(FunctionRef<void(const CounterRow&)> fn) const noexcept {
-  SYNCOPATE_READ_NOTHROW(([&] {
-    CounterRow row;
-    return impl_->scan("SELECT name,value FROM counters", "counters", [&](sqlite3_stmt* s) {
-      row.name = columnText(s, 0);
-      row.value = sqlite3_column_int64(s, 1);
-      fn(row);
-    });
-  })())
-}
-
-Status StoreReader::forEachDiagnostic(FunctionRef<void(const DiagnosticRow&)> fn) const noexcept {
-  SYNCOPATE_READ_NOTHROW(([&] {
-    DiagnosticRow row;
-    return impl_->scan("SELECT id,severity,source,message,count,first_ns FROM diagnostics", "diagnostics",
-                       [&](sqlite3_stmt* s) {
-                         row.id = sqlite3_column_int64(s, 0);
-                         row.severity = static_cast<Severity>(sqlite3_column_int(s, 1));
-                         row.source = columnText(s, 2);
-                         row.message = columnText(s, 3);
-                         row.count = sqlite3_column_int64(s, 4);
-                         row.first_ns = columnOptional(s, 5);
-                         fn(row);
-                       });
-  })())
-}
+#define SYNCOPATE_TABLE(Name, table, Enumerator, added_in_minor, comment)                             \
+  Status StoreReader::forEach##Name(FunctionRef<void(const Name##Row&)> fn) const noexcept { \
+    SYNCOPATE_READ_NOTHROW(impl_->forEachRow<Name##Row>(fn))                                 \
+  }
+#include "syncopate/trace/store_tables.inc"
 
 Status StoreReader::checkIntegrity() const noexcept {
   SYNCOPATE_READ_NOTHROW(([&] {
     std::string first_problem;
+    std::string line;
     Status s = impl_->scan("PRAGMA quick_check", "the whole file", [&](sqlite3_stmt* st) {
-      const std::string line = columnText(st, 0);
+      detail::readValue(st, 0, line);
       if (line != "ok" && first_problem.empty()) first_problem = line;
     });
     if (!s.ok()) return s;

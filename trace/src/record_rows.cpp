@@ -1,5 +1,7 @@
 #include "record_rows.hpp"
 
+#include <string>
+
 namespace syncopate::trace::detail {
 
 namespace {
@@ -37,6 +39,58 @@ std::uint64_t extendSequence(std::uint64_t last, bool seen, std::uint32_t low) n
     candidate -= kWrap;  // a late number from before the latest wrap
   }
   return candidate;
+}
+
+NcclOpRow ncclOpRow(const NcclOpRecord& r) noexcept {
+  const auto reported = [](StringId id) { return id != kNoString ? std::optional<StringId>(id) : std::nullopt; };
+  NcclOpRow row;
+  row.correlation_id = r.correlation_id;
+  row.func_id = r.func_id;
+  if ((r.flags & NcclOpRecord::kHasSeq) != 0) row.nccl_seq = r.nccl_seq;
+  row.algorithm_id = reported(r.algorithm_id);
+  row.protocol_id = reported(r.protocol_id);
+  row.channels = r.channels;
+  row.warps = r.warps;
+  return row;
+}
+
+NcclKernelChannelRow ncclKernelChannelRow(const NcclKernelChannelRecord& r) noexcept {
+  NcclKernelChannelRow row;
+  row.correlation_id = r.correlation_id;
+  row.channel = r.channel;
+  if (r.edge == NcclKernelChannelRecord::kStart) {
+    row.start_timer = r.timer;
+  } else {
+    row.end_timer = r.timer;
+  }
+  return row;
+}
+
+StringRow stringRow(const Catalog& catalog, std::uint32_t id) { return {id, std::string(catalog.string(id))}; }
+
+StreamRow streamRow(const Catalog& catalog, std::uint32_t id) {
+  const CatalogStream info = catalog.stream(id).value_or(CatalogStream{});
+  return {id, info.device, info.handle, info.flags, info.priority, std::string(catalog.string(info.name_id))};
+}
+
+ThreadRow threadRow(const Catalog& catalog, std::uint32_t id) {
+  const CatalogThread info = catalog.thread(id).value_or(CatalogThread{});
+  return {id, info.tid, std::string(catalog.string(info.name_id))};
+}
+
+DeviceRow deviceRow(const Catalog& catalog, std::uint32_t index) {
+  const CatalogDevice info = catalog.deviceAt(index).value_or(CatalogDevice{});
+  return {info.ordinal,
+          std::string(catalog.string(info.name_id)),
+          std::string(catalog.string(info.uuid_id)),
+          std::string(catalog.string(info.pci_bus_id_id)),
+          info.sm_count,
+          info.memory_bytes};
+}
+
+CommunicatorRow communicatorRow(const Catalog& catalog, std::uint32_t id) {
+  const CatalogCommunicator info = catalog.communicator(id).value_or(CatalogCommunicator{});
+  return {info.comm_id, info.comm_rank, info.comm_size, info.device, info.handle, info.init_ns, info.parent_comm_id};
 }
 
 StringId RecordRows::fixedName(std::size_t which, const char* text) noexcept {

@@ -1,7 +1,8 @@
-// Turning hot-path records into table rows: resolving catalog ids (shapes into name, grid
-// and block; streams into devices; communicators into comm_id, rank and size), naming ops
-// that have no name of their own, and extending 32-bit collective sequence numbers to 64.
-// The writer then writes records and importers' rows through one code path.
+// Turning hot-path records and catalog entries into table rows: resolving catalog ids (shapes
+// into name, grid and block; streams into devices; communicators into comm_id, rank and size),
+// naming ops that have no name of their own, and extending 32-bit collective sequence numbers
+// to 64. The writer then writes records, catalog entries and importers' rows through one code
+// path.
 #pragma once
 
 #include <array>
@@ -19,6 +20,18 @@ namespace syncopate::trace::detail {
 // highest one seen so far (`last`, when `seen`), so that numbers arriving a little out of
 // order around a wrap land on the right side of it.
 std::uint64_t extendSequence(std::uint64_t last, bool seen, std::uint32_t low) noexcept;
+
+// The rows of the NCCL profiler's records. A channel's start and stop each know one timer.
+NcclOpRow ncclOpRow(const NcclOpRecord& r) noexcept;
+NcclKernelChannelRow ncclKernelChannelRow(const NcclKernelChannelRecord& r) noexcept;
+
+// The row of a catalog entry (`index` for devices, which are listed in registration order).
+// They copy the entry's names; the writer calls them only for what the catalog gained.
+StringRow stringRow(const Catalog& catalog, std::uint32_t id);
+StreamRow streamRow(const Catalog& catalog, std::uint32_t id);
+ThreadRow threadRow(const Catalog& catalog, std::uint32_t id);
+DeviceRow deviceRow(const Catalog& catalog, std::uint32_t index);
+CommunicatorRow communicatorRow(const Catalog& catalog, std::uint32_t id);
 
 class RecordRows {
  public:

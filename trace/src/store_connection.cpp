@@ -3,11 +3,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <type_traits>
+#include <utility>
 
+#include "store_table.hpp"
 #include "syncopate/trace/schema.hpp"
+#include "syncopate/trace/store_tables.hpp"
 
 namespace syncopate::trace::detail {
 
@@ -75,77 +78,54 @@ Status StoreConnection::open(const std::filesystem::path& file, bool fresh) {
 
 namespace {
 
-// "INSERT INTO table(columns) VALUES(?,..)" with `rows` groups of placeholders.
-std::string insertSql(const char* table, const std::string& columns, int rows) {
-  const auto count = 1 + std::count(columns.begin(), columns.end(), ',');
-  std::string group = "(";
-  for (long i = 0; i < count; ++i) group += i == 0 ? "?" : ",?";
-  group += ")";
-  std::string sql = std::string("INSERT INTO ") + table + "(" + columns + ") VALUES";
-  for (int r = 0; r < rows; ++r) sql += (r == 0 ? "" : ",") + group;
-  return sql;
+// "c=IFNULL(excluded.c,c)": an upsert's update that keeps what the new row does not know.
+std::string keepKnown(std::string_view column) {
+  const std::string c(column);
+  return c + "=IFNULL(excluded." + c + "," + c + ")";
 }
 
 }  // namespace
 
 Status StoreConnection::prepareStatements() {
   WriteStatements& s = statements_;
-  struct Batched {
-    BatchedInsert* insert;
-    const char* table;
-    const char* columns;
+  const auto batched = [&]<class Row>(std::type_identity<Row>, BatchedInsert& insert) {
+    Status st = prepare(db_, insertSql<Row>("INSERT", 1), insert.one, doing_);
+    if (st.ok()) st = prepare(db_, insertSql<Row>("INSERT", kRowsPerInsert), insert.many, doing_);
+    return st;
   };
-  const Batched batched[] = {
-      {&s.api_call, "api_calls", "thread_id,domain,name_id,start_ns,end_ns,correlation_id,result"},
-      {&s.op, "ops",
-       "kind,device_id,stream_id,name_id,start_ns,end_ns,correlation_id,bytes,memcpy_kind,"
-       "grid_x,grid_y,grid_z,block_x,block_y,block_z,event_id,sync_kind"},
-      {&s.collective, "collectives",
-       "correlation_id,comm_id,comm_rank,comm_size,seq,coll_type,dtype,red_op,count,bytes,root_or_peer,group_id"},
-      {&s.op_arg, "op_args", "correlation_id,arg_index,address"},
-      {&s.nvtx, "nvtx_ranges", "thread_id,domain_id,name_id,start_ns,end_ns,depth,color,category"},
+  namespace allocations = columns::allocations;
+  namespace channels = columns::nccl_kernel_channels;
+  const std::string free_allocation = "UPDATE " + std::string(tableName(Table::Allocations)) + " SET " +
+                                      std::string(allocations::free_ns) + "=? WHERE " + std::string(allocations::id) + "=?";
+  // A channel's start and stop arrive as separate records, in either order: one row, which each
+  // fills in with what it knows.
+  const std::string merge_channel = insertSql<NcclKernelChannelRow>("INSERT", 1) + " ON CONFLICT(" +
+                                    std::string(channels::correlation_id) + "," + std::string(channels::channel) +
+                                    ") DO UPDATE SET " + keepKnown(channels::start_timer) + "," +
+                                    keepKnown(channels::end_timer);
+  const std::pair<Statement*, std::string> single[] = {
+      {&s.allocation, insertSql<AllocationRow>("INSERT", 1)},
+      {&s.free_allocation, free_allocation},
+      {&s.nccl_op, insertSql<NcclOpRow>("INSERT OR REPLACE", 1)},
+      {&s.nccl_kernel_channel, merge_channel},
+      {&s.string, insertSql<StringRow>("INSERT OR REPLACE", 1)},
+      {&s.stream, insertSql<StreamRow>("INSERT OR REPLACE", 1)},
+      {&s.thread, insertSql<ThreadRow>("INSERT OR REPLACE", 1)},
+      {&s.device, insertSql<DeviceRow>("INSERT OR REPLACE", 1)},
+      {&s.communicator, insertSql<CommunicatorRow>("INSERT OR REPLACE", 1)},
+      {&s.meta, insertSql<MetaRow>("INSERT OR REPLACE", 1)},
+      {&s.counter, insertSql<CounterRow>("INSERT OR REPLACE", 1)},
+      {&s.diagnostic, insertSql<DiagnosticRow>("INSERT OR REPLACE", 1)},
   };
-  for (const Batched& b : batched) {
-    if (Status st = prepare(db_, insertSql(b.table, b.columns, 1), b.insert->one, doing_); !st.ok()) return st;
-    if (Status st = prepare(db_, insertSql(b.table, b.columns, kRowsPerInsert), b.insert->many, doing_); !st.ok()) {
-      return st;
-    }
+  Status st = batched(std::type_identity<ApiCallRow>{}, s.api_call);
+  if (st.ok()) st = batched(std::type_identity<OpRow>{}, s.op);
+  if (st.ok()) st = batched(std::type_identity<CollectiveRow>{}, s.collective);
+  if (st.ok()) st = batched(std::type_identity<OpArgRow>{}, s.op_arg);
+  if (st.ok()) st = batched(std::type_identity<NvtxRangeRow>{}, s.nvtx);
+  for (const auto& [statement, sql] : single) {
+    if (st.ok()) st = prepare(db_, sql, *statement, doing_);
   }
-  struct Sql {
-    Statement* statement;
-    const char* text;
-  };
-  const Sql single[] = {
-      {&s.allocation,
-       "INSERT INTO allocations(id,device_id,address,bytes,kind,alloc_ns,free_ns) VALUES(?,?,?,?,?,?,?)"},
-      {&s.free_allocation, "UPDATE allocations SET free_ns=? WHERE id=?"},
-      {&s.nccl_op,
-       "INSERT OR REPLACE INTO nccl_ops(correlation_id,func_id,nccl_seq,algorithm_id,protocol_id,channels,warps) "
-       "VALUES(?,?,?,?,?,?,?)"},
-      // A channel's start and stop arrive as separate records, in either order: one row.
-      {&s.nccl_kernel_start,
-       "INSERT INTO nccl_kernel_channels(correlation_id,channel,start_timer) VALUES(?,?,?) "
-       "ON CONFLICT(correlation_id,channel) DO UPDATE SET start_timer=excluded.start_timer"},
-      {&s.nccl_kernel_end,
-       "INSERT INTO nccl_kernel_channels(correlation_id,channel,end_timer) VALUES(?,?,?) "
-       "ON CONFLICT(correlation_id,channel) DO UPDATE SET end_timer=excluded.end_timer"},
-      {&s.string, "INSERT OR REPLACE INTO strings(id,value) VALUES(?,?)"},
-      {&s.stream, "INSERT OR REPLACE INTO streams(id,device_id,handle,flags,priority,name) VALUES(?,?,?,?,?,?)"},
-      {&s.thread, "INSERT OR REPLACE INTO threads(id,tid,name) VALUES(?,?,?)"},
-      {&s.device,
-       "INSERT OR REPLACE INTO devices(id,name,uuid,pci_bus_id,sm_count,memory_bytes) VALUES(?,?,?,?,?,?)"},
-      {&s.communicator,
-       "INSERT OR REPLACE INTO communicators(comm_id,comm_rank,comm_size,device_id,handle,init_ns,parent_comm_id) "
-       "VALUES(?,?,?,?,?,?,?)"},
-      {&s.meta, "INSERT OR REPLACE INTO meta(key,value) VALUES(?,?)"},
-      {&s.counter, "INSERT OR REPLACE INTO counters(name,value) VALUES(?,?)"},
-      {&s.diagnostic,
-       "INSERT OR REPLACE INTO diagnostics(id,severity,source,message,count,first_ns) VALUES(?,?,?,?,?,?)"},
-  };
-  for (const Sql& sql : single) {
-    if (Status st = prepare(db_, sql.text, *sql.statement, doing_); !st.ok()) return st;
-  }
-  return {};
+  return st;
 }
 
 Status StoreConnection::checkpoint() {

@@ -20,10 +20,12 @@ struct BatchedInsert {
   Statement many;  // INSERT ... VALUES(?,...),(?,...),... kRowsPerInsert times
 };
 
+// Every statement binds a row of its table with bindRow() (row_binding.hpp), except
+// free_allocation (free_ns, then id).
 struct WriteStatements {
   BatchedInsert api_call, op, collective, op_arg, nvtx;
   Statement allocation, free_allocation;
-  Statement nccl_op, nccl_kernel_start, nccl_kernel_end;
+  Statement nccl_op, nccl_kernel_channel;
   Statement string, stream, thread, device, communicator;
   Statement meta, counter, diagnostic;
 };

@@ -16,6 +16,7 @@
 #include "sqlite_util.hpp"
 #include "store_connection.hpp"
 #include "syncopate/trace/clock.hpp"
+#include "syncopate/trace/diagnostics.hpp"
 #include "syncopate/trace/run_dir.hpp"
 #include "syncopate/trace/schema.hpp"
 
@@ -23,27 +24,16 @@ namespace syncopate::trace {
 
 namespace {
 
-using detail::bindBits;
 using detail::bindInt;
-using detail::bindOptional;
 using detail::bindRow;
-using detail::bindText;
-using detail::bindTextOrNull;
-using detail::columnsOf;
+using detail::Statement;
+using detail::writtenColumnCount;
 
 constexpr const char* kWriterSource = "trace.writer";
 
 // How far the catalog has been written.
 struct CatalogMarks {
   std::uint32_t strings = 0, streams = 0, threads = 0, devices = 0, communicators = 0;
-};
-
-struct Diagnostic {
-  Severity severity;
-  std::string source;
-  std::string message;
-  std::int64_t count;
-  std::optional<std::int64_t> first_ns;
 };
 
 // An allocation or a free, held until the flush orders them by time: they may come from
@@ -96,7 +86,7 @@ struct StoreWriter::Impl {
 
   std::map<std::string, std::string, std::less<>> meta;
   std::map<std::string, std::int64_t, std::less<>> counters;
-  std::vector<Diagnostic> diagnostics;  // row id = index + 1
+  std::vector<DiagnosticRow> diagnostics;  // id = index + 1
   bool state_dirty = true;
 
   std::unordered_map<std::uint64_t, std::int64_t> live_allocations;  // address -> allocations.id
@@ -171,7 +161,8 @@ struct StoreWriter::Impl {
     ++batch_rows;
     if (rows.size() < static_cast<std::size_t>(detail::kRowsPerInsert)) return {};
     sqlite3_stmt* many = insert.many.get();
-    for (std::size_t i = 0; i < rows.size(); ++i) bindRow(many, static_cast<int>(i * columnsOf(row)) + 1, rows[i]);
+    constexpr int kColumns = writtenColumnCount<Row>();
+    for (std::size_t i = 0; i < rows.size(); ++i) bindRow(many, static_cast<int>(i) * kColumns + 1, rows[i]);
     rows.clear();
     return run(many);
   }
@@ -219,44 +210,20 @@ struct StoreWriter::Impl {
     return add(st().nvtx, pending_nvtx, r);
   }
 
-  // Allocations are few and later updated by id, so they are written at once.
-  Status insert(const AllocationRow& r) {
+  // Rows of the small tables, written at once: allocations (few, and later updated by id) and
+  // NCCL profiler rows (one per operation, one per kernel channel).
+  template <class Row>
+  Status insertNow(Statement& statement, const Row& row) {
     if (Status s = begin(); !s.ok()) return s;
-    sqlite3_stmt* s = st().allocation.get();
-    bindInt(s, 1, next_allocation_id);
-    bindOptional(s, 2, r.device_id);
-    bindBits(s, 3, r.address);
-    bindBits(s, 4, r.bytes);
-    bindInt(s, 5, static_cast<std::int64_t>(r.kind));
-    bindInt(s, 6, r.alloc_ns);
-    bindOptional(s, 7, r.free_ns);
-    if (Status status = runData(s); !status.ok()) return status;
+    bindRow(statement.get(), 1, row);
+    return runData(statement.get());
+  }
+
+  Status insert(AllocationRow r) {
+    r.id = next_allocation_id;
+    if (Status status = insertNow(st().allocation, r); !status.ok()) return status;
     ++next_allocation_id;
     return {};
-  }
-
-  // NCCL profiler rows are few (one per operation, one per kernel channel): written at once.
-  Status insertNcclOp(const NcclOpRecord& r) {
-    if (Status s = begin(); !s.ok()) return s;
-    sqlite3_stmt* s = st().nccl_op.get();
-    const auto optionalString = [](StringId id) { return id != kNoString ? std::optional<StringId>(id) : std::nullopt; };
-    bindInt(s, 1, r.correlation_id);
-    bindInt(s, 2, r.func_id);
-    bindOptional(s, 3, (r.flags & NcclOpRecord::kHasSeq) != 0 ? std::optional<std::uint64_t>(r.nccl_seq) : std::nullopt);
-    bindOptional(s, 4, optionalString(r.algorithm_id));
-    bindOptional(s, 5, optionalString(r.protocol_id));
-    bindInt(s, 6, r.channels);
-    bindInt(s, 7, r.warps);
-    return runData(s);
-  }
-
-  Status insertKernelChannel(const NcclKernelChannelRecord& r) {
-    if (Status s = begin(); !s.ok()) return s;
-    sqlite3_stmt* s = r.edge == NcclKernelChannelRecord::kStart ? st().nccl_kernel_start.get() : st().nccl_kernel_end.get();
-    bindInt(s, 1, r.correlation_id);
-    bindInt(s, 2, r.channel);
-    bindBits(s, 3, r.timer);
-    return runData(s);
   }
 
   Status setFreed(std::int64_t allocation_id, std::int64_t free_ns) {
@@ -305,102 +272,62 @@ struct StoreWriter::Impl {
            catalog.communicatorCount() > pending.communicators;
   }
 
-  Status writeCatalogNews() {
-    auto& s = st();
-    for (std::uint32_t id = pending.strings + 1, n = catalog.stringCount(); id <= n; ++id) {
-      bindInt(s.string.get(), 1, id);
-      bindText(s.string.get(), 2, catalog.string(id));
-      if (Status status = run(s.string.get()); !status.ok()) return status;
-      pending.strings = id;
-    }
-    for (std::uint32_t id = pending.streams + 1, n = catalog.streamCount(); id <= n; ++id) {
-      const CatalogStream info = catalog.stream(id).value_or(CatalogStream{});
-      sqlite3_stmt* q = s.stream.get();
-      bindInt(q, 1, id);
-      bindInt(q, 2, info.device);
-      bindBits(q, 3, info.handle);
-      bindOptional(q, 4, info.flags);
-      bindOptional(q, 5, info.priority);
-      bindTextOrNull(q, 6, catalog.string(info.name_id));
-      if (Status status = run(q); !status.ok()) return status;
-      pending.streams = id;
-    }
-    for (std::uint32_t id = pending.threads + 1, n = catalog.threadCount(); id <= n; ++id) {
-      const CatalogThread info = catalog.thread(id).value_or(CatalogThread{});
-      sqlite3_stmt* q = s.thread.get();
-      bindInt(q, 1, id);
-      bindInt(q, 2, info.tid);
-      bindTextOrNull(q, 3, catalog.string(info.name_id));
-      if (Status status = run(q); !status.ok()) return status;
-      pending.threads = id;
-    }
-    for (std::uint32_t index = pending.devices + 1, n = catalog.deviceCount(); index <= n; ++index) {
-      const CatalogDevice info = catalog.deviceAt(index).value_or(CatalogDevice{});
-      sqlite3_stmt* q = s.device.get();
-      bindInt(q, 1, info.ordinal);
-      bindTextOrNull(q, 2, catalog.string(info.name_id));
-      bindTextOrNull(q, 3, catalog.string(info.uuid_id));
-      bindTextOrNull(q, 4, catalog.string(info.pci_bus_id_id));
-      bindOptional(q, 5, info.sm_count);
-      bindOptional(q, 6, info.memory_bytes);
-      if (Status status = run(q); !status.ok()) return status;
-      pending.devices = index;
-    }
-    for (std::uint32_t id = pending.communicators + 1, n = catalog.communicatorCount(); id <= n; ++id) {
-      const CatalogCommunicator info = catalog.communicator(id).value_or(CatalogCommunicator{});
-      sqlite3_stmt* q = s.communicator.get();
-      bindBits(q, 1, info.comm_id);
-      bindInt(q, 2, info.comm_rank);
-      bindInt(q, 3, info.comm_size);
-      bindOptional(q, 4, info.device);
-      bindBits(q, 5, info.handle);
-      bindOptional(q, 6, info.init_ns);
-      bindOptional(q, 7, info.parent_comm_id);
-      if (Status status = run(q); !status.ok()) return status;
-      pending.communicators = id;
+  // Writes catalog entries from `pending` on, one kind at a time; `pending` follows what is
+  // written, so a failed flush knows what to write again.
+  template <class Row>
+  Status writeNews(Statement& statement, std::uint32_t& written, std::uint32_t count,
+                   Row (*row)(const Catalog&, std::uint32_t)) {
+    for (std::uint32_t id = written + 1; id <= count; ++id) {
+      bindRow(statement.get(), 1, row(catalog, id));
+      if (Status status = run(statement.get()); !status.ok()) return status;
+      written = id;
     }
     return {};
   }
 
-  // The writer's own counters, each with a sentence when it is not zero.
+  Status writeCatalogNews() {
+    auto& s = st();
+    Status status = writeNews(s.string, pending.strings, catalog.stringCount(), detail::stringRow);
+    if (status.ok()) status = writeNews(s.stream, pending.streams, catalog.streamCount(), detail::streamRow);
+    if (status.ok()) status = writeNews(s.thread, pending.threads, catalog.threadCount(), detail::threadRow);
+    if (status.ok()) status = writeNews(s.device, pending.devices, catalog.deviceCount(), detail::deviceRow);
+    if (status.ok()) {
+      status = writeNews(s.communicator, pending.communicators, catalog.communicatorCount(), detail::communicatorRow);
+    }
+    return status;
+  }
+
+  // The writer's own counters, each with its diagnostic when it is not zero.
   void refreshOwnCounters() {
-    struct Own {
-      const char* name;
-      std::uint64_t value;
-      const char* sentence;
+    const std::pair<diagnostics::Key, std::uint64_t> own[] = {
+        {diagnostics::rows_lost, stats.rows_lost},
+        {diagnostics::failed_flushes, stats.failed_flushes},
+        {diagnostics::ops_bytes_clamped, converter.bytesClamped()},
+        {diagnostics::unknown_references, converter.unknownReferences()},
+        {diagnostics::frees_without_alloc, frees_without_alloc},
+        {diagnostics::negative_durations, negative_durations},
+        {diagnostics::unknown_records, unknown_records},
+        {diagnostics::catalog_failures, catalog.failedRegistrations()},
     };
-    const Own own[] = {
-        {"rows_lost", stats.rows_lost, "rows could not be written (disk full or I/O error) and are missing"},
-        {"failed_flushes", stats.failed_flushes, "flushes failed; their batches are missing"},
-        {"ops_bytes_clamped", converter.bytesClamped(), "memcpy/memset byte counts of 1 TiB or more were stored as 2^40-1"},
-        {"unknown_references", converter.unknownReferences(),
-         "records named a thread, stream, launch shape or communicator the catalog never had (collectives among "
-         "them were skipped)"},
-        {"frees_without_alloc", frees_without_alloc,
-         "frees had no recorded allocation (allocated before recording started, or the allocation was dropped)"},
-        {"negative_durations", negative_durations, "rows end before they start"},
-        {"unknown_records", unknown_records, "records of an unknown type were skipped"},
-        {"catalog_failures", catalog.failedRegistrations(),
-         "names, streams or other catalog entries could not be registered (out of memory); records using them "
-         "lost their reference"},
-    };
-    for (const Own& o : own) {
-      if (o.value == 0) continue;
-      counters[o.name] = static_cast<std::int64_t>(o.value);
-      setDiagnosticCount(Severity::Warning, kWriterSource, o.sentence, static_cast<std::int64_t>(o.value));
+    for (const auto& [key, value] : own) {
+      if (value == 0) continue;
+      const diagnostics::Entry& e = diagnostics::entry(key);
+      counters[std::string(e.key)] = static_cast<std::int64_t>(value);
+      setDiagnosticCount(e.severity, kWriterSource, e.sentence, static_cast<std::int64_t>(value));
     }
   }
 
-  Diagnostic& diagnostic(Severity severity, std::string_view source, std::string_view message) {
-    for (Diagnostic& d : diagnostics) {
+  DiagnosticRow& diagnostic(Severity severity, std::string_view source, std::string_view message) {
+    for (DiagnosticRow& d : diagnostics) {
       if (d.severity == severity && d.source == source && d.message == message) return d;
     }
-    diagnostics.push_back({severity, std::string(source), std::string(message), 0, std::nullopt});
+    const auto id = static_cast<std::int64_t>(diagnostics.size() + 1);
+    diagnostics.push_back({id, severity, std::string(source), std::string(message), 0, std::nullopt});
     return diagnostics.back();
   }
 
   void setDiagnosticCount(Severity severity, std::string_view source, std::string_view message, std::int64_t count) {
-    Diagnostic& d = diagnostic(severity, source, message);
+    DiagnosticRow& d = diagnostic(severity, source, message);
     if (d.count != count) {
       d.count = count;
       state_dirty = true;
@@ -412,25 +339,16 @@ struct StoreWriter::Impl {
   Status writeState() {
     auto& s = st();
     for (const auto& [key, value] : meta) {
-      bindText(s.meta.get(), 1, key);
-      bindText(s.meta.get(), 2, value);
+      bindRow(s.meta.get(), 1, MetaRow{key, value});
       if (Status status = run(s.meta.get()); !status.ok()) return status;
     }
     for (const auto& [name, value] : counters) {
-      bindText(s.counter.get(), 1, name);
-      bindInt(s.counter.get(), 2, value);
+      bindRow(s.counter.get(), 1, CounterRow{name, value});
       if (Status status = run(s.counter.get()); !status.ok()) return status;
     }
-    for (std::size_t i = 0; i < diagnostics.size(); ++i) {
-      const Diagnostic& d = diagnostics[i];
-      sqlite3_stmt* q = s.diagnostic.get();
-      bindInt(q, 1, static_cast<std::int64_t>(i + 1));
-      bindInt(q, 2, static_cast<std::int64_t>(d.severity));
-      bindText(q, 3, d.source);
-      bindText(q, 4, d.message);
-      bindInt(q, 5, d.count);
-      bindOptional(q, 6, d.first_ns);
-      if (Status status = run(q); !status.ok()) return status;
+    for (const DiagnosticRow& d : diagnostics) {
+      bindRow(s.diagnostic.get(), 1, d);
+      if (Status status = run(s.diagnostic.get()); !status.ok()) return status;
     }
     return {};
   }
@@ -483,8 +401,12 @@ struct StoreWriter::Impl {
           break;
         }
         case RecordType::Nvtx: status = insert(converter.nvtx(thread, record.as<NvtxRecord>())); break;
-        case RecordType::NcclOp: status = insertNcclOp(record.as<NcclOpRecord>()); break;
-        case RecordType::NcclKernelChannel: status = insertKernelChannel(record.as<NcclKernelChannelRecord>()); break;
+        case RecordType::NcclOp: status = insertNow(st().nccl_op, detail::ncclOpRow(record.as<NcclOpRecord>())); break;
+        case RecordType::NcclKernelChannel: {
+          const auto channel = detail::ncclKernelChannelRow(record.as<NcclKernelChannelRecord>());
+          status = insertNow(st().nccl_kernel_channel, channel);
+          break;
+        }
         case RecordType::Alloc: {
           const auto alloc = record.as<AllocRecord>();
           memory_events.push_back({alloc.time_ns, false, false, alloc, alloc.address});
@@ -605,9 +527,8 @@ Result<std::unique_ptr<StoreWriter>> StoreWriter::createFile(const std::filesyst
     if (id.host.empty()) id.host = hostName();
     if (Status s = impl->connection.create(file); !s.ok()) return s;
     if (!impl->connection.walMode()) {
-      impl->diagnostic(Severity::Warning, kWriterSource,
-                       "the filesystem refused WAL mode; the store is written with a rollback journal")
-          .count = 1;
+      const diagnostics::Entry& wal = diagnostics::entry(diagnostics::wal_refused);
+      impl->diagnostic(wal.severity, kWriterSource, wal.sentence).count = 1;
     }
 
     const std::int64_t start = monotonicNs();
@@ -727,7 +648,7 @@ Status StoreWriter::countDiagnostic(Severity severity, std::string_view source, 
   if (count < 0) return {StatusCode::InvalidArgument, "a diagnostic's count cannot be negative"};
   SYNCOPATE_NOTHROW(([&] {
     if (Status s = impl_->usable(); !s.ok()) return s;
-    Diagnostic& d = impl_->diagnostic(severity, source, message);
+    DiagnosticRow& d = impl_->diagnostic(severity, source, message);
     d.count += count;
     if (first_ns && (!d.first_ns || *first_ns < *d.first_ns)) d.first_ns = first_ns;
     impl_->state_dirty = true;

@@ -230,7 +230,7 @@ class EventWriter {
     if (host_memory_events_ > 0)
       out_.notStored("i cpu_instant_event", host_memory_events_, "host (CPU) memory events: the store records CUDA memory only");
     if (frees_without_alloc_ > 0)
-      out_.diagnostic(trace::Severity::Info, "frees of CUDA memory allocated before the trace started", frees_without_alloc_);
+      out_.diagnostic<trace::diagnostics::import_frees_before_trace>(frees_without_alloc_);
     return {};
   }
 
@@ -295,14 +295,9 @@ class EventWriter {
       ++written;
     }
     if (without_details > 0)
-      out_.diagnostic(trace::Severity::Info,
-                      "NCCL SendRecv kernels without collective arguments (peer unknown): kept as p2p ops, not matched across ranks",
-                      without_details);
+      out_.diagnostic<trace::diagnostics::import_sendrecv_without_peer>(without_details);
     if (written > 0 && std::none_of(nccl_ops_.begin(), nccl_ops_.end(), [](const auto& p) { return p.first.pg_name != 0; }))
-      out_.diagnostic(trace::Severity::Info,
-                      "the trace names no process groups: collectives were assumed to be on the default process group of all "
-                      "ranks, numbered in launch order",
-                      1);
+      out_.diagnostic<trace::diagnostics::import_no_process_groups>(1);
     return {};
   }
 
@@ -339,15 +334,9 @@ class EventWriter {
       ++report_.derived_event_records;
     }
     if (report_.derived_event_records > 0)
-      out_.diagnostic(trace::Severity::Info,
-                      "event record ops reconstructed from synchronization records (time: end of the last op launched on "
-                      "the stream before the record)",
-                      report_.derived_event_records);
+      out_.diagnostic<trace::diagnostics::import_event_records_derived>(report_.derived_event_records);
     if (untimed > 0)
-      out_.diagnostic(trace::Severity::Warning,
-                      "event records referenced by synchronization records but neither their call nor a prior op on their "
-                      "stream is in the trace; their waits have no dependency",
-                      untimed);
+      out_.diagnostic<trace::diagnostics::import_event_records_untimed>(untimed);
     return {};
   }
 
@@ -358,8 +347,7 @@ class EventWriter {
     std::int64_t dangling = 0;
     for (std::int64_t id : flow_ids_) dangling += correlations.count(id) == 0;
     if (dangling > 0)
-      out_.diagnostic(trace::Severity::Info, "launch flow events whose correlation id matches no CUDA API call in the trace",
-                      dangling);
+      out_.diagnostic<trace::diagnostics::import_flows_unjoined>(dangling);
   }
 
   struct Alloc {
@@ -448,10 +436,7 @@ class PipelinedSink : public import::KinetoSink {
     if (!out) return out.status();
     out_ = std::move(out).value();
     if (!header.rank)
-      out_->diagnostic(trace::Severity::Warning,
-                       "the trace has no distributedInfo before its events: rank " + std::to_string(store_.rank) +
-                           " was taken from the file's position",
-                       1);
+      out_->diagnostic<trace::diagnostics::import_rank_from_position>(1, store_.rank);
     writer_ = std::make_unique<EventWriter>(*out_, store_, std::move(thread_names_));
     writer_->begin(header);
     thread_ = std::jthread([this] { drain(); });

@@ -478,10 +478,7 @@ class NsysImporter {
       if (trace::Status s = p.out->collective(row); !s) return s;
     }
     if (!p.nccl.empty())
-      p.out->diagnostic(trace::Severity::Info,
-                        "NCCL kernels were taken to be on one communicator of all imported processes, numbered in launch "
-                        "order (an Nsight export does not record communicators); sizes are unknown",
-                        1);
+      p.out->diagnostic<trace::diagnostics::import_nsys_one_communicator>(1);
     return {};
   }
 

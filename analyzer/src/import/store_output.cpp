@@ -4,7 +4,6 @@ namespace syncopate::analyzer::import {
 
 namespace {
 constexpr std::int64_t kRowsPerFlush = 250'000;  // bounds the WAL while keeping commits few
-constexpr std::string_view kSource = "import";
 }  // namespace
 
 trace::Result<std::unique_ptr<StoreOutput>> StoreOutput::create(const std::filesystem::path& dir, const Identity& id) {
@@ -107,18 +106,14 @@ void StoreOutput::setMeta(std::string_view key, std::string_view value) {
   if (trace::Status s = writer_->setMeta(key, value); !s.ok() && first_failure_.ok()) first_failure_ = s;
 }
 
-void StoreOutput::diagnostic(trace::Severity severity, std::string_view message, std::int64_t count) {
-  // The writer raises a diagnostic's count by one per call.
-  for (std::int64_t i = 0; i < count; ++i) {
-    if (trace::Status s = writer_->addDiagnostic(severity, kSource, message); !s.ok()) {
-      if (first_failure_.ok()) first_failure_ = s;
-      return;
-    }
-  }
+void StoreOutput::write(const trace::DiagnosticRow& d) {
+  if (d.count <= 0) return;
+  if (trace::Status s = writer_->countDiagnostic(d.severity, d.source, d.message, d.count); !s.ok() && first_failure_.ok())
+    first_failure_ = s;
 }
 
 void StoreOutput::notStored(std::string what, std::int64_t count, std::string why) {
-  diagnostic(trace::Severity::Info, "source events not stored (" + what + "): " + why, count);
+  diagnostic<trace::diagnostics::import_events_not_stored>(count, what, why);
   not_stored_.push_back({std::move(what), count, "not stored: " + std::move(why)});
 }
 

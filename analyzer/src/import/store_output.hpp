@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "diagnostic_row.hpp"
 #include "syncopate/trace/status.hpp"
 #include "syncopate/analyzer/importers.hpp"
 #include "syncopate/trace/catalog.hpp"
@@ -44,8 +45,11 @@ class StoreOutput {
   trace::Status allocation(std::int64_t device, std::uint64_t address, std::uint64_t bytes, std::int64_t alloc_ns,
                            std::optional<std::int64_t> free_ns);
   void setMeta(std::string_view key, std::string_view value);
-  // A diagnostics row of the store with the given count.
-  void diagnostic(trace::Severity severity, std::string_view message, std::int64_t count);
+  // A diagnostics row of the store: the list's entry `key`, its {} filled in by `args`.
+  template <trace::diagnostics::Key key, class... Args>
+  void diagnostic(std::int64_t count, Args&&... args) {
+    write(diagnosticRow<key>(std::string(kSource), count, std::forward<Args>(args)...));
+  }
   // Source events of `what` that have no place in the store, and why.
   void notStored(std::string what, std::int64_t count, std::string why);
   const std::vector<ImportedCategory>& notStoredCategories() const { return not_stored_; }
@@ -57,7 +61,9 @@ class StoreOutput {
 
  private:
   StoreOutput() = default;
+  static constexpr std::string_view kSource = "import";
   trace::Status written(const trace::Status& s, std::int64_t& counter);
+  void write(const trace::DiagnosticRow& diagnostic);
 
   trace::Catalog catalog_;
   std::unique_ptr<trace::StoreWriter> writer_;

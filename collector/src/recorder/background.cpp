@@ -15,6 +15,7 @@
 #include "syncopate/dispatch/proc_address.hpp"
 #include "recorder/nccl_profiler.hpp"
 #include "recorder/recorder.hpp"
+#include "syncopate/trace/diagnostics.hpp"
 #include "syncopate/trace/writer.hpp"
 #include "syncopate/collector/stream_order.hpp"
 
@@ -206,15 +207,17 @@ void BackgroundThread::flush(std::int64_t now_ns) {
   State& s = *state_;
   s.last_flush_ns = now_ns;
   if (!s.writer) return;
+  const auto store = [&](trace::diagnostics::Key key, std::uint64_t value) {
+    (void)s.writer->setCounter(trace::diagnostics::entry(key).key, static_cast<std::int64_t>(value));
+  };
   RecorderCounters& counters = recorder_.counters();
-#define SYNCOPATE_STORE_COUNTER(name, text) \
-  (void)s.writer->setCounter(#name, static_cast<std::int64_t>(counters.name.load(std::memory_order_relaxed)));
+#define SYNCOPATE_STORE_COUNTER(key) store(trace::diagnostics::key, counters.key.load(std::memory_order_relaxed));
   SYNCOPATE_RECORDER_COUNTERS(SYNCOPATE_STORE_COUNTER)
 #undef SYNCOPATE_STORE_COUNTER
-  (void)s.writer->setCounter("records_dropped_buffer_full", static_cast<std::int64_t>(recorder_.ringStats().dropped));
-  (void)s.writer->setCounter("kernel_registry_overflow", static_cast<std::int64_t>(kernelRegistry().overflowCount()));
-  (void)s.writer->setCounter("driver_entry_points_untraced", static_cast<std::int64_t>(untracedDriverEntryPoints()));
-  (void)s.writer->setCounter("ops_pending_gpu_time", static_cast<std::int64_t>(s.order.pendingCount()));
+  store(trace::diagnostics::records_dropped_buffer_full, recorder_.ringStats().dropped);
+  store(trace::diagnostics::kernel_registry_overflow, kernelRegistry().overflowCount());
+  store(trace::diagnostics::driver_entry_points_untraced, untracedDriverEntryPoints());
+  store(trace::diagnostics::ops_pending_gpu_time, s.order.pendingCount());
   trace::Status status = s.writer->flush();
   if (!status.ok() && !s.disk_problem_reported) {
     s.disk_problem_reported = true;

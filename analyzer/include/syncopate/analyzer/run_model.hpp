@@ -26,6 +26,7 @@
 
 #include "syncopate/analyzer/clock_report.hpp"
 #include "syncopate/analyzer/string_table.hpp"
+#include "syncopate/trace/rows.hpp"
 #include "syncopate/trace/types.hpp"
 
 namespace syncopate::analyzer {
@@ -212,13 +213,6 @@ class FlowTable {
   std::vector<Index> by_src_, by_dst_;
 };
 
-struct Diagnostic {
-  trace::Severity severity = trace::Severity::Info;
-  std::string source;   // e.g. 'store:rank-3', 'import-kineto', 'analyzer'
-  std::string message;  // one sentence
-  std::int64_t count = 1;
-};
-
 struct RunModel {
   StringTable strings;
   std::vector<RankInfo> ranks;
@@ -232,7 +226,10 @@ struct RunModel {
   CollectiveTable collectives;
   CollectiveMatchTable matches;
   FlowTable flows;
-  std::vector<Diagnostic> diagnostics;
+  // Everything the stores said and loading or analysing added: the sentences of the one list
+  // (syncopate/trace/diagnostics.inc). `source` names who said it ('rank-3.sqlite: trace.writer',
+  // 'analyzer', ...); `id` is the row's in its store, 0 for the analyzer's own.
+  std::vector<trace::DiagnosticRow> diagnostics;
   ClockAlignment clock;  // how the ranks' timestamps were put on one axis (alignClocks)
 
   std::string_view str(StringId id) const { return strings[id]; }
@@ -247,8 +244,7 @@ struct RunModel {
   std::int64_t endNs() const;
   // Approximate memory held by the model, in bytes.
   std::size_t bytes() const;
-  void addDiagnostic(trace::Severity severity, std::string source, std::string message,
-                     std::int64_t count = 1);
+  void addDiagnostic(trace::DiagnosticRow diagnostic);
 };
 
 // The class of an op of `kind` named `name` (see OpClass).

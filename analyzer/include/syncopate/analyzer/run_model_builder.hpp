@@ -80,8 +80,7 @@ class RunModelBuilder {
   void addCollective(Index op, const CollectiveInput& row);
   Index addHostSync(const HostSyncInput& row);
   void addRange(const RangeInput& row);
-  void addDiagnostic(trace::Severity severity, std::string source, std::string message,
-                     std::int64_t count = 1);
+  void addDiagnostic(trace::DiagnosticRow diagnostic);
   void reserveOps(std::size_t n);
   void reserveApiCalls(std::size_t n);
 

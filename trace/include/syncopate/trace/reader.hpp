@@ -24,27 +24,9 @@
 #include "syncopate/trace/rows.hpp"
 #include "syncopate/trace/schema.hpp"
 #include "syncopate/trace/status.hpp"
+#include "syncopate/trace/store_tables.hpp"
 
 namespace syncopate::trace {
-
-enum class Table : std::uint8_t {
-  Strings,
-  Devices,
-  Threads,
-  Streams,
-  ApiCalls,
-  Ops,
-  Collectives,
-  OpArgs,
-  Allocations,
-  Communicators,
-  NvtxRanges,
-  Counters,
-  Diagnostics,
-  NcclOps,             // schema 1.1; absent from older stores (read as empty)
-  NcclKernelChannels,  // schema 1.1; absent from older stores (read as empty)
-};
-std::string_view tableName(Table table) noexcept;
 
 class StoreReader {
  public:
@@ -70,22 +52,13 @@ class StoreReader {
 
   Result<std::int64_t> rowCount(Table table) const noexcept;
 
-  // Scans; a callback must not throw (it runs between SQLite calls).
-  Status forEachApiCall(FunctionRef<void(const ApiCallRow&)> fn) const noexcept;
-  Status forEachOp(FunctionRef<void(const OpRow&)> fn) const noexcept;
-  Status forEachCollective(FunctionRef<void(const CollectiveRow&)> fn) const noexcept;
-  Status forEachOpArg(FunctionRef<void(const OpArgRow&)> fn) const noexcept;
-  Status forEachNvtxRange(FunctionRef<void(const NvtxRangeRow&)> fn) const noexcept;
-  Status forEachAllocation(FunctionRef<void(const AllocationRow&)> fn) const noexcept;
-  Status forEachStream(FunctionRef<void(const StreamRow&)> fn) const noexcept;
-  Status forEachDevice(FunctionRef<void(const DeviceRow&)> fn) const noexcept;
-  Status forEachThread(FunctionRef<void(const ThreadRow&)> fn) const noexcept;
-  Status forEachCommunicator(FunctionRef<void(const CommunicatorRow&)> fn) const noexcept;
-  Status forEachCounter(FunctionRef<void(const CounterRow&)> fn) const noexcept;
-  // NCCL profiler plugin data (schema 1.1); a store written before has none, and scans nothing.
-  Status forEachNcclOp(FunctionRef<void(const NcclOpRow&)> fn) const noexcept;
-  Status forEachNcclKernelChannel(FunctionRef<void(const NcclKernelChannelRow&)> fn) const noexcept;
-  Status forEachDiagnostic(FunctionRef<void(const DiagnosticRow&)> fn) const noexcept;
+  // Scans, one per table of store_tables.inc, named after its row struct: forEachOp for OpRow,
+  // forEachApiCall for ApiCallRow, ..., forEachDiagnostic for DiagnosticRow. A callback must not
+  // throw (it runs between SQLite calls). A table added by a later minor version than the
+  // store's (nccl_ops and nccl_kernel_channels, schema 1.1) reads as empty.
+#define SYNCOPATE_TABLE(Name, table, Enumerator, added_in_minor, comment) \
+  Status forEach##Name(FunctionRef<void(const Name##Row&)> fn) const noexcept;
+#include "syncopate/trace/store_tables.inc"
 
   // SQLite's quick_check over the whole file (reads every page: for `doctor`-style checks,
   // not for every open). Corrupt with SQLite's first complaint when it fails.

@@ -1,5 +1,6 @@
-// The store's schema, defined once: schemaSql() is the DDL the writer executes, and
-// docs/store-schema.md quotes it verbatim (tests/trace checks that they agree).
+// The store's schema: its version, and schemaSql(), the DDL the writer executes, made from the
+// tables' one declaration (store_tables.inc). docs/store-schema.md quotes it verbatim
+// (tests/trace checks that they agree).
 #pragma once
 
 #include <cstdint>
@@ -26,7 +27,7 @@ std::string toString(SchemaVersion version);
 // Parses "MAJOR.MINOR"; false when `text` is not of that form.
 bool parseSchemaVersion(std::string_view text, SchemaVersion& out) noexcept;
 
-// Every CREATE statement of schema kSchemaVersion, in order.
+// Every CREATE statement of schema kSchemaVersion, in order (made at compile time).
 std::string_view schemaSql() noexcept;
 
 // The syncopate version that writes stores and meta.json (the CMake project version).
