@@ -76,6 +76,11 @@ class CallProgram {
     c.event = event;
     return c;
   }
+  Call eventQuery(std::uint64_t event) {
+    Call c = make(CallKind::EventQuery, kLegacyStream);
+    c.event = event;
+    return c;
+  }
   Call of(CallKind kind, StreamHandle s = kLegacyStream) { return make(kind, s); }
 
  private:

@@ -186,6 +186,27 @@ TEST(Scheduler, StreamSyncAndQueryCoverRedirectedWork) {
   EXPECT_EQ(log.lines, expected);
 }
 
+// An event recorded behind a held all-reduce reads as done only when the all-reduce is: CUDA
+// calls an event done once the work before its record is, and the runtime recorded it late.
+TEST(Scheduler, EventQueryCoversRedirectedWork) {
+  CallProgram p;
+  const Call ar = p.allReduce(kS, grad(0), kLayerFloats);
+  ScheduleRules rules;
+  rules.groups.push_back(planOf({ar}, {0}, {1}, {{0, 0}}));
+  ActionLog log;
+  Scheduler s(rules, log, smallLimits());
+  s.onCall(ar);
+  s.onCall(p.record(kS, kOptDone));
+  s.onCall(p.eventQuery(kOptDone));
+  s.onCall(p.eventSync(kOptDone));
+  s.onCall(p.eventQuery(kOptDone));  // the host has waited for the event: plain query
+  s.onCall(p.eventQuery(kCheckDone));  // an event the scheduler never saw recorded: plain query
+  const Lines expected = {"record 0 on s1", "agree", "wait comm 0", "unit 1 [0+256] contiguous on comm",
+                          "record 8 on comm", "record 16 on s1", "wait join 16", "wait join 8", "call 2 on join",
+                          "query 3 with 8", "call 4", "call 5", "call 6"};
+  EXPECT_EQ(log.lines, expected);
+}
+
 TEST(Scheduler, UnplannedGroupKeepsOriginalOrderOnOriginalStream) {
   CallProgram p;
   ScheduleRules rules;  // knows no group

@@ -50,6 +50,7 @@ std::string_view toString(CallKind kind) {
     case CallKind::GroupBegin: return "NCCL group start";
     case CallKind::GroupEnd: return "NCCL group end";
     case CallKind::CommEnd: return "communicator end";
+    case CallKind::EventQuery: return "event query";
   }
   return "?";
 }

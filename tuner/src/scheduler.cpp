@@ -250,7 +250,8 @@ void Scheduler::onCall(const Call& call) {
     case CallKind::StreamSync:
     case CallKind::EventSync:
     case CallKind::DeviceSync:
-    case CallKind::StreamQuery: onHostSync(call); break;
+    case CallKind::StreamQuery:
+    case CallKind::EventQuery: onHostSync(call); break;
     case CallKind::Barrier: onBarrier(call, Fallback::UnknownApi); break;
     case CallKind::CaptureBegin:
       flush();
@@ -510,6 +511,17 @@ void Scheduler::onHostSync(const Call& call) {
       const std::uint64_t pending = s == kNone ? units_ : streams_[s].origin_units;
       if (pending > (s == kNone ? host_waited_units_ : waitedUnits(s))) {
         exec_.queryWith(call, unitSlot(pending - 1));
+      } else {
+        exec_.passthrough(call);
+      }
+      return;
+    }
+    case CallKind::EventQuery: {
+      // An event the runtime recorded late (behind work it held) must not read as done before
+      // that work is: the answer also covers the units the event stands for.
+      const AppEvent* e = appEvent(call.event, false);
+      if (e != nullptr && e->units > host_waited_units_) {
+        exec_.queryWith(call, unitSlot(e->units - 1));
       } else {
         exec_.passthrough(call);
       }

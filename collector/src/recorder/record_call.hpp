@@ -183,7 +183,7 @@ auto recordCall(CallFacts& facts, Call&& call) noexcept -> decltype(call()) {
   } else if constexpr (what == CallClass::GroupEnd) {
     return recordGroupEnd(facts, call);
   } else {
-    // StreamQuery, Lookup: nothing the store keeps.
+    // StreamQuery, EventQuery, Lookup: nothing the store keeps.
     return call();
   }
 }
@@ -191,7 +191,7 @@ auto recordCall(CallFacts& facts, Call&& call) noexcept -> decltype(call()) {
 // Whether the recorder wraps a class at all (the others keep the table below's entry, so they
 // cost nothing).
 constexpr bool recorderWraps(CallClass what) noexcept {
-  return what != CallClass::StreamQuery && what != CallClass::Lookup;
+  return what != CallClass::StreamQuery && what != CallClass::EventQuery && what != CallClass::Lookup;
 }
 
 }  // namespace syncopate::preload

@@ -96,6 +96,8 @@ auto routeCall(CallFacts& facts, Call&& call) noexcept -> decltype(call()) {
     return routeAs(CallKind::DeviceSync, facts, tuner::kLegacyStream, call);
   } else if constexpr (what == CallClass::StreamQuery) {
     return routeAs(CallKind::StreamQuery, facts, streamOf(facts), call);
+  } else if constexpr (what == CallClass::EventQuery) {
+    return routeAs(CallKind::EventQuery, facts, tuner::kLegacyStream, call);
   } else if constexpr (what == CallClass::Free) {
     if (facts.device_wide) return routeAs(CallKind::DeviceSync, facts, tuner::kLegacyStream, call);
     return routeAs(CallKind::Barrier, facts, streamOf(facts), call);

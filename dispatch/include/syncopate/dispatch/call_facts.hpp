@@ -51,6 +51,7 @@ enum class CallClass : std::uint8_t {
   DeviceSync,     // the host waits for the current device (cudaDeviceSynchronize)
   ContextSync,    // the host waits for the current context (cuCtxSynchronize)
   StreamQuery,    // asks whether a stream is done, without blocking
+  EventQuery,     // asks whether an event has completed, without blocking
   StreamCreate,
   StreamDestroy,
   Alloc,          // memory is allocated (device, pinned host, managed, stream-ordered)

@@ -35,6 +35,7 @@ enum class CallKind : std::uint8_t {
   GroupBegin = 13,  // ncclGroupStart
   GroupEnd = 14,    // ncclGroupEnd
   CommEnd = 15,     // ncclCommDestroy / ncclCommAbort / ncclCommFinalize, and process exit
+  EventQuery = 16,  // cudaEventQuery: answers "done?" for an event without blocking
 };
 
 // A memory range an op reads or writes. bytes == 0 means a pointer whose extent is not known
