@@ -8,30 +8,14 @@
 #include "failing_vfs.hpp"
 #include "syncopate/trace/reader.hpp"
 #include "syncopate/trace/writer.hpp"
-#include "temp_dir.hpp"
+#include "kernel_ops_test.hpp"
 
 namespace syncopate::trace {
 namespace {
 
 using testing::FullDiskVfs;
-using testing::TempDir;
 
-class DiskFull : public ::testing::Test {
- protected:
-  void SetUp() override {
-    stream = catalog.registerStream({0, 0, std::nullopt, std::nullopt, kNoString});
-    shape = catalog.internShape({catalog.intern("k"), {}, {}});
-  }
-  std::vector<Record> ops(std::uint32_t first, int n) {
-    std::vector<Record> out;
-    for (int i = 0; i < n; ++i) out.push_back(OpRecord::launch(OpKind::Kernel, stream, first + i, shape, i, i + 1));
-    return out;
-  }
-  TempDir dir;
-  Catalog catalog;
-  StreamId stream{};
-  ShapeId shape{};
-};
+using DiskFull = testing::KernelOpsTest;
 
 TEST_F(DiskFull, AFullDiskLosesOneBatchAndTheWriterRecovers) {
   FullDiskVfs vfs;

@@ -7,12 +7,10 @@
 #include "syncopate/trace/reader.hpp"
 #include "syncopate/trace/run_dir.hpp"
 #include "syncopate/trace/writer.hpp"
-#include "temp_dir.hpp"
+#include "kernel_ops_test.hpp"
 
 namespace syncopate::trace {
 namespace {
-
-using testing::TempDir;
 
 std::vector<std::string> filesIn(const std::filesystem::path& dir) {
   std::vector<std::string> names;
@@ -21,22 +19,7 @@ std::vector<std::string> filesIn(const std::filesystem::path& dir) {
   return names;
 }
 
-class RenameTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    stream = catalog.registerStream({0, 0, std::nullopt, std::nullopt, kNoString});
-    shape = catalog.internShape({catalog.intern("k"), {}, {}});
-  }
-  std::vector<Record> ops(std::uint32_t first, int n) {
-    std::vector<Record> out;
-    for (int i = 0; i < n; ++i) out.push_back(OpRecord::launch(OpKind::Kernel, stream, first + i, shape, i, i + 1));
-    return out;
-  }
-  Catalog catalog;
-  TempDir dir;
-  StreamId stream{};
-  ShapeId shape{};
-};
+using RenameTest = testing::KernelOpsTest;
 
 TEST_F(RenameTest, PidStoreBecomesRankStore) {
   auto writer = StoreWriter::create(dir.path(), {"h", 4242, std::nullopt, "record"}, catalog);
