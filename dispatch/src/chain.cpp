@@ -11,6 +11,7 @@
 
 #include "syncopate/dispatch/log.hpp"
 #include "syncopate/dispatch/layer.hpp"
+#include "syncopate/dispatch/nccl_threads.hpp"
 
 namespace syncopate::preload::detail {
 
@@ -147,6 +148,29 @@ void fillHelpers(NcclHelpers& helpers, const RealLibrary& library) noexcept {
 #undef SYNCOPATE_NCCL_HELPER
 }
 
+// What the layers call for NCCL: each real function, entered through a scope that marks the
+// thread as inside NCCL for the call (nccl_threads.hpp), so that what NCCL does inside it (the
+// threads it starts above all) is known as NCCL's own.
+#define SYNCOPATE_NCCL(ret, name, params, args, what, roles)   \
+  ret enterReal_##name params {                                \
+    const NcclCallScope inside_nccl;                           \
+    return ncclChain.real.name args;                           \
+  }
+#include "syncopate/dispatch/nccl_api.inc"
+#undef SYNCOPATE_NCCL
+
+constinit NcclTable ncclEntered{};
+
+// The table the first layer sits on.
+const CudartTable* bottomOf(Chain<CudartTable, CudartHelpers>& chain) noexcept { return &chain.real; }
+const DriverTable* bottomOf(Chain<DriverTable, DriverHelpers>& chain) noexcept { return &chain.real; }
+const NcclTable* bottomOf(Chain<NcclTable, NcclHelpers>&) noexcept {
+#define SYNCOPATE_NCCL(ret, name, params, args, what, roles) ncclEntered.name = enterReal_##name;
+#include "syncopate/dispatch/nccl_api.inc"
+#undef SYNCOPATE_NCCL
+  return &ncclEntered;
+}
+
 template <class Table>
 const Table& missingTable() noexcept {
   static const Table table = [] {
@@ -164,7 +188,7 @@ const Table& build(Chain<Table, Helpers>& chain, std::atomic<const Table*>& top,
   if (!chain.library.find()) return missingTable<Table>();
   fillReal(chain.real, chain.library);
   fillHelpers(chain.helpers, chain.library);
-  const Table* below = &chain.real;
+  const Table* below = bottomOf(chain);
   const LayerList& list = activeLayers();
   for (int i = 0; i < list.count; ++i) {
     auto wrap = wrapOf(*list.layers[i]);

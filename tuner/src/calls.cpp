@@ -66,7 +66,6 @@ std::string_view toString(Fallback f) {
     case Fallback::UnplannedGroup: return "unplanned_group";
     case Fallback::CapacityExceeded: return "capacity_exceeded";
     case Fallback::NcclGroup: return "nccl_group";
-    case Fallback::ForeignThread: return "foreign_thread";
     case Fallback::MultipleDevices: return "multiple_devices";
     case Fallback::PlanUnusable: return "plan_unusable";
   }
@@ -98,9 +97,6 @@ std::string_view describe(Fallback f) {
              "order kept from here on";
     case Fallback::NcclGroup:
       return "collectives inside ncclGroupStart/ncclGroupEnd keep their original order";
-    case Fallback::ForeignThread:
-      return "a second thread made CUDA or NCCL calls, whose order relative to this thread's cannot be proven: "
-             "the plan is disabled and the original order kept from here on";
     case Fallback::MultipleDevices:
       return "the process uses more than one device, which the runtime does not reorder: the plan is disabled and "
              "the original order kept from here on";

@@ -20,6 +20,9 @@
 //   --thread-from K     from iteration K, a second thread launches the updates (this thread
 //                       waits for it): the updates follow the all-reduces only through the
 //                       program's own thread synchronisation
+//   --sync-thread-rank R  from iteration 2, a second thread synchronises the compute stream
+//                       (this thread waits for it): on rank R between the all-reduces, on the
+//                       others after them — threads interleaved differently on one rank
 //   --switch-device K   at iteration K, between the all-reduces and the updates, the rank
 //                       fills a scratch buffer on another device (needs 2 devices per process)
 #include <mpi.h>
@@ -67,7 +70,7 @@ struct Options {
   int produce_cost = 1, update_cost = 1;
   bool scattered = false, capture = false, extern_c = false;
   int diverge_rank = -1, stall_rank = -1, stall_iteration = 2, stall_seconds = 30;
-  int thread_from = -1, switch_device = -1;
+  int thread_from = -1, switch_device = -1, sync_thread_rank = -1;
 };
 
 Options parse(int argc, char** argv) {
@@ -94,6 +97,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--stall-iteration") o.stall_iteration = value();
     else if (a == "--stall-seconds") o.stall_seconds = value();
     else if (a == "--thread-from") o.thread_from = value();
+    else if (a == "--sync-thread-rank") o.sync_thread_rank = value();
     else if (a == "--switch-device") o.switch_device = value();
     else {
       std::fprintf(stderr, "grad_sync: unknown option %s\n", a.c_str());
@@ -211,10 +215,20 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_for(std::chrono::seconds(o.stall_seconds));
       _exit(9);
     }
+    auto syncOnAnotherThread = [&] {
+      std::thread syncer([&] {
+        CHECK_CUDA(cudaSetDevice(device));  // the current device is per thread
+        CHECK_CUDA(cudaStreamSynchronize(compute));
+      });
+      syncer.join();
+    };
+    const bool thread_syncs = o.sync_thread_rank >= 0 && it >= 2;
     for (std::size_t l = 0; l < layers; ++l) {
       CHECK_NCCL(ncclAllReduce(grad[l], grad[l], n, ncclFloat, ncclSum, comm, compute));
       if (rank == o.diverge_rank && it >= 2 && l + 1 == layers / 2) CHECK_CUDA(cudaStreamSynchronize(compute));
+      if (thread_syncs && rank == o.sync_thread_rank && l + 1 == layers / 2) syncOnAnotherThread();
     }
+    if (thread_syncs && rank != o.sync_thread_rank) syncOnAnotherThread();
     if (o.extern_c) CHECK_CUDA(launchInspect(compute, grad[0], o.count, sink));
     if (it == o.switch_device) {
       CHECK_CUDA(cudaSetDevice((device + 1) % devices));

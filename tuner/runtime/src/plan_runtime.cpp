@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "syncopate/dispatch/log.hpp"
+#include "syncopate/dispatch/nccl_threads.hpp"
 #include "syncopate/tuner_runtime/runtime_layer.hpp"
 
 namespace syncopate::preload {
@@ -41,27 +42,32 @@ PlanRuntime& PlanRuntime::instance() noexcept {
   return *runtime;
 }
 
+namespace {
+
+constexpr int kDeviceNotAsked = -2;
+thread_local int t_device = kDeviceNotAsked;
+
+}  // namespace
+
 PlanRuntime* PlanRuntime::forCall() noexcept {
-  if (insideOwnCall()) return nullptr;
+  if (insideOwnCall() || insideNccl()) return nullptr;
   PlanRuntime& rt = instance();
   if (rt.state_.load(std::memory_order_acquire) == State::Off) return nullptr;
-  if (!rt.gate_.callerOwns()) {
-    rt.gate_.foreignCall([&rt] { rt.stopForForeignThread(); });
-    return nullptr;
-  }
   if (!rt.activate()) return nullptr;
   return &rt;
 }
 
-void PlanRuntime::stopForForeignThread() noexcept {
-  OwnCall own;
-  if (scheduler_) {
-    stopFor(tuner::Fallback::ForeignThread);
-  } else {
-    tuner::Call none;
-    none.kind = tuner::CallKind::Barrier;
-    fallback(tuner::Fallback::ForeignThread, none);
+int PlanRuntime::threadDevice() noexcept {
+  if (t_device == kDeviceNotAsked) {
+    OwnCall own;
+    const CudartHelpers* helpers = cudartHelpers();
+    int device = -1;
+    if (helpers == nullptr || helpers->cudaGetDevice == nullptr || helpers->cudaGetDevice(&device) != cudaSuccess) {
+      device = -1;
+    }
+    t_device = device;
   }
+  return t_device;
 }
 
 bool PlanRuntime::activate() noexcept {
@@ -100,7 +106,7 @@ bool PlanRuntime::ensureScheduler() noexcept {
   const CudartHelpers* helpers = cudartHelpers();
   if (helpers == nullptr || realCudart() == nullptr || runtimeNext().cudart == nullptr) return false;
   OwnCall own;
-  if (helpers->cudaGetDevice == nullptr || helpers->cudaGetDevice(&device_) != cudaSuccess) device_ = 0;
+  device_ = threadDevice();
   // The runtime's own agreement between ranks goes through buffers and a stream nobody records.
   if (!agreement_.prepare()) {
     disabled_reason_ = "the runtime could not allocate its buffers and streams";
@@ -125,21 +131,17 @@ bool PlanRuntime::ensureScheduler() noexcept {
 }
 
 int PlanRuntime::run(const tuner::Call& call, const Original& original) noexcept {
-  // A second thread stopped the plan: the original order from here on, the scheduler left alone.
-  if (!gate_.enter()) {
-    OwnCall own;
-    return original(call.stream);
-  }
+  const std::lock_guard one_at_a_time(sequence_);
   if (!ensureScheduler()) {
-    gate_.leave();
     OwnCall own;
     return original(call.stream);
   }
+  // A thread whose current device is not the scheduler's issues to another device.
+  if (threadDevice() != device_) stopFor(tuner::Fallback::MultipleDevices);
   current_ = &original;
   result_ = 0;
   scheduler_->onCall(call);
   current_ = nullptr;
-  gate_.leave();
   return result_;
 }
 
@@ -151,12 +153,12 @@ void PlanRuntime::stopFor(tuner::Fallback why) noexcept {
 }
 
 void PlanRuntime::selectingDevice(int device) noexcept {
-  if (!gate_.enter()) return;
+  const std::lock_guard one_at_a_time(sequence_);
+  t_device = device;
   if (scheduler_ && device != device_) {
     OwnCall own;
     stopFor(tuner::Fallback::MultipleDevices);
   }
-  gate_.leave();
 }
 
 // ---- communicators --------------------------------------------------------------------------

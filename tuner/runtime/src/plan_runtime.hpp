@@ -1,14 +1,24 @@
 // The reordering runtime's state in a process: the plan, the scheduler (the decisions) and the
 // executor that carries them out with real CUDA and NCCL calls through the layer below (the
 // recorder, then the real libraries). docs/tuner.md, "The runtime". Its parts, each in its own
-// file: which thread owns the scheduler (thread_gate.hpp), the communicators and their twins
+// file: the communicators and their twins
 // (communicators.hpp), the agreement between ranks (rank_agreement.hpp), the watchdog
 // (watchdog.hpp) and the report each rank leaves (runtime_report.hpp). Calls the runtime makes
-// itself, and calls NCCL makes inside an NCCL call, are never handed to the scheduler
-// (own_calls.hpp).
+// itself (own_calls.hpp), and NCCL's own work (calls inside an NCCL call, and every call of the
+// threads NCCL starts: syncopate/dispatch/nccl_threads.hpp), are never handed to the scheduler.
 //
-// Hot path (a call handed to the scheduler): no lock, no allocation, no system call of the
-// runtime's own; the CUDA/NCCL calls it issues are the work itself.
+// Every other thread's calls are: one at a time, in the order they arrive, under one mutex
+// (`sequence_`). PyTorch runs backward on autograd's thread and the optimizer on the main
+// thread; the program orders their calls (the main thread waits for backward), so the
+// scheduler sees them in the program's order and decides on that one sequence, as it would for
+// one thread. Threads the program does not order with each other may interleave differently on
+// different ranks: the agreement at the next flush then finds different groups, and every rank
+// falls back together (ranks_disagree). NCCL's threads never wait for the mutex, so nothing the
+// holder waits for inside a call can wait for it.
+//
+// Hot path (a call handed to the scheduler): the mutex, uncontended (one atomic exchange each
+// way, no system call), no allocation, no system call of the runtime's own; the CUDA/NCCL calls
+// it issues are the work itself.
 #pragma once
 
 #include <array>
@@ -28,7 +38,6 @@
 #include "syncopate/tuner/executor.hpp"
 #include "syncopate/tuner/plan.hpp"
 #include "syncopate/tuner/scheduler.hpp"
-#include "thread_gate.hpp"
 #include "watchdog.hpp"
 
 namespace syncopate::preload {
@@ -61,8 +70,8 @@ class PlanRuntime final : public tuner::Executor {
   // A failed collective the runtime issued on the application's behalf, reported on the
   // application's next NCCL call.
   ncclResult_t stickyError() const noexcept { return sticky_.load(std::memory_order_relaxed); }
-  // Before the current device changes: another device than the scheduler's stops the plan,
-  // while what it holds is still issued with its own device current.
+  // Before the calling thread's current device changes: another device than the scheduler's
+  // stops the plan, while what it holds is still issued with its own device current.
   void selectingDevice(int device) noexcept;
 
   // tuner::Executor
@@ -87,8 +96,9 @@ class PlanRuntime final : public tuner::Executor {
   bool activate() noexcept;
   bool ensureScheduler() noexcept;
   void stopFor(tuner::Fallback why) noexcept;
-  // The plan is stopped for a call of another thread than the scheduler's (thread_gate.hpp).
-  void stopForForeignThread() noexcept;
+  // The calling thread's current device (asked once per thread, then followed through its
+  // device switches).
+  int threadDevice() noexcept;
   void note(ncclResult_t result, const char* what) noexcept;
   RuntimeReport report(const char* watchdog_message) const noexcept;
   void watchdogStalled(Watchdog::Stall what, std::int64_t waited_ns) noexcept;
@@ -98,7 +108,7 @@ class PlanRuntime final : public tuner::Executor {
   static void atExit() noexcept;
 
   std::atomic<State> state_{State::Idle};
-  ThreadGate gate_;
+  std::mutex sequence_;  // held for each call handed to the scheduler
   std::once_flag activation_;
   std::string plan_path_;
   std::optional<tuner::Plan> plan_;

@@ -50,11 +50,10 @@ enum class Fallback : std::uint8_t {
   UnplannedGroup = 6,          // a group whose signature the plan does not know: original order
   CapacityExceeded = 7,        // more streams/events/tensors than the runtime tracks: plan disabled
   NcclGroup = 8,               // calls inside ncclGroupStart/End keep their order
-  ForeignThread = 9,           // CUDA calls from a second thread: plan disabled
-  MultipleDevices = 10,        // the process uses a second device: plan disabled
-  PlanUnusable = 11,           // the plan could not be read or cannot be applied: never enabled
+  MultipleDevices = 9,         // the process uses a second device: plan disabled
+  PlanUnusable = 10,           // the plan could not be read or cannot be applied: never enabled
 };
-inline constexpr int kFallbackCount = 12;
+inline constexpr int kFallbackCount = 11;
 std::string_view toString(Fallback f);
 std::string_view describe(Fallback f);  // the sentence
 
