@@ -14,7 +14,8 @@ TimeNs transferNs(TimeNs latency, double bandwidth, std::size_t bytes) {
   return latency + static_cast<TimeNs>(std::llround(static_cast<double>(bytes) / bandwidth * 1e9));
 }
 
-bool onDevice(const PointerInfo& p) { return p.kind == MemoryKind::Device; }
+// Managed memory counts as its device's: where a program that uses it on the GPU keeps it.
+bool onDevice(const PointerInfo& p) { return p.kind == MemoryKind::Device || p.kind == MemoryKind::Managed; }
 
 std::string_view copyName(CopyDirection d) {
   switch (d) {
@@ -26,6 +27,42 @@ std::string_view copyName(CopyDirection d) {
     case CopyDirection::None: break;
   }
   return "memcpy";
+}
+
+// A memset as an op: rows of elements of 1, 2 or 4 bytes, each the low bytes of `value`.
+StreamOp fillOp(void* dst, unsigned value, unsigned element_size, const CopyShape& shape) {
+  StreamOp op;
+  op.work_class = WorkClass::Compute;  // a memset is a kernel on the device
+  op.kind = OpKind::Memset;
+  op.bytes = shape.bytes();
+  op.name = "memset";
+  const TimeNs duration = memsetDuration(shape.bytes());
+  op.body = [dst, value, element_size, shape, duration](const OpContext&) {
+    auto* d = static_cast<std::byte*>(dst);
+    for (std::size_t row = 0; row < shape.height; ++row) {
+      std::byte* begin = d + row * shape.dst_pitch;
+      if (element_size == 1) {
+        std::memset(begin, static_cast<int>(value), shape.width);
+        continue;
+      }
+      for (std::size_t at = 0; at + element_size <= shape.width; at += element_size)
+        std::memcpy(begin + at, &value, element_size);  // little-endian: the low bytes
+    }
+    OpTiming t;
+    t.duration_ns = duration;
+    return t;
+  };
+  return op;
+}
+
+cudaError_t fill(void* dst, unsigned value, unsigned element_size, const CopyShape& shape, cudaStream_t stream,
+                 bool wait) {
+  if (cudaError_t err = initialize(); err != cudaSuccess) return err;
+  if (shape.bytes() == 0) return cudaSuccess;
+  if (dst == nullptr) return cudaErrorInvalidValue;
+  if (shape.height > 1 && shape.dst_pitch < shape.width) return cudaErrorInvalidPitchValue;
+  StreamOp op = fillOp(dst, value, element_size, shape);
+  return wait ? enqueueAndWait(stream, std::move(op)) : enqueue(stream, std::move(op));
 }
 
 }  // namespace
@@ -107,25 +144,29 @@ cudaError_t enqueueCopy(void* dst, const void* src, const CopyShape& shape, Copy
 
 cudaError_t enqueueMemset(void* dst, int value, const CopyShape& shape, cudaStream_t stream,
                           bool wait) {
+  return fill(dst, static_cast<unsigned char>(value), 1, shape, stream, wait);
+}
+
+cudaError_t enqueueFill(void* dst, unsigned value, unsigned element_size, const CopyShape& shape,
+                        cudaStream_t stream) {
+  return fill(dst, value, element_size, shape, stream, false);
+}
+
+cudaError_t enqueuePrefetch(std::size_t bytes, CopyDirection direction, cudaStream_t stream) {
   if (cudaError_t err = initialize(); err != cudaSuccess) return err;
-  if (shape.bytes() == 0) return cudaSuccess;
-  if (dst == nullptr) return cudaErrorInvalidValue;
-  if (shape.height > 1 && shape.dst_pitch < shape.width) return cudaErrorInvalidPitchValue;
   StreamOp op;
-  op.work_class = WorkClass::Compute;  // a memset is a kernel on the device
-  op.kind = OpKind::Memset;
-  op.bytes = shape.bytes();
-  op.name = "memset";
-  const TimeNs duration = memsetDuration(shape.bytes());
-  op.body = [dst, value, shape, duration](const OpContext&) {
-    auto* d = static_cast<std::byte*>(dst);
-    for (std::size_t row = 0; row < shape.height; ++row)
-      std::memset(d + row * shape.dst_pitch, value, shape.width);
+  op.work_class = WorkClass::Copy;
+  op.kind = OpKind::Prefetch;
+  op.direction = direction;
+  op.bytes = bytes;
+  op.name = "prefetch";
+  const TimeNs duration = copyDuration(direction, bytes);
+  op.body = [duration](const OpContext&) {
     OpTiming t;
     t.duration_ns = duration;
     return t;
   };
-  return wait ? enqueueAndWait(stream, std::move(op)) : enqueue(stream, std::move(op));
+  return enqueue(stream, std::move(op));
 }
 
 }  // namespace simgpu

@@ -1,7 +1,9 @@
-// The registry of simulated allocations. Large blocks come from mmap (zero pages that cost
-// nothing until touched, so a program may allocate what its profile's device holds); small
-// ones from aligned_alloc with CUDA's 256-byte alignment.
+// The registry of simulated allocations: device, managed, pinned and registered host memory.
+// Large blocks come from mmap (zero pages that cost nothing until touched, so a program may
+// allocate what its profile's device holds); small ones from aligned_alloc with CUDA's 256-byte
+// alignment. Blocks of memory pools are device allocations here; their pools decide when.
 #include "memory_registry.hpp"
+#include "pool_registry.hpp"
 
 #include <simgpu/core/memory.hpp>
 #include <simgpu/core/runtime.hpp>
@@ -101,23 +103,54 @@ cudaError_t allocateDevice(int device, std::size_t size, void** out) {
   return cudaSuccess;
 }
 
-cudaError_t releaseDeviceNow(void* ptr) {
+namespace {
+
+// Unregisters and frees the allocation based at `ptr` if it is of `kind`.
+cudaError_t releaseNow(void* ptr, MemoryKind kind) {
   Registry& r = registry();
   std::unique_lock lock(r.mu);
   auto it = r.by_base.find(address(ptr));
-  if (it == r.by_base.end() || it->second.info.kind != MemoryKind::Device) return cudaErrorInvalidValue;
+  if (it == r.by_base.end() || it->second.info.kind != kind) return cudaErrorInvalidValue;
   releaseBlock(it->second);
-  r.device_bytes[static_cast<std::size_t>(it->second.info.device)] -= it->second.info.size;
+  if (kind == MemoryKind::Device)
+    r.device_bytes[static_cast<std::size_t>(it->second.info.device)] -= it->second.info.size;
   r.by_base.erase(it);
+  return cudaSuccess;
+}
+
+}  // namespace
+
+cudaError_t releaseDeviceNow(void* ptr) { return releaseNow(ptr, MemoryKind::Device); }
+
+cudaError_t allocateManaged(int device, std::size_t size, unsigned flags, void** out) {
+  *out = nullptr;
+  if (size == 0) return cudaErrorInvalidValue;
+  Allocation a;
+  void* p = allocateBlock(size, a.mapped);
+  if (p == nullptr) return cudaErrorMemoryAllocation;
+  a.info = PointerInfo{MemoryKind::Managed, device, p, size, flags};
+  Registry& r = registry();
+  std::unique_lock lock(r.mu);
+  r.by_base.emplace(address(p), a);
+  *out = p;
   return cudaSuccess;
 }
 
 cudaError_t freeDevice(void* ptr) {
   if (ptr == nullptr) return cudaSuccess;
   const PointerInfo info = lookupPointer(ptr);
-  if (info.kind != MemoryKind::Device || info.base != ptr) return cudaErrorInvalidValue;
+  if (info.base != ptr) return cudaErrorInvalidValue;
+  if (info.kind == MemoryKind::Managed) {
+    // Any device may have work pending on managed memory.
+    cudaError_t sync = cudaSuccess;
+    for (int d = 0; d < deviceCount(); ++d)
+      if (cudaError_t err = synchronizeDevice(d); err != cudaSuccess) sync = err;
+    const cudaError_t freed = releaseNow(ptr, MemoryKind::Managed);  // invalid if freed concurrently
+    return freed != cudaSuccess ? freed : sync;
+  }
+  if (info.kind != MemoryKind::Device) return cudaErrorInvalidValue;
   const cudaError_t sync = synchronizeDevice(info.device);
-  const cudaError_t freed = releaseDeviceNow(ptr);  // invalid if freed concurrently
+  const cudaError_t freed = detail::ownedByPool(ptr) ? detail::returnToPool(ptr) : releaseDeviceNow(ptr);
   return freed != cudaSuccess ? freed : sync;
 }
 
@@ -200,7 +233,8 @@ void freeDeviceAllocations(int device) {
   std::unique_lock lock(r.mu);
   std::erase_if(r.by_base, [&](const auto& item) {
     const Allocation& a = item.second;
-    if (a.info.kind != MemoryKind::Device || a.info.device != device) return false;
+    const bool on_device = a.info.kind == MemoryKind::Device || a.info.kind == MemoryKind::Managed;
+    if (!on_device || a.info.device != device) return false;
     releaseBlock(a);
     return true;
   });

@@ -2,7 +2,7 @@
 
 namespace simgpu::detail {
 
-// cudaDeviceReset: frees every device allocation of the device.
+// cudaDeviceReset: frees every device and managed allocation of the device.
 void freeDeviceAllocations(int device);
 
 }  // namespace simgpu::detail

@@ -3,6 +3,7 @@
 #include "clock.hpp"
 #include "machine.hpp"
 #include "memory_registry.hpp"
+#include "pool_registry.hpp"
 
 #include <simgpu/core/memory.hpp>
 #include <simgpu/core/runtime.hpp>
@@ -166,6 +167,7 @@ cudaError_t resetDevice(int device) {
   d.sticky = cudaSuccess;
   d.flags = 0;
   detail::freeDeviceAllocations(device);
+  detail::resetPools(device);
   d.resetting = false;
   return cudaSuccess;
 }

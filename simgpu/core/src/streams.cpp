@@ -163,6 +163,13 @@ cudaError_t destroyEvent(cudaEvent_t event) {
                                                               : cudaErrorInvalidResourceHandle;
 }
 
+bool liveEvent(cudaEvent_t event) {
+  if (initialize() != cudaSuccess) return false;
+  Machine& m = machine();
+  std::lock_guard lock(m.mu);
+  return findEvent(m, event) != nullptr;
+}
+
 cudaError_t recordEvent(cudaEvent_t event, cudaStream_t stream) {
   if (cudaError_t err = initialize(); err != cudaSuccess) return err;
   Machine& m = machine();

@@ -3,6 +3,7 @@
 // recorded as the thread's last error exactly as the CUDA runtime does.
 #pragma once
 
+#include <simgpu/core/memory_pools.hpp>
 #include <simgpu/core/runtime.hpp>
 
 #include <cuda_runtime_api.h>
@@ -21,6 +22,13 @@ void reportNotSimulated(const std::string& what);
 
 // The simulated machine is usable and the current device has no sticky error.
 cudaError_t enter();
+
+// The result of a host synchronisation, after what CUDA's stream-ordered allocator does at one:
+// pools release the memory they hold above their release thresholds.
+inline cudaError_t afterHostSync(cudaError_t sync) {
+  if (sync == cudaSuccess) releasePoolMemoryAfterSync();
+  return sync;
+}
 
 // The per-thread-default-stream variants (_ptsz, _ptds) treat stream 0 as the calling
 // thread's per-thread default stream.

@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -51,13 +50,11 @@ struct State {
   std::unordered_map<unsigned long long, Member> members;  // by stream id
   std::unordered_map<cudaEvent_t, CapturedEvent> events;
   std::vector<std::unique_ptr<Sequence>> sequences;
-  std::set<Graph*> graphs;
-  std::set<GraphExec*> execs;
   unsigned long long next_id = 1;
 };
 
 State& state() {
-  static State* const s = new State();  // graphs may be destroyed by late static destructors
+  static State* const s = new State();  // captures may end in late static destructors
   return *s;
 }
 
@@ -158,17 +155,7 @@ std::optional<cudaError_t> captureKernel(const KernelInfo& kernel, dim3 grid, di
                        " (its parameter layout is unknown, so its arguments cannot be kept)");
     return refuseOnCapturingStream(stream);
   }
-  // The arguments are copied now, as the launch would copy them.
-  std::vector<std::byte> bytes(kernel.params_bytes);
-  for (std::size_t i = 0; i < kernel.params.size(); ++i)
-    std::memcpy(bytes.data() + kernel.params[i].offset, args[i], kernel.params[i].size);
-  const KernelInfo* k = &kernel;
-  Replay replay = [k, grid, block, shared_bytes, bytes](cudaStream_t s) {
-    std::vector<void*> pointers(k->params.size());
-    for (std::size_t i = 0; i < k->params.size(); ++i)
-      pointers[i] = const_cast<std::byte*>(bytes.data()) + k->params[i].offset;
-    return launchKernel(*k, grid, block, pointers.data(), shared_bytes, s);
-  };
+  const Replay replay = kernelReplay(kernel, grid, block, args, shared_bytes);
   return captureOp(stream, cudaGraphNodeTypeKernel, replay);
 }
 
@@ -323,11 +310,7 @@ cudaError_t endCapture(cudaStream_t stream, cudaGraph_t* pGraph) {
         for (const GraphNode* n : m.dependencies)
           if (joined.count(n) == 0) result = cudaErrorStreamCaptureUnjoined;
   }
-  if (result == cudaSuccess) {
-    Graph* graph = seq->graph.release();
-    st.graphs.insert(graph);
-    *pGraph = reinterpret_cast<cudaGraph_t>(graph);
-  }
+  if (result == cudaSuccess) *pGraph = adoptGraph(std::move(seq->graph));
   terminate(st, seq);
   return done(result);
 }
@@ -374,37 +357,6 @@ cudaError_t captureInfo(cudaStream_t stream, cudaStreamCaptureStatus* status, un
   return cudaSuccess;
 }
 
-cudaError_t launchGraph(cudaGraphExec_t graphExec, cudaStream_t stream) {
-  if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
-  auto* exec = reinterpret_cast<GraphExec*>(graphExec);
-  {
-    State& st = state();
-    std::lock_guard lock(st.mu);
-    if (st.execs.count(exec) == 0) return fail(cudaErrorInvalidResourceHandle);
-  }
-  if (auto refused = refuseOnCapturingStream(stream)) return fail(*refused);
-  // Nodes replay in capture order on the launch stream: every dependency of the graph is kept
-  // (a topological order), branches that could overlap run one after the other.
-  for (const Replay& op : exec->ops)
-    if (cudaError_t err = op(stream); err != cudaSuccess) return fail(err);
-  return cudaSuccess;
-}
-
-cudaError_t instantiate(cudaGraphExec_t* pGraphExec, cudaGraph_t graph) {
-  if (pGraphExec == nullptr) return fail(cudaErrorInvalidValue);
-  if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
-  State& st = state();
-  std::lock_guard lock(st.mu);
-  auto* g = reinterpret_cast<Graph*>(graph);
-  if (st.graphs.count(g) == 0) return fail(cudaErrorInvalidValue);
-  auto exec = std::make_unique<GraphExec>();
-  for (const auto& node : g->nodes)
-    if (node->replay) exec->ops.push_back(node->replay);
-  *pGraphExec = reinterpret_cast<cudaGraphExec_t>(exec.get());
-  st.execs.insert(exec.release());
-  return cudaSuccess;
-}
-
 }  // namespace
 
 extern "C" {
@@ -443,59 +395,6 @@ cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
       *mode != cudaStreamCaptureModeRelaxed)
     return fail(cudaErrorInvalidValue);
   std::swap(*mode, t_mode);
-  return cudaSuccess;
-}
-
-cudaError_t cudaGraphInstantiate(cudaGraphExec_t* pGraphExec, cudaGraph_t graph, unsigned long long /*flags*/) {
-  return instantiate(pGraphExec, graph);
-}
-cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* pGraphExec, cudaGraph_t graph,
-                                          unsigned long long /*flags*/) {
-  return instantiate(pGraphExec, graph);
-}
-
-cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) { return launchGraph(graphExec, stream); }
-cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream) {
-  return launchGraph(graphExec, perThread(stream));
-}
-
-cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, size_t* numNodes) {
-  if (numNodes == nullptr) return fail(cudaErrorInvalidValue);
-  if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
-  State& st = state();
-  std::lock_guard lock(st.mu);
-  auto* g = reinterpret_cast<Graph*>(graph);
-  if (st.graphs.count(g) == 0) return fail(cudaErrorInvalidValue);
-  if (nodes != nullptr)
-    for (std::size_t i = 0; i < std::min(*numNodes, g->nodes.size()); ++i)
-      nodes[i] = reinterpret_cast<cudaGraphNode_t>(g->nodes[i].get());
-  *numNodes = g->nodes.size();
-  return cudaSuccess;
-}
-
-cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, cudaGraphNodeType* pType) {
-  if (node == nullptr || pType == nullptr) return fail(cudaErrorInvalidValue);
-  *pType = reinterpret_cast<GraphNode*>(node)->type;
-  return cudaSuccess;
-}
-
-cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
-  if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
-  State& st = state();
-  std::lock_guard lock(st.mu);
-  auto* g = reinterpret_cast<Graph*>(graph);
-  if (st.graphs.erase(g) == 0) return fail(cudaErrorInvalidValue);
-  delete g;
-  return cudaSuccess;
-}
-
-cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
-  if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
-  State& st = state();
-  std::lock_guard lock(st.mu);
-  auto* exec = reinterpret_cast<GraphExec*>(graphExec);
-  if (st.execs.erase(exec) == 0) return fail(cudaErrorInvalidValue);
-  delete exec;
   return cudaSuccess;
 }
 

@@ -1,37 +1,17 @@
 // Stream capture: while a stream captures, the work given to it is recorded into a graph
-// instead of running; cudaGraphInstantiate/cudaGraphLaunch replay it. Every enqueuing call
-// asks capture first (a single atomic load when nothing captures anywhere).
+// (graph.hpp) instead of running; cudaGraphInstantiate/cudaGraphLaunch replay it. Every
+// enqueuing call asks capture first (a single atomic load when nothing captures anywhere).
 #pragma once
 
-#include <simgpu/core/copies.hpp>
+#include "graph.hpp"
+
 #include <simgpu/core/kernels.hpp>
 
 #include <cuda_runtime_api.h>
 
-#include <functional>
-#include <memory>
 #include <optional>
-#include <vector>
 
 namespace simgpu::cudart {
-
-// One captured op: replaying it enqueues the same op on a stream.
-using Replay = std::function<cudaError_t(cudaStream_t)>;
-
-struct GraphNode {
-  cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
-  Replay replay;
-  std::vector<GraphNode*> dependencies;
-};
-
-// Nodes in the order they were captured, which is a topological order of the dependencies.
-struct Graph {
-  std::vector<std::unique_ptr<GraphNode>> nodes;
-};
-
-struct GraphExec {
-  std::vector<Replay> ops;
-};
 
 // Whether any stream of the process is capturing (cheap; for the fast path).
 bool anyCapture();

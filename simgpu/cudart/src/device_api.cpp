@@ -3,6 +3,7 @@
 // SXM, the device the default profile stands for.
 #include "api.hpp"
 #include "capture.hpp"
+#include "limits.hpp"
 
 #include <simgpu/core/memory.hpp>
 #include <simgpu/core/runtime.hpp>
@@ -225,11 +226,12 @@ cudaError_t cudaDeviceGetStreamPriorityRange(int* leastPriority, int* greatestPr
 cudaError_t cudaDeviceSynchronize(void) {
   if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
   if (auto refused = refuseUnsafeDuringCapture()) return fail(*refused);
-  return done(synchronizeDevice(currentDevice()));
+  return done(afterHostSync(synchronizeDevice(currentDevice())));
 }
 
 cudaError_t cudaDeviceReset(void) {
   if (cudaError_t err = initialize(); err != cudaSuccess) return fail(err);
+  resetLimits(currentDevice());
   return done(resetDevice(currentDevice()));
 }
 
@@ -292,17 +294,6 @@ cudaError_t cudaDeviceGetPCIBusId(char* pciBusId, int len, int device) {
   if (!validDevice(device)) return fail(cudaErrorInvalidDevice);
   std::snprintf(pciBusId, static_cast<std::size_t>(len), "0000:%02X:00.0", 0x18 + device);
   return cudaSuccess;
-}
-
-cudaError_t cudaDeviceGetLimit(size_t* pValue, cudaLimit limit) {
-  if (pValue == nullptr) return fail(cudaErrorInvalidValue);
-  if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
-  switch (limit) {
-    case cudaLimitStackSize: *pValue = 1024; return cudaSuccess;
-    case cudaLimitPrintfFifoSize: *pValue = 1 << 20; return cudaSuccess;
-    case cudaLimitMallocHeapSize: *pValue = 8 << 20; return cudaSuccess;
-    default: return fail(cudaErrorUnsupportedLimit);
-  }
 }
 
 }  // extern "C"

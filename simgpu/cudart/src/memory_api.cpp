@@ -151,42 +151,6 @@ cudaError_t cudaFree(void* devPtr) {
   return done(freeDevice(devPtr));
 }
 
-// Stream-ordered allocation: the memory exists from the call on, which satisfies every use
-// the stream order allows; the free happens when the stream reaches it.
-cudaError_t cudaMallocAsync(void** devPtr, size_t size, cudaStream_t hStream) {
-  if (devPtr == nullptr) return fail(cudaErrorInvalidValue);
-  if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
-  StreamAttributes info;
-  if (cudaError_t err = streamAttributes(hStream, &info); err != cudaSuccess) return fail(err);
-  if (auto refused = refuseOnCapturingStream(hStream)) return fail(*refused);  // no memory nodes
-  return done(allocateDevice(info.device, size, devPtr));
-}
-
-cudaError_t cudaMallocAsync_ptsz(void** devPtr, size_t size, cudaStream_t hStream) {
-  return cudaMallocAsync(devPtr, size, perThread(hStream));
-}
-
-cudaError_t cudaFreeAsync(void* devPtr, cudaStream_t hStream) {
-  if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
-  if (devPtr == nullptr) return cudaSuccess;
-  const PointerInfo info = lookupPointer(devPtr);
-  if (info.kind != MemoryKind::Device || info.base != devPtr) return fail(cudaErrorInvalidValue);
-  if (auto refused = refuseOnCapturingStream(hStream)) return fail(*refused);  // no memory nodes
-  StreamOp op;
-  op.work_class = WorkClass::Marker;
-  op.kind = OpKind::HostFunc;
-  op.name = "cudaFreeAsync";
-  // freeDevice waits for the device to be idle, which this very op prevents: release the
-  // block without that wait, since stream order already guarantees it.
-  op.body = [devPtr](const OpContext&) {
-    releaseDeviceNow(devPtr);
-    return OpTiming{};
-  };
-  return done(enqueue(hStream, std::move(op)));
-}
-
-cudaError_t cudaFreeAsync_ptsz(void* devPtr, cudaStream_t hStream) { return cudaFreeAsync(devPtr, perThread(hStream)); }
-
 cudaError_t cudaHostAlloc(void** pHost, size_t size, unsigned int flags) {
   if (pHost == nullptr) return fail(cudaErrorInvalidValue);
   constexpr unsigned known = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
@@ -257,6 +221,12 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const vo
     case MemoryKind::Device:
       attributes->type = cudaMemoryTypeDevice;
       attributes->device = info.device;
+      attributes->devicePointer = p;
+      break;
+    case MemoryKind::Managed:
+      attributes->type = cudaMemoryTypeManaged;
+      attributes->device = info.device;
+      attributes->hostPointer = p;
       attributes->devicePointer = p;
       break;
   }

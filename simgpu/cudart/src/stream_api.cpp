@@ -84,7 +84,7 @@ cudaError_t query(cudaStream_t stream) {
 cudaError_t synchronize(cudaStream_t stream) {
   if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
   if (auto refused = refuseOnCapturingStream(stream)) return fail(*refused);
-  return done(synchronizeStream(stream));
+  return done(afterHostSync(synchronizeStream(stream)));
 }
 
 }  // namespace
@@ -191,7 +191,7 @@ cudaError_t cudaEventQuery(cudaEvent_t event) {
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
   if (auto refused = refuseCapturedEvent(event)) return fail(*refused);
-  return done(synchronizeEvent(event));
+  return done(afterHostSync(synchronizeEvent(event)));
 }
 
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {

@@ -70,7 +70,8 @@ void onOpCompleted(const CompletedOp& op, void*) {
     }
     case OpKind::EventRecord:
     case OpKind::StreamWait:
-    case OpKind::HostFunc: return;
+    case OpKind::HostFunc:
+    case OpKind::Prefetch: return;  // unified-memory activity, which this CUPTI does not offer
   }
   s.buffers.deliver(false);  // here the client's callback may run: no simgpu lock is held
 }

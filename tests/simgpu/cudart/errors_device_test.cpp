@@ -120,16 +120,16 @@ TEST(Errors, NamesAndStrings) {
 
 TEST(Errors, ApisOutsideTheSubsetSayWhichAndFail) {
   ::testing::internal::CaptureStderr();
-  void* p = nullptr;
-  EXPECT_EQ(cudaMallocManaged(&p, 64, cudaMemAttachGlobal), cudaErrorNotSupported);
-  EXPECT_EQ(cudaMallocManaged(&p, 64, cudaMemAttachGlobal), cudaErrorNotSupported);
+  cudaPitchedPtr pitched{};
+  EXPECT_EQ(cudaMalloc3D(&pitched, cudaExtent{64, 4, 4}), cudaErrorNotSupported);
+  EXPECT_EQ(cudaMalloc3D(&pitched, cudaExtent{64, 4, 4}), cudaErrorNotSupported);
   cudaArray_t array = nullptr;
   cudaChannelFormatDesc desc = cudaCreateChannelDesc(32, 0, 0, 0, cudaChannelFormatKindFloat);
   EXPECT_EQ(desc.x, 32);
   EXPECT_EQ(cudaMallocArray(&array, &desc, 4, 4, 0), cudaErrorNotSupported);
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(err,
-            "simgpu: cudaMallocManaged is not simulated\n"
+            "simgpu: cudaMalloc3D is not simulated\n"
             "simgpu: cudaMallocArray is not simulated\n")
       << "one message per API, printed once";
   EXPECT_EQ(cudaGetLastError(), cudaErrorNotSupported);

@@ -36,5 +36,13 @@ SIMGPU_API cudaError_t enqueueCopy(void* dst, const void* src, const CopyShape& 
                                    CopyDirection direction, cudaStream_t stream, bool wait);
 SIMGPU_API cudaError_t enqueueMemset(void* dst, int value, const CopyShape& shape,
                                      cudaStream_t stream, bool wait);
+// A memset of 1-, 2- or 4-byte elements (graph memset nodes): `shape.width` is in bytes, a
+// multiple of `element_size`, and each element gets the low `element_size` bytes of `value`.
+SIMGPU_API cudaError_t enqueueFill(void* dst, unsigned value, unsigned element_size, const CopyShape& shape,
+                                   cudaStream_t stream);
+// Moves `bytes` of managed memory over the host link (cudaMemPrefetchAsync), `direction`
+// HostToDevice or DeviceToHost. simgpu does not track where pages are: every prefetch moves
+// its whole range, the data staying where it is (host memory).
+SIMGPU_API cudaError_t enqueuePrefetch(std::size_t bytes, CopyDirection direction, cudaStream_t stream);
 
 }  // namespace simgpu

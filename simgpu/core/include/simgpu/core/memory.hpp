@@ -15,7 +15,8 @@ enum class MemoryKind : unsigned char {
   Pageable,    // memory simgpu did not allocate or register
   PinnedHost,  // cudaMallocHost / cudaHostAlloc
   Registered,  // cudaHostRegister
-  Device,      // cudaMalloc
+  Device,      // cudaMalloc, and the blocks of memory pools (memory_pools.hpp)
+  Managed,     // cudaMallocManaged: one pointer valid on the host and on every device
 };
 
 struct PointerInfo {
@@ -23,11 +24,16 @@ struct PointerInfo {
   int device = -1;  // the device it is on, or (host memory) that was current when it was allocated
   void* base = nullptr;
   std::size_t size = 0;
-  unsigned flags = 0;  // cudaHostAlloc / cudaHostRegister flags
+  unsigned flags = 0;  // cudaHostAlloc / cudaHostRegister / cudaMallocManaged flags
 };
 
 // cudaErrorMemoryAllocation when the device's profile memory would be exceeded.
 SIMGPU_API cudaError_t allocateDevice(int device, std::size_t size, void** out);
+// Managed memory is host memory like the rest; it does not count against the device's memory
+// (devices with concurrent managed access may oversubscribe it). cudaErrorInvalidValue for a
+// size of 0, as CUDA.
+SIMGPU_API cudaError_t allocateManaged(int device, std::size_t size, unsigned flags, void** out);
+// Device or managed memory, or a block a memory pool handed out (which goes back to its pool).
 // Waits for the pointer's device to be idle first (as cudaFree does), so no pending op ever
 // touches freed memory. cudaErrorInvalidValue for a pointer that is not an allocation's base.
 SIMGPU_API cudaError_t freeDevice(void* ptr);

@@ -52,6 +52,9 @@ enum class OpKind : std::uint8_t {
   EventRecord,
   StreamWait,
   HostFunc,
+  // Added later: pages of managed memory moved by cudaMemPrefetchAsync. Not a copy a profiler
+  // reports as one (CUPTI counts migrations apart, as unified-memory activity).
+  Prefetch,
 };
 
 // Direction of a Memcpy op (OpKind::Memcpy); None for every other kind.

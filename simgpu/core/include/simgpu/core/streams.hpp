@@ -38,6 +38,8 @@ SIMGPU_API cudaError_t enqueueAndWait(cudaStream_t stream, StreamOp op);
 
 SIMGPU_API cudaError_t createEvent(int device, unsigned flags, cudaEvent_t* out);
 SIMGPU_API cudaError_t destroyEvent(cudaEvent_t event);
+// Whether `event` is an event that exists (graph event nodes check theirs when added).
+SIMGPU_API bool liveEvent(cudaEvent_t event);
 SIMGPU_API cudaError_t recordEvent(cudaEvent_t event, cudaStream_t stream);
 SIMGPU_API cudaError_t queryEvent(cudaEvent_t event);
 SIMGPU_API cudaError_t synchronizeEvent(cudaEvent_t event);
