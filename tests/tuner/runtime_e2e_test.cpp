@@ -170,6 +170,37 @@ TEST_F(RuntimeE2E, UnknownParameterLayoutFallsBackAndFinishesCorrectly) {
   EXPECT_TRUE(c->gradients_identical.value_or(false)) << c->gradients_note;
 }
 
+// Invariants 2 and 3 around work whose effects the runtime does not follow: the updates as a
+// graph built node by node, launched between the all-reduces the runtime holds and the next
+// iteration (`--graph`, once per iteration); and stream-ordered frees (`--stream-ordered`, two
+// per iteration): the all-reduces' send buffer is freed right after them and its memory taken
+// at once by a scratch buffer that a kernel fills through a pointer into no gradient. Were the
+// launch not ordered after the held all-reduces, the updates would read unreduced gradients;
+// were the free not, the all-reduces would read what that kernel wrote (with either call passed
+// through, grad_sync's own checks fail). Each is a barrier on its stream: the plan
+// keeps applying around it (every iteration's group planned), the report counts each one, and
+// the gradients are the baseline's bit for bit.
+TEST_F(RuntimeE2E, GraphLaunchesAndStreamOrderedFreesAreBarriersAndTheJobFinishesCorrectly) {
+  const std::pair<std::string, int> runs[] = {{"--graph", 8}, {"--stream-ordered", 16}};
+  for (const auto& [option, barriers] : runs) {
+    SCOPED_TRACE(option);
+    const JobRun tuned = record(scratch_->path() / option.substr(2), {option}, plan());
+    ASSERT_EQ(tuned.result.exit_code, 0) << tuned.result.err;
+    for (int r = 0; r < kRanks; ++r) {
+      const nlohmann::json report = runtimeReport(tuned.dir, r);
+      EXPECT_TRUE(report["applied"].get<bool>()) << "rank " << r << ": " << report.dump();
+      EXPECT_EQ(report["stats"]["planned_groups"].get<int>(), 8) << "rank " << r;
+      ASSERT_TRUE(report["fallbacks"].contains("unknown_api")) << "rank " << r << ": " << report.dump();
+      EXPECT_EQ(report["fallbacks"]["unknown_api"]["count"].get<int>(), barriers) << "rank " << r;
+    }
+    auto c = compareRuns(baseline_->dir, tuned.dir);
+    ASSERT_TRUE(c.ok()) << c.message();
+    ASSERT_TRUE(c->gradients_identical.has_value()) << c->gradients_note;
+    EXPECT_TRUE(*c->gradients_identical) << c->gradients_note;
+    EXPECT_EQ(c->checksums_compared, 8);
+  }
+}
+
 // Invariants 1 and 3: one rank's call sequence differs (an extra host sync between
 // all-reduces); every rank sees the disagreement at the same flush, keeps the original order
 // from there, and the run finishes with the right gradients.

@@ -160,7 +160,7 @@ auto recordCall(CallFacts& facts, Call&& call) noexcept -> decltype(call()) {
                           std::int64_t end) { return hostSyncOp(recorder, thread, facts, correlation, start, end); });
   } else if constexpr (what == CallClass::StreamCreate) {
     return recordStreamCreation(facts, call);
-  } else if constexpr (what == CallClass::StreamDestroy) {
+  } else if constexpr (what == CallClass::StreamDestroy || what == CallClass::Setup) {
     return recordAsHostCall(facts, call);
   } else if constexpr (what == CallClass::SetDevice || what == CallClass::ContextSwitch) {
     return recordDeviceChange(facts, call);

@@ -25,6 +25,17 @@
 //                       others after them — threads interleaved differently on one rank
 //   --switch-device K   at iteration K, between the all-reduces and the updates, the rank
 //                       fills a scratch buffer on another device (needs 2 devices per process)
+//   --graph             the updates are a graph built node by node before the loop (one kernel
+//                       node per layer) and launched every iteration
+//   --stream-ordered    each iteration produces its gradients into a buffer taken with
+//                       cudaMallocAsync (after a header of 256 bytes, as allocators that keep
+//                       metadata lay them out), all-reduces them out of place into the gradient
+//                       buffers and gives the buffer back with cudaFreeAsync right after the
+//                       all-reduces; a scratch buffer of the same size, taken next on the same
+//                       stream, is that memory again (the default pool keeps what it reserved),
+//                       and a kernel given its start (the header, in no gradient) fills all of
+//                       it: only the free's place in the stream orders it after the all-reduces
+//                       that read that memory
 #include <mpi.h>
 #include <nccl.h>
 #include <nvtx3/nvToolsExt.h>
@@ -68,7 +79,7 @@ struct Options {
   int count = 1 << 14;  // floats per layer
   int iterations = 6;
   int produce_cost = 1, update_cost = 1;
-  bool scattered = false, capture = false, extern_c = false;
+  bool scattered = false, capture = false, extern_c = false, graph = false, stream_ordered = false;
   int diverge_rank = -1, stall_rank = -1, stall_iteration = 2, stall_seconds = 30;
   int thread_from = -1, switch_device = -1, sync_thread_rank = -1;
 };
@@ -99,6 +110,8 @@ Options parse(int argc, char** argv) {
     else if (a == "--thread-from") o.thread_from = value();
     else if (a == "--sync-thread-rank") o.sync_thread_rank = value();
     else if (a == "--switch-device") o.switch_device = value();
+    else if (a == "--graph") o.graph = true;
+    else if (a == "--stream-ordered") o.stream_ordered = true;
     else {
       std::fprintf(stderr, "grad_sync: unknown option %s\n", a.c_str());
       std::exit(2);
@@ -106,6 +119,10 @@ Options parse(int argc, char** argv) {
   }
   if (o.layers < 2 || o.count < 1 || o.iterations < 1) {
     std::fprintf(stderr, "grad_sync: need --layers >= 2, --count >= 1, --iterations >= 1\n");
+    std::exit(2);
+  }
+  if (o.stream_ordered && o.scattered) {
+    std::fprintf(stderr, "grad_sync: --stream-ordered takes contiguous gradients, not --scattered\n");
     std::exit(2);
   }
   return o;
@@ -171,6 +188,21 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaEventCreateWithFlags(&update_done, cudaEventDisableTiming));
   for (cudaEvent_t& e : check_done) CHECK_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
 
+  cudaGraphExec_t update_graph = nullptr;
+  if (o.graph) {
+    cudaGraph_t graph = nullptr;
+    CHECK_CUDA(cudaGraphCreate(&graph, 0));
+    CHECK_CUDA(addUpdateNodes(graph, acc.data(), grad.data(), o.layers, o.count, o.update_cost));
+    CHECK_CUDA(cudaGraphInstantiate(&update_graph, graph, 0));
+    CHECK_CUDA(cudaGraphDestroy(graph));
+  }
+  if (o.stream_ordered) {  // as PyTorch's allocator does: keep reserved memory across synchronisations
+    cudaMemPool_t pool = nullptr;
+    CHECK_CUDA(cudaDeviceGetDefaultMemPool(&pool, device));
+    std::uint64_t keep = UINT64_MAX;
+    CHECK_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  }
+
   std::vector<float> expected_acc(layers * n, 0.0f);
   int failures = 0;
   auto verify = [&](int it) {
@@ -203,13 +235,23 @@ int main(int argc, char** argv) {
     nvtxRangePushA(step.c_str());
     const int slot = it % 2;
     if (it > 0) CHECK_CUDA(cudaStreamWaitEvent(compute, check_done[(it - 1) % 2], 0));
+    // Where this iteration's gradients are produced: the gradient buffers themselves (reduced in
+    // place), or a stream-ordered buffer reduced out of place into them.
+    std::vector<float*> produced = grad;
+    float* stream_ordered = nullptr;
+    constexpr std::size_t kHeader = 64;  // floats
+    const std::size_t stream_ordered_bytes = (kHeader + layers * n) * sizeof(float);
+    if (o.stream_ordered) {
+      CHECK_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&stream_ordered), stream_ordered_bytes, compute));
+      for (std::size_t l = 0; l < layers; ++l) produced[l] = stream_ordered + kHeader + l * n;
+    }
     if (o.scattered) {
-      for (std::size_t l = 0; l < layers; ++l) CHECK_CUDA(cudaMemsetAsync(grad[l], 0, n * sizeof(float), compute));
+      for (std::size_t l = 0; l < layers; ++l) CHECK_CUDA(cudaMemsetAsync(produced[l], 0, n * sizeof(float), compute));
     } else {
-      CHECK_CUDA(cudaMemsetAsync(grad[0], 0, layers * n * sizeof(float), compute));
+      CHECK_CUDA(cudaMemsetAsync(produced[0], 0, layers * n * sizeof(float), compute));
     }
     for (int l = o.layers - 1; l >= 0; --l) {
-      CHECK_CUDA(launchProduce(compute, grad[static_cast<std::size_t>(l)], o.count, rank, it, l, o.produce_cost));
+      CHECK_CUDA(launchProduce(compute, produced[static_cast<std::size_t>(l)], o.count, rank, it, l, o.produce_cost));
     }
     if (rank == o.stall_rank && it == o.stall_iteration) {
       std::this_thread::sleep_for(std::chrono::seconds(o.stall_seconds));
@@ -224,11 +266,19 @@ int main(int argc, char** argv) {
     };
     const bool thread_syncs = o.sync_thread_rank >= 0 && it >= 2;
     for (std::size_t l = 0; l < layers; ++l) {
-      CHECK_NCCL(ncclAllReduce(grad[l], grad[l], n, ncclFloat, ncclSum, comm, compute));
+      CHECK_NCCL(ncclAllReduce(produced[l], grad[l], n, ncclFloat, ncclSum, comm, compute));
       if (rank == o.diverge_rank && it >= 2 && l + 1 == layers / 2) CHECK_CUDA(cudaStreamSynchronize(compute));
       if (thread_syncs && rank == o.sync_thread_rank && l + 1 == layers / 2) syncOnAnotherThread();
     }
     if (thread_syncs && rank != o.sync_thread_rank) syncOnAnotherThread();
+    if (stream_ordered != nullptr) {
+      CHECK_CUDA(cudaFreeAsync(stream_ordered, compute));
+      float* scratch = nullptr;
+      CHECK_CUDA(cudaMallocAsync(reinterpret_cast<void**>(&scratch), stream_ordered_bytes, compute));
+      CHECK_CUDA(launchProduce(compute, scratch, static_cast<int>(stream_ordered_bytes / sizeof(float)), rank, it,
+                               o.layers, o.produce_cost));
+      CHECK_CUDA(cudaFreeAsync(scratch, compute));
+    }
     if (o.extern_c) CHECK_CUDA(launchInspect(compute, grad[0], o.count, sink));
     if (it == o.switch_device) {
       CHECK_CUDA(cudaSetDevice((device + 1) % devices));
@@ -242,7 +292,9 @@ int main(int argc, char** argv) {
       for (std::size_t l = 0; l < layers; ++l) CHECK_CUDA(launchUpdate(compute, acc[l], grad[l], o.count, o.update_cost));
     };
     cudaGraphExec_t exec = nullptr;
-    if (o.capture) {
+    if (o.graph) {
+      CHECK_CUDA(cudaGraphLaunch(update_graph, compute));
+    } else if (o.capture) {
       cudaGraph_t graph = nullptr;
       CHECK_CUDA(cudaStreamBeginCapture(compute, cudaStreamCaptureModeThreadLocal));
       launchUpdates();
@@ -279,6 +331,7 @@ int main(int argc, char** argv) {
   }
   verify(o.iterations - 1);
   CHECK_CUDA(cudaDeviceSynchronize());
+  if (update_graph != nullptr) CHECK_CUDA(cudaGraphExecDestroy(update_graph));
   std::vector<float> got_acc(layers * n);
   CHECK_CUDA(cudaMemcpy(got_acc.data(), all_acc, layers * n * sizeof(float), cudaMemcpyDeviceToHost));
   if (std::memcmp(got_acc.data(), expected_acc.data(), got_acc.size() * sizeof(float)) != 0) {

@@ -39,3 +39,23 @@ cudaError_t launchInspect(cudaStream_t s, const float* grad, int count, float* s
   inspect_gradient<<<1, 1, 0, s>>>(grad, count, sink);
   return cudaGetLastError();
 }
+
+cudaError_t addUpdateNodes(cudaGraph_t graph, float* const* acc, const float* const* grad, int layers, int count, int cost) {
+  cudaGraphNode_t previous = nullptr;
+  for (int l = 0; l < layers; ++l) {
+    float* a = acc[l];
+    const float* g = grad[l];
+    void* args[] = {&a, &g, &count, &cost};  // copied when the node is added
+    cudaKernelNodeParams p{};
+    p.func = reinterpret_cast<void*>(apply_update);
+    p.gridDim = dim3(blocks(count));
+    p.blockDim = dim3(kThreads);
+    p.kernelParams = args;
+    cudaGraphNode_t node = nullptr;
+    const cudaError_t err = cudaGraphAddKernelNode(&node, graph, previous == nullptr ? nullptr : &previous,
+                                                   previous == nullptr ? 0 : 1, &p);
+    if (err != cudaSuccess) return err;
+    previous = node;
+  }
+  return cudaSuccess;
+}

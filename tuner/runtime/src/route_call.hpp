@@ -137,10 +137,11 @@ auto routeCall(CallFacts& facts, Call&& call) noexcept -> decltype(call()) {
 }
 
 // Whether the runtime wraps a class at all: streams, events and memory coming and going,
-// context switches and look-ups neither order nor touch GPU work.
+// context switches, look-ups and set-up (graphs built, pools configured, managed memory's
+// pages placed) neither touch the program's data nor order what it waits for.
 constexpr bool runtimeWraps(CallClass what) noexcept {
   return what != CallClass::StreamCreate && what != CallClass::StreamDestroy && what != CallClass::Alloc &&
-         what != CallClass::ContextSwitch && what != CallClass::Lookup;
+         what != CallClass::ContextSwitch && what != CallClass::Lookup && what != CallClass::Setup;
 }
 
 }  // namespace syncopate::preload

@@ -62,6 +62,10 @@ enum class CallClass : std::uint8_t {
   CaptureEnd,
   GraphLaunch,    // an instantiated graph runs on a stream
   Lookup,         // a query that hands out handles or entry points (their exports are hand-written)
+  Setup,          // prepares work or memory without touching data the program sees or ordering what
+                  // it waits for: building graphs, memory pools and their settings, limits, advice,
+                  // and the stream-ordered prefetches and attachments of managed memory (which move
+                  // or map pages, never change their contents)
   CommCreate,     // NCCL communicators made from a unique id, or all at once in one process
   CommDerive,     // a communicator made from a parent (split, shrink)
   CommFinalize,   // a communicator's outstanding work is flushed; it stays usable for destroy
