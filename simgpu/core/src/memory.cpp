@@ -118,6 +118,19 @@ cudaError_t releaseNow(void* ptr, MemoryKind kind) {
   return cudaSuccess;
 }
 
+// A new block of memory that does not count against a device's memory (pinned, managed).
+cudaError_t allocateUncounted(MemoryKind kind, int device, std::size_t size, unsigned flags, void** out) {
+  Allocation a;
+  void* p = allocateBlock(size, a.mapped);
+  if (p == nullptr) return cudaErrorMemoryAllocation;
+  a.info = PointerInfo{kind, device, p, size, flags};
+  Registry& r = registry();
+  std::unique_lock lock(r.mu);
+  r.by_base.emplace(address(p), a);
+  *out = p;
+  return cudaSuccess;
+}
+
 }  // namespace
 
 cudaError_t releaseDeviceNow(void* ptr) { return releaseNow(ptr, MemoryKind::Device); }
@@ -125,15 +138,7 @@ cudaError_t releaseDeviceNow(void* ptr) { return releaseNow(ptr, MemoryKind::Dev
 cudaError_t allocateManaged(int device, std::size_t size, unsigned flags, void** out) {
   *out = nullptr;
   if (size == 0) return cudaErrorInvalidValue;
-  Allocation a;
-  void* p = allocateBlock(size, a.mapped);
-  if (p == nullptr) return cudaErrorMemoryAllocation;
-  a.info = PointerInfo{MemoryKind::Managed, device, p, size, flags};
-  Registry& r = registry();
-  std::unique_lock lock(r.mu);
-  r.by_base.emplace(address(p), a);
-  *out = p;
-  return cudaSuccess;
+  return allocateUncounted(MemoryKind::Managed, device, size, flags, out);
 }
 
 cudaError_t freeDevice(void* ptr) {
@@ -157,15 +162,7 @@ cudaError_t freeDevice(void* ptr) {
 cudaError_t allocateHost(int device, std::size_t size, unsigned flags, void** out) {
   *out = nullptr;
   if (size == 0) return cudaSuccess;
-  Allocation a;
-  void* p = allocateBlock(size, a.mapped);
-  if (p == nullptr) return cudaErrorMemoryAllocation;
-  a.info = PointerInfo{MemoryKind::PinnedHost, device, p, size, flags};
-  Registry& r = registry();
-  std::unique_lock lock(r.mu);
-  r.by_base.emplace(address(p), a);
-  *out = p;
-  return cudaSuccess;
+  return allocateUncounted(MemoryKind::PinnedHost, device, size, flags, out);
 }
 
 cudaError_t freeHost(void* ptr) {

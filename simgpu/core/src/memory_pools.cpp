@@ -167,27 +167,22 @@ cudaError_t freeDeviceMemoryAsync(void* ptr, cudaStream_t stream) {
   return enqueue(stream, std::move(op));
 }
 
+// The device's default or current pool.
+cudaError_t poolOf(int device, std::vector<Pool*> Pools::*which, cudaMemPool_t* out) {
+  if (cudaError_t err = initialize(); err != cudaSuccess) return err;
+  if (!validDevice(device)) return cudaErrorInvalidDevice;
+  Pools& ps = pools();
+  std::lock_guard lock(ps.mu);
+  ensureDevices(ps);
+  *out = reinterpret_cast<cudaMemPool_t>((ps.*which)[static_cast<std::size_t>(device)]);
+  return cudaSuccess;
+}
+
 }  // namespace
 
-cudaError_t defaultMemPool(int device, cudaMemPool_t* out) {
-  if (cudaError_t err = initialize(); err != cudaSuccess) return err;
-  if (!validDevice(device)) return cudaErrorInvalidDevice;
-  Pools& ps = pools();
-  std::lock_guard lock(ps.mu);
-  ensureDevices(ps);
-  *out = reinterpret_cast<cudaMemPool_t>(ps.defaults[static_cast<std::size_t>(device)]);
-  return cudaSuccess;
-}
+cudaError_t defaultMemPool(int device, cudaMemPool_t* out) { return poolOf(device, &Pools::defaults, out); }
 
-cudaError_t currentMemPool(int device, cudaMemPool_t* out) {
-  if (cudaError_t err = initialize(); err != cudaSuccess) return err;
-  if (!validDevice(device)) return cudaErrorInvalidDevice;
-  Pools& ps = pools();
-  std::lock_guard lock(ps.mu);
-  ensureDevices(ps);
-  *out = reinterpret_cast<cudaMemPool_t>(ps.current[static_cast<std::size_t>(device)]);
-  return cudaSuccess;
-}
+cudaError_t currentMemPool(int device, cudaMemPool_t* out) { return poolOf(device, &Pools::current, out); }
 
 cudaError_t setCurrentMemPool(int device, cudaMemPool_t handle) {
   if (cudaError_t err = initialize(); err != cudaSuccess) return err;
