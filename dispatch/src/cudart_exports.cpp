@@ -1,16 +1,24 @@
 // The CUDA runtime symbols the preload library exports. Each forwards to the top of the
-// runtime's dispatch chain (see layer.hpp); the few that need more are written out below.
+// runtime's dispatch chain (see layer.hpp); allocations and frees also keep the map of device
+// memory (exported_call.hpp); the few that need more are written out below.
+#include "exported_call.hpp"
 #include "syncopate/dispatch/export.hpp"
 #include "syncopate/dispatch/chain.hpp"
 #include "syncopate/dispatch/kernel_registry.hpp"
 #include "syncopate/dispatch/proc_address.hpp"
 
-#define SYNCOPATE_CUDART(ret, name, params, args, what, roles) \
-  extern "C" SYNCOPATE_EXPORT ret name params { return ::syncopate::preload::cudart().name args; }
+// The roles are the last, variadic argument, so that they reach the body unexpanded.
+#include "syncopate/dispatch/call_roles.inc"
+#define SYNCOPATE_CUDART(ret, name, params, args, what, ...)                                                  \
+  extern "C" SYNCOPATE_EXPORT ret name params {                                                             \
+    SYNCOPATE_EXPORTED_CALL(::syncopate::trace::ApiDomain::CudaRuntime, ::syncopate::preload::cudart(), name, \
+                            args, what, __VA_ARGS__)                                                        \
+  }
 #define SYNCOPATE_CUDART_MANUAL(ret, name, params, args, what, roles)
 #include "syncopate/dispatch/cudart_api.inc"
 #undef SYNCOPATE_CUDART_MANUAL
 #undef SYNCOPATE_CUDART
+#include "syncopate/dispatch/call_roles_end.inc"
 
 namespace sp = ::syncopate::preload;
 

@@ -1,15 +1,22 @@
 // The CUDA driver symbols the preload library exports. Each forwards to the top of the
-// driver's dispatch chain; cuGetProcAddress also hands out interposers (proc_address.hpp).
+// driver's dispatch chain (allocations and frees also keep the map of device memory,
+// exported_call.hpp); cuGetProcAddress also hands out interposers (proc_address.hpp).
+#include "exported_call.hpp"
 #include "syncopate/dispatch/export.hpp"
 #include "syncopate/dispatch/chain.hpp"
 #include "syncopate/dispatch/proc_address.hpp"
 
-#define SYNCOPATE_DRIVER(ret, name, params, args, what, roles) \
-  extern "C" SYNCOPATE_EXPORT ret name params { return ::syncopate::preload::driver().name args; }
+#include "syncopate/dispatch/call_roles.inc"
+#define SYNCOPATE_DRIVER(ret, name, params, args, what, ...)                                                 \
+  extern "C" SYNCOPATE_EXPORT ret name params {                                                            \
+    SYNCOPATE_EXPORTED_CALL(::syncopate::trace::ApiDomain::CudaDriver, ::syncopate::preload::driver(), name, \
+                            args, what, __VA_ARGS__)                                                       \
+  }
 #define SYNCOPATE_DRIVER_MANUAL(ret, name, params, args, what, roles)
 #include "syncopate/dispatch/driver_api.inc"
 #undef SYNCOPATE_DRIVER_MANUAL
 #undef SYNCOPATE_DRIVER
+#include "syncopate/dispatch/call_roles_end.inc"
 
 namespace sp = ::syncopate::preload;
 

@@ -1,7 +1,6 @@
 #include "syncopate/dispatch/kernel_registry.hpp"
 
 #include <cxxabi.h>
-#include <dlfcn.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -34,43 +33,7 @@ const char* demangledOrSame(const char* mangled) noexcept {
   return mangled;
 }
 
-// simgpu's equivalent of the driver's cuFuncGetParamInfo, which also says which parameters are
-// pointers (docs/simgpu.md, "Interfaces for other parts": parameter layouts).
-using ParamInfoFn = cudaError_t (*)(const void* hostFunc, std::size_t index, std::size_t* offset, std::size_t* size,
-                                    int* isPointer);
-
-ParamInfoFn paramInfoQuery() noexcept {
-  static const ParamInfoFn query = reinterpret_cast<ParamInfoFn>(dlsym(RTLD_DEFAULT, "simgpuFuncGetParamInfo"));
-  return query;
-}
-
 }  // namespace
-
-std::uint64_t KernelInfo::pointerParameters() const noexcept {
-  if (layout_state.load(std::memory_order_acquire) != 0) [[likely]] return pointer_mask.load(std::memory_order_relaxed);
-  std::uint64_t mask = 0;
-  bool known = false;
-  if (ParamInfoFn query = paramInfoQuery(); query != nullptr && hostFunction != nullptr) {
-    for (std::size_t index = 0; index < 64; ++index) {
-      std::size_t offset = 0;
-      std::size_t size = 0;
-      int is_pointer = 0;
-      const cudaError_t answer = query(hostFunction, index, &offset, &size, &is_pointer);
-      // Past the last parameter the query says InvalidValue: the layout is complete.
-      if (answer == cudaErrorInvalidValue) known = true;
-      if (answer != cudaSuccess) break;
-      if (is_pointer != 0) mask |= std::uint64_t{1} << index;
-    }
-  }
-  pointer_mask.store(mask, std::memory_order_relaxed);
-  layout_state.store(known ? 2 : 1, std::memory_order_release);
-  return mask;
-}
-
-bool KernelInfo::layoutKnown() const noexcept {
-  pointerParameters();
-  return layout_state.load(std::memory_order_acquire) == 2;
-}
 
 KernelInfo* KernelRegistry::add(const void* hostFunction, const char* mangledName) noexcept {
   auto* info = new (std::nothrow) KernelInfo;
@@ -128,6 +91,7 @@ const KernelInfo* KernelRegistry::findOrNameDriverFunction(CUfunction function) 
     name = nullptr;
   }
   KernelInfo* info = add(nullptr, name);
+  if (info != nullptr) info->driverFunction = function;
   if (info == nullptr || !byDriverFunction.insert(key, info)) {
     overflow_.fetch_add(1, std::memory_order_relaxed);
   }

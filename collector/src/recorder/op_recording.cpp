@@ -2,8 +2,6 @@
 
 #include "recorder/record_call.hpp"
 
-#include <bit>
-#include <cstring>
 
 namespace syncopate::preload {
 
@@ -37,31 +35,28 @@ int pointerArgumentRecords(const IssuedOp& op, std::uint32_t correlation, trace:
     }
     out[count++] = args;
   }
-  if (op.kernel == nullptr || op.kernel_args == nullptr) return count;
-  std::uint64_t mask = op.kernel->pointerParameters();
+  if (op.kind != trace::OpKind::Kernel) return count;
+  LaunchTouch touches[kMaxLaunchTouches];
+  const int touched = launchTouches(op.kernel, op.kernel_args, op.kernel_extra, touches);
   trace::OpArgsRecord args;
   args.correlation_id = correlation;
-  if (!op.kernel->layoutKnown()) {
-    // One row with index 65535: this kernel's pointer arguments are not known (docs/store-schema.md).
+  if (touched < 0) {
+    // One row with index 65535: what this launch touches is not known (docs/store-schema.md).
     args.count = 1;
     args.index[0] = trace::kUnknownLayoutArgIndex;
     args.address[0] = 0;
     out[count++] = args;
     return count;
   }
-  while (mask != 0 && count < kMaxArgumentRecords) {
-    int index = std::countr_zero(mask);
-    mask &= mask - 1;
-    std::uint64_t address = 0;
-    std::memcpy(&address, op.kernel_args[index], sizeof address);
-    args.index[args.count] = static_cast<std::uint16_t>(index);
-    args.address[args.count] = address;
+  for (int i = 0; i < touched; ++i) {
+    args.index[args.count] = touches[i].parameter;
+    args.address[args.count] = touches[i].address;
     if (++args.count == 2) {
       out[count++] = args;
       args.count = 0;
     }
   }
-  if (args.count > 0 && count < kMaxArgumentRecords) out[count++] = args;
+  if (args.count > 0) out[count++] = args;
   return count;
 }
 
@@ -82,6 +77,7 @@ IssuedOp issuedOp(Recorder& recorder, const CallFacts& facts) noexcept {
       op.shape = kernelShape(recorder, kernel, facts.grid, facts.block);
       op.kernel = kernel;
       op.kernel_args = facts.kernel_args;
+      op.kernel_extra = facts.kernel_extra;
       break;
     }
     case CallClass::Copy:

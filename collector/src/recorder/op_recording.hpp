@@ -7,14 +7,11 @@
 #include <cstdint>
 
 #include "common/clock.hpp"
-#include "syncopate/dispatch/kernel_registry.hpp"
+#include "syncopate/dispatch/launch_touches.hpp"
 #include "recorder/recorder.hpp"
 #include "syncopate/collector/stream_order.hpp"
 
 namespace syncopate::preload {
-
-inline bool succeeded(cudaError_t result) { return result == cudaSuccess; }
-inline bool succeeded(CUresult result) { return result == CUDA_SUCCESS; }
 
 // What a call issues, besides its stream.
 struct IssuedOp {
@@ -26,17 +23,19 @@ struct IssuedOp {
   // Up to two pointer arguments (Memcpy: 0 = dst, 1 = src; Memset: 0 = dst).
   std::uint8_t pointer_count = 0;
   std::uint64_t pointers[2] = {0, 0};
-  // Kernels whose parameter layout is known: the launch's argument array.
+  // Kernels: the kernel and the launch's arguments (an array of one pointer per parameter, or
+  // the driver's packed buffer in `extra`).
   const KernelInfo* kernel = nullptr;
   void** kernel_args = nullptr;
+  void** kernel_extra = nullptr;
 };
 
 // The pending op record of an issued op (start_ns = 0, end_ns = its timing ticket).
 trace::OpRecord pendingOp(const IssuedOp& op, trace::StreamId stream, std::uint32_t correlation, Ticket ticket);
 
 // Appends the op's pointer-argument records to `out` (room for kMaxArgumentRecords); returns
-// how many.
-inline constexpr int kMaxArgumentRecords = 16;
+// how many. A kernel's are what its launch touches (launch_touches.hpp), two to a record.
+inline constexpr int kMaxArgumentRecords = kMaxLaunchTouches / 2;
 int pointerArgumentRecords(const IssuedOp& op, std::uint32_t correlation, trace::Record* out);
 
 // The launch shape of a kernel launch (interned on first sight).

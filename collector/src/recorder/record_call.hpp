@@ -79,13 +79,12 @@ auto recordAllocation(const CallFacts& facts, Call&& call) noexcept -> decltype(
   auto result = call();
   const std::int64_t end = monotonicNs();
   recordHostCall(*recorder, *thread, facts.domain, facts.api, static_cast<std::int32_t>(result), start, end);
-  const bool have_pointer = facts.allocated != nullptr || facts.allocated_driver != nullptr;
-  if (succeeded(result) && have_pointer) {
+  if (succeeded(result) && allocatedAddress(facts) != 0) {
     trace::AllocRecord record;
     record.kind = facts.alloc_kind;
     record.device = static_cast<std::int16_t>(facts.on_device ? recorder->currentDevice(*thread) : -1);
-    record.address = facts.allocated != nullptr ? addressOf(*facts.allocated) : *facts.allocated_driver;
-    record.bytes = facts.alloc_bytes;
+    record.address = allocatedAddress(facts);
+    record.bytes = allocatedBytes(facts);
     record.time_ns = end;
     trace::Record packed = record;
     recorder->push(*thread, std::span<const trace::Record>(&packed, 1));

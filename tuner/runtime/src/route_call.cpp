@@ -1,8 +1,5 @@
 #include "route_call.hpp"
 
-#include <bit>
-#include <cstring>
-
 #include "syncopate/dispatch/kernel_registry.hpp"
 #include "syncopate/dispatch/tables.hpp"
 
@@ -27,36 +24,27 @@ Call makeCall(CallKind kind, StreamHandle stream) noexcept {
   return c;
 }
 
-void describeLaunch(Call& call, const CallFacts& facts, Touch (&touches)[kMaxTouches]) noexcept {
-  const KernelInfo* kernel = launchedKernel(facts);
-  void** args = facts.kernel_args;
-  if (kernel == nullptr || args == nullptr || !kernel->layoutKnown()) {
-    call.unknown_pointers = true;
+void describeLaunch(Call& call, const CallFacts& facts, TouchBuffer& buffer) noexcept {
+  LaunchTouch found[kMaxLaunchTouches];
+  const int count = launchTouches(launchedKernel(facts), facts.kernel_args, facts.kernel_extra, found);
+  if (count < 0) {
+    call.unknown_pointers = true;  // nothing proves what it touches
     return;
   }
-  std::uint64_t mask = kernel->pointerParameters();
-  int n = 0;
-  while (mask != 0 && n < kMaxTouches) {
-    const int index = std::countr_zero(mask);
-    mask &= mask - 1;
-    std::uint64_t value = 0;
-    std::memcpy(&value, args[index], sizeof value);
-    if (value != 0) touches[n++] = {value, 0};
-  }
-  if (mask != 0) call.unknown_pointers = true;  // more pointers than we follow: cannot prove anything
-  call.touches = std::span<const Touch>(touches, static_cast<std::size_t>(n));
+  for (int i = 0; i < count; ++i) buffer.touches[i] = {found[i].address, 0};
+  call.touches = std::span<const Touch>(buffer.touches, static_cast<std::size_t>(count));
 }
 
 // The device side of a copy or fill: its destination unless the API says it is host memory, and
 // its source when it has one there.
-void describeRanges(Call& call, const CallFacts& facts, Touch (&touches)[kMaxTouches]) noexcept {
+void describeRanges(Call& call, const CallFacts& facts, TouchBuffer& buffer) noexcept {
   int n = 0;
-  if (facts.dst.side != MemorySide::Host) touches[n++] = {facts.dst.address, facts.dst.bytes};
+  if (facts.dst.side != MemorySide::Host) buffer.touches[n++] = {facts.dst.address, facts.dst.bytes};
   if (facts.what == CallClass::Copy && facts.src.side != MemorySide::Host && facts.src.bytes > 0 &&
       facts.src.address != 0) {
-    touches[n++] = {facts.src.address, facts.src.bytes};
+    buffer.touches[n++] = {facts.src.address, facts.src.bytes};
   }
-  call.touches = std::span<const Touch>(touches, static_cast<std::size_t>(n));
+  call.touches = std::span<const Touch>(buffer.touches, static_cast<std::size_t>(n));
   call.synchronous = facts.blocks_host;
 }
 

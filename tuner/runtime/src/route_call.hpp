@@ -1,7 +1,8 @@
 // What the runtime does for each class of call (syncopate/dispatch/call_facts.hpp): the call
 // becomes a tuner::Call for the scheduler, the one vocabulary the what-if model speaks too.
 // Where the runtime cannot prove what a call touches, the call is a barrier:
-//  - a kernel whose parameter layout is unknown (unknown_pointers);
+//  - a kernel whose parameter buffer cannot be read, or that refers to more addresses than
+//    followed (unknown_pointers);
 //  - a copy with a side it does not follow: a device variable (symbol), another device's
 //    memory (peer copies), or a copy ordered against the whole device (cudaMemcpyPeer);
 //  - a stream-ordered free and a graph launch, on their stream.
@@ -10,10 +11,19 @@
 
 #include "plan_runtime.hpp"
 #include "syncopate/dispatch/call_facts.hpp"
+#include "syncopate/dispatch/launch_touches.hpp"
 
 namespace syncopate::preload {
 
-inline constexpr int kMaxTouches = 64;
+// Room for a call's touches on the stack of the intercepted function, left uninitialised: only
+// the first `call.touches.size()` are written or read. A launch reports at most
+// kMaxLaunchTouches; a copy or fill two.
+struct TouchBuffer {
+  TouchBuffer() noexcept {}
+  union {
+    tuner::Touch touches[kMaxLaunchTouches];
+  };
+};
 
 // The stream a call means. Stream 0 is the legacy default stream, or, through a per-thread
 // entry point (_ptsz/_ptds), the thread's default stream.
@@ -21,10 +31,10 @@ tuner::StreamHandle streamOf(const CallFacts& facts) noexcept;
 
 tuner::Call makeCall(tuner::CallKind kind, tuner::StreamHandle stream) noexcept;
 
-// The touches of a launch (its pointer parameters, from the kernel registry) or of a copy or
-// fill (its ranges on the device side), into `touches`.
-void describeLaunch(tuner::Call& call, const CallFacts& facts, tuner::Touch (&touches)[kMaxTouches]) noexcept;
-void describeRanges(tuner::Call& call, const CallFacts& facts, tuner::Touch (&touches)[kMaxTouches]) noexcept;
+// The touches of a launch (launch_touches.hpp) or of a copy or fill (its ranges on the device
+// side), into `buffer`.
+void describeLaunch(tuner::Call& call, const CallFacts& facts, TouchBuffer& buffer) noexcept;
+void describeRanges(tuner::Call& call, const CallFacts& facts, TouchBuffer& buffer) noexcept;
 
 // A copy the runtime does not follow (see above).
 bool copyIsBarrier(const CallFacts& facts) noexcept;
@@ -57,7 +67,7 @@ auto routeAs(tuner::CallKind kind, const CallFacts& facts, tuner::StreamHandle s
 
 template <tuner::CallKind kind, class Call>
 auto routeTouching(CallFacts& facts, Call&& call) -> decltype(call()) {
-  tuner::Touch touches[kMaxTouches];
+  TouchBuffer touches;
   tuner::Call c = makeCall(kind, streamOf(facts));
   if constexpr (kind == tuner::CallKind::Kernel) {
     describeLaunch(c, facts, touches);

@@ -10,6 +10,7 @@
 // class known at compile time the compiler keeps only the fields a layer reads.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "syncopate/dispatch/cuda_headers.hpp"
@@ -133,11 +134,14 @@ struct CallFacts {
   dim3 grid{1, 1, 1};
   dim3 block{1, 1, 1};
   void** kernel_args = nullptr;
+  void** kernel_extra = nullptr;  // the driver's other way: a packed buffer (cuLaunchKernel's `extra`)
 
   // Allocations, frees, streams and devices.
   void** allocated = nullptr;         // where the runtime stores the new pointer
   CUdeviceptr* allocated_driver = nullptr;
+  std::uint64_t mapped = 0;           // a range mapped at an address the call is given (cuMemMap)
   std::uint64_t alloc_bytes = 0;
+  std::size_t* alloc_pitch = nullptr;  // pitched allocations: alloc_bytes rows of *alloc_pitch bytes
   trace::AllocKind alloc_kind = trace::AllocKind::Device;
   bool on_device = false;             // the allocation belongs to the current device
   std::uint64_t freed = 0;
@@ -165,6 +169,20 @@ struct CallFacts {
 };
 
 inline std::uint64_t addressOf(const void* pointer) noexcept { return reinterpret_cast<std::uint64_t>(pointer); }
+
+inline bool succeeded(cudaError_t result) noexcept { return result == cudaSuccess; }
+inline bool succeeded(CUresult result) noexcept { return result == CUDA_SUCCESS; }
+
+// What a successful Alloc-class call made: its address (0 when it names none) and size, read
+// after the call, which writes them.
+inline std::uint64_t allocatedAddress(const CallFacts& facts) noexcept {
+  if (facts.allocated != nullptr) return addressOf(*facts.allocated);
+  if (facts.allocated_driver != nullptr) return *facts.allocated_driver;
+  return facts.mapped;
+}
+inline std::uint64_t allocatedBytes(const CallFacts& facts) noexcept {
+  return facts.alloc_pitch != nullptr ? facts.alloc_bytes * *facts.alloc_pitch : facts.alloc_bytes;
+}
 
 trace::MemcpyKind memcpyKindOf(cudaMemcpyKind kind) noexcept;
 trace::DataType dataTypeOf(ncclDataType_t type) noexcept;

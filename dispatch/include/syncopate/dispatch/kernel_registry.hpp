@@ -13,20 +13,15 @@
 
 namespace syncopate::preload {
 
+struct ParamLayout;
+
 struct KernelInfo {
   const void* hostFunction = nullptr;  // the stub a launch names (null for driver functions)
+  CUfunction driverFunction = nullptr; // the driver function (null for runtime kernels)
   const char* mangledName = nullptr;   // as registered (owned, never freed)
   const char* displayName = nullptr;   // demangled when it demangles, else the mangled name
-  // Which parameters (bit i: parameter i, the first 64) are device pointers, asked once per
-  // kernel of the runtime's parameter-info query (simgpu's simgpuFuncGetParamInfo; a real
-  // runtime offers none that tells pointers apart, so there it stays 0: no pointer arguments).
-  std::uint64_t pointerParameters() const noexcept;
-  // Whether the query answered for this kernel (false: no query, or a kernel whose layout it
-  // does not know, such as an extern "C" one); the tuner's runtime cannot prove what such a
-  // kernel touches, and the recorder marks its launches so the what-if model knows it too.
-  bool layoutKnown() const noexcept;
-  mutable std::atomic<std::uint64_t> pointer_mask{0};
-  mutable std::atomic<std::uint8_t> layout_state{0};  // 0: not asked yet, 1: asked, unknown, 2: asked, known
+  // Its parameter layout, learnt at its first launch (kernel_layout.hpp); null until then.
+  mutable std::atomic<const ParamLayout*> layout{nullptr};
 
   // The recorder's interned id of displayName, tagged with the recorder generation it belongs
   // to (generation << 32 | id); 0 = not interned yet.

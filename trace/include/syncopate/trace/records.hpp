@@ -180,6 +180,9 @@ struct CollectiveRecord {
 // The argument index of the one `op_args` row a kernel launch carries when the collector could
 // not learn the kernel's parameter layout (so which of its arguments are pointers is unknown).
 inline constexpr std::uint16_t kUnknownLayoutArgIndex = 0xFFFF;
+// The argument index of a word of a driver launch's packed parameter buffer whose layout is
+// unknown: this plus the word's index in the buffer (buffers hold at most 32 KiB).
+inline constexpr std::uint16_t kPackedWordArgIndex = 0x8000;
 
 // Up to two pointer arguments of an op (rows of `op_args`), joined to it by correlation id.
 // A kernel with more pointer parameters pushes several. Argument index conventions:
