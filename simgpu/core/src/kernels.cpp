@@ -133,11 +133,32 @@ void KernelInfo::resolve() const {
   });
 }
 
-const KernelInfo& registerKernel(const void* host_function, const char* device_name) {
+namespace {
+
+// The module's offsets and sizes replace what the name left unknown; the name keeps saying
+// which parameters are integers (the cost model's question).
+void applyModuleLayout(KernelSignature& k, const std::vector<ParamSpan>& spans) {
+  if (!k.params_known || k.params.size() != spans.size()) k.params.assign(spans.size(), ParamInfo{});
+  k.params_bytes = 0;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    k.params[i].offset = spans[i].offset;
+    k.params[i].size = spans[i].size;
+    k.params_bytes = std::max(k.params_bytes, spans[i].offset + spans[i].size);
+  }
+  k.layout_known = true;
+}
+
+}  // namespace
+
+const KernelInfo& registerKernel(const void* host_function, const char* device_name,
+                                 const ModuleParamLayouts* module) {
   auto* k = new KernelInfo();  // never freed: see registry()
   k->host_function = host_function;
   k->mangled = device_name != nullptr ? device_name : "";
   static_cast<KernelSignature&>(*k) = detail::describeMangledName(k->mangled);
+  if (module != nullptr) {
+    if (auto it = module->find(k->mangled); it != module->end()) applyModuleLayout(*k, it->second);
+  }
   Registry& r = registry();
   std::unique_lock lock(r.mu);
   const KernelInfo*& slot = r.by_host_function[host_function];
@@ -233,17 +254,16 @@ cudaError_t launchKernel(const KernelInfo& k, dim3 grid, dim3 block, void** args
   return detail::enqueueOn(stream, std::move(op), true);
 }
 
-}  // namespace simgpu
-
-extern "C" cudaError_t simgpuFuncGetParamInfo(const void* hostFunc, size_t index, size_t* offset,
-                                              size_t* size, int* isPointer) {
-  const simgpu::KernelInfo* k = simgpu::findKernel(hostFunc);
+cudaError_t kernelParamInfo(const KernelInfo* k, std::size_t index, std::size_t* offset, std::size_t* size,
+                            int* is_pointer) {
   if (k == nullptr) return cudaErrorInvalidDeviceFunction;
   if (!k->layout_known) return cudaErrorNotSupported;
-  if (index >= k->params.size() || offset == nullptr || size == nullptr) return cudaErrorInvalidValue;
-  const simgpu::ParamInfo& p = k->params[index];
+  if (index >= k->params.size() || offset == nullptr) return cudaErrorInvalidValue;
+  const ParamInfo& p = k->params[index];
   *offset = p.offset;
-  *size = p.size;
-  if (isPointer != nullptr) *isPointer = p.type == simgpu::ParamType::Pointer ? 1 : 0;
+  if (size != nullptr) *size = p.size;
+  if (is_pointer != nullptr) *is_pointer = p.type == ParamType::Pointer ? 1 : 0;
   return cudaSuccess;
 }
+
+}  // namespace simgpu

@@ -186,7 +186,7 @@ void readProfile(const json& root, Profile& out) {
   if (!root.is_object()) throw FieldError{"(top level)", "must be a JSON object"};
   refuseUnknownKeys(root, "",
                     {"name", "devices_per_process", "ranks_per_host", "device", "copy", "links",
-                     "collectives", "interference", "default_kernel_ns", "kernels"});
+                     "collectives", "interference", "default_kernel_ns", "driver_version", "kernels"});
   readString(root, "name", "", out.name);
   readInteger(root, "devices_per_process", "", 1, 64, out.devices_per_process);
   readInteger(root, "ranks_per_host", "", 1, 1 << 20, out.ranks_per_host);
@@ -220,6 +220,7 @@ void readProfile(const json& root, Profile& out) {
                out.interference.communication_slowdown);
   }
   readDuration(root, "default_kernel_ns", "", out.default_kernel_ns);
+  readInteger(root, "driver_version", "", 9000, 99990, out.driver_version);
   if (const json* kernels = member(root, "kernels")) {
     if (!kernels->is_array()) throw FieldError{"kernels", "must be an array of kernel entries"};
     out.kernels.clear();

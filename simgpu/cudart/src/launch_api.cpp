@@ -27,6 +27,16 @@ struct CallConfiguration {
 };
 thread_local std::vector<CallConfiguration> t_configurations;
 
+// The first driver with cudaFuncGetParamInfo / cuFuncGetParamInfo (CUDA 12.4).
+constexpr int kFirstDriverWithParamInfo = 12040;
+
+// A registered fat binary; its handle points at `fat_binary`, the first member.
+struct Module {
+  void* fat_binary;
+  ModuleParamLayouts params;
+};
+Module* moduleOf(void** handle) { return reinterpret_cast<Module*>(handle); }
+
 const KernelInfo* kernelOf(const void* func) {
   if (const KernelInfo* k = findKernel(func)) return k;
   return kernelFromHandle(func);  // cudaLaunchKernelExC also takes a cudaKernel_t
@@ -54,21 +64,24 @@ cudaError_t launchEx(const cudaLaunchConfig_t* config, const void* func, void** 
 extern "C" {
 
 void** __cudaRegisterFatBinary(void* fatCubin) {
-  // The handle only has to be unique and stable: simgpu runs no device code.
-  return new void*(fatCubin);
+  // simgpu runs no device code; from the module it keeps what the driver learns from it: the
+  // kernels' parameter layouts. The handle is the module's first member.
+  auto* module = new Module{fatCubin, readModuleParamLayouts(fatCubin)};
+  return &module->fat_binary;
 }
 
 void __cudaRegisterFatBinaryEnd(void** /*fatCubinHandle*/) {}
 
 void __cudaUnregisterFatBinary(void** fatCubinHandle) {
   // Kernel and variable entries stay: launches already enqueued may still refer to them.
-  delete fatCubinHandle;
+  delete moduleOf(fatCubinHandle);
 }
 
-void __cudaRegisterFunction(void** /*fatCubinHandle*/, const char* hostFun, char* deviceFun,
+void __cudaRegisterFunction(void** fatCubinHandle, const char* hostFun, char* deviceFun,
                             const char* deviceName, int /*thread_limit*/, uint3* /*tid*/,
                             uint3* /*bid*/, dim3* /*bDim*/, dim3* /*gDim*/, int* /*wSize*/) {
-  registerKernel(hostFun, deviceName != nullptr ? deviceName : deviceFun);
+  const Module* module = fatCubinHandle != nullptr ? moduleOf(fatCubinHandle) : nullptr;
+  registerKernel(hostFun, deviceName != nullptr ? deviceName : deviceFun, module != nullptr ? &module->params : nullptr);
 }
 
 void __cudaRegisterVar(void** /*fatCubinHandle*/, char* hostVar, char* /*deviceAddress*/,
@@ -205,9 +218,17 @@ cudaError_t cudaFuncGetName(const char** name, const void* func) {
   return cudaSuccess;
 }
 
+// As a driver from CUDA 12.4 on answers it; an older one (the profile's driver_version) has no
+// such query.
 cudaError_t cudaFuncGetParamInfo(const void* func, size_t paramIndex, size_t* paramOffset, size_t* paramSize) {
   if (cudaError_t err = enter(); err != cudaSuccess) return fail(err);
-  return done(simgpuFuncGetParamInfo(func, paramIndex, paramOffset, paramSize, nullptr));
+  if (profile().driver_version < kFirstDriverWithParamInfo) return fail(cudaErrorCallRequiresNewerDriver);
+  const KernelInfo* k = kernelOf(func);
+  const cudaError_t result = kernelParamInfo(k, paramIndex, paramOffset, paramSize, nullptr);
+  if (result == cudaErrorNotSupported) {
+    reportNotSimulated("cudaFuncGetParamInfo for " + k->mangled + " (registered without a module that gives its layout)");
+  }
+  return done(result);
 }
 
 cudaError_t cudaGetFuncBySymbol(cudaFunction_t* functionPtr, const void* symbolPtr) {

@@ -29,10 +29,10 @@ cudaError_t cudaRuntimeGetVersion(int* runtimeVersion) {
   return cudaSuccess;
 }
 
-// The simulated driver is as new as the runtime it stands behind.
+// The simulated driver's version is the profile's (by default as new as this runtime).
 cudaError_t cudaDriverGetVersion(int* driverVersion) {
   if (driverVersion == nullptr) return fail(cudaErrorInvalidValue);
-  *driverVersion = CUDART_VERSION;
+  *driverVersion = profile().driver_version;
   return cudaSuccess;
 }
 

@@ -129,19 +129,19 @@ TEST(KernelLaunch, ParamInfoByHostFunction) {
   registerKernel(&linear_stub, "_Z10linear_fwdPfPKfS1_iii");
   std::size_t offset = 0, size = 0;
   int is_pointer = -1;
-  ASSERT_EQ(simgpuFuncGetParamInfo(&linear_stub, 2, &offset, &size, &is_pointer), cudaSuccess);
+  ASSERT_EQ(kernelParamInfo(findKernel(&linear_stub), 2, &offset, &size, &is_pointer), cudaSuccess);
   EXPECT_EQ(offset, 16u);
   EXPECT_EQ(size, 8u);
   EXPECT_EQ(is_pointer, 1);
-  ASSERT_EQ(simgpuFuncGetParamInfo(&linear_stub, 5, &offset, &size, &is_pointer), cudaSuccess);
+  ASSERT_EQ(kernelParamInfo(findKernel(&linear_stub), 5, &offset, &size, &is_pointer), cudaSuccess);
   EXPECT_EQ(offset, 32u);
   EXPECT_EQ(size, 4u);
   EXPECT_EQ(is_pointer, 0);
-  EXPECT_EQ(simgpuFuncGetParamInfo(&linear_stub, 6, &offset, &size, &is_pointer), cudaErrorInvalidValue);
+  EXPECT_EQ(kernelParamInfo(findKernel(&linear_stub), 6, &offset, &size, &is_pointer), cudaErrorInvalidValue);
   registerKernel(&extern_c_stub, "plain_c_kernel");
-  EXPECT_EQ(simgpuFuncGetParamInfo(&extern_c_stub, 0, &offset, &size, &is_pointer), cudaErrorNotSupported);
+  EXPECT_EQ(kernelParamInfo(findKernel(&extern_c_stub), 0, &offset, &size, &is_pointer), cudaErrorNotSupported);
   int not_a_kernel = 0;
-  EXPECT_EQ(simgpuFuncGetParamInfo(&not_a_kernel, 0, &offset, &size, &is_pointer),
+  EXPECT_EQ(kernelParamInfo(findKernel(&not_a_kernel), 0, &offset, &size, &is_pointer),
             cudaErrorInvalidDeviceFunction);
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <simgpu/core/export.hpp>
+#include <simgpu/core/module_params.hpp>
 #include <simgpu/core/profile.hpp>
 #include <simgpu/core/stream_op.hpp>
 
@@ -18,8 +19,8 @@
 
 namespace simgpu {
 
-// How a parameter's value can be read: integers feed the cost model, pointers are reported
-// by simgpuFuncGetParamInfo, anything else only has a size (or not even that).
+// How a parameter's value can be read, from the kernel's name: integers feed the cost model;
+// anything else only has a size (or not even that, until the module says).
 enum class ParamType : unsigned char { Pointer, Signed, Unsigned, Bool, Float, Other };
 
 struct ParamInfo {
@@ -35,7 +36,8 @@ struct KernelSignature {
   std::string name;  // the function's own name: no namespace, template arguments or signature
   // `params_known` is false for extern "C" kernels (no signature in the name) and for names
   // simgpu cannot parse; `layout_known` is false as soon as one parameter's size is unknown,
-  // since later offsets then are too.
+  // since later offsets then are too, unless the kernel's module gives every offset and size
+  // (module_params.hpp), as it does for every kernel nvcc compiled.
   bool params_known = false;
   bool layout_known = false;
   std::vector<ParamInfo> params;
@@ -61,9 +63,11 @@ struct SIMGPU_API KernelInfo : KernelSignature {
   mutable CpuKernel cpu_ = nullptr;
 };
 
-// Called by __cudaRegisterFunction (and by tests). Registering a host function again replaces
-// its entry for later lookups; entries are never freed, so running launches stay valid.
-SIMGPU_API const KernelInfo& registerKernel(const void* host_function, const char* device_name);
+// Called by __cudaRegisterFunction (and by tests), with the layouts of the kernel's module when
+// there is one. Registering a host function again replaces its entry for later lookups; entries
+// are never freed, so running launches stay valid.
+SIMGPU_API const KernelInfo& registerKernel(const void* host_function, const char* device_name,
+                                            const ModuleParamLayouts* module = nullptr);
 SIMGPU_API const KernelInfo* findKernel(const void* host_function);
 // A cudaKernel_t handed out by __cudaGetKernel is a KernelInfo*; nullptr if it is not one.
 SIMGPU_API const KernelInfo* kernelFromHandle(const void* handle);
@@ -83,12 +87,12 @@ SIMGPU_API cudaError_t validateLaunch(const KernelInfo& kernel, dim3 grid, dim3 
 SIMGPU_API cudaError_t launchKernel(const KernelInfo& kernel, dim3 grid, dim3 block, void** args,
                                     std::size_t shared_bytes, cudaStream_t stream);
 
-}  // namespace simgpu
+// A parameter's offset and size as cudaFuncGetParamInfo reports them, and whether the kernel's
+// name says it is a pointer (simgpu's own knowledge, for its tests; `is_pointer` may be null).
+// Errors: cudaErrorInvalidDeviceFunction for an unknown function, cudaErrorNotSupported when
+// neither the module nor the name gives the layout (a kernel registered without its module),
+// cudaErrorInvalidValue past the last parameter or for a null `offset`.
+SIMGPU_API cudaError_t kernelParamInfo(const KernelInfo* kernel, std::size_t index, std::size_t* offset,
+                                       std::size_t* size, int* is_pointer);
 
-// simgpu's equivalent of the driver's cuFuncGetParamInfo, by host function. Errors:
-// cudaErrorInvalidDeviceFunction for an unknown function, cudaErrorNotSupported when the
-// layout cannot be derived (extern "C" kernels, class parameters), cudaErrorInvalidValue past
-// the last parameter or for null outputs.
-extern "C" SIMGPU_API cudaError_t simgpuFuncGetParamInfo(const void* hostFunc, size_t index,
-                                                         size_t* offset, size_t* size,
-                                                         int* isPointer);
+}  // namespace simgpu

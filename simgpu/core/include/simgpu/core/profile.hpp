@@ -69,6 +69,9 @@ struct SIMGPU_API Profile {
     double communication_slowdown = 0.0;
   } interference;
   TimeNs default_kernel_ns = 0;
+  // The CUDA version of the simulated driver (1000 * major + 10 * minor): what
+  // cudaDriverGetVersion says, and which queries exist (cudaFuncGetParamInfo from 12040).
+  int driver_version = 0;
   std::vector<KernelCostSpec> kernels;
 
   const KernelCostSpec* findKernel(std::string_view demangled_name) const;
