@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -55,12 +56,19 @@ std::vector<std::string> gradSync(const std::vector<std::string>& extra, const s
 
 constexpr const char* kProfile = "grad_sync.json";
 
+// `driver`: the stand-in driver (tests/collector/programs/fake_driver.cpp) comes first on the
+// library path, for launches through the driver API.
 std::map<std::string, std::string> environment(const std::filesystem::path& dir, const std::filesystem::path& plan,
-                                               int watchdog_s, const std::string& profile) {
+                                               int watchdog_s, const std::string& profile, bool driver) {
   collector_test::RecordingSetup setup;
   setup.directory = dir;
   auto env = collector_test::recordingEnvironment(setup);
-  env["SIMGPU_PROFILE"] = (sourceDir() / "tests" / "tuner" / "profiles" / profile).string();
+  if (driver) {
+    env["LD_LIBRARY_PATH"] =
+        (buildDir() / "lib" / "collector-test-driver").string() + ":" + (buildDir() / "lib" / "simgpu").string();
+  }
+  const std::filesystem::path named(profile);
+  env["SIMGPU_PROFILE"] = (named.is_absolute() ? named : sourceDir() / "tests" / "tuner" / "profiles" / named).string();
   if (!plan.empty()) {
     env["SYNCOPATE_PLAN"] = plan.string();
     env["SYNCOPATE_WATCHDOG_S"] = std::to_string(watchdog_s);
@@ -75,10 +83,10 @@ struct JobRun {
 
 JobRun record(const std::filesystem::path& dir, const std::vector<std::string>& extra = {},
               const std::filesystem::path& plan = {}, int watchdog_s = 60, const std::string& profile = kProfile,
-              const std::filesystem::path& exits = {}) {
+              const std::filesystem::path& exits = {}, bool driver = false) {
   std::filesystem::create_directories(dir);
   if (!exits.empty()) std::filesystem::create_directories(exits);
-  JobRun r{collector_test::run(gradSync(extra, exits), environment(dir, plan, watchdog_s, profile), 180s), dir};
+  JobRun r{collector_test::run(gradSync(extra, exits), environment(dir, plan, watchdog_s, profile, driver), 180s), dir};
   std::ofstream(dir / "job.log") << r.result.out;  // what compare reads, as syncopate record keeps it
   return r;
 }
@@ -159,12 +167,36 @@ TEST_F(RuntimeE2E, GraphCaptureFallsBackAndFinishesCorrectly) {
   EXPECT_TRUE(c->gradients_identical.value_or(false)) << c->gradients_note;
 }
 
-// Invariant 3: kernels whose parameter layout is unknown are barriers; results stay right.
+// The test profile as an older driver (CUDA 12.2) would be: one without cudaFuncGetParamInfo.
+std::filesystem::path oldDriverProfile(const std::filesystem::path& dir) {
+  std::ifstream in(sourceDir() / "tests" / "tuner" / "profiles" / kProfile);
+  nlohmann::json profile = nlohmann::json::parse(in);
+  profile["driver_version"] = 12020;
+  const std::filesystem::path path = dir / "old_driver.json";
+  std::ofstream(path) << profile.dump();
+  return path;
+}
+
+std::size_t occurrences(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+// Invariant 3: a kernel whose parameter buffer cannot be read (an extern "C" kernel, whose name
+// gives no sizes, on a driver without the parameter query) is a barrier; results stay right.
+// The C++ kernels' layouts still come from their names, so the plan applies around it, and each
+// process says once that the query is missing.
 TEST_F(RuntimeE2E, UnknownParameterLayoutFallsBackAndFinishesCorrectly) {
-  const JobRun tuned = record(scratch_->path() / "extern_c", {"--extern-c"}, plan());
+  const std::filesystem::path dir = scratch_->path() / "extern_c";
+  std::filesystem::create_directories(dir);
+  const JobRun tuned = record(dir, {"--extern-c"}, plan(), 60, oldDriverProfile(dir).string());
   ASSERT_EQ(tuned.result.exit_code, 0) << tuned.result.err;
   const nlohmann::json report = runtimeReport(tuned.dir, 0);
   EXPECT_TRUE(report["fallbacks"].contains("unknown_parameter_layout")) << report.dump();
+  EXPECT_GT(report["stats"]["planned_groups"].get<int>(), 0) << report.dump();
+  EXPECT_EQ(occurrences(tuned.result.err, "has no kernel parameter query"), static_cast<std::size_t>(kRanks))
+      << tuned.result.err;
   auto c = compareRuns(baseline_->dir, tuned.dir);
   ASSERT_TRUE(c.ok()) << c.message();
   EXPECT_TRUE(c->gradients_identical.value_or(false)) << c->gradients_note;
@@ -199,6 +231,74 @@ TEST_F(RuntimeE2E, GraphLaunchesAndStreamOrderedFreesAreBarriersAndTheJobFinishe
     EXPECT_TRUE(*c->gradients_identical) << c->gradients_note;
     EXPECT_EQ(c->checksums_compared, 8);
   }
+}
+
+// Invariants 2 and 4: with the driver's parameter query, the same extern "C" kernel is no barrier:
+// its pointers are found by scanning its parameters against the process's allocations, so it
+// waits for the all-reduced gradients it reads (deferred waits) and the plan applies throughout.
+TEST_F(RuntimeE2E, ExternCKernelIsScannedForTheBuffersItReads) {
+  const JobRun tuned = record(scratch_->path() / "extern_c_scanned", {"--extern-c"}, plan());
+  ASSERT_EQ(tuned.result.exit_code, 0) << tuned.result.err;
+  for (int r = 0; r < kRanks; ++r) {
+    const nlohmann::json report = runtimeReport(tuned.dir, r);
+    EXPECT_TRUE(report["applied"].get<bool>()) << report.dump();
+    EXPECT_FALSE(report["fallbacks"].contains("unknown_parameter_layout")) << report.dump();
+  }
+  EXPECT_EQ(tuned.result.err.find("has no kernel parameter query"), std::string::npos);
+  // The recording says what the scan found: the gradients read (parameter 0) and the sink
+  // (parameter 2), both allocations of the program, for each of the 8 launches.
+  const collector_test::RecordedStore store = collector_test::readStore(tuned.dir / "rank-0.sqlite");
+  int inspections = 0;
+  for (const collector_test::Op* op : store.opsOf(trace::OpKind::Kernel)) {
+    if (op->name != "inspect_gradient") continue;
+    ++inspections;
+    std::vector<std::uint32_t> indices;
+    for (const trace::OpArgRow& arg : store.op_args) {
+      if (arg.correlation_id == op->row.correlation_id) indices.push_back(arg.arg_index);
+    }
+    EXPECT_EQ(indices, (std::vector<std::uint32_t>{0, 2}));
+  }
+  EXPECT_EQ(inspections, 8);
+  auto c = compareRuns(baseline_->dir, tuned.dir);
+  ASSERT_TRUE(c.ok()) << c.message();
+  EXPECT_TRUE(c->gradients_identical.value_or(false)) << c->gradients_note;
+}
+
+// Invariants 1, 2 and 4 on every launch path: the produce and update kernels go through
+// __cudaLaunchKernel, cudaLaunchKernel, cudaLaunchKernelExC, and the driver's cuLaunchKernel and
+// cuLaunchKernelEx by name and through cuGetProcAddress (one with a packed parameter buffer),
+// each once per iteration, and in another place each time. A launch the runtime missed would
+// let an update read a gradient before its moved all-reduce ends, or an all-reduce start before
+// the kernel producing its gradient: grad_sync's own bit-for-bit checks would fail.
+TEST_F(RuntimeE2E, EveryLaunchPathIsSeenAndOrdered) {
+  const JobRun tuned = record(scratch_->path() / "launch_paths", {"--all-launch-paths"}, plan(), 60, kProfile, {}, true);
+  ASSERT_EQ(tuned.result.exit_code, 0) << tuned.result.err;
+  std::set<std::string> stats;
+  for (int r = 0; r < kRanks; ++r) {
+    const nlohmann::json report = runtimeReport(tuned.dir, r);
+    EXPECT_TRUE(report["applied"].get<bool>()) << report.dump();
+    EXPECT_FALSE(report["fallbacks"].contains("unknown_parameter_layout")) << report.dump();
+    EXPECT_GT(report["stats"]["producer_waits"].get<int>(), 0) << report.dump();
+    stats.insert(report["stats"].dump());
+  }
+  EXPECT_EQ(stats.size(), 1u) << "the same decisions on every rank";
+  auto c = compareRuns(baseline_->dir, tuned.dir);
+  ASSERT_TRUE(c.ok()) << c.message();
+  EXPECT_TRUE(c->gradients_identical.value_or(false)) << c->gradients_note;
+  EXPECT_EQ(c->checksums_compared, 8);
+
+  const collector_test::RecordedStore store = collector_test::readStore(tuned.dir / "rank-0.sqlite");
+  std::map<std::string, int> launches;
+  for (const collector_test::ApiCall& call : store.api_calls) {
+    if (call.name.find("aunchKernel") != std::string::npos) ++launches[call.name];
+  }
+  EXPECT_EQ(launches, (std::map<std::string, int>{{"__cudaLaunchKernel", 8},
+                                                  {"cudaLaunchKernel", 8},
+                                                  {"cudaLaunchKernelExC", 8},
+                                                  {"cuLaunchKernel", 24},
+                                                  {"cuLaunchKernelEx", 16}}));
+  ASSERT_EQ(store.count(trace::OpKind::Kernel), 64);
+  for (const trace::OpArgRow& arg : store.op_args) EXPECT_NE(arg.arg_index, trace::kUnknownLayoutArgIndex);
 }
 
 // Invariants 1 and 3: one rank's call sequence differs (an extra host sync between

@@ -16,6 +16,7 @@
 #include <set>
 #include <shared_mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace simgpu {
 namespace {
@@ -24,6 +25,7 @@ struct Registry {
   std::shared_mutex mu;
   std::unordered_map<const void*, const KernelInfo*> by_host_function;
   std::vector<const KernelInfo*> replaced;  // kept: launches already enqueued may use them
+  std::unordered_set<const KernelInfo*> handles;  // every entry, current or replaced
 };
 
 Registry& registry() {
@@ -164,6 +166,7 @@ const KernelInfo& registerKernel(const void* host_function, const char* device_n
   const KernelInfo*& slot = r.by_host_function[host_function];
   if (slot != nullptr) r.replaced.push_back(slot);
   slot = k;
+  r.handles.insert(k);
   return *k;
 }
 
@@ -175,9 +178,10 @@ const KernelInfo* findKernel(const void* host_function) {
 }
 
 const KernelInfo* kernelFromHandle(const void* handle) {
-  if (handle == nullptr) return nullptr;
+  Registry& r = registry();
+  std::shared_lock lock(r.mu);
   const auto* k = static_cast<const KernelInfo*>(handle);
-  return k->magic == KernelInfo::kMagic ? k : nullptr;
+  return r.handles.contains(k) ? k : nullptr;
 }
 
 void setMaxDynamicSharedBytes(const KernelInfo& kernel, int bytes) {

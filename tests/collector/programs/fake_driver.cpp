@@ -1,25 +1,73 @@
-// A stand-in for the NVIDIA driver (libcuda.so.1), for the one test that needs a driver on a
-// machine without one: it answers the few entry points the test program uses, hands out its own
-// functions through cuGetProcAddress as the real driver does, and counts the calls that reach
-// it. A test fixture only; simgpu has no driver API.
+// A stand-in for the NVIDIA driver (libcuda.so.1), for the tests that need a driver on a machine
+// without one (simgpu has no driver API): it answers the entry points the test programs use,
+// hands out its own functions through cuGetProcAddress as the real driver does, and counts the
+// launches and copies that reach it. A function that is one of simgpu's kernels (a CUfunction
+// from cudaGetFuncBySymbol) runs on simgpu's stream, with its layout from simgpu's module, so
+// that the runtime's ordering of driver launches can be checked by their results; any other
+// function is a placeholder that only counts.
 #include <cuda.h>
+
+#include <simgpu/core/kernels.hpp>
 
 #include <atomic>
 #include <cstring>
+#include <vector>
 
 namespace {
 std::atomic<int> launches{0};
 std::atomic<int> copies{0};
+
+const simgpu::KernelInfo* simgpuKernel(CUfunction f) { return simgpu::kernelFromHandle(f); }
+
+CUresult driverResult(cudaError_t error) {
+  switch (error) {
+    case cudaSuccess: return CUDA_SUCCESS;
+    case cudaErrorInvalidValue: return CUDA_ERROR_INVALID_VALUE;
+    case cudaErrorInvalidResourceHandle: return CUDA_ERROR_INVALID_HANDLE;
+    default: return CUDA_ERROR_LAUNCH_FAILED;
+  }
+}
+
+// The argument array a packed buffer stands for (CU_LAUNCH_PARAM_BUFFER_POINTER), by the
+// kernel's offsets.
+bool unpack(const simgpu::KernelInfo& k, void** extra, std::vector<void*>& args) {
+  unsigned char* buffer = nullptr;
+  for (int i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) buffer = static_cast<unsigned char*>(extra[i + 1]);
+  }
+  if (buffer == nullptr || !k.layout_known) return false;
+  for (const simgpu::ParamInfo& p : k.params) args.push_back(buffer + p.offset);
+  return true;
+}
+
+CUresult launch(CUfunction f, dim3 grid, dim3 block, unsigned shared, CUstream stream, void** params, void** extra) {
+  launches.fetch_add(1);
+  const simgpu::KernelInfo* k = simgpuKernel(f);
+  if (k == nullptr) return CUDA_SUCCESS;  // a placeholder function
+  std::vector<void*> unpacked;
+  if (params == nullptr && extra != nullptr) {
+    if (!unpack(*k, extra, unpacked)) return CUDA_ERROR_INVALID_VALUE;
+    params = unpacked.data();
+  }
+  return driverResult(simgpu::launchKernel(*k, grid, block, params, shared, reinterpret_cast<cudaStream_t>(stream)));
+}
+
 }  // namespace
 
 extern "C" {
 
 CUresult cuInit(unsigned int) { return CUDA_SUCCESS; }
 
-CUresult cuLaunchKernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
-                        void**, void**) {
-  launches.fetch_add(1);
-  return CUDA_SUCCESS;
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned shared, CUstream stream, void** params, void** extra) {
+  return launch(f, dim3(gx, gy, gz), dim3(bx, by, bz), shared, stream, params, extra);
+}
+
+CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** params, void** extra) {
+  if (config == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  return launch(f, dim3(config->gridDimX, config->gridDimY, config->gridDimZ),
+                dim3(config->blockDimX, config->blockDimY, config->blockDimZ), config->sharedMemBytes,
+                config->hStream, params, extra);
 }
 
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr, const void*, size_t, CUstream) {
@@ -27,9 +75,18 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr, const void*, size_t, CUstream) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuFuncGetName(const char** name, CUfunction) {
-  *name = "fake_driver_kernel";
+CUresult cuFuncGetName(const char** name, CUfunction f) {
+  const simgpu::KernelInfo* k = simgpuKernel(f);
+  *name = k != nullptr ? k->mangled.c_str() : "fake_driver_kernel";
   return CUDA_SUCCESS;
+}
+
+// The placeholder function has no parameters.
+CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t* offset, size_t* size) {
+  const simgpu::KernelInfo* k = simgpuKernel(f);
+  if (k == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const cudaError_t answer = simgpu::kernelParamInfo(k, index, offset, size, nullptr);
+  return answer == cudaErrorNotSupported ? CUDA_ERROR_NOT_SUPPORTED : driverResult(answer);
 }
 
 CUresult cuCtxGetDevice(CUdevice* device) {
@@ -40,13 +97,14 @@ CUresult cuCtxGetDevice(CUdevice* device) {
 CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int, cuuint64_t, CUdriverProcAddressQueryResult* status) {
   void* found = nullptr;
   if (std::strcmp(symbol, "cuLaunchKernel") == 0) found = reinterpret_cast<void*>(&cuLaunchKernel);
+  if (std::strcmp(symbol, "cuLaunchKernelEx") == 0) found = reinterpret_cast<void*>(&cuLaunchKernelEx);
   if (std::strcmp(symbol, "cuMemcpyHtoDAsync") == 0) found = reinterpret_cast<void*>(&cuMemcpyHtoDAsync_v2);
   if (status != nullptr) *status = found != nullptr ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   *pfn = found;
   return found != nullptr ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
-// For the test program: how many calls reached the "driver".
+// For the test programs: how many calls reached the "driver".
 int fakeDriverLaunches() { return launches.load(); }
 int fakeDriverCopies() { return copies.load(); }
 

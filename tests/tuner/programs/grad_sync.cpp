@@ -36,6 +36,9 @@
 //                       and a kernel given its start (the header, in no gradient) fills all of
 //                       it: only the free's place in the stream orders it after the all-reduces
 //                       that read that memory
+// And one that changes only how kernels are launched:
+//   --all-launch-paths  the produce and update kernels go through every launch path in turn
+//                       (launch_paths.hpp), each once per iteration; needs a driver (libcuda.so.1)
 #include <mpi.h>
 #include <nccl.h>
 #include <nvtx3/nvToolsExt.h>
@@ -82,6 +85,7 @@ struct Options {
   bool scattered = false, capture = false, extern_c = false, graph = false, stream_ordered = false;
   int diverge_rank = -1, stall_rank = -1, stall_iteration = 2, stall_seconds = 30;
   int thread_from = -1, switch_device = -1, sync_thread_rank = -1;
+  bool all_launch_paths = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -112,10 +116,16 @@ Options parse(int argc, char** argv) {
     else if (a == "--switch-device") o.switch_device = value();
     else if (a == "--graph") o.graph = true;
     else if (a == "--stream-ordered") o.stream_ordered = true;
+    else if (a == "--all-launch-paths") o.all_launch_paths = true;
     else {
       std::fprintf(stderr, "grad_sync: unknown option %s\n", a.c_str());
       std::exit(2);
     }
+  }
+  if (o.all_launch_paths && 2 * o.layers != kLaunchPaths) {
+    std::fprintf(stderr, "grad_sync: --all-launch-paths needs --layers %d (one launch per path and iteration)\n",
+                 kLaunchPaths / 2);
+    std::exit(2);
   }
   if (o.layers < 2 || o.count < 1 || o.iterations < 1) {
     std::fprintf(stderr, "grad_sync: need --layers >= 2, --count >= 1, --iterations >= 1\n");
@@ -139,6 +149,7 @@ std::uint64_t fnv1a(const void* data, std::size_t n) {
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
+  if (o.all_launch_paths) openDriver();
   MPI_Init(&argc, &argv);
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -250,8 +261,14 @@ int main(int argc, char** argv) {
     } else {
       CHECK_CUDA(cudaMemsetAsync(produced[0], 0, layers * n * sizeof(float), compute));
     }
+    // With --all-launch-paths, launch j of iteration `it` goes through path (it + j) mod 8.
+    int launch = 0;
+    auto nextPath = [&] {
+      return o.all_launch_paths ? static_cast<LaunchPath>((it + launch++) % kLaunchPaths) : LaunchPath::Cuda13;
+    };
     for (int l = o.layers - 1; l >= 0; --l) {
-      CHECK_CUDA(launchProduce(compute, produced[static_cast<std::size_t>(l)], o.count, rank, it, l, o.produce_cost));
+      CHECK_CUDA(launchProduce(compute, produced[static_cast<std::size_t>(l)], o.count, rank, it, l, o.produce_cost,
+                               nextPath()));
     }
     if (rank == o.stall_rank && it == o.stall_iteration) {
       std::this_thread::sleep_for(std::chrono::seconds(o.stall_seconds));
@@ -289,7 +306,9 @@ int main(int argc, char** argv) {
       CHECK_CUDA(cudaSetDevice(device));
     }
     auto launchUpdates = [&] {
-      for (std::size_t l = 0; l < layers; ++l) CHECK_CUDA(launchUpdate(compute, acc[l], grad[l], o.count, o.update_cost));
+      for (std::size_t l = 0; l < layers; ++l) {
+        CHECK_CUDA(launchUpdate(compute, acc[l], grad[l], o.count, o.update_cost, nextPath()));
+      }
     };
     cudaGraphExec_t exec = nullptr;
     if (o.graph) {

@@ -25,14 +25,34 @@ extern "C" __global__ void inspect_gradient(const float* grad, int count, float*
   if (i == 0 && count > 0 && grad[0] != grad[0]) *sink = grad[0];  // never true for finite values
 }
 
-cudaError_t launchProduce(cudaStream_t s, float* grad, int count, int rank, int iteration, int layer, int cost) {
-  produce_gradient<<<blocks(count), kThreads, 0, s>>>(grad, count, rank, iteration, layer, cost);
-  return cudaGetLastError();
+cudaError_t launchProduce(cudaStream_t s, float* grad, int count, int rank, int iteration, int layer, int cost,
+                          LaunchPath path) {
+  if (path == LaunchPath::Cuda13) {
+    produce_gradient<<<blocks(count), kThreads, 0, s>>>(grad, count, rank, iteration, layer, cost);
+    return cudaGetLastError();
+  }
+  struct {
+    float* grad;
+    int count, rank, iteration, layer, cost;
+  } packed{grad, count, rank, iteration, layer, cost};
+  void* args[] = {&grad, &count, &rank, &iteration, &layer, &cost};
+  return launchThrough(path, reinterpret_cast<const void*>(&produce_gradient), dim3(blocks(count)), dim3(kThreads), args,
+                       &packed, sizeof packed, s);
 }
 
-cudaError_t launchUpdate(cudaStream_t s, float* acc, const float* grad, int count, int cost) {
-  apply_update<<<blocks(count), kThreads, 0, s>>>(acc, grad, count, cost);
-  return cudaGetLastError();
+cudaError_t launchUpdate(cudaStream_t s, float* acc, const float* grad, int count, int cost, LaunchPath path) {
+  if (path == LaunchPath::Cuda13) {
+    apply_update<<<blocks(count), kThreads, 0, s>>>(acc, grad, count, cost);
+    return cudaGetLastError();
+  }
+  struct {
+    float* acc;
+    const float* grad;
+    int count, cost;
+  } packed{acc, grad, count, cost};
+  void* args[] = {&acc, &grad, &count, &cost};
+  return launchThrough(path, reinterpret_cast<const void*>(&apply_update), dim3(blocks(count)), dim3(kThreads), args,
+                       &packed, sizeof packed, s);
 }
 
 cudaError_t launchInspect(cudaStream_t s, const float* grad, int count, float* sink) {

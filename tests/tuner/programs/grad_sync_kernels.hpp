@@ -2,8 +2,12 @@
 
 #include <cuda_runtime.h>
 
-cudaError_t launchProduce(cudaStream_t s, float* grad, int count, int rank, int iteration, int layer, int cost);
-cudaError_t launchUpdate(cudaStream_t s, float* acc, const float* grad, int count, int cost);
+#include "launch_paths.hpp"
+
+cudaError_t launchProduce(cudaStream_t s, float* grad, int count, int rank, int iteration, int layer, int cost,
+                          LaunchPath path = LaunchPath::Cuda13);
+cudaError_t launchUpdate(cudaStream_t s, float* acc, const float* grad, int count, int cost,
+                         LaunchPath path = LaunchPath::Cuda13);
 cudaError_t launchInspect(cudaStream_t s, const float* grad, int count, float* sink);
 // Adds to `graph` one update node per layer, each after the one before (a graph built node by
 // node, as launchUpdate launches them one by one).

@@ -45,12 +45,9 @@ struct KernelSignature {
 };
 
 struct SIMGPU_API KernelInfo : KernelSignature {
-  std::uint32_t magic = kMagic;  // lets a cudaKernel_t handle be checked without a lookup
   const void* host_function = nullptr;
   std::string mangled;  // the device name given to __cudaRegisterFunction
   int max_dynamic_shared_bytes = 48 * 1024;  // cudaFuncAttributeMaxDynamicSharedMemorySize
-
-  static constexpr std::uint32_t kMagic = 0x6b65726eu;
 
   // Resolved on first launch: the profile's cost entry and the program's CPU implementation.
   const KernelCostSpec* cost() const;
@@ -69,7 +66,8 @@ struct SIMGPU_API KernelInfo : KernelSignature {
 SIMGPU_API const KernelInfo& registerKernel(const void* host_function, const char* device_name,
                                             const ModuleParamLayouts* module = nullptr);
 SIMGPU_API const KernelInfo* findKernel(const void* host_function);
-// A cudaKernel_t handed out by __cudaGetKernel is a KernelInfo*; nullptr if it is not one.
+// A cudaKernel_t handed out by __cudaGetKernel (or a cudaFunction_t, a CUfunction, from
+// cudaGetFuncBySymbol) is a KernelInfo*; nullptr if `handle` is none of simgpu's.
 SIMGPU_API const KernelInfo* kernelFromHandle(const void* handle);
 SIMGPU_API void setMaxDynamicSharedBytes(const KernelInfo& kernel, int bytes);
 
