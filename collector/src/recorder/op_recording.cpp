@@ -2,7 +2,6 @@
 
 #include "recorder/record_call.hpp"
 
-
 namespace syncopate::preload {
 
 trace::OpRecord pendingOp(const IssuedOp& op, trace::StreamId stream, std::uint32_t correlation, Ticket ticket) {

@@ -35,7 +35,7 @@ const bool profile_set = [] {
 }();
 
 // Distinct addresses standing for host stubs.
-char linear_stub, copy_stub, tiny_stub, unknown_stub, pointer_stub, scale_stub, extern_c_stub;
+char linear_stub, copy_stub, tiny_stub, unknown_stub, pointer_stub, scale_stub, extern_c_stub, module_stub;
 
 TEST(KernelCost, FromFlopsBytesEfficiencyAndFixedCost) {
   ASSERT_TRUE(profile_set);
@@ -143,6 +143,25 @@ TEST(KernelLaunch, ParamInfoByHostFunction) {
   int not_a_kernel = 0;
   EXPECT_EQ(kernelParamInfo(findKernel(&not_a_kernel), 0, &offset, &size, &is_pointer),
             cudaErrorInvalidDeviceFunction);
+}
+
+// A module's layouts replace what the name cannot say; what does not parse as a module gives
+// nothing, and never a crash.
+TEST(KernelLaunch, ModuleLayoutsAndModulesThatDoNotParse) {
+  const ModuleParamLayouts module = {{"plain_module_kernel", {{0, 8}, {8, 4096}}}};
+  const KernelInfo& k = registerKernel(&module_stub, "plain_module_kernel", &module);
+  std::size_t offset = 0, size = 0;
+  ASSERT_EQ(kernelParamInfo(&k, 1, &offset, &size, nullptr), cudaSuccess);
+  EXPECT_EQ(offset, 8u);
+  EXPECT_EQ(size, 4096u);
+  EXPECT_EQ(kernelParamInfo(&k, 2, &offset, &size, nullptr), cudaErrorInvalidValue);
+
+  const unsigned char garbage[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+  EXPECT_TRUE(readCubinParamLayouts(garbage, sizeof garbage).empty());
+  EXPECT_TRUE(readCubinParamLayouts(garbage, 3).empty());
+  const unsigned int wrong_wrapper[6] = {0x12345678u, 1u, 0u, 0u, 0u, 0u};
+  EXPECT_TRUE(readModuleParamLayouts(wrong_wrapper).empty());
+  EXPECT_TRUE(readModuleParamLayouts(nullptr).empty());
 }
 
 }  // namespace
