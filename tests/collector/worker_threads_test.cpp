@@ -3,7 +3,6 @@
 // streams, allocations and frees — so that nothing is freed that was not allocated.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <map>
 
 #include "support/child_process.hpp"
@@ -14,11 +13,6 @@ namespace collector_test {
 namespace {
 
 using syncopate::trace::OpKind;
-
-int countOf(const std::map<std::string, std::string>& counts, const std::string& key) {
-  auto found = counts.find(key);
-  return found == counts.end() ? -1 : std::atoi(found->second.c_str());
-}
 
 TEST(WorkerThreads, CallsMadeWhileTheRecorderStartsAreRecorded) {
   TempDir dir;
@@ -35,18 +29,18 @@ TEST(WorkerThreads, CallsMadeWhileTheRecorderStartsAreRecorded) {
 
   std::map<std::string, int> calls;
   for (const ApiCall& call : store.api_calls) ++calls[call.name];
-  EXPECT_EQ(calls["cudaSetDevice"], countOf(counts, "set_devices"));
-  EXPECT_EQ(calls["cudaStreamCreate"], countOf(counts, "stream_creates"));
-  EXPECT_EQ(calls["cudaMalloc"], countOf(counts, "mallocs"));
-  EXPECT_EQ(calls["cudaFree"], countOf(counts, "frees"));
-  EXPECT_EQ(static_cast<int>(store.allocations.size()), countOf(counts, "mallocs"));
+  EXPECT_EQ(calls["cudaSetDevice"], countIn(counts, "set_devices"));
+  EXPECT_EQ(calls["cudaStreamCreate"], countIn(counts, "stream_creates"));
+  EXPECT_EQ(calls["cudaMalloc"], countIn(counts, "mallocs"));
+  EXPECT_EQ(calls["cudaFree"], countIn(counts, "frees"));
+  EXPECT_EQ(static_cast<int>(store.allocations.size()), countIn(counts, "mallocs"));
   for (const auto& allocation : store.allocations) EXPECT_TRUE(allocation.free_ns.has_value()) << "never freed?";
   EXPECT_EQ(store.counter("frees_without_alloc"), 0);
-  EXPECT_EQ(store.count(OpKind::Kernel), countOf(counts, "kernels"));
+  EXPECT_EQ(store.count(OpKind::Kernel), countIn(counts, "kernels"));
   // One stream per worker (plus the legacy default stream of the main thread's frees).
   int worker_streams = 0;
   for (const auto& stream : store.streams) worker_streams += stream.handle.value_or(0) > 2 ? 1 : 0;
-  EXPECT_EQ(worker_streams, countOf(counts, "stream_creates"));
+  EXPECT_EQ(worker_streams, countIn(counts, "stream_creates"));
 }
 
 }  // namespace

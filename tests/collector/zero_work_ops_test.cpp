@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <map>
 
 #include "support/child_process.hpp"
@@ -17,11 +16,6 @@ namespace collector_test {
 namespace {
 
 using syncopate::trace::OpKind;
-
-int countOf(const std::map<std::string, std::string>& counts, const std::string& key) {
-  auto found = counts.find(key);
-  return found == counts.end() ? -1 : std::atoi(found->second.c_str());
-}
 
 class ZeroWorkOps : public ::testing::TestWithParam<std::string> {};
 
@@ -41,9 +35,9 @@ TEST_P(ZeroWorkOps, NothingAfterThemIsLostOrHeldUp) {
   const RecordedStore& store = stores.front();
   EXPECT_EQ(store.meta.at("backend"), GetParam());
 
-  EXPECT_EQ(store.count(OpKind::Kernel), countOf(counts, "kernels"));
-  EXPECT_EQ(store.count(OpKind::Memcpy), countOf(counts, "memcpys"));
-  EXPECT_EQ(store.count(OpKind::Memset), countOf(counts, "memsets"));
+  EXPECT_EQ(store.count(OpKind::Kernel), countIn(counts, "kernels"));
+  EXPECT_EQ(store.count(OpKind::Memcpy), countIn(counts, "memcpys"));
+  EXPECT_EQ(store.count(OpKind::Memset), countIn(counts, "memsets"));
   EXPECT_EQ(store.counter("ops_untimed_timing_failed"), 0);
   EXPECT_EQ(store.counter("ops_untimed_no_timing_slot"), 0);
   EXPECT_EQ(store.counter("records_dropped_buffer_full"), 0);
@@ -60,8 +54,8 @@ TEST_P(ZeroWorkOps, NothingAfterThemIsLostOrHeldUp) {
     (op.row.kind == OpKind::Memcpy ? zero_copies : zero_fills) += 1;
     EXPECT_EQ(op.row.start_ns, op.row.end_ns) << op.name << ": no GPU work, no GPU time";
   }
-  EXPECT_EQ(zero_copies, countOf(counts, "zero_byte_memcpys"));
-  EXPECT_EQ(zero_fills, countOf(counts, "zero_byte_memsets"));
+  EXPECT_EQ(zero_copies, countIn(counts, "zero_byte_memcpys"));
+  EXPECT_EQ(zero_fills, countIn(counts, "zero_byte_memsets"));
 
   // Each stream runs its ops one after the other, in the order they were issued. An op with no
   // GPU work is placed by host time (when it was issued), the others by the GPU's converted to

@@ -13,21 +13,14 @@
 #include <thread>
 #include <vector>
 
+#include "check_cuda.hpp"
+
 __global__ void add_one(float* data, int count) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < count) data[i] += 1.0f;
 }
 
 namespace {
-
-#define CHECK(call)                                                                               \
-  do {                                                                                            \
-    cudaError_t error_ = (call);                                                                  \
-    if (error_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "worker_threads: %s failed: %s\n", #call, cudaGetErrorString(error_)); \
-      std::exit(1);                                                                               \
-    }                                                                                             \
-  } while (0)
 
 constexpr int kCount = 1024;
 

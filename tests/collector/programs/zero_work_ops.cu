@@ -12,21 +12,14 @@
 #include <cstring>
 #include <string>
 
+#include "check_cuda.hpp"
+
 __global__ void add_one(float* data, int count) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < count) data[i] += 1.0f;
 }
 
 namespace {
-
-#define CHECK(call)                                                                              \
-  do {                                                                                           \
-    cudaError_t error_ = (call);                                                                 \
-    if (error_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "zero_work_ops: %s failed: %s\n", #call, cudaGetErrorString(error_)); \
-      std::exit(1);                                                                              \
-    }                                                                                            \
-  } while (0)
 
 constexpr int kCount = 4096;
 constexpr std::size_t kBytes = kCount * sizeof(float);
