@@ -288,6 +288,11 @@ class StoreLoader {
     const auto start = metaInt(r_, kTraceStartMetaKey) ? metaInt(r_, kTraceStartMetaKey) : metaInt(r_, "start_ns");
     const auto end = metaInt(r_, kTraceEndMetaKey) ? metaInt(r_, kTraceEndMetaKey) : metaInt(r_, "end_ns");
     if (start && end && *end >= *start) info.recording_start_ns = *start, info.recording_end_ns = *end;
+    // A writer sets end_ns when it closes its store; without it the process never got there.
+    if (!metaInt(r_, "end_ns")) {
+      const std::string whose = info.rank >= 0 ? fmt::format("rank {}", info.rank) : fmt::format("process {}", info.pid);
+      b_.addDiagnostic(diagnosticRow<trace::diagnostics::load_store_not_closed>(name_, 1, whose));
+    }
     rank_ = b_.addRank(std::move(info));
   }
 

@@ -83,6 +83,16 @@ TEST(ProcessLifecycle, SigkillLeavesTheStoreReadableUpToItsLastFlush) {
   EXPECT_GE(steps, 25);
   EXPECT_GE(store.count(OpKind::Kernel), 3 * 25);
   for (const Op& op : store.ops) EXPECT_GE(op.row.end_ns, op.row.start_ns);
+
+  // `syncopate analyze` analyses it, and says it was never closed.
+  ChildResult analyzed = run({(buildDir() / "bin" / "syncopate").string(), "analyze", "--no-save", dir.path().string()}, {},
+                             std::chrono::seconds(60));
+  EXPECT_EQ(analyzed.exit_code, 0) << analyzed.err;
+  const std::string store_name = files->front().path.filename().string();
+  EXPECT_NE(analyzed.out.find("[warning] " + store_name + ": the store of process " + std::to_string(child.pid()) +
+                              " was never closed: its process ended without closing it (killed, or it crashed)"),
+            std::string::npos)
+      << analyzed.out;
 }
 
 TEST(ProcessLifecycle, AnUnusableDirectoryIsReportedAndTheJobRuns) {

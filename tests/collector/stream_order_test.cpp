@@ -50,9 +50,10 @@ trace::OpRecord pending(trace::OpKind kind, trace::StreamId stream, std::uint32_
 }
 
 std::vector<trace::OpRecord> resolve(preload::StreamOrder& order, ScriptedTiming& timing,
-                                     preload::RecorderCounters& counters) {
+                                     preload::RecorderCounters& counters, std::int64_t now_ns = 1'000'000'000,
+                                     bool drained = false) {
   std::vector<trace::Record> out;
-  order.resolve(timing, out, counters);
+  order.resolve(timing, out, counters, now_ns, drained);
   std::vector<trace::OpRecord> ops;
   for (const auto& record : out) ops.push_back(record.as<trace::OpRecord>());
   return ops;
@@ -135,6 +136,75 @@ TEST(StreamOrder, FailuresAreCountedAndNothingIsMadeUp) {
   EXPECT_EQ(counters.ops_untimed_timing_failed.load(), 2u);
   EXPECT_EQ(timing.released[102], 1);
   EXPECT_EQ(order.pendingCount(), 0u);
+}
+
+TEST(StreamOrder, AnOpWithoutGpuWorkTakesItsPlaceInStreamOrder) {
+  preload::StreamOrder order;
+  ScriptedTiming timing;
+  preload::RecorderCounters counters;
+  // A kernel (2000..5000), a 0-byte copy issued while it ran, a 0-byte copy on an idle stream.
+  order.add(pending(trace::OpKind::Kernel, 1, 1, 100), 1000);
+  order.add(pending(trace::OpKind::Memcpy, 1, 2, preload::kStreamOrderTicket), 1500);
+  order.add(pending(trace::OpKind::Memcpy, 2, 3, preload::kStreamOrderTicket), 1600);
+  timing.answers[100] = {Resolution::Resolved, 2000, 5000};
+  auto ops = resolve(order, timing, counters);
+  ASSERT_EQ(ops.size(), 3u);
+  std::map<std::uint32_t, trace::OpRecord> by_correlation;
+  for (const auto& op : ops) by_correlation[op.correlation_id] = op;
+  EXPECT_EQ(by_correlation[2].start_ns, 5000);
+  EXPECT_EQ(by_correlation[2].end_ns, 5000);
+  EXPECT_EQ(by_correlation[3].start_ns, 1600);
+  EXPECT_EQ(by_correlation[3].end_ns, 1600);
+  EXPECT_EQ(counters.ops_without_gpu_activity.load(), 0u) << "known to do no work: not a surprise";
+}
+
+// A head whose times never come (CUDA did it without GPU work): once later work on its stream has
+// finished and the head's times still have not come a while later, it takes its place in stream
+// order, counted; until then it holds its stream, as a head still running must.
+TEST(StreamOrder, AHeadOvertakenByLaterWorkIsNotWaitedForEver) {
+  preload::StreamOrder order;
+  ScriptedTiming timing;
+  preload::RecorderCounters counters;
+  constexpr std::int64_t kSecond = 1'000'000'000;
+  order.add(pending(trace::OpKind::Kernel, 1, 1, 100), 1000);  // its work finishes: 2000..3000
+  order.add(pending(trace::OpKind::Memcpy, 1, 2, 101), 4000);  // no activity ever
+  order.add(pending(trace::OpKind::Kernel, 1, 3, 102), 5000);
+  timing.answers[100] = {Resolution::Resolved, 2000, 3000};
+  EXPECT_EQ(resolve(order, timing, counters, kSecond).size(), 1u) << "the later kernel is still running";
+  EXPECT_TRUE(resolve(order, timing, counters, kSecond + 200'000'000).empty());
+  timing.answers[102] = {Resolution::Resolved, 6000, 7000};
+  // Seen overtaken at the next look (at most every 100 ms), then given 500 ms for its times.
+  EXPECT_TRUE(resolve(order, timing, counters, kSecond + 300'000'000).empty());
+  EXPECT_TRUE(resolve(order, timing, counters, kSecond + 700'000'000).empty());
+  auto ops = resolve(order, timing, counters, kSecond + 900'000'000);
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0].correlation_id, 2u);
+  EXPECT_EQ(ops[0].start_ns, 4000) << "after the kernel before it, when it was issued";
+  EXPECT_EQ(ops[0].end_ns, 4000);
+  EXPECT_EQ(ops[1].correlation_id, 3u);
+  EXPECT_EQ(ops[1].start_ns, 6000);
+  EXPECT_EQ(counters.ops_without_gpu_activity.load(), 1u);
+  EXPECT_EQ(counters.ops_untimed_timing_failed.load(), 0u);
+  EXPECT_EQ(timing.released[101], 1);
+}
+
+TEST(StreamOrder, OnceDrainedAnOvertakenHeadIsNotWaitedFor) {
+  preload::StreamOrder order;
+  ScriptedTiming timing;
+  preload::RecorderCounters counters;
+  order.add(pending(trace::OpKind::Memset, 1, 1, 100), 1000);  // no activity ever
+  order.add(pending(trace::OpKind::Kernel, 1, 2, 101), 2000);
+  order.add(pending(trace::OpKind::Memset, 2, 3, 102), 3000);  // no activity, nothing after it
+  timing.answers[101] = {Resolution::Resolved, 2500, 3500};
+  auto ops = resolve(order, timing, counters, 1'000'000'000, /*drained=*/true);
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0].correlation_id, 1u);
+  EXPECT_EQ(ops[0].start_ns, 1000);
+  EXPECT_EQ(ops[1].correlation_id, 2u);
+  EXPECT_EQ(counters.ops_without_gpu_activity.load(), 1u);
+  // Nothing finished after the last one: whether it did work is unknown; abandoned, counted.
+  order.abandon(timing, counters);
+  EXPECT_EQ(counters.ops_untimed_timing_failed.load(), 1u);
 }
 
 }  // namespace

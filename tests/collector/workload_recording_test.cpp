@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "support/child_process.hpp"
 #include "support/recorded_store.hpp"
@@ -40,11 +39,6 @@ WorkloadRun recordWorkload(const TempDir& dir, const std::string& backend) {
   return recorded;
 }
 
-int asInt(const std::map<std::string, std::string>& values, const std::string& key) {
-  auto found = values.find(key);
-  return found == values.end() ? -1 : std::atoi(found->second.c_str());
-}
-
 class WorkloadRecording : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(WorkloadRecording, StoreHoldsExactlyWhatTheProgramIssued) {
@@ -56,12 +50,12 @@ TEST_P(WorkloadRecording, StoreHoldsExactlyWhatTheProgramIssued) {
   EXPECT_EQ(store.meta.at("backend"), GetParam());
   EXPECT_FALSE(store.meta.at("backend_reason").empty());
 
-  EXPECT_EQ(store.count(OpKind::Kernel), asInt(run.counts, "kernels"));
-  EXPECT_EQ(store.count(OpKind::Memcpy), asInt(run.counts, "memcpys"));
-  EXPECT_EQ(store.count(OpKind::Memset), asInt(run.counts, "memsets"));
-  EXPECT_EQ(store.count(OpKind::EventRecord), asInt(run.counts, "event_records"));
-  EXPECT_EQ(store.count(OpKind::StreamWait), asInt(run.counts, "stream_waits"));
-  EXPECT_EQ(store.count(OpKind::HostSync), asInt(run.counts, "stream_syncs") + asInt(run.counts, "device_syncs"));
+  EXPECT_EQ(store.count(OpKind::Kernel), countIn(run.counts, "kernels"));
+  EXPECT_EQ(store.count(OpKind::Memcpy), countIn(run.counts, "memcpys"));
+  EXPECT_EQ(store.count(OpKind::Memset), countIn(run.counts, "memsets"));
+  EXPECT_EQ(store.count(OpKind::EventRecord), countIn(run.counts, "event_records"));
+  EXPECT_EQ(store.count(OpKind::StreamWait), countIn(run.counts, "stream_waits"));
+  EXPECT_EQ(store.count(OpKind::HostSync), countIn(run.counts, "stream_syncs") + countIn(run.counts, "device_syncs"));
   EXPECT_EQ(store.counter("records_dropped_buffer_full"), 0);
   EXPECT_EQ(store.counter("ops_untimed_no_timing_slot"), 0);
   EXPECT_EQ(store.counter("ops_untimed_timing_failed"), 0);
@@ -157,8 +151,8 @@ TEST_P(WorkloadRecording, NvtxRangesAndMarksAppear) {
   std::sort(steps.begin(), steps.end());
   ASSERT_EQ(static_cast<int>(steps.size()), kIterations);
   for (int i = 0; i < kIterations; ++i) EXPECT_EQ(steps[static_cast<std::size_t>(i)], "ProfilerStep#" + std::to_string(i));
-  EXPECT_EQ(phases + kIterations, asInt(run.counts, "nvtx_ranges"));
-  EXPECT_EQ(marks, asInt(run.counts, "nvtx_marks"));
+  EXPECT_EQ(phases + kIterations, countIn(run.counts, "nvtx_ranges"));
+  EXPECT_EQ(marks, countIn(run.counts, "nvtx_marks"));
 }
 
 // A graph captured in global mode while recording: the capture still succeeds (the collector
@@ -177,8 +171,8 @@ TEST_P(WorkloadRecording, GraphCaptureIsNeverDisturbed) {
   const RecordedStore& store = stores.front();
   EXPECT_EQ(store.counter("ops_captured_into_graphs"), 3);
   EXPECT_EQ(store.counter("graph_launches"), 2);
-  EXPECT_EQ(store.count(OpKind::Kernel), asInt(counts, "kernels"));
-  EXPECT_EQ(store.count(OpKind::Memcpy), asInt(counts, "memcpys"));
+  EXPECT_EQ(store.count(OpKind::Kernel), countIn(counts, "kernels"));
+  EXPECT_EQ(store.count(OpKind::Memcpy), countIn(counts, "memcpys"));
   std::map<std::string, int> calls;
   for (const ApiCall& call : store.api_calls) ++calls[call.name];
   EXPECT_EQ(calls["cudaStreamBeginCapture"], 1);

@@ -82,6 +82,17 @@ void BackgroundThread::stopAndJoin() noexcept {
   if (thread_.joinable()) thread_.join();
 }
 
+bool BackgroundThread::settle(std::int64_t deadline_ns) noexcept {
+  std::unique_lock lock(mutex_);
+  if (stop_) return false;
+  const std::uint64_t asked = ++settles_asked_;
+  settle_wake_ = true;
+  wake_.notify_one();
+  const auto left = std::chrono::nanoseconds(std::max<std::int64_t>(deadline_ns - monotonicNs(), 0));
+  settled_cv_.wait_for(lock, left, [&] { return settles_answered_ >= asked || finished_; });
+  return settles_answered_ >= asked;
+}
+
 bool BackgroundThread::stopWithin(std::int64_t deadline_ns, std::int64_t gpu_deadline_ns) noexcept {
   std::unique_lock lock(mutex_);
   if (!stop_) {
@@ -121,7 +132,9 @@ void BackgroundThread::createStore() {
   trace::StoreIdentity store_identity;
   store_identity.host = identity.host;
   store_identity.pid = identity.pid;
-  if (recorder_.rank() >= 0) store_identity.rank = recorder_.rank();
+  // Read once: an application thread may learn the rank meanwhile (the store is renamed then).
+  const std::int32_t rank = recorder_.rank();
+  if (rank >= 0) store_identity.rank = rank;
   auto created = trace::StoreWriter::create(recorder_.config().output_dir, store_identity, recorder_.catalog());
   if (!created.ok()) {
     s.store_failed = true;
@@ -133,7 +146,7 @@ void BackgroundThread::createStore() {
     return;
   }
   s.writer = std::move(created.value());
-  s.rank_in_store = recorder_.rank();
+  s.rank_in_store = rank;
   (void)s.writer->setMeta("backend", recorder_.timing().name());
   (void)s.writer->setMeta("backend_reason", recorder_.backendReason());
   (void)s.writer->setMeta("command", identity.command);
@@ -236,12 +249,12 @@ void BackgroundThread::step(std::int64_t now_ns) {
   TimingBackend& timing = recorder_.timing();
   timing.collect();
   s.resolved.clear();
-  s.order.resolve(timing, s.resolved, recorder_.counters());
+  s.order.resolve(timing, s.resolved, recorder_.counters(), now_ns);
   if (s.writer && !s.resolved.empty()) (void)s.writer->append(trace::kNoThread, s.resolved);
   describeNewDevices();
   noteNcclProfiler();
-  if (s.writer && recorder_.rank() != s.rank_in_store && recorder_.rank() >= 0) {
-    s.rank_in_store = recorder_.rank();
+  if (const std::int32_t rank = recorder_.rank(); s.writer && rank != s.rank_in_store && rank >= 0) {
+    s.rank_in_store = rank;
     (void)s.writer->setMeta("world_size", std::to_string(recorder_.worldSize()));
     trace::Status renamed = s.writer->setRank(s.rank_in_store);
     if (!renamed.ok()) log(LogLevel::Warn, "the store keeps its pid name: %s", renamed.message().c_str());
@@ -271,7 +284,7 @@ void BackgroundThread::finish(std::int64_t gpu_deadline_ns) {
   TimingBackend& timing = recorder_.timing();
   timing.drain(gpu_deadline_ns);
   s.resolved.clear();
-  s.order.resolve(timing, s.resolved, recorder_.counters());
+  s.order.resolve(timing, s.resolved, recorder_.counters(), monotonicNs(), /*drained=*/true);
   s.order.abandon(timing, recorder_.counters());
   if (s.writer && !s.resolved.empty()) (void)s.writer->append(trace::kNoThread, s.resolved);
   describeNewDevices();
@@ -294,14 +307,18 @@ void BackgroundThread::run() noexcept {
   try {
     state_->last_flush_ns = monotonicNs();
     std::int64_t gpu_deadline_ns = 0;
+    std::uint64_t asked = 0;  // settle() calls made before this step
     for (;;) {
       {
         std::unique_lock lock(mutex_);
-        wake_.wait_for(lock, std::chrono::nanoseconds(kPollIntervalNs), [this] { return stop_ || flush_requested_; });
+        wake_.wait_for(lock, std::chrono::nanoseconds(kPollIntervalNs),
+                       [this] { return stop_ || flush_requested_ || settle_wake_; });
+        settle_wake_ = false;
         if (stop_) {
           gpu_deadline_ns = gpu_deadline_ns_;
           break;
         }
+        asked = settles_asked_;
       }
       std::int64_t now = monotonicNs();
       step(now);
@@ -309,6 +326,11 @@ void BackgroundThread::run() noexcept {
       {
         std::lock_guard lock(mutex_);
         std::swap(flush_now, flush_requested_);
+        // The step drained every record pushed before those calls.
+        if (asked > settles_answered_ && state_->order.pendingCount() == 0) {
+          settles_answered_ = asked;
+          settled_cv_.notify_all();
+        }
       }
       if (flush_now) flush(now);
     }
@@ -320,6 +342,7 @@ void BackgroundThread::run() noexcept {
   std::lock_guard lock(mutex_);
   finished_ = true;
   finished_cv_.notify_all();
+  settled_cv_.notify_all();
 }
 
 }  // namespace syncopate::preload

@@ -34,6 +34,9 @@ class BackgroundThread {
 
   // Asks for a flush as soon as possible (the C interface's flush, tests).
   void requestFlush() noexcept;
+  // Waits until the ops recorded so far have their GPU times (none is pending), or until
+  // `deadline_ns` (CLOCK_MONOTONIC): whether they do.
+  bool settle(std::int64_t deadline_ns) noexcept;
 
   // The iteration window of this process (armed mode), fed by NVTX markers.
   IterationWindow* window() noexcept;
@@ -56,6 +59,10 @@ class BackgroundThread {
   std::condition_variable wake_;
   bool stop_ = false;
   bool flush_requested_ = false;
+  std::uint64_t settles_asked_ = 0;     // settle() calls so far
+  std::uint64_t settles_answered_ = 0;  // of which nothing was pending after a step that followed them
+  bool settle_wake_ = false;            // a settle() call wants a step now
+  std::condition_variable settled_cv_;
   std::int64_t gpu_deadline_ns_ = 0;  // with stop_: how long the final drain waits for the GPU
   bool finished_ = false;             // the final drain is over (store closed, or given up)
   std::condition_variable finished_cv_;

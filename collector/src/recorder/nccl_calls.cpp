@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "syncopate/dispatch/chain.hpp"
 #include "syncopate/dispatch/tables.hpp"
 
 namespace syncopate::preload {
@@ -14,48 +15,92 @@ void learnRankFrom(std::int32_t rank, std::int32_t size) {
   if (Recorder* recorder = Recorder::current()) recorder->learnRank(rank, size);
 }
 
-// A communicator made from a parent: its id follows from the parent's and the order of the
-// parent's children, which is the same on every rank of the parent.
-void registerChild(ncclComm_t parent, ncclComm_t* child, std::uint64_t salt, std::int64_t start) {
-  CommState* parent_state = commRegistry().find(parent);
-  std::uint64_t parent_id = parent_state != nullptr ? parent_state->comm_id : 0;
-  std::uint32_t order = parent_state != nullptr ? parent_state->children.fetch_add(1, std::memory_order_relaxed) : 0;
-  if (child == nullptr || *child == nullptr) return;  // NCCL_SPLIT_NOCOLOR: no communicator
-  int rank = 0;
-  int size = 0;
-  if (const NcclHelpers* helpers = ncclHelpers()) {
-    if (helpers->ncclCommUserRank != nullptr) helpers->ncclCommUserRank(*child, &rank);
-    if (helpers->ncclCommCount != nullptr) helpers->ncclCommCount(*child, &size);
+// Registers what `made` describes once its handles are there: at once, or, for a call made
+// inside a group, at the group's end (NCCL initialises such communicators in ncclGroupEnd, and
+// writes a split's handle only then).
+void place(const PendingComms& made, ThreadState* thread) {
+  if (thread != nullptr && thread->group_depth > 0) {
+    try {
+      thread->group_comms.push_back(made);
+      return;
+    } catch (...) {
+      // Out of memory: registered now, with whatever handles there already are.
+    }
   }
-  commRegistry().add(*child, combineHash(combineHash(parent_id, order), salt), rank, size, parent_id, start);
+  for (int i = 0; i < made.count; ++i) {
+    if (made.out[i] == nullptr) continue;  // NCCL_SPLIT_NOCOLOR, or a failed creation
+    const std::int32_t rank = made.count > 1 ? i : made.rank;
+    commRegistry().add(made.out[i], made.comm_id, rank, made.size, made.parent_comm_id, made.start);
+  }
 }
 
 }  // namespace
 
-void registerCreatedComms(const CallFacts& facts, std::int64_t start) noexcept {
+void registerCreatedComms(const CallFacts& facts, ThreadState* thread, std::int64_t start) noexcept {
   const CommCreation& made = facts.creation;
-  if (facts.what == CallClass::CommDerive) {
-    registerChild(made.parent, made.out, made.derive_salt, start);
-    return;
-  }
   if (made.out == nullptr) return;
-  if (made.unique_ids == nullptr) {
+  PendingComms pending;
+  pending.out = made.out;
+  pending.start = start;
+  if (facts.what == CallClass::CommDerive) {
+    // Its id follows from the parent's and the order of the parent's children, which is the
+    // same on every rank of the parent; its rank and size are NCCL's to say once it is ready.
+    CommState* parent = commRegistry().find(made.parent);
+    pending.parent_comm_id = parent != nullptr ? parent->comm_id : 0;
+    const std::uint32_t order = parent != nullptr ? parent->children.fetch_add(1, std::memory_order_relaxed) : 0;
+    pending.comm_id = combineHash(combineHash(pending.parent_comm_id, order), made.derive_salt);
+  } else if (made.unique_ids == nullptr) {
     // ncclCommInitAll: every rank lives in this process, so an id unique to this call is
-    // identical on all.
+    // identical on all; rank i is out[i].
     char host[256] = {};
     gethostname(host, sizeof host - 1);
-    const std::uint64_t id = combineHash(hashBytes(host, sizeof host, static_cast<std::uint64_t>(getpid())),
-                                         initAllCalls.fetch_add(1, std::memory_order_relaxed));
-    for (int rank = 0; rank < made.count; ++rank) commRegistry().add(made.out[rank], id, rank, made.count, 0, start);
-    return;
+    pending.comm_id = combineHash(hashBytes(host, sizeof host, static_cast<std::uint64_t>(getpid())),
+                                  initAllCalls.fetch_add(1, std::memory_order_relaxed));
+    pending.count = made.count;
+    pending.size = made.count;
+  } else {
+    pending.comm_id =
+        made.unique_id_count > 0
+            ? hashBytes(made.unique_ids, sizeof(ncclUniqueId) * static_cast<std::size_t>(made.unique_id_count))
+            : 0;
+    pending.rank = made.rank;
+    pending.size = made.nranks;
+    learnRankFrom(made.rank, made.nranks);
   }
-  const std::uint64_t hash =
-      made.unique_id_count > 0
-          ? hashBytes(made.unique_ids, sizeof(ncclUniqueId) * static_cast<std::size_t>(made.unique_id_count))
-          : 0;
-  commRegistry().add(*made.out, hash, made.rank, made.nranks, 0, start);
-  learnRankFrom(made.rank, made.nranks);
+  place(pending, thread);
 }
+
+void registerGroupComms(ThreadState& thread, ncclResult_t result) noexcept {
+  if (ncclIssued(result)) {
+    for (const PendingComms& made : thread.group_comms) place(made, nullptr);
+  }
+  thread.group_comms.clear();
+}
+
+namespace {
+
+// NCCL drops an empty collective before it reaches a stream (as simgpu's does); a send or
+// receive of 0 bytes still matches its peer's, and launches.
+bool launchesWork(const CallFacts& facts) noexcept {
+  return facts.count > 0 || facts.coll_type == trace::CollType::Send || facts.coll_type == trace::CollType::Recv;
+}
+
+// The device a collective's work goes to: its communicator's, else its stream's (a thread may
+// issue collectives for several devices in one group without switching devices).
+int collectiveDevice(Recorder& recorder, ThreadState& thread, CommState* comm, cudaStream_t stream) noexcept {
+  if (comm != nullptr) {
+    commRegistry().describe(*comm);
+    if (const std::int32_t device = comm->device.load(std::memory_order_relaxed); device >= 0) [[likely]] return device;
+  }
+  const CudartHelpers* helpers = cudartHelpers();
+  int device = -1;
+  if (helpers != nullptr && helpers->cudaStreamGetDevice != nullptr && helpers->cudaStreamGetDevice(stream, &device) == cudaSuccess) {
+    return device;
+  }
+  return recorder.currentDevice(thread);
+}
+
+}  // namespace
 
 bool beginCollective(const CallFacts& facts, CollectiveIssue& issue) noexcept {
   issue.comm = commRegistry().find(facts.comm);
@@ -67,11 +112,12 @@ bool beginCollective(const CallFacts& facts, CollectiveIssue& issue) noexcept {
   issue.recorder = recorder;
   issue.start = monotonicNs();
   issue.correlation = recorder->nextCorrelation(thread);
-  issue.device = issue.comm != nullptr && issue.comm->device >= 0 ? issue.comm->device : recorder->currentDevice(thread);
+  issue.device = collectiveDevice(*recorder, thread, issue.comm, facts.stream);
   issue.grouped = thread.group_depth > 0;
   issue.captured = recorder->capturing(facts.stream);
   if (!issue.grouped && !issue.captured) {
-    issue.ticket = recorder->timing().begin(issue.device, facts.stream, issue.correlation);
+    issue.ticket = launchesWork(facts) ? recorder->timing().begin(issue.device, facts.stream, issue.correlation)
+                                       : kStreamOrderTicket;
   }
   return true;
 }
@@ -80,7 +126,8 @@ void endCollective(const CallFacts& facts, CollectiveIssue& issue, ncclResult_t 
   Recorder& recorder = *issue.recorder;
   ThreadState& thread = *issue.thread;
   const bool issued = ncclIssued(result);
-  const bool timed = issue.ticket != kNoTicket && recorder.timing().end(issue.ticket, facts.stream, issued);
+  const bool timed = issue.ticket == kStreamOrderTicket ||
+                     (issue.ticket != kNoTicket && recorder.timing().end(issue.ticket, facts.stream, issued));
   const std::int64_t end = monotonicNs();
 
   trace::ApiCallRecord call_record;
@@ -125,7 +172,7 @@ void endCollective(const CallFacts& facts, CollectiveIssue& issue, ncclResult_t 
   if (issue.grouped) {
     // Waits for ncclGroupEnd, which launches the work.
     if (thread.group_count < kMaxGroupOps) {
-      thread.group_ops[thread.group_count++] = {details, buffers, pending, facts.stream, issue.device};
+      thread.group_ops[thread.group_count++] = {details, buffers, pending, facts.stream, issue.device, launchesWork(facts)};
     } else {
       recorder.counters().nccl_group_ops_overflow.fetch_add(1, std::memory_order_relaxed);
     }
@@ -159,6 +206,10 @@ void beginGroupLaunch(Recorder& recorder, ThreadState& thread, GroupLaunch& laun
   launch.start = monotonicNs();
   for (int i = 0; i < launch.count; ++i) {
     const GroupedOp& op = thread.group_ops[i];
+    if (!op.gpu_work) {
+      launch.op_ticket[i] = recorder.capturing(op.stream) ? kNoTicket : kStreamOrderTicket;
+      continue;
+    }
     int found = 0;
     while (found < launch.bracket_count && launch.brackets[found].stream != op.stream) ++found;
     if (found == launch.bracket_count && launch.bracket_count < GroupLaunch::kMaxBrackets) {

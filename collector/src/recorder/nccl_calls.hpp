@@ -14,8 +14,12 @@ namespace syncopate::preload {
 
 inline bool ncclIssued(ncclResult_t result) noexcept { return result == ncclSuccess || result == ncclInProgress; }
 
-// Registers the communicators a successful creating call made (`start`: when the call began).
-void registerCreatedComms(const CallFacts& facts, std::int64_t start) noexcept;
+// Registers the communicators a successful creating call made (`start`: when the call began);
+// inside a group on `thread`, once the group has ended (registerGroupComms).
+void registerCreatedComms(const CallFacts& facts, ThreadState* thread, std::int64_t start) noexcept;
+// At the end of the thread's outermost group: registers the communicators made inside it (none
+// when the group failed).
+void registerGroupComms(ThreadState& thread, ncclResult_t result) noexcept;
 
 // Runs a communicator-creating call; on success registers the new communicators, and records
 // the call when recording. The NCCL call's own CUDA calls belong to it (nccl_depth).
@@ -28,7 +32,8 @@ ncclResult_t recordCommCreation(const CallFacts& facts, Call&& call) noexcept {
   const ncclResult_t result = call();
   if (thread != nullptr) --thread->nccl_depth;
   const std::int64_t end = monotonicNs();
-  if (result == ncclSuccess) registerCreatedComms(facts, start);
+  // A non-blocking communicator is still initialising (ncclInProgress), but its handle is set.
+  if (ncclIssued(result)) registerCreatedComms(facts, thread, start);
   if (recorder != nullptr && thread != nullptr && recorder->recording()) {
     recordHostCall(*recorder, *thread, facts.domain, facts.api, result, start, end);
   }
@@ -132,21 +137,23 @@ ncclResult_t recordGroupEnd(const CallFacts& facts, Call&& call) noexcept {
   Recorder* recorder = Recorder::activate();
   ThreadState* thread = recorder != nullptr ? recorder->thread() : nullptr;
   if (thread == nullptr || thread->group_depth == 0) return call();
+  ncclResult_t result;
   if (--thread->group_depth > 0 || thread->group_count == 0 || !recorder->recording()) {
     const std::int64_t start = monotonicNs();
-    const ncclResult_t result = call();
+    result = call();
     if (thread->group_depth == 0) thread->group_count = 0;
     if (recorder->recording() && thread->nccl_depth == 0) {
       recordHostCall(*recorder, *thread, facts.domain, facts.api, result, start, monotonicNs());
     }
-    return result;
+  } else {
+    GroupLaunch launch;
+    beginGroupLaunch(*recorder, *thread, launch);
+    ++thread->nccl_depth;
+    result = call();
+    --thread->nccl_depth;
+    endGroupLaunch(*recorder, *thread, facts, launch, result);
   }
-  GroupLaunch launch;
-  beginGroupLaunch(*recorder, *thread, launch);
-  ++thread->nccl_depth;
-  const ncclResult_t result = call();
-  --thread->nccl_depth;
-  endGroupLaunch(*recorder, *thread, facts, launch, result);
+  if (thread->group_depth == 0 && !thread->group_comms.empty()) registerGroupComms(*thread, result);
   return result;
 }
 

@@ -44,10 +44,11 @@ trace::ShapeId kernelShape(Recorder& recorder, const KernelInfo* kernel, dim3 gr
 // Runs `call` (the real function, through the next layer) and records it as an API call that
 // issues the op `describe(recorder)` returns, on `stream` (already the stream the runtime
 // means: cudaStreamPerThread for a per-thread-default-stream call on stream 0). `describe` is
-// only called while recording.
+// only called while recording. An op that does no GPU work (a copy or fill of 0 bytes, which
+// CUDA completes at once) is not timed: it takes its place in stream order (stream_order.hpp).
 template <class Describe, class Call>
-auto recordIssue(trace::ApiDomain domain, ApiName api, cudaStream_t stream, Describe&& describe, Call&& call) noexcept
-    -> decltype(call()) {
+auto recordIssue(trace::ApiDomain domain, ApiName api, cudaStream_t stream, bool gpu_work, Describe&& describe,
+                 Call&& call) noexcept -> decltype(call()) {
   Recorder* recorder = Recorder::activate();
   if (recorder == nullptr || !recorder->recording()) [[unlikely]] return call();
   ThreadState* thread = recorder->thread();
@@ -59,10 +60,10 @@ auto recordIssue(trace::ApiDomain domain, ApiName api, cudaStream_t stream, Desc
   const int device = recorder->currentDevice(*thread);
   const bool captured = recorder->capturing(stream);
   TimingBackend& timing = recorder->timing();
-  const Ticket ticket = captured ? kNoTicket : timing.begin(device, stream, correlation);
+  const Ticket ticket = captured ? kNoTicket : gpu_work ? timing.begin(device, stream, correlation) : kStreamOrderTicket;
   auto result = call();
   const bool issued = succeeded(result);
-  const bool timed = ticket != kNoTicket && timing.end(ticket, stream, issued);
+  const bool timed = ticket == kStreamOrderTicket || (ticket != kNoTicket && timing.end(ticket, stream, issued));
   const std::int64_t end = monotonicNs();
 
   trace::Record records[2 + kMaxArgumentRecords];

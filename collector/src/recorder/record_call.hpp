@@ -50,9 +50,11 @@ auto recordStreamCreation(const CallFacts& facts, Call&& call) noexcept -> declt
 
 // The thread's current device decides where default-stream work goes: remembered here so the
 // hot path never has to ask. A context change may change it: the cached one is forgotten.
+// Choosing a device uses CUDA (it makes the device's context current), so it may be what starts
+// the recorder: a worker thread's first call is often this one.
 template <class Call>
 auto recordDeviceChange(const CallFacts& facts, Call&& call) noexcept -> decltype(call()) {
-  Recorder* recorder = Recorder::current();
+  Recorder* recorder = Recorder::activate();
   const std::int64_t start = monotonicNs();
   auto result = call();
   if (recorder == nullptr) return result;
@@ -64,6 +66,27 @@ auto recordDeviceChange(const CallFacts& facts, Call&& call) noexcept -> decltyp
   }
   if (succeeded(result)) recorder->setCurrentDevice(*thread, facts.device);
   if (recorder->recording()) {
+    recordHostCall(*recorder, *thread, facts.domain, facts.api, static_cast<std::int32_t>(result), start, monotonicNs());
+  }
+  return result;
+}
+
+// cudaDeviceReset destroys the device's context with everything made on it, the events that
+// time its ops among them: the ops recorded so far get their times first (the program has
+// synchronised with them, so this takes a step of the background thread; at most 2 s), and the
+// backend forgets what it made on the device.
+template <class Call>
+auto recordDeviceReset(const CallFacts& facts, Call&& call) noexcept -> decltype(call()) {
+  constexpr std::int64_t kSettleNs = 2'000'000'000;
+  Recorder* recorder = Recorder::current();
+  ThreadState* thread = recorder != nullptr ? recorder->thread() : nullptr;
+  if (thread == nullptr) return call();
+  const int device = recorder->currentDevice(*thread);
+  recorder->settle(kSettleNs);
+  const std::int64_t start = monotonicNs();
+  auto result = call();
+  if (succeeded(result)) recorder->timing().deviceReset(device);
+  if (recorder->recording() && thread->nccl_depth == 0) {
     recordHostCall(*recorder, *thread, facts.domain, facts.api, static_cast<std::int32_t>(result), start, monotonicNs());
   }
   return result;
@@ -147,7 +170,8 @@ template <CallClass what, class Call>
 auto recordCall(CallFacts& facts, Call&& call) noexcept -> decltype(call()) {
   if constexpr (what == CallClass::Launch || what == CallClass::Copy || what == CallClass::Fill) {
     if (facts.passes_through) return call();
-    return recordIssue(facts.domain, facts.api, facts.meantStream(),
+    const bool gpu_work = what == CallClass::Launch || facts.bytes > 0;
+    return recordIssue(facts.domain, facts.api, facts.meantStream(), gpu_work,
                        [&](Recorder& recorder) { return issuedOp(recorder, facts); }, call);
   } else if constexpr (what == CallClass::EventRecord || what == CallClass::StreamWait) {
     const trace::OpKind kind = what == CallClass::EventRecord ? trace::OpKind::EventRecord : trace::OpKind::StreamWait;
@@ -163,6 +187,8 @@ auto recordCall(CallFacts& facts, Call&& call) noexcept -> decltype(call()) {
     return recordAsHostCall(facts, call);
   } else if constexpr (what == CallClass::SetDevice || what == CallClass::ContextSwitch) {
     return recordDeviceChange(facts, call);
+  } else if constexpr (what == CallClass::DeviceReset) {
+    return recordDeviceReset(facts, call);
   } else if constexpr (what == CallClass::Alloc) {
     return recordAllocation(facts, call);
   } else if constexpr (what == CallClass::Free) {

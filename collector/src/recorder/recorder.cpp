@@ -4,8 +4,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <new>
+#include <thread>
 
 #include "common/clock.hpp"
 #include "syncopate/dispatch/log.hpp"
@@ -55,6 +57,11 @@ void atExit() {
 
 constexpr std::uint32_t kCorrelationBlock = 256;
 
+// How long a call waits for another thread's activation of the recorder (which takes
+// milliseconds, and waits on no application thread) before it goes unrecorded rather than hang
+// (should that activation ever wait on the calling thread, e.g. for the loader's lock).
+constexpr std::int64_t kActivationWaitNs = 5'000'000'000;
+
 }  // namespace
 
 void Recorder::resetAfterFork() noexcept { instance_.store(nullptr, std::memory_order_release); }
@@ -72,10 +79,7 @@ Recorder* Recorder::activateSlow() noexcept {
     return nullptr;
   }
   int expected = 0;
-  if (!activation.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
-    // Another thread is activating: this call is not recorded rather than waited on.
-    return current();
-  }
+  if (!activation.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) return waitForActivation();
   activatingHere = true;
   Recorder* recorder = create();
   activatingHere = false;
@@ -86,6 +90,21 @@ Recorder* Recorder::activateSlow() noexcept {
   instance_.store(recorder, std::memory_order_release);
   activation.store(2, std::memory_order_release);
   return recorder;
+}
+
+Recorder* Recorder::waitForActivation() noexcept {
+  // Another thread is activating: the calls this one makes meanwhile (a worker setting its
+  // device, creating its stream, allocating) belong to the recording too.
+  const std::int64_t deadline = monotonicNs() + kActivationWaitNs;
+  while (activation.load(std::memory_order_acquire) == 1) {
+    if (monotonicNs() > deadline) {
+      log(LogLevel::Warn, "a call waited %lld s for another thread to start the recorder; it is not recorded",
+          static_cast<long long>(kActivationWaitNs / 1'000'000'000));
+      return nullptr;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return current();
 }
 
 Recorder* Recorder::create() noexcept {
@@ -297,6 +316,10 @@ ThreadState* Recorder::existingThread() noexcept {
 
 void Recorder::requestFlush() noexcept {
   if (background_ != nullptr) background_->requestFlush();
+}
+
+void Recorder::settle(std::int64_t limit_ns) noexcept {
+  if (background_ != nullptr) (void)background_->settle(monotonicNs() + limit_ns);
 }
 
 trace::StringId Recorder::kernelName(const KernelInfo& kernel) noexcept {

@@ -40,6 +40,7 @@ class Recorder {
   // The active recorder, activating it on first use in a process that is asked to record;
   // null when the process does not record (or activation failed, or is under way on this
   // very thread: calls the recorder makes itself are not recorded).
+  // A call made while another thread activates waits for it (bounded), so that it is recorded.
   static Recorder* activate() noexcept {
     if (Recorder* recorder = current()) [[likely]] return recorder;
     return activateSlow();
@@ -64,6 +65,9 @@ class Recorder {
   IterationWindow* iterationWindow() noexcept { return window_; }
   // Asks the background thread to flush now (the C interface).
   void requestFlush() noexcept;
+  // Waits at most `limit_ns` for the ops recorded so far to get their GPU times (before the
+  // resources timing them go: cudaDeviceReset).
+  void settle(std::int64_t limit_ns) noexcept;
 
   std::uint32_t nextCorrelation(ThreadState& thread) noexcept;
   int currentDevice(ThreadState& thread) noexcept;
@@ -127,6 +131,7 @@ class Recorder {
   ~Recorder() = delete;  // lives for the rest of the process (a forked child abandons it)
 
   static Recorder* activateSlow() noexcept;
+  static Recorder* waitForActivation() noexcept;
   static Recorder* create() noexcept;
   ThreadState* createThreadState() noexcept;
   void chooseBackend() noexcept;

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "syncopate/dispatch/cuda_headers.hpp"
 #include "syncopate/trace/ids.hpp"
@@ -37,6 +38,19 @@ struct GroupedOp {
   trace::OpRecord pending;  // gets its timing ticket at ncclGroupEnd
   cudaStream_t stream = nullptr;
   int device = 0;
+  bool gpu_work = true;  // false: an empty collective, which NCCL drops (timed by stream order)
+};
+
+// Communicators a creating call made: `count` handles in `out` (ncclCommInitAll: rank i is
+// out[i]), registered when their handles are there (inside a group: at its end).
+struct PendingComms {
+  ncclComm_t* out = nullptr;
+  int count = 1;
+  std::uint64_t comm_id = 0;
+  std::int32_t rank = -1;  // -1: NCCL says, once the communicator is ready
+  std::int32_t size = -1;
+  std::uint64_t parent_comm_id = 0;
+  std::int64_t start = 0;
 };
 
 struct ThreadState {
@@ -63,6 +77,7 @@ struct ThreadState {
   std::uint32_t group_id = 0;
   int group_count = 0;
   GroupedOp group_ops[kMaxGroupOps];
+  std::vector<PendingComms> group_comms;  // made inside the open group (cold path: may allocate)
 
   NvtxFrame nvtx[kMaxNvtxDepth];  // by push/pop level (the level itself is kept by the NVTX layer)
 

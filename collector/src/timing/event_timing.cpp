@@ -15,8 +15,12 @@ constexpr std::uint32_t kGrowChunk = 1024;  // created by the background thread
 constexpr std::int64_t kAnchorIntervalNs = 1'000'000'000;
 constexpr std::int64_t kTightAnchorNs = 20'000;
 
-Ticket makeTicket(int device, std::uint32_t index) { return (static_cast<Ticket>(device) << 32) | (index + 1); }
-int ticketDevice(Ticket ticket) { return static_cast<int>(ticket >> 32); }
+// A ticket: the pool's generation (24 bits), its device (8 bits) and the slot's index + 1.
+Ticket makeTicket(int device, std::uint32_t generation, std::uint32_t index) {
+  return (static_cast<Ticket>(generation & 0xffffffu) << 40) | (static_cast<Ticket>(device) << 32) | (index + 1);
+}
+int ticketDevice(Ticket ticket) { return static_cast<int>((ticket >> 32) & 0xffu); }
+std::uint32_t ticketGeneration(Ticket ticket) { return static_cast<std::uint32_t>(ticket >> 40); }
 std::uint32_t ticketIndex(Ticket ticket) { return static_cast<std::uint32_t>(ticket) - 1; }
 
 // The background thread works on whatever device a pool belongs to; only its own current
@@ -28,6 +32,30 @@ void useDevice(int device) {
     current = device;
   }
 }
+
+// Events belong to the device current when they are made. An application thread may issue
+// work for a device that is not its current one (a thread driving several devices through one
+// NCCL group): the events for it are made on that device, and the thread's own current device
+// is back before the call returns, so the application never sees it change.
+class OnDevice {
+ public:
+  explicit OnDevice(int device) noexcept {
+    const CudartHelpers* helpers = cudartHelpers();
+    const CudartTable* real = realCudart();
+    if (helpers == nullptr || real == nullptr || helpers->cudaGetDevice == nullptr) return;
+    if (helpers->cudaGetDevice(&previous_) != cudaSuccess || previous_ == device) return;
+    switched_ = real->cudaSetDevice(device) == cudaSuccess;
+  }
+  ~OnDevice() {
+    if (switched_) realCudart()->cudaSetDevice(previous_);
+  }
+  OnDevice(const OnDevice&) = delete;
+  OnDevice& operator=(const OnDevice&) = delete;
+
+ private:
+  int previous_ = -1;
+  bool switched_ = false;
+};
 
 }  // namespace
 
@@ -50,17 +78,40 @@ EventTiming::Pool* EventTiming::createPool(int device) noexcept {
   auto* created = new (std::nothrow) Pool;
   if (created == nullptr) return nullptr;
   created->device = device;
+  created->generation = pools_made_[static_cast<std::size_t>(device)] & 0xffffffu;
   created->capacity = pairs_per_device_;
   created->slots.reset(new (std::nothrow) Slot[pairs_per_device_]);
-  // The first chunk is made here, on the thread issuing the device's first op, whose current
-  // device is that device.
+  // The first chunk is made here, on the thread issuing the device's first op.
+  const OnDevice on_device(device);
   if (!created->slots || !grow(*created, std::min(kFirstChunk, pairs_per_device_))) {
     log(LogLevel::Error, "cannot create CUDA events for timing on device %d; its ops are not timed", device);
     delete created;
     return nullptr;
   }
+  ++pools_made_[static_cast<std::size_t>(device)];
   slot.store(created, std::memory_order_release);
   return created;
+}
+
+EventTiming::Pool* EventTiming::poolOf(Ticket ticket) const noexcept {
+  const auto device = static_cast<std::size_t>(ticketDevice(ticket));
+  const std::uint32_t generation = ticketGeneration(ticket);
+  Pool* p = pools_[device].load(std::memory_order_acquire);
+  if (p != nullptr && p->generation == generation) [[likely]] return p;
+  for (p = retired_[device].load(std::memory_order_acquire); p != nullptr; p = p->retired_before) {
+    if (p->generation == generation) return p;
+  }
+  return nullptr;
+}
+
+void EventTiming::deviceReset(int device) noexcept {
+  if (device < 0 || device >= kMaxDevices) return;
+  std::lock_guard lock(create_mutex_);
+  const auto index = static_cast<std::size_t>(device);
+  Pool* old = pools_[index].exchange(nullptr, std::memory_order_acq_rel);
+  if (old == nullptr) return;
+  old->retired_before = retired_[index].load(std::memory_order_relaxed);
+  retired_[index].store(old, std::memory_order_release);
 }
 
 bool EventTiming::grow(Pool& pool, std::uint32_t count) noexcept {
@@ -113,9 +164,11 @@ Ticket EventTiming::begin(int device, cudaStream_t stream, std::uint32_t) noexce
   if (p == nullptr) return kNoTicket;
   std::uint32_t top = pop(*p);
   if (top == 0) {
-    // Everything in flight: more events, made here (this thread's current device is the
-    // pool's), unless the pool is at its bound.
-    grow(*p, kGrowChunk);
+    // Everything in flight: more events, made here, unless the pool is at its bound.
+    {
+      const OnDevice on_device(device);
+      grow(*p, kGrowChunk);
+    }
     top = pop(*p);
     if (top == 0) return kNoTicket;
   }
@@ -127,11 +180,11 @@ Ticket EventTiming::begin(int device, cudaStream_t stream, std::uint32_t) noexce
     push(*p, top - 1);
     return kNoTicket;
   }
-  return makeTicket(device, top - 1);
+  return makeTicket(device, p->generation, top - 1);
 }
 
 bool EventTiming::end(Ticket ticket, cudaStream_t stream, bool issued) noexcept {
-  Pool* p = pools_[static_cast<std::size_t>(ticketDevice(ticket))].load(std::memory_order_acquire);
+  Pool* p = poolOf(ticket);
   Slot& slot = p->slots[ticketIndex(ticket)];
   if (issued && realCudart()->cudaEventRecord(slot.end, stream) == cudaSuccess) return true;
   release(ticket);
@@ -139,12 +192,12 @@ bool EventTiming::end(Ticket ticket, cudaStream_t stream, bool issued) noexcept 
 }
 
 void EventTiming::share(Ticket ticket, int extra_references) noexcept {
-  Pool* p = pools_[static_cast<std::size_t>(ticketDevice(ticket))].load(std::memory_order_acquire);
+  Pool* p = poolOf(ticket);
   p->slots[ticketIndex(ticket)].references.fetch_add(extra_references, std::memory_order_relaxed);
 }
 
 void EventTiming::release(Ticket ticket) noexcept {
-  Pool* p = pools_[static_cast<std::size_t>(ticketDevice(ticket))].load(std::memory_order_acquire);
+  Pool* p = poolOf(ticket);
   std::uint32_t index = ticketIndex(ticket);
   if (p->slots[index].references.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     p->in_use.fetch_sub(1, std::memory_order_relaxed);
@@ -212,7 +265,7 @@ void EventTiming::collect() noexcept {
 }
 
 Resolution EventTiming::resolve(Ticket ticket, std::int64_t& start_ns, std::int64_t& end_ns) noexcept {
-  Pool* p = pools_[static_cast<std::size_t>(ticketDevice(ticket))].load(std::memory_order_acquire);
+  Pool* p = poolOf(ticket);
   const Slot& slot = p->slots[ticketIndex(ticket)];
   const CudartHelpers* helpers = cudartHelpers();
   cudaError_t state = helpers->cudaEventQuery(slot.end);

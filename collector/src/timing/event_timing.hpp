@@ -9,6 +9,12 @@
 // through anchors: an event it records on a private idle stream while reading the host clock
 // on both sides (the tightest of a few tries), renewed every second so that the float
 // milliseconds of cudaEventElapsedTime stay precise.
+//
+// An application thread may issue work for a device other than its current one (one thread
+// driving several devices through an NCCL group): the events for it are made on that device
+// (the thread's current device is switched for that and back, within the call). cudaDeviceReset
+// destroys a device's events: its pool is retired (kept, so that tickets taken from it resolve
+// or fail) and a new one is made on next use.
 #pragma once
 
 #include <array>
@@ -35,6 +41,7 @@ class EventTiming final : public TimingBackend {
   Resolution resolve(Ticket ticket, std::int64_t& start_ns, std::int64_t& end_ns) noexcept override;
   void release(Ticket ticket) noexcept override;
   void drain(std::int64_t deadline_ns) noexcept override;
+  void deviceReset(int device) noexcept override;
 
   static constexpr int kMaxDevices = 64;
 
@@ -50,8 +57,12 @@ class EventTiming final : public TimingBackend {
     cudaEvent_t event = nullptr;
     std::int64_t host_ns = 0;
   };
+  // A device's pool; a new one after each cudaDeviceReset (the events of the old one went with
+  // the context). Retired pools are kept, so that their tickets still find them.
   struct Pool {
     int device = 0;
+    std::uint32_t generation = 0;  // which pool of its device, from 0
+    Pool* retired_before = nullptr;  // the pool of the device retired before this one was
     std::uint32_t capacity = 0;
     std::unique_ptr<Slot[]> slots;
     std::atomic<std::uint32_t> created{0};       // slots [0, created) have events
@@ -67,6 +78,7 @@ class EventTiming final : public TimingBackend {
   };
 
   Pool* pool(int device) noexcept;
+  Pool* poolOf(Ticket ticket) const noexcept;  // the pool a ticket came from
   Pool* createPool(int device) noexcept;
   bool grow(Pool& pool, std::uint32_t count) noexcept;  // creates events for `count` more slots
   std::uint32_t pop(Pool& pool) noexcept;               // index + 1; 0 when empty
@@ -76,6 +88,8 @@ class EventTiming final : public TimingBackend {
 
   const std::uint32_t pairs_per_device_;
   std::array<std::atomic<Pool*>, kMaxDevices> pools_{};
+  std::array<std::atomic<Pool*>, kMaxDevices> retired_{};  // latest first, through retired_before
+  std::array<std::uint32_t, kMaxDevices> pools_made_{};     // guarded by create_mutex_
   std::mutex create_mutex_;
 };
 

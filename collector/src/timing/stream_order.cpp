@@ -8,6 +8,15 @@ namespace {
 // How many records of one event are remembered; a wait refers to the latest before it.
 constexpr std::size_t kRecordHistory = 16;
 
+// A head waiting this long has the ops behind it looked at (at most this often, at most this
+// many of them: a stream is busy far more often than it holds an op without GPU work).
+constexpr std::int64_t kLookAheadAfterNs = 100'000'000;
+constexpr std::int64_t kLookAheadIntervalNs = 100'000'000;
+constexpr std::size_t kLookAheadOps = 16;
+// Once later work on its stream finished, how long a head's own times may still take to arrive
+// (CUPTI delivers the records of finished work at its next flush, every 20 ms here).
+constexpr std::int64_t kOvertakenGraceNs = 500'000'000;
+
 }  // namespace
 
 void StreamOrder::add(const trace::OpRecord& pending, std::int64_t issue_ns) {
@@ -39,49 +48,84 @@ std::int64_t StreamOrder::recordedTimeBefore(trace::EventId event, std::int64_t 
   return latest == nullptr ? 0 : latest->time_ns;
 }
 
-bool StreamOrder::resolveHead(Queue& queue, Entry& entry, TimingBackend& timing, RecorderCounters& counters,
-                              std::vector<trace::Record>& out) {
+void StreamOrder::placeInStreamOrder(Queue& queue, Entry& entry, std::vector<trace::Record>& out) {
+  trace::OpRecord& op = entry.op;
+  const std::int64_t time = std::max(queue.last_end_ns, entry.issue_ns);
+  op.start_ns = op.end_ns = time;
+  queue.last_end_ns = time;
+  out.emplace_back(op);
+}
+
+bool StreamOrder::resolveHead(Queue& queue, Entry& entry, const Pass& pass) {
   trace::OpRecord& op = entry.op;
   if (entry.ticket == kNoTicket) return true;  // untimed: counted when issued, no row
   if (entry.ticket == kStreamOrderTicket) {
-    std::int64_t time = std::max(queue.last_end_ns, entry.issue_ns);
     if (op.kind == trace::OpKind::StreamWait) {
-      std::int64_t recorded = recordedTimeBefore(op.detail, entry.issue_ns);
+      const std::int64_t recorded = recordedTimeBefore(op.detail, entry.issue_ns);
       if (recorded < 0) return false;  // that record is still pending on its own stream
-      time = std::max(time, recorded);
-    } else {
-      noteRecorded(op.detail, entry.issue_ns, time);
+      queue.last_end_ns = std::max(queue.last_end_ns, recorded);
     }
-    op.start_ns = op.end_ns = time;
-    queue.last_end_ns = time;
-    out.emplace_back(op);
+    placeInStreamOrder(queue, entry, pass.out);
+    if (op.kind == trace::OpKind::EventRecord) noteRecorded(op.detail, entry.issue_ns, op.start_ns);
     return true;
   }
   std::int64_t start = 0;
   std::int64_t end = 0;
-  switch (timing.resolve(entry.ticket, start, end)) {
-    case Resolution::Pending: return false;
+  switch (pass.timing.resolve(entry.ticket, start, end)) {
+    case Resolution::Pending:
+      if (!withoutGpuWork(queue, entry, pass)) return false;
+      pass.counters.ops_without_gpu_activity.fetch_add(1, std::memory_order_relaxed);
+      pass.timing.release(entry.ticket);
+      placeInStreamOrder(queue, entry, pass.out);
+      return true;
     case Resolution::Failed:
-      counters.ops_untimed_timing_failed.fetch_add(1, std::memory_order_relaxed);
-      timing.release(entry.ticket);
+      pass.counters.ops_untimed_timing_failed.fetch_add(1, std::memory_order_relaxed);
+      pass.timing.release(entry.ticket);
       return true;
     case Resolution::Resolved: break;
   }
-  timing.release(entry.ticket);
+  pass.timing.release(entry.ticket);
   op.start_ns = start;
   op.end_ns = std::max(start, end);
   queue.last_end_ns = std::max(queue.last_end_ns, op.end_ns);
-  out.emplace_back(op);
+  pass.out.emplace_back(op);
   return true;
 }
 
-void StreamOrder::resolve(TimingBackend& timing, std::vector<trace::Record>& out, RecorderCounters& counters) {
+bool StreamOrder::withoutGpuWork(Queue& queue, Entry& entry, const Pass& pass) {
+  if (entry.pending_since_ns == 0) entry.pending_since_ns = pass.now_ns;
+  if (entry.overtaken_ns == 0) {
+    if (!pass.drained &&
+        (pass.now_ns - entry.pending_since_ns < kLookAheadAfterNs || pass.now_ns < queue.next_look_ahead_ns)) {
+      return false;
+    }
+    queue.next_look_ahead_ns = pass.now_ns + kLookAheadIntervalNs;
+    bool later_finished = false;
+    std::size_t looked = 0;
+    for (std::size_t i = 1; i < queue.entries.size() && looked < kLookAheadOps && !later_finished; ++i) {
+      const Ticket later = queue.entries[i].ticket;
+      // Ops of one NCCL group share the head's ticket; markers and untimed ops say nothing.
+      if (later == kNoTicket || later == kStreamOrderTicket || later == entry.ticket) continue;
+      ++looked;
+      std::int64_t start = 0;
+      std::int64_t end = 0;
+      later_finished = pass.timing.resolve(later, start, end) == Resolution::Resolved;
+    }
+    if (!later_finished) return false;
+    entry.overtaken_ns = pass.now_ns;
+  }
+  return pass.drained || pass.now_ns - entry.overtaken_ns >= kOvertakenGraceNs;
+}
+
+void StreamOrder::resolve(TimingBackend& timing, std::vector<trace::Record>& out, RecorderCounters& counters,
+                          std::int64_t now_ns, bool drained) {
+  const Pass pass{timing, counters, out, now_ns, drained};
   // A wait may depend on a record on another stream: sweep until nothing moves.
   bool moved = true;
   while (moved && pending_ > 0) {
     moved = false;
     for (auto& [stream, queue] : queues_) {
-      while (!queue.entries.empty() && resolveHead(queue, queue.entries.front(), timing, counters, out)) {
+      while (!queue.entries.empty() && resolveHead(queue, queue.entries.front(), pass)) {
         queue.entries.pop_front();
         --pending_;
         moved = true;

@@ -23,6 +23,8 @@
 #include <string>
 #include <thread>
 
+#include "check_cuda.hpp"
+
 __global__ void busy_kernel(float* data, int count, int cost_us) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < count && cost_us >= 0) data[i] = data[i] * 0.5f + 1.0f;
@@ -34,15 +36,6 @@ __global__ void add_one(float* data, int count) {
 }
 
 namespace {
-
-#define CHECK(call)                                                                              \
-  do {                                                                                           \
-    cudaError_t error_ = (call);                                                                 \
-    if (error_ != cudaSuccess) {                                                                 \
-      std::fprintf(stderr, "cuda_workload: %s failed: %s\n", #call, cudaGetErrorString(error_)); \
-      std::exit(1);                                                                              \
-    }                                                                                            \
-  } while (0)
 
 struct Options {
   long iterations = 3;

@@ -10,21 +10,14 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "check_cuda.hpp"
+
 __global__ void scale(float* data, int count) {
   const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < count) data[i] *= 2.0f;
 }
 
 namespace {
-
-#define CHECK(call)                                                                                      \
-  do {                                                                                                   \
-    cudaError_t error_ = (call);                                                                         \
-    if (error_ != cudaSuccess) {                                                                         \
-      std::fprintf(stderr, "memory_graph_workload: %s failed: %s\n", #call, cudaGetErrorString(error_)); \
-      std::exit(1);                                                                                      \
-    }                                                                                                    \
-  } while (0)
 
 constexpr std::size_t kManagedBytes = 1 << 20;
 constexpr std::size_t kPoolBytes = 256 << 10;

@@ -1,5 +1,6 @@
 #include "support/recorded_store.hpp"
 
+#include <cstdlib>
 #include <sstream>
 #include <stdexcept>
 
@@ -87,6 +88,11 @@ std::map<std::string, std::string> keyValues(const std::string& text, const std:
     break;
   }
   return values;
+}
+
+int countIn(const std::map<std::string, std::string>& values, const std::string& key) {
+  auto found = values.find(key);
+  return found == values.end() ? -1 : std::atoi(found->second.c_str());
 }
 
 }  // namespace collector_test

@@ -59,5 +59,7 @@ std::vector<RecordedStore> readRun(const std::filesystem::path& directory);
 
 // "key=value" pairs of the first line of `text` that starts with `prefix`.
 std::map<std::string, std::string> keyValues(const std::string& text, const std::string& prefix);
+// The number a program printed for `key` (keyValues), -1 when it printed none.
+int countIn(const std::map<std::string, std::string>& values, const std::string& key);
 
 }  // namespace collector_test

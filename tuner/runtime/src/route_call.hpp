@@ -102,7 +102,8 @@ auto routeCall(CallFacts& facts, Call&& call) noexcept -> decltype(call()) {
     return routeAs(CallKind::StreamSync, facts, streamOf(facts), call);
   } else if constexpr (what == CallClass::EventSync) {
     return routeAs(CallKind::EventSync, facts, tuner::kLegacyStream, call);
-  } else if constexpr (what == CallClass::DeviceSync || what == CallClass::ContextSync) {
+  } else if constexpr (what == CallClass::DeviceSync || what == CallClass::ContextSync ||
+                       what == CallClass::DeviceReset) {
     return routeAs(CallKind::DeviceSync, facts, tuner::kLegacyStream, call);
   } else if constexpr (what == CallClass::StreamQuery) {
     return routeAs(CallKind::StreamQuery, facts, streamOf(facts), call);

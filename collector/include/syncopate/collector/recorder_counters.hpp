@@ -11,6 +11,7 @@ namespace syncopate::preload {
 #define SYNCOPATE_RECORDER_COUNTERS(X) \
   X(ops_untimed_no_timing_slot)        \
   X(ops_untimed_timing_failed)         \
+  X(ops_without_gpu_activity)          \
   X(ops_captured_into_graphs)          \
   X(graph_launches)                    \
   X(nccl_group_ops_overflow)           \

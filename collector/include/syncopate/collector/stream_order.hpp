@@ -7,6 +7,15 @@
 //   EventRecord  at max(end of the previous op on its stream, when it was issued)
 //   StreamWait   at max(end of the previous op on its stream, the time of the record of that
 //                event that preceded the wait, when it was issued)
+// So are copies and fills of 0 bytes, which CUDA completes without GPU work (zero length, at
+// max(end of the previous op on its stream, when it was issued)).
+//
+// An op that was timed but for which the backend never reports GPU work (CUPTI has no activity
+// for what CUDA completes without work, whatever the recorder could foresee) must not hold up
+// its stream: once a later op on its stream has finished, the head's work, if it had any, has
+// finished too; if its times have still not arrived a while later (or at all, once the backend
+// has drained at exit), it is written the same way as a 0-byte copy and counted
+// (ops_without_gpu_activity).
 #pragma once
 
 #include <cstdint>
@@ -20,7 +29,8 @@
 
 namespace syncopate::preload {
 
-// The ticket of ops whose time comes from stream order (EventRecord, StreamWait).
+// The ticket of ops whose time comes from stream order (EventRecord, StreamWait, and copies and
+// fills of 0 bytes).
 inline constexpr Ticket kStreamOrderTicket = ~Ticket{0};
 
 class StreamOrder {
@@ -29,7 +39,10 @@ class StreamOrder {
   void add(const trace::OpRecord& pending, std::int64_t issue_ns);
 
   // Resolves every op that can be, in stream order, appending finished records to `out`.
-  void resolve(TimingBackend& timing, std::vector<trace::Record>& out, RecorderCounters& counters);
+  // `now_ns` (CLOCK_MONOTONIC) times the wait for a head that did no GPU work; `drained`: the
+  // backend has delivered everything it ever will (at exit), so no such wait is needed.
+  void resolve(TimingBackend& timing, std::vector<trace::Record>& out, RecorderCounters& counters,
+               std::int64_t now_ns, bool drained = false);
 
   std::size_t pendingCount() const noexcept { return pending_; }
 
@@ -41,10 +54,20 @@ class StreamOrder {
     trace::OpRecord op;
     Ticket ticket;
     std::int64_t issue_ns;
+    std::int64_t pending_since_ns = 0;  // first seen waiting at the head of its stream
+    std::int64_t overtaken_ns = 0;      // when later work on its stream was seen finished
   };
   struct Queue {
     std::deque<Entry> entries;
     std::int64_t last_end_ns = 0;
+    std::int64_t next_look_ahead_ns = 0;
+  };
+  struct Pass {
+    TimingBackend& timing;
+    RecorderCounters& counters;
+    std::vector<trace::Record>& out;
+    std::int64_t now_ns;
+    bool drained;
   };
   // When an event was recorded (issue time) and, once known, its GPU time.
   struct RecordPoint {
@@ -52,8 +75,12 @@ class StreamOrder {
     std::int64_t time_ns;  // -1 while the record is pending
   };
 
-  bool resolveHead(Queue& queue, Entry& entry, TimingBackend& timing, RecorderCounters& counters,
-                   std::vector<trace::Record>& out);
+  bool resolveHead(Queue& queue, Entry& entry, const Pass& pass);
+  // Whether the pending head `entry` did no GPU work: later work on its stream finished, and its
+  // own times still have not come.
+  bool withoutGpuWork(Queue& queue, Entry& entry, const Pass& pass);
+  // Writes `entry` as stream order times it: zero length, after what precedes it.
+  void placeInStreamOrder(Queue& queue, Entry& entry, std::vector<trace::Record>& out);
   // The latest record of `event` issued before `issue_ns`: its time, -1 while pending, 0 when
   // there is none.
   std::int64_t recordedTimeBefore(trace::EventId event, std::int64_t issue_ns) const;

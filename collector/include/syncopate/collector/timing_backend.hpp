@@ -36,6 +36,10 @@ class TimingBackend {
   // timed after all (the ticket is then already released).
   virtual bool end(Ticket ticket, cudaStream_t stream, bool issued) noexcept = 0;
   virtual void share(Ticket ticket, int extra_references) noexcept = 0;
+  // After cudaDeviceReset of `device` (its context, and whatever the backend made on it, is
+  // gone): what the backend made there is made again when next needed. Tickets taken before
+  // still resolve (or fail, when their events went with the context).
+  virtual void deviceReset(int device) noexcept { (void)device; }
 
   // Background thread.
   virtual void collect() noexcept = 0;  // make progress: poll, flush buffers, re-anchor clocks

@@ -51,6 +51,7 @@ enum class CallClass : std::uint8_t {
   EventSync,      // the host waits for an event
   DeviceSync,     // the host waits for the current device (cudaDeviceSynchronize)
   ContextSync,    // the host waits for the current context (cuCtxSynchronize)
+  DeviceReset,    // the current device's context goes, with all it holds (cudaDeviceReset)
   StreamQuery,    // asks whether a stream is done, without blocking
   EventQuery,     // asks whether an event has completed, without blocking
   StreamCreate,
