@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# The collector on a real GPU (issue: "Real GPUs"): records one-rank DDP runs of
-# samples/pytorch_ddp.py with the CUPTI backend and with the CUDA-event backend, traces the same
-# steps with torch.profiler in a run of its own (CUPTI serves one client per process), and
-# compares kernel counts and total kernel time (bench/gpu_check_compare.py). Needs an NVIDIA GPU,
-# its driver and PyTorch with CUDA; CI never runs it.
+# Syncopate on a real GPU. 1. The collector: records one-rank DDP runs of samples/pytorch_ddp.py
+# with the CUPTI backend and with the CUDA-event backend, traces the same steps with
+# torch.profiler in a run of its own (CUPTI serves one client per process), and compares kernel
+# counts and total kernel time (bench/gpu_check_compare.py). 2. The tuner's loop on the same
+# sample: tune the events recording, re-run it under the plan through the interposed runtime, and
+# compare predicted with measured (docs/tuner.md, "On a real GPU"): whether the plan applied to the
+# end, the share of launches the runtime had to treat as barriers (kernel layouts read through
+# cudaFuncGetParamInfo, as on simgpu), and the prediction's error. Needs an NVIDIA GPU, its driver
+# and PyTorch with CUDA; CI never runs it.
 #   bench/gpu_check.sh [steps] [warmup]
-# Exit 0 when both backends agree with torch.profiler (counts equal, total kernel time within 5%).
+# Exit 0 when both backends agree with torch.profiler (counts equal, total kernel time within 5%)
+# and the tuner's loop ran to its comparison.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${SYNCOPATE_BUILD_DIR:-$root/build}"
@@ -39,4 +44,20 @@ for backend in cupti events; do
   grep '^summary' "$out/$backend.log" | sed "s/^/$backend: /"
 done
 grep '^summary' "$out/torch.log" | sed 's/^/torch.profiler run: /'
+
+# The tuner's loop. `tune` writes a plan only when one is predicted to gain --min-gain; on one GPU
+# the all-reduces are local, so ask for any gain: what is checked is that a plan applies on a
+# real GPU and that its prediction holds, not how much one rank can gain.
+"$build/bin/syncopate" tune "$out/events" --min-gain 0 --json > "$out/tune.json" 2> "$out/tune.log" ||
+  fail "tune failed on the events recording (see $out/tune.log)"
+if [ -f "$out/events/plan.json" ]; then
+  "$build/bin/syncopate" run --plan "$out/events/plan.json" -o "$out/tuned" --backend events -- "${sample[@]}" \
+    > "$out/tuned.log" 2>&1 || fail "the run under the plan failed (see $out/tuned.log)"
+  "$build/bin/syncopate" compare "$out/events" "$out/tuned" > "$out/compare.txt" 2>&1 ||
+    fail "compare failed (see $out/compare.txt)"
+  "$build/bin/syncopate" compare --json "$out/events" "$out/tuned" > "$out/compare.json" 2>/dev/null || true
+  echo "tuner loop:"; cat "$out/compare.txt"
+else
+  echo "tuner loop: tune wrote no plan (see $out/tune.json)"; status=1
+fi
 exit "$status"

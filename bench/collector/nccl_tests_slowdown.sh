@@ -10,7 +10,7 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${SYNCOPATE_BUILD_DIR:-$root/build}"
 rounds="${1:-3}"; shift || true
 options=("$@")
-[ ${#options[@]} -eq 0 ] && options=(-b 8 -e 1M -f 4 -w 5 -n 20)
+[ ${#options[@]} -eq 0 ] && options=(-b 8 -e 16M -f 2 -w 5 -n 20)
 export LD_LIBRARY_PATH="$build/lib/simgpu" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export SIMGPU_PROFILE="${SIMGPU_PROFILE:-$root/tests/collector/profiles/nccl_tests.json}"
 mpirun=(mpirun -np 2 --oversubscribe --bind-to none --mca btl self,vader -x LD_LIBRARY_PATH -x SIMGPU_PROFILE)
