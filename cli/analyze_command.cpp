@@ -9,6 +9,7 @@
 #include "syncopate/analyzer/analysis.hpp"
 #include "syncopate/analyzer/report.hpp"
 #include "syncopate/analyzer/run_loader.hpp"
+#include "syncopate/trace/json_text.hpp"
 
 namespace syncopate::cli {
 
@@ -65,7 +66,7 @@ void run(const AnalyzeArgs& args) {
   }
   if (timed) timed->start("print");
   if (args.json)
-    fmt::print("{}\n", doc.dump(2));
+    fmt::print("{}\n", trace::jsonText(doc, 2));
   else
     fmt::print("{}", analyzer::analysisToText(*model, *analysis, report));
   if (timed) {

@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "syncopate/collector/attach.hpp"
+#include "syncopate/trace/json_text.hpp"
 
 namespace {
 
@@ -37,11 +38,10 @@ void run(const AttachArguments& arguments) {
       processes.push_back({{"host", p.host}, {"pid", p.pid}, {"rank", p.rank},
                            {"recorded_iterations", p.recorded_iterations}});
     }
-    std::cout << nlohmann::json{{"request", outcome->request},
-                                {"first_iteration", outcome->first_iteration},
-                                {"processes", processes}}
-                     .dump(2)
-              << "\n";
+    const nlohmann::json outcome_json{{"request", outcome->request},
+                                      {"first_iteration", outcome->first_iteration},
+                                      {"processes", processes}};
+    std::cout << syncopate::trace::jsonText(outcome_json, 2) << "\n";
   } else {
     std::cerr << "syncopate attach: done: " << outcome->processes.size() << " process(es) recorded";
     if (outcome->first_iteration >= 0) std::cerr << " from iteration " << outcome->first_iteration;

@@ -5,6 +5,7 @@
 
 #include "command_support.hpp"
 #include "commands.hpp"
+#include "syncopate/trace/json_text.hpp"
 #include "syncopate/tuner/compare.hpp"
 
 namespace syncopate::cli {
@@ -23,7 +24,7 @@ void run(const CompareArgs& args) {
   auto comparison = tuner::compareRuns(args.baseline, args.tuned, options);
   if (!comparison.ok()) fail("compare", comparison.message());
   if (args.json) {
-    fmt::print("{}\n", tuner::comparisonJson(*comparison).dump(2));
+    fmt::print("{}\n", trace::jsonText(tuner::comparisonJson(*comparison), 2));
   } else {
     fmt::print("{}", tuner::comparisonText(*comparison));
   }

@@ -17,6 +17,7 @@
 #include "syncopate/analyzer/analysis.hpp"
 #include "syncopate/analyzer/report.hpp"
 #include "syncopate/analyzer/run_loader.hpp"
+#include "syncopate/trace/json_text.hpp"
 #include "syncopate/tuner/compare.hpp"
 #include "syncopate/tuner/tune.hpp"
 
@@ -164,7 +165,7 @@ void run(const DemoArgs& args) {
   if (!report.ok()) fail("demo", report.message());
   {
     std::ofstream out(baseline / "tune.json", std::ios::trunc);  // as `syncopate tune` keeps it
-    out << tuner::tuneReportJson(*report).dump(2) << "\n";
+    out << trace::jsonText(tuner::tuneReportJson(*report), 2) << "\n";
   }
   if (!args.json) fmt::print("{}\n", tuner::tuneReportText(*report));
   if (!report->plan) {
@@ -173,7 +174,7 @@ void run(const DemoArgs& args) {
     if (args.json) {
       nlohmann::json doc = tuner::tuneReportJson(*report);
       doc["plan"] = nullptr;
-      fmt::print("{}\n", doc.dump(2));
+      fmt::print("{}\n", trace::jsonText(doc, 2));
     }
     return;
   }
@@ -199,7 +200,7 @@ void run(const DemoArgs& args) {
   if (args.json) {
     nlohmann::json doc = tuner::comparisonJson(*comparison);
     if (overlap) doc["overlap_mode_iteration_ms"] = overlap->mean_iteration_ms;
-    fmt::print("{}\n", doc.dump(2));
+    fmt::print("{}\n", trace::jsonText(doc, 2));
   } else {
     fmt::print("{}", tuner::comparisonText(*comparison));
     if (overlap) {

@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "recorded_job.hpp"
+#include "syncopate/trace/json_text.hpp"
 
 namespace {
 
@@ -37,7 +38,7 @@ void run(const RecordArguments& arguments) {
                        {"stores", s.stores}, {"ranks", s.ranks}, {"hosts", s.hosts},
                        {"backends", s.backends}, {"backend_reasons", s.backend_reasons}, {"counters", s.counters},
                        {"nccl_profiler_loaded_stores", s.nccl_profiler_loaded}};
-    std::cout << out.dump(2) << "\n";
+    std::cout << syncopate::trace::jsonText(out, 2) << "\n";
   }
   if (outcome.exit_code != 0) {
     std::cerr << "syncopate record: the command exited with " << outcome.exit_code << "\n";

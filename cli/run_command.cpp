@@ -9,6 +9,7 @@
 #include "command_support.hpp"
 #include "commands.hpp"
 #include "recorded_job.hpp"
+#include "syncopate/trace/json_text.hpp"
 #include "syncopate/tuner/plan.hpp"
 
 namespace syncopate::cli {
@@ -87,7 +88,7 @@ void run(const RunArgs& args) {
     nlohmann::json out{{"directory", dir.string()},      {"exit_code", outcome.exit_code},
                        {"stores", outcome.summary.stores}, {"plan", kept.string()},
                        {"ranks_applying_plan", applied},   {"runtime", reports}};
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", trace::jsonText(out, 2));
   } else {
     std::cerr << fmt::format("syncopate run: the plan was still applied at the end on {} of {} rank(s)\n", applied,
                              reports.size());

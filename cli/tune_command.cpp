@@ -7,6 +7,7 @@
 
 #include "command_support.hpp"
 #include "commands.hpp"
+#include "syncopate/trace/json_text.hpp"
 #include "syncopate/tuner/tune.hpp"
 
 namespace syncopate::cli {
@@ -56,12 +57,12 @@ void run(const TuneArgs& args) {
   }
   {
     std::ofstream out(std::filesystem::path(args.dir) / "tune.json", std::ios::trunc);
-    if (!out || !(out << doc.dump(2) << "\n")) {
+    if (!out || !(out << trace::jsonText(doc, 2) << "\n")) {
       fail("tune", fmt::format("cannot write {}/tune.json: check that the run directory is writable", args.dir));
     }
   }
   if (args.json) {
-    fmt::print("{}\n", doc.dump(2));
+    fmt::print("{}\n", trace::jsonText(doc, 2));
     return;
   }
   fmt::print("{}", tuner::tuneReportText(*report));

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "syncopate/analyzer/report.hpp"
+#include "syncopate/trace/json_text.hpp"
 
 namespace syncopate::analyzer {
 
@@ -244,7 +245,7 @@ trace::Status writeJson(const std::filesystem::path& dir, const nlohmann::json& 
   const std::filesystem::path json_tmp = dir / (std::string(kAnalysisJsonFile) + ".tmp");
   {
     std::ofstream out(json_tmp);
-    out << document.dump(1) << '\n';
+    out << trace::jsonText(document, 1) << '\n';
     if (!out) return trace::failure("cannot write " + json_tmp.string() + " (is the run directory writable?)");
   }
   return replace(json_tmp, dir / kAnalysisJsonFile);

@@ -95,7 +95,18 @@ struct StoreRows {
   std::vector<trace::CollectiveRow> collectives;
   std::vector<RangeLite> ranges;
   std::vector<trace::DiagnosticRow> diagnostics;
+  std::int64_t implausible_rows = 0;  // streams and threads dropped by dropImplausibleIds
 };
+
+// The writer numbers streams and threads 1, 2, 3, ... and the loader indexes tables by those
+// ids, so an id far beyond the row count can only come from a damaged store, and would size a
+// table of gigabytes: such rows are dropped (counted), and what refers to them is skipped as
+// referring to rows the store lacks.
+template <class Row>
+std::int64_t dropImplausibleIds(std::vector<Row>& table) {
+  const std::uint64_t limit = 16 * static_cast<std::uint64_t>(table.size()) + 4096;
+  return static_cast<std::int64_t>(std::erase_if(table, [&](const Row& row) { return row.id >= limit; }));
+}
 
 template <class Row>
 auto collector(std::vector<Row>& out) {
@@ -199,6 +210,7 @@ trace::Status readStore(const trace::StoreReader& r, std::size_t calls, std::siz
   for (trace::Status s : {r.forEachStream(collector(rows.streams)), r.forEachThread(collector(rows.threads)),
                           r.forEachCollective(collector(rows.collectives)), r.forEachDiagnostic(collector(rows.diagnostics))})
     if (!s.ok()) return trace::failure(s.message());
+  rows.implausible_rows = dropImplausibleIds(rows.streams) + dropImplausibleIds(rows.threads);
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(r.path().c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
   std::unique_ptr<sqlite3, DbCloser> db(raw);
@@ -269,8 +281,14 @@ class StoreLoader {
   }
 
  private:
+  // A string id beyond the store's strings table (a damaged row) reads as the empty name,
+  // counted; the table below is thus never larger than the store's own.
   StringId str(trace::StringId id) {
     if (id == trace::kNoString) return 0;
+    if (id > r_.maxStringId()) {
+      ++unknown_strings_;
+      return 0;
+    }
     if (id >= strings_.size()) strings_.resize(std::max<std::size_t>(id + 1, strings_.size() * 2), kUnset);
     if (strings_[id] == kUnset) strings_[id] = b_.intern(r_.string(id));
     return strings_[id];
@@ -428,6 +446,8 @@ class StoreLoader {
     if (skipped_ops_ > 0) b_.addDiagnostic(diagnosticRow<trace::diagnostics::load_ops_without_stream>(name_, skipped_ops_));
     if (unjoined_collectives_ > 0)
       b_.addDiagnostic(diagnosticRow<trace::diagnostics::load_collectives_unjoined>(name_, unjoined_collectives_));
+    if (rows_.implausible_rows + unknown_strings_ > 0)
+      b_.addDiagnostic(diagnosticRow<trace::diagnostics::load_rows_damaged>(name_, rows_.implausible_rows + unknown_strings_));
   }
 
   static constexpr StringId kUnset = ~StringId{0};
@@ -442,7 +462,7 @@ class StoreLoader {
   std::vector<std::pair<std::int64_t, Index>> calls_by_correlation_, collective_ops_;
   std::vector<Index> call_at_;  // dense correlation id -> call, when ids are dense
   std::int64_t first_correlation_ = 0;
-  std::int64_t skipped_calls_ = 0, skipped_ops_ = 0, unjoined_collectives_ = 0;
+  std::int64_t skipped_calls_ = 0, skipped_ops_ = 0, unjoined_collectives_ = 0, unknown_strings_ = 0;
 };
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "syncopate/collector/control_files.hpp"
+#include "syncopate/trace/json_text.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -26,7 +27,7 @@ std::string formatRequest(const AttachRequest& request) {
   json j{{"id", request.id}, {"first_iteration", request.first_iteration}};
   if (request.iterations > 0) j["iterations"] = request.iterations;
   if (request.seconds > 0) j["seconds"] = request.seconds;
-  return j.dump();
+  return trace::jsonText(j);
 }
 
 std::optional<AttachRequest> parseRequest(std::string_view text, std::string& error) {
@@ -57,7 +58,7 @@ std::optional<AttachRequest> parseRequest(std::string_view text, std::string& er
 }
 
 std::string formatStatus(const ProcessStatus& status) {
-  return json{{"pid", status.pid},
+  return trace::jsonText(json{{"pid", status.pid},
               {"host", status.host},
               {"rank", status.rank},
               {"state", status.state},
@@ -67,8 +68,7 @@ std::string formatStatus(const ProcessStatus& status) {
               {"recorded_iterations", status.recorded_iterations},
               {"marker", status.marker},
               {"heartbeat_unix_ns", status.heartbeat_unix_ns},
-              {"message", status.message}}
-      .dump();
+              {"message", status.message}});
 }
 
 std::optional<ProcessStatus> parseStatus(std::string_view text, std::string& error) {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "syncopate/collector/record.hpp"
+#include "syncopate/trace/json_text.hpp"
 #include "syncopate/trace/reader.hpp"
 #include "syncopate/trace/run_dir.hpp"
 
@@ -43,7 +44,7 @@ std::string hostName() {
 }
 
 void setExtra(trace::RunMeta& meta, const std::string& key, const nlohmann::json& value) {
-  std::string text = value.dump();
+  std::string text = trace::jsonText(value);
   for (auto& [name, json] : meta.extra_json) {
     if (name == key) {
       json = text;

@@ -7,6 +7,7 @@
 
 #include "scratch_dir.hpp"
 #include "syncopate/trace/catalog.hpp"
+#include "syncopate/trace/diagnostics.hpp"
 #include "syncopate/trace/writer.hpp"
 
 namespace syncopate::analyzer {
@@ -225,6 +226,38 @@ TEST(LoadRun, UnknownSchemaMajorVersion) {
   auto m = loadRun(dir.path());
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.message().find("9.0"), std::string::npos) << m.message();
+}
+
+// A damaged store whose ids point far beyond its tables (a stream numbered 4 000 000 000, names
+// beyond the strings table, as flipped bytes leave them) loads in bounded memory: the stream is
+// dropped and its ops skipped, the names read as empty, and one diagnostic counts the damage.
+// Before, each such id sized a table of gigabytes.
+TEST(LoadRun, IdsBeyondTheTablesAreDroppedNotAllocated) {
+  ScratchDir dir;
+  writeRankStore(dir.path(), 0, "h", 0, 60 * kUs, 100 * kUs);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((dir / "rank-0.sqlite").c_str(), &db), SQLITE_OK);
+  for (const char* damage : {"UPDATE streams SET id = 4000000000 WHERE handle = 16",
+                             "UPDATE api_calls SET name_id = 4294967234 WHERE correlation_id = 1",
+                             "UPDATE nvtx_ranges SET name_id = 4294967280"})
+    ASSERT_EQ(sqlite3_exec(db, damage, nullptr, nullptr, nullptr), SQLITE_OK) << damage;
+  sqlite3_close(db);
+  auto m = loadRun(dir.path());
+  ASSERT_TRUE(m.ok()) << m.message();
+  ASSERT_EQ(m->streams.size(), 1u);
+  EXPECT_EQ(m->str(m->streams[0].name), "nccl");
+  ASSERT_EQ(m->ops.size(), 1u);  // the gemm's stream is gone; the all-reduce stays
+  EXPECT_EQ(m->str(m->ops.name[0]), "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  ASSERT_EQ(m->api_calls.size(), 3u);
+  EXPECT_EQ(m->str(m->api_calls.name[0]), "");
+  ASSERT_EQ(m->ranges.size(), 1u);
+  EXPECT_EQ(m->str(m->ranges.name[0]), "");
+  const std::string damaged(trace::diagnostics::entry(trace::diagnostics::Key::load_rows_damaged).sentence);
+  const auto found = std::find_if(m->diagnostics.begin(), m->diagnostics.end(),
+                                  [&](const trace::DiagnosticRow& d) { return d.message == damaged; });
+  ASSERT_NE(found, m->diagnostics.end());
+  EXPECT_EQ(found->count, 3);
+  EXPECT_EQ(found->source, "rank-0.sqlite");
 }
 
 }  // namespace

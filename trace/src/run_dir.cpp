@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "sqlite_util.hpp"
+#include "syncopate/trace/json_text.hpp"
 
 namespace syncopate::trace {
 
@@ -101,7 +102,7 @@ Status writeRunMeta(const std::filesystem::path& run_dir, const RunMeta& meta) n
       }
       j[key] = nlohmann::ordered_json::parse(text);
     }
-    const std::string content = j.dump(2) + "\n";
+    const std::string content = trace::jsonText(j, 2) + "\n";
 
     const std::filesystem::path target = run_dir / kRunMetaFileName;
     const std::filesystem::path temp = run_dir / (std::string(kRunMetaFileName) + ".tmp");
@@ -191,7 +192,7 @@ Result<RunMeta> readRunMeta(const std::filesystem::path& run_dir) noexcept {
     if (!text("source", meta.source)) return bad("has a non-string \"source\"");
     for (const auto& [key, value] : j.items()) {
       if (std::find(std::begin(kKnownKeys), std::end(kKnownKeys), key) == std::end(kKnownKeys)) {
-        meta.extra_json.emplace_back(key, value.dump());
+        meta.extra_json.emplace_back(key, trace::jsonText(value));
       }
     }
     return meta;

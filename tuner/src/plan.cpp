@@ -1,3 +1,4 @@
+#include "syncopate/trace/json_text.hpp"
 #include "syncopate/tuner/plan.hpp"
 
 #include <cstdio>
@@ -63,7 +64,7 @@ json toJson(const Plan& p) {
   return j;
 }
 
-std::uint64_t checksumOf(const json& without_checksum) { return trace::fnv1a(without_checksum.dump()); }
+std::uint64_t checksumOf(const json& without_checksum) { return trace::fnv1a(trace::jsonText(without_checksum)); }
 
 // Reads field `key` of `j` as T, with a sentence naming the field when it is missing or wrong.
 template <class T>
@@ -84,7 +85,7 @@ std::vector<std::pair<std::string, std::string>> knobSettings(const Knobs& knobs
   for (const auto& [name, value] : settings.items()) {
     out.emplace_back(name, value.is_boolean() ? (value.get<bool>() ? "yes" : "no")
                            : value.is_string() ? value.get<std::string>()
-                                               : value.dump());
+                                               : trace::jsonText(value));
   }
   return out;
 }
@@ -103,7 +104,7 @@ std::string planJson(Plan& plan) {
   json j = toJson(plan);
   plan.checksum = checksumOf(j);
   j["checksum"] = "fnv1a64:" + hex(plan.checksum);
-  return j.dump(2) + "\n";
+  return trace::jsonText(j, 2) + "\n";
 }
 
 trace::Result<Plan> parsePlan(std::string_view text) {

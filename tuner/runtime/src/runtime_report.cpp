@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "syncopate/dispatch/log.hpp"
+#include "syncopate/trace/json_text.hpp"
 
 namespace syncopate::preload {
 
@@ -50,7 +51,7 @@ void writeRuntimeReport(const RuntimeReport& report) noexcept {
     const std::string name = report.rank >= 0 ? fmt::format("runtime-rank-{}.json", report.rank)
                                               : fmt::format("runtime-pid-{}.json", getpid());
     std::ofstream out(std::string(dir) + "/" + name, std::ios::trunc);
-    out << j.dump(2) << "\n";
+    out << trace::jsonText(j, 2) << "\n";
   } catch (...) {
     log(LogLevel::Warn, "runtime: could not write the runtime report");
   }
