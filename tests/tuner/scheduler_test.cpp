@@ -15,6 +15,9 @@ using testing::ActionLog;
 using testing::CallProgram;
 using Lines = std::vector<std::string>;
 
+// The rules of the tests that need no plan (a Scheduler keeps a reference to its rules).
+const ScheduleRules kDefaultRules{};
+
 // Small tables, so that event slot numbers are easy to read:
 // positions 0..7, unit done events 8..15, the join event 16, producer events 17..32.
 SchedulerLimits smallLimits() {
@@ -441,7 +444,7 @@ TEST(Scheduler, OverflowingATableDisablesThePlanInTheOriginalOrder) {
     SchedulerLimits limits = smallLimits();
     limits.tensors = 1;
     ActionLog log;
-    Scheduler s(ScheduleRules{}, log, limits);
+    Scheduler s(kDefaultRules, log, limits);
     s.onCall(p.allReduce(kS, grad(0), kLayerFloats));
     s.onCall(p.allReduce(kS, grad(1), kLayerFloats));  // a second buffer: no room
     s.onCall(p.kernel(kS, {grad(0)}));
@@ -455,7 +458,7 @@ TEST(Scheduler, OverflowingATableDisablesThePlanInTheOriginalOrder) {
     SchedulerLimits limits = smallLimits();
     limits.app_events = 1;
     ActionLog log;
-    Scheduler s(ScheduleRules{}, log, limits);
+    Scheduler s(kDefaultRules, log, limits);
     s.onCall(p.record(kS, kOptDone));
     s.onCall(p.record(kS, kCheckDone));  // a second event: no room
     s.onCall(p.allReduce(kS, grad(0), kLayerFloats));
@@ -466,7 +469,7 @@ TEST(Scheduler, OverflowingATableDisablesThePlanInTheOriginalOrder) {
   {
     CallProgram p;
     ActionLog log;
-    Scheduler s(ScheduleRules{}, log, smallLimits());  // 8 streams: the runtime's two and 6 more
+    Scheduler s(kDefaultRules, log, smallLimits());  // 8 streams: the runtime's two and 6 more
     for (StreamHandle h = 1; h <= 7; ++h) s.onCall(p.kernel(h, {kActs}));
     const Lines expected = {"call 1", "call 2", "call 3", "call 4", "call 5", "call 6",
                             "fallback capacity_exceeded at 7", "call 7"};
@@ -480,7 +483,7 @@ TEST(Scheduler, OverflowingATableDisablesThePlanInTheOriginalOrder) {
 TEST(Scheduler, EventSlotsAreCreatedOnceAndTheirFailureDisablesThePlan) {
   {
     ActionLog log;
-    Scheduler s(ScheduleRules{}, log);
+    Scheduler s(kDefaultRules, log);
     const SchedulerLimits defaults;
     EXPECT_EQ(log.event_slots, defaults.held + defaults.units + defaults.touch_events + 1);
     EXPECT_EQ(log.event_slots, 3585u);
@@ -490,7 +493,7 @@ TEST(Scheduler, EventSlotsAreCreatedOnceAndTheirFailureDisablesThePlan) {
     CallProgram p;
     ActionLog log;
     log.events_available = false;
-    Scheduler s(ScheduleRules{}, log, smallLimits());
+    Scheduler s(kDefaultRules, log, smallLimits());
     s.onCall(p.allReduce(kS, grad(0), kLayerFloats));
     const Lines expected = {"fallback capacity_exceeded at 0", "call 1"};
     EXPECT_EQ(log.lines, expected);

@@ -64,7 +64,10 @@ struct SchedulerStats {
 
 class Scheduler {
  public:
+  // The scheduler keeps a reference to `rules`, which must outlive it: a temporary would leave
+  // it dangling (AddressSanitizer found one in a test), so one does not compile.
   Scheduler(const ScheduleRules& rules, Executor& executor, const SchedulerLimits& limits = {});
+  Scheduler(ScheduleRules&&, Executor&, const SchedulerLimits& = {}) = delete;
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
