@@ -6,6 +6,7 @@
 
 #include "issue_order.hpp"
 #include "parallel.hpp"
+#include "sync_calls.hpp"
 
 namespace syncopate::analyzer {
 
@@ -48,9 +49,6 @@ class PathIndex {
       records_[{m.rankOfOp(op), m.event_markers.event_id[i]}].push_back({issueTime(m, op), op});
     }
     for (auto& [key, list] : records_) std::sort(list.begin(), list.end());
-    // Calls that block until the device (or a stream of it) is idle. Importers of traces
-    // without synchronization records give no host-sync rows for them, so the path infers
-    // what they waited for: the last op that ended while they blocked.
     // Launching calls of each rank by end time, for hand-offs between host threads.
     std::vector<bool> launched(m.api_calls.size(), false);
     for (Index op = 0; op < m.ops.size(); ++op)
@@ -60,9 +58,11 @@ class PathIndex {
       if (launched[c]) launches_by_end_[m.rankOfCall(c)].push_back(c);
     for (auto& list : launches_by_end_)
       std::sort(list.begin(), list.end(), [&](Index a, Index b) { return m.api_calls.end[a] < m.api_calls.end[b]; });
-    for (std::string_view name : {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
-                                  "cudaThreadSynchronize", "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize"})
-      if (auto id = m.strings.find(name)) blocking_names_.push_back(*id);
+    // Calls that block until the device, a stream or an event is done. Importers of traces
+    // without synchronization records give no host-sync rows for them, so the path infers what
+    // they waited for: the last op that ended while they blocked.
+    for (StringId id = 0; id < m.strings.size(); ++id)
+      if (auto call = syncCallNamed(m.str(id)); call && call->what == SyncCallClass::Blocks) blocking_names_.push_back(id);
   }
 
   // The last call of another thread of `rank` that launched GPU work and ended in (after, by].
@@ -110,20 +110,23 @@ class PathIndex {
     return it == sync_of_call_.end() ? kNone : it->second;
   }
 
-  // The GPU op a host sync waited for, or kNone.
+  // The GPU op a host sync waited for, or kNone: an event's last record before the sync; where
+  // the recording lacks that record (it came before the recording, or the source has none), or
+  // for a stream sync, the last op of the stream that ended by the sync's end; for a device or
+  // context sync, or one whose target is unknown, the last such op of any stream of the rank.
   Index waitedOp(Index h) const {
     const auto& s = m_.host_syncs;
     const Index rank = s.rank[h];
     if (s.sync_kind[h] == trace::SyncKind::Event && s.event_id[h] != kUnknown) {
       auto it = records_.find({rank, s.event_id[h]});
-      if (it == records_.end()) return kNone;
       const std::int64_t issued = s.api_call[h] != kNone ? m_.api_calls.start[s.api_call[h]] : s.start[h];
-      auto rec = std::upper_bound(it->second.begin(), it->second.end(), std::make_pair(issued, kNone));
-      if (rec == it->second.begin()) return kNone;
-      return lastOpBefore(m_.ops.stream[std::prev(rec)->second], m_.ops.start[std::prev(rec)->second] + 1, s.end[h]);
+      if (it != records_.end()) {
+        auto rec = std::upper_bound(it->second.begin(), it->second.end(), std::make_pair(issued, kNone));
+        if (rec != it->second.begin())
+          return lastOpBefore(m_.ops.stream[std::prev(rec)->second], m_.ops.start[std::prev(rec)->second] + 1, s.end[h]);
+      }
     }
     if (s.stream[h] != kNone) return lastOpBefore(s.stream[h], s.end[h] + 1, s.end[h]);
-    // Device / context sync: the last op of any stream of the rank.
     Index best = kNone;
     const RankInfo& r = m_.ranks[rank];
     for (Index st = r.first_stream; st < r.first_stream + r.stream_count; ++st) {
@@ -364,6 +367,34 @@ class Walker {
   std::int64_t straggler_floor_ = 0;
 };
 
+// Where rank `r`'s iteration `it` begins for its path: where its GPU window begins, except that
+// an iteration with nothing earlier on the rank's GPU begins where the host work that
+// issued its first op began: the outermost range open around that op's launch that started
+// within the step (a framework's compiled region, an operator). Later iterations' windows
+// tile the GPU's time, so the host's lead-in to them lies in the window before; the first has
+// none before it, and without this a step whose GPU work is one short kernel would have a
+// path of that kernel alone, however long the host worked to launch it.
+std::int64_t pathStart(const RunModel& m, Index r, const RankIteration& it) {
+  Index first = kNone;
+  const RankInfo& info = m.ranks[r];
+  for (Index st = info.first_stream; st < info.first_stream + info.stream_count; ++st) {
+    const StreamInfo& stream = m.streams[st];
+    for (Index op = stream.first_op; op < stream.first_op + stream.op_count; ++op) {
+      if (m.ops.op_class[op] == OpClass::Marker) continue;
+      if (m.ops.start[op] < it.start) return it.start;  // earlier GPU work: the host's lead-in overlapped it
+      if (m.ops.start[op] == it.start && first == kNone) first = op;
+      break;  // a stream's ops are in start order: its first busy op is its earliest
+    }
+  }
+  const Index call = first == kNone ? kNone : m.ops.launch[first];
+  if (call == kNone) return it.start;
+  std::int64_t start = it.start;
+  for (Index open = m.rangeOpenAt(m.api_calls.thread[call], m.api_calls.start[call]);
+       open != kNone && m.ranges.start[open] > it.host_start; open = m.ranges.parent[open])
+    start = std::min(start, m.ranges.start[open]);
+  return start;
+}
+
 CriticalPath finish(CriticalPath p) {
   for (const PathSegment& s : p.segments) p.attribution[static_cast<std::size_t>(s.category)] += s.end - s.start;
   return p;
@@ -392,7 +423,7 @@ std::vector<CriticalPath> criticalPaths(const RunModel& m, const Iterations& its
     for (Index r = 0; r < its.per_rank.size(); ++r) {
       for (const RankIteration& it : its.per_rank[r]) {
         if (it.number != number || it.op_count == 0) continue;
-        window_start = std::min(window_start, it.start);
+        window_start = std::min(window_start, pathStart(m, r, it));
         // The op of this iteration that ended last: ops that start inside the window.
         const RankInfo& info = m.ranks[r];
         for (Index st = info.first_stream; st < info.first_stream + info.stream_count; ++st) {
