@@ -58,11 +58,16 @@ class PathIndex {
       if (launched[c]) launches_by_end_[m.rankOfCall(c)].push_back(c);
     for (auto& list : launches_by_end_)
       std::sort(list.begin(), list.end(), [&](Index a, Index b) { return m.api_calls.end[a] < m.api_calls.end[b]; });
-    // Calls that block until the device, a stream or an event is done. Importers of traces
+    // Calls that block until the device, a stream or an event is done (importers of traces
     // without synchronization records give no host-sync rows for them, so the path infers what
-    // they waited for: the last op that ended while they blocked.
-    for (StringId id = 0; id < m.strings.size(); ++id)
-      if (auto call = syncCallNamed(m.str(id)); call && call->what == SyncCallClass::Blocks) blocking_names_.push_back(id);
+    // they waited for: the last op that ended while they blocked), and calls that only ask
+    // whether it is done (cudaEventQuery), which return at once: CUPTI gives them
+    // synchronization records too, but the host never waited in them.
+    for (StringId id = 0; id < m.strings.size(); ++id) {
+      const auto call = syncCallNamed(m.str(id));
+      if (call && call->what == SyncCallClass::Blocks) blocking_names_.push_back(id);
+      if (call && call->what == SyncCallClass::Polls) polling_names_.push_back(id);
+    }
   }
 
   // The last call of another thread of `rank` that launched GPU work and ended in (after, by].
@@ -78,15 +83,19 @@ class PathIndex {
     return kNone;
   }
 
-  // What a blocking call without a host-sync row waited for: an op it issued itself that
-  // finished before it returned (a synchronous copy), or, for the synchronize calls, the last
-  // op of its rank that finished while it blocked. kNone when it did not wait for the GPU.
+  // What a blocking call without a host-sync row waited for: a copy or memset it issued itself
+  // that finished before it returned (a synchronous copy), or, for the synchronize calls, the
+  // last op of its rank that finished while it blocked. kNone when it did not wait for the GPU.
+  // Kernel launches never wait for their kernel, and the markers a call issues (a stream's wait
+  // for an event, an event record) carry the call's own timestamps in imported traces: ending
+  // inside the call, neither says the host waited.
   Index waitedByCall(Index call) const {
     const std::int64_t start = m_.api_calls.start[call], end = m_.api_calls.end[call];
     Index best = kNone;
     for (Index e : m_.flows.outgoing(NodeRef::apiCall(call))) {
       if (m_.flows.kind(e) != FlowKind::Launch) continue;
       const Index op = m_.flows.dst(e).index();
+      if (m_.ops.op_class[op] != OpClass::Memory) continue;
       if (m_.ops.end[op] > start && m_.ops.end[op] <= end && (best == kNone || m_.ops.end[op] > m_.ops.end[best])) best = op;
     }
     if (best != kNone) return best;
@@ -108,6 +117,10 @@ class PathIndex {
   Index syncOfCall(Index call) const {
     auto it = sync_of_call_.find(call);
     return it == sync_of_call_.end() ? kNone : it->second;
+  }
+
+  bool polls(Index call) const {
+    return std::find(polling_names_.begin(), polling_names_.end(), m_.api_calls.name[call]) != polling_names_.end();
   }
 
   // The GPU op a host sync waited for, or kNone: an event's last record before the sync; where
@@ -174,7 +187,7 @@ class PathIndex {
   std::vector<Index> issue_pred_;
   std::unordered_map<Index, Index> sync_of_call_;
   std::map<std::pair<Index, std::int64_t>, std::vector<std::pair<std::int64_t, Index>>> records_;
-  std::vector<StringId> blocking_names_;
+  std::vector<StringId> blocking_names_, polling_names_;
   std::vector<std::vector<Index>> launches_by_end_;  // per rank
 };
 
@@ -311,13 +324,11 @@ class Walker {
     if (!s.at_start) {
       // A blocking call that returned when the GPU op it waited for finished.
       const Index h = index_.syncOfCall(call);
-      const Index waited = h != kNone ? index_.waitedOp(h) : index_.waitedByCall(call);
-      {
-        if (waited != kNone && m_.ops.end[waited] > start && m_.ops.end[waited] <= s.time) {
-          emit(s.node, m_.ops.end[waited], s.time, PathCategory::Sync);
-          s = {NodeRef::op(waited), m_.ops.end[waited], false};
-          return true;
-        }
+      const Index waited = index_.polls(call) ? kNone : h != kNone ? index_.waitedOp(h) : index_.waitedByCall(call);
+      if (waited != kNone && m_.ops.end[waited] > start && m_.ops.end[waited] <= s.time) {
+        emit(s.node, m_.ops.end[waited], s.time, PathCategory::Sync);
+        s = {NodeRef::op(waited), m_.ops.end[waited], false};
+        return true;
       }
       emit(s.node, start, s.time, PathCategory::Host);
     }
