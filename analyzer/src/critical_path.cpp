@@ -85,7 +85,8 @@ class PathIndex {
 
   // What a blocking call without a host-sync row waited for: a copy or memset it issued itself
   // that finished before it returned (a synchronous copy), or, for the synchronize calls, the
-  // last op of its rank that finished while it blocked. kNone when it did not wait for the GPU.
+  // last op of its rank issued before the call that finished while it blocked. kNone when it
+  // did not wait for the GPU.
   // Kernel launches never wait for their kernel, and the markers a call issues (a stream's wait
   // for an event, an event record) carry the call's own timestamps in imported traces: ending
   // inside the call, neither says the host waited.
@@ -103,7 +104,7 @@ class PathIndex {
       return kNone;
     const RankInfo& r = m_.ranks[m_.rankOfCall(call)];
     for (Index st = r.first_stream; st < r.first_stream + r.stream_count; ++st) {
-      const Index op = lastOpBefore(st, end + 1, end);
+      const Index op = lastOpBefore(st, end + 1, end, start);
       if (op != kNone && m_.ops.end[op] > start && (best == kNone || m_.ops.end[op] > m_.ops.end[best])) best = op;
     }
     return best;
@@ -123,35 +124,43 @@ class PathIndex {
     return std::find(polling_names_.begin(), polling_names_.end(), m_.api_calls.name[call]) != polling_names_.end();
   }
 
-  // The GPU op a host sync waited for, or kNone: an event's last record before the sync; where
-  // the recording lacks that record (it came before the recording, or the source has none), or
-  // for a stream sync, the last op of the stream that ended by the sync's end; for a device or
-  // context sync, or one whose target is unknown, the last such op of any stream of the rank.
+  // The GPU op a host sync waited for, or kNone: of the ops issued before the sync's call (a
+  // sync waits for the work issued before it, not for what other threads issue while it
+  // blocks), an event's last record before the sync, or the last op issued to that record's
+  // stream before it; where the recording lacks that record (it came before the recording, or
+  // the source has none), or for a stream sync, the last op of the stream that ended by the
+  // sync's end; for a device or context sync, or one whose target is unknown, the last such op
+  // of any stream of the rank.
   Index waitedOp(Index h) const {
     const auto& s = m_.host_syncs;
     const Index rank = s.rank[h];
+    const std::int64_t issued = s.api_call[h] != kNone ? m_.api_calls.start[s.api_call[h]] : s.start[h];
     if (s.sync_kind[h] == trace::SyncKind::Event && s.event_id[h] != kUnknown) {
       auto it = records_.find({rank, s.event_id[h]});
-      const std::int64_t issued = s.api_call[h] != kNone ? m_.api_calls.start[s.api_call[h]] : s.start[h];
       if (it != records_.end()) {
         auto rec = std::upper_bound(it->second.begin(), it->second.end(), std::make_pair(issued, kNone));
-        if (rec != it->second.begin())
-          return lastOpBefore(m_.ops.stream[std::prev(rec)->second], m_.ops.start[std::prev(rec)->second] + 1, s.end[h]);
+        if (rec != it->second.begin()) {
+          const auto [record_issued, record] = *std::prev(rec);
+          return lastOpBefore(m_.ops.stream[record], m_.ops.start[record] + 1, s.end[h], record_issued + 1);
+        }
       }
     }
-    if (s.stream[h] != kNone) return lastOpBefore(s.stream[h], s.end[h] + 1, s.end[h]);
+    if (s.stream[h] != kNone) return lastOpBefore(s.stream[h], s.end[h] + 1, s.end[h], issued);
     Index best = kNone;
     const RankInfo& r = m_.ranks[rank];
     for (Index st = r.first_stream; st < r.first_stream + r.stream_count; ++st) {
-      const Index op = lastOpBefore(st, s.end[h] + 1, s.end[h]);
+      const Index op = lastOpBefore(st, s.end[h] + 1, s.end[h], issued);
       if (op != kNone && (best == kNone || m_.ops.end[op] > m_.ops.end[best])) best = op;
     }
     return best;
   }
 
  private:
-  // The op of `stream` that started before `limit` and ended last, but not after `latest_end`.
-  Index lastOpBefore(Index stream, std::int64_t limit, std::int64_t latest_end) const {
+  // The op of `stream` that started last before `limit` and ended by `latest_end`, of those
+  // whose launching call began before `issued_before` (ops without a recorded launch are taken
+  // to have been issued in time: when they were issued is not known).
+  Index lastOpBefore(Index stream, std::int64_t limit, std::int64_t latest_end,
+                     std::int64_t issued_before = INT64_MAX) const {
     const StreamInfo& st = m_.streams[stream];
     const auto* begin = m_.ops.start.data() + st.first_op;
     const auto* end = begin + st.op_count;
@@ -160,6 +169,7 @@ class PathIndex {
       --p;
       const auto op = static_cast<Index>(p - m_.ops.start.data());
       if (m_.ops.op_class[op] == OpClass::Marker && m_.ops.kind[op] != trace::OpKind::EventRecord) continue;
+      if (m_.ops.launch[op] != kNone && m_.api_calls.start[m_.ops.launch[op]] >= issued_before) continue;
       if (m_.ops.end[op] <= latest_end) return op;
     }
     return kNone;
