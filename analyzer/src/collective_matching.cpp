@@ -48,6 +48,19 @@ void addEventWaitFlows(RunModel& m) {
   }
   if (unmatched > 0)
     m.addDiagnostic(diagnosticRow<trace::diagnostics::event_waits_unmatched>("analyzer", unmatched));
+  // Host syncs on an event no record of which was issued before them draw no flow either: the
+  // critical path takes each to have waited for what a stream or device sync waits for.
+  const auto& s = m.host_syncs;
+  std::int64_t syncs_unmatched = 0;
+  for (Index h = 0; h < s.size(); ++h) {
+    if (s.sync_kind[h] != trace::SyncKind::Event || s.event_id[h] == kUnknown) continue;
+    const Record probe{s.rank[h], s.event_id[h], s.api_call[h] != kNone ? m.api_calls.start[s.api_call[h]] : s.start[h], kNone};
+    auto it = std::upper_bound(records.begin(), records.end(), probe,
+                               [&](const Record& a, const Record& b) { return key(a) < key(b); });
+    syncs_unmatched += it == records.begin() || std::prev(it)->rank != probe.rank || std::prev(it)->event != probe.event;
+  }
+  if (syncs_unmatched > 0)
+    m.addDiagnostic(diagnosticRow<trace::diagnostics::event_syncs_unmatched>("analyzer", syncs_unmatched));
 }
 
 void matchCollectives(RunModel& m) {

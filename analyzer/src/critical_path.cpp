@@ -6,6 +6,7 @@
 
 #include "issue_order.hpp"
 #include "parallel.hpp"
+#include "sync_calls.hpp"
 
 namespace syncopate::analyzer {
 
@@ -48,9 +49,6 @@ class PathIndex {
       records_[{m.rankOfOp(op), m.event_markers.event_id[i]}].push_back({issueTime(m, op), op});
     }
     for (auto& [key, list] : records_) std::sort(list.begin(), list.end());
-    // Calls that block until the device (or a stream of it) is idle. Importers of traces
-    // without synchronization records give no host-sync rows for them, so the path infers
-    // what they waited for: the last op that ended while they blocked.
     // Launching calls of each rank by end time, for hand-offs between host threads.
     std::vector<bool> launched(m.api_calls.size(), false);
     for (Index op = 0; op < m.ops.size(); ++op)
@@ -60,9 +58,16 @@ class PathIndex {
       if (launched[c]) launches_by_end_[m.rankOfCall(c)].push_back(c);
     for (auto& list : launches_by_end_)
       std::sort(list.begin(), list.end(), [&](Index a, Index b) { return m.api_calls.end[a] < m.api_calls.end[b]; });
-    for (std::string_view name : {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
-                                  "cudaThreadSynchronize", "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize"})
-      if (auto id = m.strings.find(name)) blocking_names_.push_back(*id);
+    // Calls that block until the device, a stream or an event is done (importers of traces
+    // without synchronization records give no host-sync rows for them, so the path infers what
+    // they waited for: the last op that ended while they blocked), and calls that only ask
+    // whether it is done (cudaEventQuery), which return at once: CUPTI gives them
+    // synchronization records too, but the host never waited in them.
+    for (StringId id = 0; id < m.strings.size(); ++id) {
+      const auto call = syncCallNamed(m.str(id));
+      if (call && call->what == SyncCallClass::Blocks) blocking_names_.push_back(id);
+      if (call && call->what == SyncCallClass::Polls) polling_names_.push_back(id);
+    }
   }
 
   // The last call of another thread of `rank` that launched GPU work and ended in (after, by].
@@ -78,15 +83,20 @@ class PathIndex {
     return kNone;
   }
 
-  // What a blocking call without a host-sync row waited for: an op it issued itself that
-  // finished before it returned (a synchronous copy), or, for the synchronize calls, the last
-  // op of its rank that finished while it blocked. kNone when it did not wait for the GPU.
+  // What a blocking call without a host-sync row waited for: a copy or memset it issued itself
+  // that finished before it returned (a synchronous copy), or, for the synchronize calls, the
+  // last op of its rank issued before the call that finished while it blocked. kNone when it
+  // did not wait for the GPU.
+  // Kernel launches never wait for their kernel, and the markers a call issues (a stream's wait
+  // for an event, an event record) carry the call's own timestamps in imported traces: ending
+  // inside the call, neither says the host waited.
   Index waitedByCall(Index call) const {
     const std::int64_t start = m_.api_calls.start[call], end = m_.api_calls.end[call];
     Index best = kNone;
     for (Index e : m_.flows.outgoing(NodeRef::apiCall(call))) {
       if (m_.flows.kind(e) != FlowKind::Launch) continue;
       const Index op = m_.flows.dst(e).index();
+      if (m_.ops.op_class[op] != OpClass::Memory) continue;
       if (m_.ops.end[op] > start && m_.ops.end[op] <= end && (best == kNone || m_.ops.end[op] > m_.ops.end[best])) best = op;
     }
     if (best != kNone) return best;
@@ -94,7 +104,7 @@ class PathIndex {
       return kNone;
     const RankInfo& r = m_.ranks[m_.rankOfCall(call)];
     for (Index st = r.first_stream; st < r.first_stream + r.stream_count; ++st) {
-      const Index op = lastOpBefore(st, end + 1, end);
+      const Index op = lastOpBefore(st, end + 1, end, start);
       if (op != kNone && m_.ops.end[op] > start && (best == kNone || m_.ops.end[op] > m_.ops.end[best])) best = op;
     }
     return best;
@@ -110,32 +120,47 @@ class PathIndex {
     return it == sync_of_call_.end() ? kNone : it->second;
   }
 
-  // The GPU op a host sync waited for, or kNone.
+  bool polls(Index call) const {
+    return std::find(polling_names_.begin(), polling_names_.end(), m_.api_calls.name[call]) != polling_names_.end();
+  }
+
+  // The GPU op a host sync waited for, or kNone: of the ops issued before the sync's call (a
+  // sync waits for the work issued before it, not for what other threads issue while it
+  // blocks), an event's last record before the sync, or the last op issued to that record's
+  // stream before it; where the recording lacks that record (it came before the recording, or
+  // the source has none), or for a stream sync, the last op of the stream that ended by the
+  // sync's end; for a device or context sync, or one whose target is unknown, the last such op
+  // of any stream of the rank.
   Index waitedOp(Index h) const {
     const auto& s = m_.host_syncs;
     const Index rank = s.rank[h];
+    const std::int64_t issued = s.api_call[h] != kNone ? m_.api_calls.start[s.api_call[h]] : s.start[h];
     if (s.sync_kind[h] == trace::SyncKind::Event && s.event_id[h] != kUnknown) {
       auto it = records_.find({rank, s.event_id[h]});
-      if (it == records_.end()) return kNone;
-      const std::int64_t issued = s.api_call[h] != kNone ? m_.api_calls.start[s.api_call[h]] : s.start[h];
-      auto rec = std::upper_bound(it->second.begin(), it->second.end(), std::make_pair(issued, kNone));
-      if (rec == it->second.begin()) return kNone;
-      return lastOpBefore(m_.ops.stream[std::prev(rec)->second], m_.ops.start[std::prev(rec)->second] + 1, s.end[h]);
+      if (it != records_.end()) {
+        auto rec = std::upper_bound(it->second.begin(), it->second.end(), std::make_pair(issued, kNone));
+        if (rec != it->second.begin()) {
+          const auto [record_issued, record] = *std::prev(rec);
+          return lastOpBefore(m_.ops.stream[record], m_.ops.start[record] + 1, s.end[h], record_issued + 1);
+        }
+      }
     }
-    if (s.stream[h] != kNone) return lastOpBefore(s.stream[h], s.end[h] + 1, s.end[h]);
-    // Device / context sync: the last op of any stream of the rank.
+    if (s.stream[h] != kNone) return lastOpBefore(s.stream[h], s.end[h] + 1, s.end[h], issued);
     Index best = kNone;
     const RankInfo& r = m_.ranks[rank];
     for (Index st = r.first_stream; st < r.first_stream + r.stream_count; ++st) {
-      const Index op = lastOpBefore(st, s.end[h] + 1, s.end[h]);
+      const Index op = lastOpBefore(st, s.end[h] + 1, s.end[h], issued);
       if (op != kNone && (best == kNone || m_.ops.end[op] > m_.ops.end[best])) best = op;
     }
     return best;
   }
 
  private:
-  // The op of `stream` that started before `limit` and ended last, but not after `latest_end`.
-  Index lastOpBefore(Index stream, std::int64_t limit, std::int64_t latest_end) const {
+  // The op of `stream` that started last before `limit` and ended by `latest_end`, of those
+  // whose launching call began before `issued_before` (ops without a recorded launch are taken
+  // to have been issued in time: when they were issued is not known).
+  Index lastOpBefore(Index stream, std::int64_t limit, std::int64_t latest_end,
+                     std::int64_t issued_before = INT64_MAX) const {
     const StreamInfo& st = m_.streams[stream];
     const auto* begin = m_.ops.start.data() + st.first_op;
     const auto* end = begin + st.op_count;
@@ -144,6 +169,7 @@ class PathIndex {
       --p;
       const auto op = static_cast<Index>(p - m_.ops.start.data());
       if (m_.ops.op_class[op] == OpClass::Marker && m_.ops.kind[op] != trace::OpKind::EventRecord) continue;
+      if (m_.ops.launch[op] != kNone && m_.api_calls.start[m_.ops.launch[op]] >= issued_before) continue;
       if (m_.ops.end[op] <= latest_end) return op;
     }
     return kNone;
@@ -171,7 +197,7 @@ class PathIndex {
   std::vector<Index> issue_pred_;
   std::unordered_map<Index, Index> sync_of_call_;
   std::map<std::pair<Index, std::int64_t>, std::vector<std::pair<std::int64_t, Index>>> records_;
-  std::vector<StringId> blocking_names_;
+  std::vector<StringId> blocking_names_, polling_names_;
   std::vector<std::vector<Index>> launches_by_end_;  // per rank
 };
 
@@ -308,13 +334,11 @@ class Walker {
     if (!s.at_start) {
       // A blocking call that returned when the GPU op it waited for finished.
       const Index h = index_.syncOfCall(call);
-      const Index waited = h != kNone ? index_.waitedOp(h) : index_.waitedByCall(call);
-      {
-        if (waited != kNone && m_.ops.end[waited] > start && m_.ops.end[waited] <= s.time) {
-          emit(s.node, m_.ops.end[waited], s.time, PathCategory::Sync);
-          s = {NodeRef::op(waited), m_.ops.end[waited], false};
-          return true;
-        }
+      const Index waited = index_.polls(call) ? kNone : h != kNone ? index_.waitedOp(h) : index_.waitedByCall(call);
+      if (waited != kNone && m_.ops.end[waited] > start && m_.ops.end[waited] <= s.time) {
+        emit(s.node, m_.ops.end[waited], s.time, PathCategory::Sync);
+        s = {NodeRef::op(waited), m_.ops.end[waited], false};
+        return true;
       }
       emit(s.node, start, s.time, PathCategory::Host);
     }
@@ -364,6 +388,34 @@ class Walker {
   std::int64_t straggler_floor_ = 0;
 };
 
+// Where rank `r`'s iteration `it` begins for its path: where its GPU window begins, except that
+// an iteration with nothing earlier on the rank's GPU begins where the host work that
+// issued its first op began: the outermost range open around that op's launch that started
+// within the step (a framework's compiled region, an operator). Later iterations' windows
+// tile the GPU's time, so the host's lead-in to them lies in the window before; the first has
+// none before it, and without this a step whose GPU work is one short kernel would have a
+// path of that kernel alone, however long the host worked to launch it.
+std::int64_t pathStart(const RunModel& m, Index r, const RankIteration& it) {
+  Index first = kNone;
+  const RankInfo& info = m.ranks[r];
+  for (Index st = info.first_stream; st < info.first_stream + info.stream_count; ++st) {
+    const StreamInfo& stream = m.streams[st];
+    for (Index op = stream.first_op; op < stream.first_op + stream.op_count; ++op) {
+      if (m.ops.op_class[op] == OpClass::Marker) continue;
+      if (m.ops.start[op] < it.start) return it.start;  // earlier GPU work: the host's lead-in overlapped it
+      if (m.ops.start[op] == it.start && first == kNone) first = op;
+      break;  // a stream's ops are in start order: its first busy op is its earliest
+    }
+  }
+  const Index call = first == kNone ? kNone : m.ops.launch[first];
+  if (call == kNone) return it.start;
+  std::int64_t start = it.start;
+  for (Index open = m.rangeOpenAt(m.api_calls.thread[call], m.api_calls.start[call]);
+       open != kNone && m.ranges.start[open] > it.host_start; open = m.ranges.parent[open])
+    start = std::min(start, m.ranges.start[open]);
+  return start;
+}
+
 CriticalPath finish(CriticalPath p) {
   for (const PathSegment& s : p.segments) p.attribution[static_cast<std::size_t>(s.category)] += s.end - s.start;
   return p;
@@ -392,7 +444,7 @@ std::vector<CriticalPath> criticalPaths(const RunModel& m, const Iterations& its
     for (Index r = 0; r < its.per_rank.size(); ++r) {
       for (const RankIteration& it : its.per_rank[r]) {
         if (it.number != number || it.op_count == 0) continue;
-        window_start = std::min(window_start, it.start);
+        window_start = std::min(window_start, pathStart(m, r, it));
         // The op of this iteration that ended last: ops that start inside the window.
         const RankInfo& info = m.ranks[r];
         for (Index st = info.first_stream; st < info.first_stream + info.stream_count; ++st) {

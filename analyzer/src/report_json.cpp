@@ -62,28 +62,8 @@ class HostActivity {
  public:
   explicit HostActivity(const RunModel& m) : m_(m) {}
   std::string nameAt(Index thread, std::int64_t t) const {
-    const RankInfo& r = m_.ranks[m_.threads[thread].rank];
-    const Index lo = r.first_range, hi = r.first_range + r.range_count;
-    // Ranges of a rank are sorted by (thread, start): find this thread's ones that started by t.
-    Index first = lo, last = hi;
-    {
-      Index a = lo, b = hi;
-      while (a < b) {
-        const Index mid = a + (b - a) / 2;
-        (m_.ranges.thread[mid] < thread) ? a = mid + 1 : b = mid;
-      }
-      first = a;
-      a = first, b = hi;
-      while (a < b) {
-        const Index mid = a + (b - a) / 2;
-        (m_.ranges.thread[mid] == thread && m_.ranges.start[mid] <= t) ? a = mid + 1 : b = mid;
-      }
-      last = a;
-    }
-    // The last range of the thread that started by t, then up its parents to one still open.
-    Index best = last > first ? last - 1 : kNone;
-    while (best != kNone && m_.ranges.end[best] <= t) best = m_.ranges.parent[best];
-    return best == kNone ? std::string("(CPU work between API calls)") : "CPU: " + std::string(m_.str(m_.ranges.name[best]));
+    const Index open = m_.rangeOpenAt(thread, t);
+    return open == kNone ? std::string("(CPU work between API calls)") : "CPU: " + std::string(m_.str(m_.ranges.name[open]));
   }
 
  private:

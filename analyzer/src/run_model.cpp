@@ -85,6 +85,26 @@ std::int64_t RunModel::eventOf(Index op) const {
   return event_markers.event_id[static_cast<std::size_t>(it - event_markers.op.begin())];
 }
 
+Index RunModel::rangeOpenAt(Index thread, std::int64_t t) const {
+  const RankInfo& r = ranks[threads[thread].rank];
+  // A rank's ranges are sorted by (thread, start): the first of this thread's, then the first
+  // that started after t.
+  auto partition = [](Index a, Index b, auto&& before) {
+    while (a < b) {
+      const Index mid = a + (b - a) / 2;
+      before(mid) ? a = mid + 1 : b = mid;
+    }
+    return a;
+  };
+  const Index first = partition(r.first_range, r.first_range + r.range_count, [&](Index i) { return ranges.thread[i] < thread; });
+  const Index last = partition(first, r.first_range + r.range_count,
+                               [&](Index i) { return ranges.thread[i] == thread && ranges.start[i] <= t; });
+  // The last range of the thread that started by t, then up its parents to one still open.
+  Index open = last > first ? last - 1 : kNone;
+  while (open != kNone && ranges.end[open] <= t) open = ranges.parent[open];
+  return open;
+}
+
 namespace {
 template <class Table>
 void widen(const Table& t, std::int64_t& lo, std::int64_t& hi) {

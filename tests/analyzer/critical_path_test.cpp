@@ -121,6 +121,36 @@ TEST(CriticalPath, HostSyncReturnsWhenTheAwaitedKernelEnds) {
   EXPECT_EQ(at(p, PathCategory::Launch), us(3));    // [52,55]
 }
 
+// A sync waits for the work issued before it, not for what another thread issues while it
+// blocks: thread 1 launches k0 (stream 7, [5,40]) and blocks in cudaDeviceSynchronize [2,51];
+// thread 2 launches k1 at 10 (stream 8, [12,50]), during the sync; thread 1 then launches k2
+// ([55,60]). The sync is joined to k0, the last op issued before it: sync time [40,51], and k1,
+// though it ended later, is off the path.
+TEST(CriticalPath, SyncWaitsForWorkIssuedBeforeIt) {
+  RunSketch s;
+  const Index rank = s.rank(0);
+  const Index a = s.stream(rank, 7), b = s.stream(rank, 8);
+  const Index t1 = s.thread(rank, 1), t2 = s.thread(rank, 2);
+  s.range(rank, t1, "ProfilerStep#0", 0, us(100));
+  const Index c0 = s.call(t1, "cudaLaunchKernel", us(0), us(1));
+  const Index c1 = s.call(t1, "cudaDeviceSynchronize", us(2), us(51));
+  const Index c2 = s.call(t1, "cudaLaunchKernel", us(52), us(53));
+  const Index c3 = s.call(t2, "cudaLaunchKernel", us(10), us(11));
+  s.kernel(a, "k0", us(5), us(40), c0);
+  s.hostSync(rank, c1, trace::SyncKind::Device, kNone, us(2), us(51));
+  s.kernel(b, "k1", us(12), us(50), c3);
+  s.kernel(a, "k2", us(55), us(60), c2);
+  const auto paths = pathsOf(s.build());
+  ASSERT_EQ(paths.size(), 1u);
+  const CriticalPath& p = paths[0];
+  expectContiguous(p);
+  EXPECT_EQ(p.start, us(5));
+  EXPECT_EQ(at(p, PathCategory::Compute), us(40));  // k0 35 + k2 5
+  EXPECT_EQ(at(p, PathCategory::Sync), us(11));     // [40,51]
+  EXPECT_EQ(at(p, PathCategory::Host), us(1));      // [51,52]
+  EXPECT_EQ(at(p, PathCategory::Launch), us(3));    // [52,55]
+}
+
 TEST(CriticalPath, ToAnyOpFromAnyStart) {
   const RunModel m = testing::hostSync();
   // The path to k1 from 20us: k0's part before 20us is cut.

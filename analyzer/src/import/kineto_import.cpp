@@ -16,6 +16,7 @@
 #include "kineto_trace.hpp"
 #include "nccl_names.hpp"
 #include "store_output.hpp"
+#include "stream_completion.hpp"
 #include "syncopate/trace/hash.hpp"
 #include "syncopate/analyzer/importers.hpp"
 
@@ -135,7 +136,7 @@ class EventWriter {
     row.block = trace::Dim3{static_cast<std::uint32_t>(e.block[0]), static_cast<std::uint32_t>(e.block[1]),
                             static_cast<std::uint32_t>(e.block[2])};
     if (trace::Status s = out_.op(row, str(e.name)); !s) return s;
-    if (e.correlation != kAbsent) ops_by_stream_[*row.stream_id].push_back({e.correlation, row.end_ns});
+    if (e.correlation != kAbsent) completion_.opIssued(*row.stream_id, e.correlation, row.end_ns);
     if (nccl.is_nccl && e.correlation != kAbsent) nccl_ops_.push_back({e, nccl});
     return {};
   }
@@ -151,7 +152,7 @@ class EventWriter {
     if (e.bytes != kAbsent) row.bytes = e.bytes;
     if (row.kind == trace::OpKind::Memcpy) row.memcpy_kind = memcpyKindFromName(str(e.name));
     if (trace::Status s = out_.op(row, str(e.name)); !s) return s;
-    if (e.correlation != kAbsent) ops_by_stream_[*row.stream_id].push_back({e.correlation, row.end_ns});
+    if (e.correlation != kAbsent) completion_.opIssued(*row.stream_id, e.correlation, row.end_ns);
     return {};
   }
 
@@ -163,7 +164,7 @@ class EventWriter {
     row.end_ns = e.ts + e.dur;
     if (e.correlation != kAbsent) {
       row.correlation_id = e.correlation;
-      call_start_by_correlation_[e.correlation] = e.ts;
+      completion_.callStarted(e.correlation, e.ts);
     }
     return out_.apiCall(row, str(e.name));
   }
@@ -196,9 +197,16 @@ class EventWriter {
         row.sync_kind = trace::SyncKind::Unknown;
       }
     }
-    if (e.wait_record_corr != kAbsent && e.wait_record_corr >= 0 && e.wait_stream != kAbsent && e.wait_stream >= 0 &&
-        row.event_id)
+    // The record a wait or event sync depended on: named by its call where the trace does so;
+    // older traces name only the stream waited on, and a stream wait is then taken to depend on
+    // a record issued by the wait call itself (PyTorch records an event and waits for it at once).
+    const bool on_stream = e.wait_stream != kAbsent && e.wait_stream >= 0 && row.event_id;
+    if (on_stream && e.wait_record_corr != kAbsent && e.wait_record_corr >= 0) {
       records_.insert({e.wait_record_corr, *row.device_id, e.wait_stream, *row.event_id});
+    } else if (on_stream && row.kind == trace::OpKind::StreamWait && e.correlation != kAbsent) {
+      records_.insert({e.correlation, *row.device_id, e.wait_stream, *row.event_id});
+      ++assumed_records_;
+    }
     return out_.op(row, kind);
   }
 
@@ -303,25 +311,15 @@ class EventWriter {
 
   // Kineto has no GPU-side record of cudaEventRecord; the sync records say which record call
   // (by correlation id) and stream a wait or event sync depended on. The event completes when
-  // the work launched on that stream before the record completes: that op's end is the
-  // record's time (the record call's own start when nothing was launched before it).
+  // the work issued to that stream before the record has (import::StreamCompletion).
   trace::Status writeDerivedEventRecords() {
-    for (auto& [stream_id, ops] : ops_by_stream_) std::sort(ops.begin(), ops.end());
     std::int64_t untimed = 0;
     for (const Record& r : records_) {
       const trace::StreamId sid = out_.stream(r.device, r.stream);
-      std::optional<std::int64_t> at;
-      if (auto it = ops_by_stream_.find(sid); it != ops_by_stream_.end()) {
-        auto after = std::lower_bound(it->second.begin(), it->second.end(), std::make_pair(r.correlation, INT64_MIN));
-        if (after != it->second.begin()) at = std::prev(after)->second;
-      }
+      const std::optional<std::int64_t> at = completion_.recordedAt(sid, r.correlation);
       if (!at) {
-        auto call = call_start_by_correlation_.find(r.correlation);
-        if (call == call_start_by_correlation_.end()) {
-          ++untimed;
-          continue;
-        }
-        at = call->second;
+        ++untimed;
+        continue;
       }
       trace::OpRow row;
       row.kind = trace::OpKind::EventRecord;
@@ -337,15 +335,15 @@ class EventWriter {
       out_.diagnostic<trace::diagnostics::import_event_records_derived>(report_.derived_event_records);
     if (untimed > 0)
       out_.diagnostic<trace::diagnostics::import_event_records_untimed>(untimed);
+    if (assumed_records_ > 0)
+      out_.diagnostic<trace::diagnostics::import_wait_records_assumed>(assumed_records_);
     return {};
   }
 
   // Launch flows duplicate the correlation ids that the store keeps; count any that do not.
   void checkFlows() {
-    std::unordered_set<std::int64_t> correlations;
-    for (const auto& [corr, start] : call_start_by_correlation_) correlations.insert(corr);
     std::int64_t dangling = 0;
-    for (std::int64_t id : flow_ids_) dangling += correlations.count(id) == 0;
+    for (std::int64_t id : flow_ids_) dangling += !completion_.hasCall(id);
     if (dangling > 0)
       out_.diagnostic<trace::diagnostics::import_flows_unjoined>(dangling);
   }
@@ -369,9 +367,9 @@ class EventWriter {
   std::vector<std::string_view> views_;  // string id -> text, as batches introduce them
   std::int32_t world_size_ = -1;
   std::vector<std::pair<KinetoEvent, import::NcclKernelInfo>> nccl_ops_;
-  std::unordered_map<trace::StreamId, std::vector<std::pair<std::int64_t, std::int64_t>>> ops_by_stream_;  // (corr, end)
-  std::unordered_map<std::int64_t, std::int64_t> call_start_by_correlation_;
+  import::StreamCompletion completion_;
   std::set<Record> records_;
+  std::int64_t assumed_records_ = 0;  // of stream waits that did not name their record call
   std::vector<std::int64_t> flow_ids_;
   std::unordered_map<std::int64_t, Alloc> open_allocations_;
   std::int64_t host_memory_events_ = 0, frees_without_alloc_ = 0;

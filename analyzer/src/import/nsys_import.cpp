@@ -1,7 +1,5 @@
 // Nsight Systems SQLite export (`nsys export --type sqlite`) -> run stores, one per profiled
 // process. docs/analyzer.md ("Importing Nsight Systems exports") is the mapping.
-#include <sqlite3.h>
-
 #include <algorithm>
 #include <charconv>
 #include <map>
@@ -13,7 +11,10 @@
 #include <vector>
 
 #include "nccl_names.hpp"
+#include "nsys_export.hpp"
+#include "nsys_sync_records.hpp"
 #include "store_output.hpp"
+#include "stream_completion.hpp"
 #include "syncopate/trace/hash.hpp"
 #include "syncopate/analyzer/importers.hpp"
 
@@ -21,95 +22,15 @@ namespace syncopate::analyzer {
 
 namespace {
 
-// Nsight Systems' serialized ids: the process id sits in bits 24..47 of globalPid/globalTid,
-// the thread id in bits 0..23 of globalTid.
-std::int64_t pidOf(std::int64_t global) { return (global >> 24) & 0xFFFFFF; }
-std::int64_t tidOf(std::int64_t global) { return global & 0xFFFFFF; }
+using import::NsysExport;
+using import::pidOf;
+using import::tidOf;
 
 // NVTX_EVENTS.eventType values (Nsight Systems' ENUM_NSYS_EVENT_TYPE).
 constexpr int kNvtxMark = 34;
 constexpr int kNvtxPushPop = 59;
 constexpr int kNvtxStartEnd = 60;
 constexpr int kNvtxDomainCreate = 75;
-
-struct DbCloser {
-  void operator()(sqlite3* db) const { sqlite3_close(db); }
-};
-struct StmtFinalizer {
-  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
-};
-
-// Read-only access to one export, by table and column name (the schema grows between Nsight
-// versions; only the columns read here must exist).
-class Export {
- public:
-  static trace::Result<Export> open(const std::filesystem::path& file) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(file, ec)) return trace::failure("cannot read " + file.string() + ": no such file");
-    sqlite3* raw = nullptr;
-    const int rc = sqlite3_open_v2(file.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
-    Export e(file, raw);
-    if (rc != SQLITE_OK) return trace::failure("cannot open " + file.string() + ": " + sqlite3_errmsg(raw));
-    auto tables = e.query("SELECT name FROM sqlite_master WHERE type = 'table'");
-    if (!tables) return trace::failure(file.string() + " is not an SQLite database (an Nsight Systems export is made with "
-                                                       "'nsys export --type sqlite REPORT.nsys-rep')");
-    while (sqlite3_step(tables->get()) == SQLITE_ROW) e.tables_.insert(e.text(tables->get(), 0));
-    if (!e.has("StringIds"))
-      return trace::failure(file.string() + " is an SQLite database but not an Nsight Systems export (no StringIds table)");
-    return e;
-  }
-
-  bool has(const std::string& table) const { return tables_.count(table) > 0; }
-  const std::filesystem::path& file() const { return file_; }
-
-  trace::Result<std::unique_ptr<sqlite3_stmt, StmtFinalizer>> query(const std::string& sql) const {
-    sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db_.get(), sql.c_str(), -1, &s, nullptr) != SQLITE_OK)
-      return trace::failure(file_.string() + ": " + sqlite3_errmsg(db_.get()) + " (in: " + sql + ")");
-    return std::unique_ptr<sqlite3_stmt, StmtFinalizer>(s);
-  }
-
-  // Whether `table` has every one of `columns`.
-  trace::Status requireColumns(const std::string& table, std::initializer_list<const char*> columns) const {
-    auto info = query("PRAGMA table_info(" + table + ")");
-    if (!info) return info.status();
-    std::set<std::string> have;
-    while (sqlite3_step(info->get()) == SQLITE_ROW) have.insert(text(info->get(), 1));
-    for (const char* c : columns)
-      if (!have.count(c))
-        return trace::failure(file_.string() + ": table " + table + " has no column " + c +
-                              " (an Nsight Systems version this importer does not know)");
-    return {};
-  }
-
-  trace::Status stepError(int rc) const {
-    return trace::failure(file_.string() + " is damaged: " + sqlite3_errstr(rc) + " (" + sqlite3_errmsg(db_.get()) + ")");
-  }
-
-  static std::string text(sqlite3_stmt* s, int col) {
-    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, col));
-    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(s, col))) : std::string();
-  }
-  static std::optional<std::int64_t> optInt(sqlite3_stmt* s, int col) {
-    if (sqlite3_column_type(s, col) == SQLITE_NULL) return std::nullopt;
-    return sqlite3_column_int64(s, col);
-  }
-
- private:
-  Export(std::filesystem::path file, sqlite3* db) : file_(std::move(file)), db_(db) {}
-  std::filesystem::path file_;
-  std::unique_ptr<sqlite3, DbCloser> db_;
-  std::set<std::string> tables_;
-};
-
-// "cudaLaunchKernel_v7000" -> "cudaLaunchKernel": Nsight appends the API version.
-std::string_view stripVersion(std::string_view name) {
-  const auto at = name.rfind("_v");
-  if (at == std::string_view::npos || at + 2 >= name.size()) return name;
-  for (std::size_t i = at + 2; i < name.size(); ++i)
-    if (name[i] < '0' || name[i] > '9') return name;
-  return name.substr(0, at);
-}
 
 trace::ApiDomain domainOf(std::string_view name) {
   if (name.starts_with("nccl")) return trace::ApiDomain::Nccl;
@@ -156,7 +77,7 @@ std::optional<std::int32_t> rankFromName(const std::filesystem::path& file) {
 
 class NsysImporter {
  public:
-  NsysImporter(const Export& e, std::int32_t first_rank, std::int32_t world_size, const std::filesystem::path& out_dir,
+  NsysImporter(const NsysExport& e, std::int32_t first_rank, std::int32_t world_size, const std::filesystem::path& out_dir,
                ImportReport& report)
       : e_(e), first_rank_(first_rank), world_size_(world_size), out_dir_(out_dir), report_(report) {}
 
@@ -168,10 +89,12 @@ class NsysImporter {
     if (trace::Status s = runtime(); !s) return s;
     if (trace::Status s = kernels(); !s) return s;
     if (trace::Status s = memoryOps(); !s) return s;
+    if (trace::Status s = eventRecords(); !s) return s;
     if (trace::Status s = syncs(); !s) return s;
     if (trace::Status s = nvtx(); !s) return s;
     for (auto& [pid, p] : processes_) {
       if (trace::Status s = writeCollectives(p); !s) return s;
+      noteSyncAssumptions(p);
       for (const auto& [table, n] : p.read) p.store.categories.push_back({table, n, storedAs(table)});
       for (const auto& c : p.out->notStoredCategories()) p.store.categories.push_back(c), p.store.not_stored += c.events;
       if (trace::Status s = p.out->close(p.store); !s) return s;
@@ -188,6 +111,9 @@ class NsysImporter {
     ImportedStore store;
     std::map<std::string, std::int64_t> read;  // table -> rows
     std::vector<std::pair<std::int64_t, import::NcclKernelInfo>> nccl;  // (correlation, kernel)
+    import::StreamCompletion completion;  // what CUDA event records stand for (when the export has them)
+    std::int64_t kinds_from_calls = 0;    // sync records whose type disagreed with their call
+    std::int64_t on_events = 0;           // event syncs and stream waits, which need the event's record
   };
 
   static std::string storedAs(const std::string& table) {
@@ -208,7 +134,7 @@ class NsysImporter {
       const std::int64_t id = sqlite3_column_int64(q->get(), 0);
       if (id < 0 || id > 100'000'000) return trace::failure(e_.file().string() + " is damaged: string id " + std::to_string(id));
       if (static_cast<std::size_t>(id) >= strings_.size()) strings_.resize(static_cast<std::size_t>(id) + 1);
-      strings_[static_cast<std::size_t>(id)] = Export::text(q->get(), 1);
+      strings_[static_cast<std::size_t>(id)] = NsysExport::text(q->get(), 1);
     }
     return rc == SQLITE_DONE ? trace::Status{} : e_.stepError(rc);
   }
@@ -220,7 +146,7 @@ class NsysImporter {
     if (e_.has("TARGET_INFO_SYSTEM_ENV"))
       if (auto q = e_.query("SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname'");
           q && sqlite3_step(q->get()) == SQLITE_ROW)
-        host_ = Export::text(q->get(), 0);
+        host_ = NsysExport::text(q->get(), 0);
   }
 
   trace::Status loadThreadNames() {
@@ -275,32 +201,22 @@ class NsysImporter {
     return p.out->thread(tidOf(global_tid), it == thread_names_.end() ? std::string_view() : std::string_view(it->second));
   }
 
-  // Runs `sql` and calls row(stmt) for each row; fails on damage.
-  template <class Row>
-  trace::Status scan(const std::string& sql, Row row) {
-    auto q = e_.query(sql);
-    if (!q) return q.status();
-    int rc;
-    while ((rc = sqlite3_step(q->get())) == SQLITE_ROW)
-      if (trace::Status s = row(q->get()); !s) return s;
-    return rc == SQLITE_DONE ? trace::Status{} : e_.stepError(rc);
-  }
-
   trace::Status runtime() {
     const std::string table = "CUPTI_ACTIVITY_KIND_RUNTIME";
     if (!e_.has(table)) return {};
     if (trace::Status s = e_.requireColumns(table, {"start", "end", "globalTid", "correlationId", "nameId"}); !s) return s;
-    return scan("SELECT start, end, globalTid, correlationId, nameId FROM " + table, [&](sqlite3_stmt* q) -> trace::Status {
+    return e_.scan("SELECT start, end, globalTid, correlationId, nameId FROM " + table, [&](sqlite3_stmt* q) -> trace::Status {
       Process* p = processOf(sqlite3_column_int64(q, 2));
       if (!p) return {};
       ++p->read[table];
       trace::ApiCallRow row;
       row.thread_id = threadOf(*p, sqlite3_column_int64(q, 2));
-      const std::string_view name = stripVersion(str(sqlite3_column_int64(q, 4)));
+      const std::string_view name = import::stripVersion(str(sqlite3_column_int64(q, 4)));
       row.domain = domainOf(name);
       row.start_ns = sqlite3_column_int64(q, 0);
       row.end_ns = sqlite3_column_int64(q, 1);
-      row.correlation_id = Export::optInt(q, 3);
+      row.correlation_id = NsysExport::optInt(q, 3);
+      if (event_records_ && row.correlation_id) p->completion.callStarted(*row.correlation_id, row.start_ns);
       return p->out->apiCall(row, name);
     });
   }
@@ -313,7 +229,7 @@ class NsysImporter {
                                                     "blockZ"});
         !s)
       return s;
-    return scan("SELECT start, end, deviceId, streamId, correlationId, globalPid, demangledName, shortName, gridX, gridY, "
+    return e_.scan("SELECT start, end, deviceId, streamId, correlationId, globalPid, demangledName, shortName, gridX, gridY, "
                 "gridZ, blockX, blockY, blockZ FROM " + table + " ORDER BY start",
                 [&](sqlite3_stmt* q) -> trace::Status {
                   Process* p = processOf(sqlite3_column_int64(q, 5));
@@ -329,11 +245,12 @@ class NsysImporter {
                   row.stream_id = p->out->stream(*row.device_id, sqlite3_column_int64(q, 3));
                   row.start_ns = sqlite3_column_int64(q, 0);
                   row.end_ns = sqlite3_column_int64(q, 1);
-                  row.correlation_id = Export::optInt(q, 4);
+                  row.correlation_id = NsysExport::optInt(q, 4);
                   auto u = [&](int col) { return static_cast<std::uint32_t>(sqlite3_column_int64(q, col)); };
                   row.grid = trace::Dim3{u(8), u(9), u(10)};
                   row.block = trace::Dim3{u(11), u(12), u(13)};
                   if (nccl.is_nccl && !nccl.is_send_recv && row.correlation_id) p->nccl.push_back({*row.correlation_id, nccl});
+                  noteIssued(*p, row);
                   return p->out->op(row, name);
                 });
   }
@@ -349,7 +266,7 @@ class NsysImporter {
         if (trace::Status s = e_.requireColumns(table, {"copyKind"}); !s) return s;
       const std::string sql = "SELECT start, end, deviceId, streamId, correlationId, globalPid, bytes" +
                               std::string(is_memcpy ? ", copyKind" : "") + " FROM " + table;
-      trace::Status s = scan(sql, [&](sqlite3_stmt* q) -> trace::Status {
+      trace::Status s = e_.scan(sql, [&](sqlite3_stmt* q) -> trace::Status {
         Process* p = processOf(sqlite3_column_int64(q, 5));
         if (!p) return {};
         ++p->read[table];
@@ -359,13 +276,14 @@ class NsysImporter {
         row.stream_id = p->out->stream(*row.device_id, sqlite3_column_int64(q, 3));
         row.start_ns = sqlite3_column_int64(q, 0);
         row.end_ns = sqlite3_column_int64(q, 1);
-        row.correlation_id = Export::optInt(q, 4);
+        row.correlation_id = NsysExport::optInt(q, 4);
         row.bytes = sqlite3_column_int64(q, 6);
         std::string_view name = "Memset";
         if (is_memcpy) {
           row.memcpy_kind = memcpyKind(sqlite3_column_int64(q, 7));
           name = memcpyName(*row.memcpy_kind);
         }
+        noteIssued(*p, row);
         return p->out->op(row, name);
       });
       if (!s) return s;
@@ -373,54 +291,83 @@ class NsysImporter {
     return {};
   }
 
-  // CUpti_ActivitySynchronizationType: 1 event sync, 2 stream wait event, 3 stream sync, 4 context sync.
+  // What an event record stands for is when the work issued before it completed.
+  void noteIssued(Process& p, const trace::OpRow& row) {
+    if (event_records_ && row.correlation_id) p.completion.opIssued(*row.stream_id, *row.correlation_id, row.end_ns);
+  }
+
+  // CUDA event records: an EventRecord op on its stream, at the time the GPU reached it (the
+  // export's device timestamp where it has one, else by stream order).
+  trace::Status eventRecords() {
+    const std::string table = "CUPTI_ACTIVITY_KIND_CUDA_EVENT";
+    std::map<Process*, std::int64_t> untimed;
+    trace::Status s = import::readNsysEventRecords(e_, [&](const import::NsysEventRecord& r) -> trace::Status {
+      Process* p = processOf(r.global_pid);
+      if (!p) return {};
+      trace::OpRow row;
+      row.kind = trace::OpKind::EventRecord;
+      row.device_id = r.device;
+      row.stream_id = p->out->stream(r.device, r.stream);
+      row.correlation_id = r.correlation;
+      row.event_id = p->out->event(static_cast<std::uint64_t>(r.event));
+      const std::optional<std::int64_t> at =
+          r.device_time ? r.device_time : (r.correlation ? p->completion.recordedAt(*row.stream_id, *r.correlation) : std::nullopt);
+      if (!at) {
+        ++untimed[p];
+        return {};
+      }
+      ++p->read[table];
+      row.start_ns = row.end_ns = *at;
+      return p->out->op(row, "cudaEventRecord");
+    });
+    for (auto& [p, n] : untimed)
+      p->out->notStored(table, n, "event records whose call and earlier ops on their stream are not in the export (no time)");
+    return s;
+  }
+
+  // Synchronisation records: host syncs, and stream waits for an event.
   trace::Status syncs() {
     const std::string table = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
-    if (!e_.has(table)) return {};
-    if (trace::Status s = e_.requireColumns(table, {"start", "end", "deviceId", "streamId", "correlationId", "globalPid", "syncType",
-                                                    "eventId"});
-        !s)
-      return s;
-    return scan("SELECT start, end, deviceId, streamId, correlationId, globalPid, syncType, eventId FROM " + table,
-                [&](sqlite3_stmt* q) -> trace::Status {
-                  Process* p = processOf(sqlite3_column_int64(q, 5));
-                  if (!p) return {};
-                  ++p->read[table];
-                  trace::OpRow row;
-                  row.device_id = static_cast<std::int32_t>(sqlite3_column_int64(q, 2));
-                  row.start_ns = sqlite3_column_int64(q, 0);
-                  row.end_ns = sqlite3_column_int64(q, 1);
-                  row.correlation_id = Export::optInt(q, 4);
-                  const std::int64_t stream = sqlite3_column_int64(q, 3);
-                  const std::int64_t type = sqlite3_column_int64(q, 6);
-                  const std::int64_t event = sqlite3_column_int64(q, 7);
-                  std::string_view name = "Synchronization";
-                  row.kind = trace::OpKind::HostSync;
-                  switch (type) {
-                    case 1:
-                      row.sync_kind = trace::SyncKind::Event;
-                      row.event_id = p->out->event(static_cast<std::uint64_t>(event));
-                      name = "Event Sync";
-                      break;
-                    case 2:
-                      row.kind = trace::OpKind::StreamWait;
-                      row.stream_id = p->out->stream(*row.device_id, stream);
-                      row.event_id = p->out->event(static_cast<std::uint64_t>(event));
-                      name = "Stream Wait Event";
-                      break;
-                    case 3:
-                      row.sync_kind = trace::SyncKind::Stream;
-                      row.stream_id = p->out->stream(*row.device_id, stream);
-                      name = "Stream Sync";
-                      break;
-                    case 4:
-                      row.sync_kind = trace::SyncKind::Context;
-                      name = "Context Sync";
-                      break;
-                    default: row.sync_kind = trace::SyncKind::Unknown; break;
-                  }
-                  return p->out->op(row, name);
-                });
+    return import::readNsysSyncs(e_, [&](const import::NsysSync& s) -> trace::Status {
+      Process* p = processOf(s.global_pid);
+      if (!p) return {};
+      ++p->read[table];
+      p->kinds_from_calls += s.kind_from_call;
+      p->on_events += s.event.has_value() && (s.stream_wait || s.kind == trace::SyncKind::Event);
+      trace::OpRow row;
+      row.device_id = s.device;
+      row.start_ns = s.start;
+      row.end_ns = s.end;
+      row.correlation_id = s.correlation;
+      if (s.event) row.event_id = p->out->event(static_cast<std::uint64_t>(*s.event));
+      const bool whole_device = s.kind == trace::SyncKind::Device || s.kind == trace::SyncKind::Context;
+      if (s.stream && (s.stream_wait || !whole_device)) row.stream_id = p->out->stream(s.device, *s.stream);
+      if (s.stream_wait) {
+        row.kind = trace::OpKind::StreamWait;
+        return p->out->op(row, "Stream Wait Event");
+      }
+      row.kind = trace::OpKind::HostSync;
+      row.sync_kind = s.kind;
+      return p->out->op(row, syncName(s.kind));
+    });
+  }
+
+  static std::string_view syncName(trace::SyncKind k) {
+    switch (k) {
+      case trace::SyncKind::Stream: return "Stream Sync";
+      case trace::SyncKind::Event: return "Event Sync";
+      case trace::SyncKind::Device: return "Device Sync";
+      case trace::SyncKind::Context: return "Context Sync";
+      case trace::SyncKind::Unknown: break;
+    }
+    return "Synchronization";
+  }
+
+  // What the import assumed about a process's syncs, where the export left something out.
+  void noteSyncAssumptions(Process& p) {
+    if (p.kinds_from_calls > 0) p.out->diagnostic<trace::diagnostics::import_nsys_sync_kind_from_call>(p.kinds_from_calls);
+    if (p.on_events > 0 && !event_records_)
+      p.out->diagnostic<trace::diagnostics::import_nsys_no_event_records>(p.on_events);
   }
 
   trace::Status nvtx() {
@@ -430,10 +377,10 @@ class NsysImporter {
       return s;
     std::unordered_map<std::int64_t, std::string> domains;
     std::map<std::int64_t, std::int64_t> skipped;  // eventType -> rows
-    trace::Status s = scan("SELECT start, end, eventType, text, globalTid, textId, domainId FROM " + table + " ORDER BY start",
+    trace::Status s = e_.scan("SELECT start, end, eventType, text, globalTid, textId, domainId FROM " + table + " ORDER BY start",
                            [&](sqlite3_stmt* q) -> trace::Status {
                       const int type = sqlite3_column_int(q, 2);
-                      std::string text = Export::text(q, 3);
+                      std::string text = NsysExport::text(q, 3);
                       if (text.empty() && sqlite3_column_type(q, 5) != SQLITE_NULL) text = std::string(str(sqlite3_column_int64(q, 5)));
                       const std::int64_t domain = sqlite3_column_int64(q, 6);
                       if (type == kNvtxDomainCreate) {
@@ -447,7 +394,7 @@ class NsysImporter {
                       }
                       ++p->read[table];
                       const std::int64_t start = sqlite3_column_int64(q, 0);
-                      const std::int64_t end = type == kNvtxMark ? start : Export::optInt(q, 1).value_or(start);
+                      const std::int64_t end = type == kNvtxMark ? start : NsysExport::optInt(q, 1).value_or(start);
                       auto d = domains.find(domain);
                       return p->out->range(threadOf(*p, sqlite3_column_int64(q, 4)), d == domains.end() ? "" : d->second, text,
                                            start, end);
@@ -482,7 +429,8 @@ class NsysImporter {
     return {};
   }
 
-  const Export& e_;
+  const NsysExport& e_;
+  const bool event_records_ = e_.has("CUPTI_ACTIVITY_KIND_CUDA_EVENT");
   std::int32_t first_rank_, world_size_;
   const std::filesystem::path& out_dir_;
   ImportReport& report_;
@@ -507,7 +455,7 @@ trace::Result<ImportReport> importNsys(std::span<const std::filesystem::path> fi
   ImportReport report;
   std::int32_t next_rank = 0;
   for (std::size_t i = 0; i < files.size(); ++i) {
-    auto e = Export::open(files[i]);
+    auto e = NsysExport::open(files[i]);
     if (!e) return e.status();
     const std::int32_t first = named ? ranks[i] : next_rank;
     NsysImporter importer(*e, first, static_cast<std::int32_t>(files.size()), out_dir, report);

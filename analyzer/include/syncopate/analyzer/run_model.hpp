@@ -8,7 +8,7 @@
 //   ranks     by global rank number;
 //   streams   by (rank, device, handle); threads by (rank, tid);
 //   ops       by (stream, start): the ops of one stream, and of one rank, are contiguous;
-//   api_calls by (thread, start); host_syncs and ranges by (rank, start).
+//   api_calls by (thread, start); host_syncs by (rank, start); ranges by (rank, thread, start).
 //
 // Flows (launch -> GPU op, event record -> stream wait, the ranks of one collective,
 // send -> recv) live in one edge table, `flows`, navigable both ways.
@@ -239,6 +239,8 @@ struct RunModel {
   Index launchOf(Index op) const { return ops.launch[op]; }
   // The event id of an event record / stream wait op, or kUnknown.
   std::int64_t eventOf(Index op) const;
+  // The innermost range open on host thread `thread` at time `t`, or kNone.
+  Index rangeOpenAt(Index thread, std::int64_t t) const;
   // The earliest and latest aligned timestamps of any row (for display and windows).
   std::int64_t beginNs() const;
   std::int64_t endNs() const;
