@@ -2,14 +2,15 @@
 # The unit tests of every library under the sanitizers (docs/reliability.md): AddressSanitizer
 # with UndefinedBehaviorSanitizer over trace, dispatch, the recorder's logic, the analyzer and the
 # tuner; ThreadSanitizer over the collector's ring and store writer, the recorder's logic, the
-# analyzer's loading of stores on worker threads and the runtime's scheduler. Each in its own build tree (build-asan, build-tsan, or under
-# $SYNCOPATE_SANITIZE_DIR), Debug, without the GUI; only the test targets are built. Multi-process
-# and simgpu tests stay in the normal suite: what they add is the preloaded library and mpirun,
-# which sanitizers do not see across exec.
+# analyzer's loading of stores on worker threads and the runtime's scheduler. Each builds, Debug
+# and without the GUI, only the test targets, in a tree of its own: asan/ and tsan/ inside the
+# build folder (or inside $SYNCOPATE_SANITIZE_DIR). Multi-process and simgpu tests stay in the
+# normal suite: what they add is the preloaded library and mpirun, which a sanitizer does not
+# follow across exec.
 #   scripts/sanitize.sh [address|thread]...     (default: both)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-trees="${SYNCOPATE_SANITIZE_DIR:-$root}"
+trees="${SYNCOPATE_SANITIZE_DIR:-${SYNCOPATE_BUILD_DIR:-$root/build}}"
 cuda_root="${CUDAToolkit_ROOT:-/usr/local/cuda}"
 export PATH="$cuda_root/bin:$PATH"
 jobs="${SYNCOPATE_JOBS:-$(nproc)}"
@@ -35,14 +36,14 @@ export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
 for kind in "${kinds[@]}"; do
   case $kind in
     address)
-      dir="$trees/build-asan"
+      dir="$trees/asan"
       tests=(trace_tests dispatch_tests collector_unit_test analyzer_tests tuner_core_tests tuner_tests)
       configure "$dir" "address,undefined"
       cmake --build "$dir" -j "$jobs" --target "${tests[@]}"
       for t in "${tests[@]}"; do run "$dir" "$t"; done
       ;;
     thread)
-      dir="$trees/build-tsan"
+      dir="$trees/tsan"
       configure "$dir" thread
       # dispatch/ is left to AddressSanitizer: its map of device memory is a sequence lock built
       # on atomic_thread_fence, which ThreadSanitizer does not model (GCC refuses to build it).

@@ -34,7 +34,7 @@ std::vector<std::string> linesOf(const fs::path& file) {
 
 const fs::path kSourceDir = SYNCOPATE_SOURCE_DIR;
 // Top-level folders that hold no sources: these, and every build tree (a folder with a
-// CMakeCache.txt: build/, scripts/sanitize.sh's build-asan/ and build-tsan/, any other).
+// CMakeCache.txt, wherever a user configured one).
 std::set<std::string> notSources() {
   std::set<std::string> names = {"build", "docs", "scripts", "cmake"};
   for (const fs::directory_entry& entry : fs::directory_iterator(kSourceDir)) {
