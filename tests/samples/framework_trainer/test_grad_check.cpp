@@ -20,7 +20,7 @@ float averagedGradient(const ParamLayout& layout, int ranks, int iteration, int 
   for (int r = 0; r < ranks; ++r) {
     float g = 0.0f;
     const int contributions = tensor == layout.tokenEmbedding() ? 2 : 1;
-    for (int c = 0; c < contributions; ++c) g = math::gradElement(gradRule(kSeed, r, iteration, tensor, c), param, g);
+    for (int c = 0; c < contributions; ++c) math::applyGradRule(gradRule(kSeed, r, iteration, tensor, c), param, g);
     sum += g;
   }
   return sum / static_cast<float>(ranks);

@@ -38,10 +38,10 @@ SAMPLE_HOST_DEVICE inline float initValue(std::uint64_t seed, int tensor, std::i
   return mul(0.02f, unitValue(mix64(key)));
 }
 
-// The gradient rule (kernel_args.hpp, GradRule).
-SAMPLE_HOST_DEVICE inline float gradElement(const GradRule& rule, float param, float previous) {
+// The gradient rule (kernel_args.hpp, GradRule): writes `grad`, or adds to it.
+SAMPLE_HOST_DEVICE inline void applyGradRule(const GradRule& rule, float param, float& grad) {
   const float value = add(mul(rule.scale, param), rule.shift);
-  return rule.accumulate != 0 ? add(previous, value) : value;
+  grad = rule.accumulate != 0 ? add(grad, value) : value;
 }
 
 // FNV-1a over 32-bit words: the checksum of a chunk of gradients.

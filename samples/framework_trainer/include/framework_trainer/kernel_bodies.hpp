@@ -24,6 +24,19 @@ SAMPLE_HOST_DEVICE inline void gemmAB(const GemmArgs& g, int index) {
   g.c[index] = sum;
 }
 
+// Row r of c = a * b + bias, the weight read row by row: the order a CPU reads memory fastest in
+// (the CPU implementation's). The sum's order differs from gemmAB's, so its last bits may too:
+// nothing checks activations bit for bit.
+SAMPLE_HOST_DEVICE inline void gemmABRow(const GemmArgs& g, int r) {
+  float* c = g.c + r * g.n;
+  for (int j = 0; j < g.n; ++j) c[j] = g.bias != nullptr ? g.bias[j] : 0.0f;
+  for (int k = 0; k < g.k; ++k) {
+    const float a = g.a[r * g.k + k];
+    const float* w_row = g.b + static_cast<std::int64_t>(k) * g.n;
+    for (int j = 0; j < g.n; ++j) c[j] += a * w_row[j];
+  }
+}
+
 // c = a * b^T, output element `index` of [rows x k]; a is [rows x n].
 SAMPLE_HOST_DEVICE inline void gemmABt(const GemmArgs& g, int index) {
   const int r = index / g.k, i = index % g.k;
@@ -35,7 +48,7 @@ SAMPLE_HOST_DEVICE inline void gemmABt(const GemmArgs& g, int index) {
 
 // Weight gradient, element `index` of the weight [k x n], by the rule.
 SAMPLE_HOST_DEVICE inline void gemmWeightGrad(const GemmArgs& g, std::int64_t index) {
-  g.c[index] = math::gradElement(g.rule, g.b[index], g.c[index]);
+  math::applyGradRule(g.rule, g.b[index], g.c[index]);
 }
 
 // --- layer norm ---------------------------------------------------------------------------------
@@ -72,8 +85,8 @@ SAMPLE_HOST_DEVICE inline void layerNormBackwardRow(const LayerNormBackwardArgs&
 
 // The norm's weight and bias gradients, element `j`, by their rules.
 SAMPLE_HOST_DEVICE inline void layerNormParamGrad(const LayerNormBackwardArgs& a, int j) {
-  a.grad_gamma[j] = math::gradElement(a.rule_gamma, a.gamma[j], a.grad_gamma[j]);
-  a.grad_beta[j] = math::gradElement(a.rule_beta, a.beta[j], a.grad_beta[j]);
+  math::applyGradRule(a.rule_gamma, a.gamma[j], a.grad_gamma[j]);
+  math::applyGradRule(a.rule_beta, a.beta[j], a.grad_beta[j]);
 }
 
 // --- attention (causal, over the real tokens) -----------------------------------------------------
@@ -149,15 +162,15 @@ SAMPLE_HOST_DEVICE inline void embeddingForward(const EmbeddingArgs& a, int inde
 }
 
 SAMPLE_HOST_DEVICE inline void embeddingWteGrad(const EmbeddingBackwardArgs& a, std::int64_t i) {
-  a.grad_wte[i] = math::gradElement(a.rule_wte, a.wte[i], a.grad_wte[i]);
+  math::applyGradRule(a.rule_wte, a.wte[i], a.grad_wte[i]);
 }
 
 SAMPLE_HOST_DEVICE inline void embeddingWpeGrad(const EmbeddingBackwardArgs& a, std::int64_t i) {
-  a.grad_wpe[i] = math::gradElement(a.rule_wpe, a.wpe[i], a.grad_wpe[i]);
+  math::applyGradRule(a.rule_wpe, a.wpe[i], a.grad_wpe[i]);
 }
 
 SAMPLE_HOST_DEVICE inline void biasGrad(const BiasGradArgs& a, int j) {
-  a.grad_bias[j] = math::gradElement(a.rule, a.bias[j], a.grad_bias[j]);
+  math::applyGradRule(a.rule, a.bias[j], a.grad_bias[j]);
 }
 
 // --- cross-entropy ----------------------------------------------------------------------------------

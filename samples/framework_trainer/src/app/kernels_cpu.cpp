@@ -43,7 +43,7 @@ void elementwise(void** args) {
 // gemm<GemmRole::AB>(long, long, long, GemmArgs)
 extern "C" void simgpu_cpu__ZN17framework_trainer6device4gemmILNS_8GemmRoleE0EEEvlllNS_8GemmArgsE(void** args) {
   const auto g = arg<GemmArgs>(args, 3);
-  for (int i = 0; i < g.rows * g.n; ++i) b::gemmAB(g, i);
+  for (int r = 0; r < g.rows; ++r) b::gemmABRow(g, r);
 }
 
 // gemm<GemmRole::ABt>(long, long, long, GemmArgs)

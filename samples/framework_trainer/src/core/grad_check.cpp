@@ -50,7 +50,7 @@ std::string ProbeCheck::check(int iteration, std::span<const float> probes) {
       double sum = 0;
       for (int rank = 0; rank < world_size_; ++rank) {
         float g = 0.0f;
-        for (int c = 0; c < contributions; ++c) g = math::gradElement(gradRule(seed_, rank, iteration, t, c), mirror_[i], g);
+        for (int c = 0; c < contributions; ++c) math::applyGradRule(gradRule(seed_, rank, iteration, t, c), mirror_[i], g);
         sum += g;
       }
       const double expected = sum / world_size_;
