@@ -46,8 +46,11 @@ expect 0 "Recommended" -- "$SYNCOPATE" tune "$WORK/demo/baseline"
 # framework_trainer at its real sizes (GPT-2 small's blocks, 120 M parameters, 4 ranks), naive:
 # every launch's by-value structs read (no launch a barrier), the plan applied on every rank to
 # the end, the gradients identical, and the collective fit at the profile's inter-host link.
+# Six iterations: on a loaded machine the recorder may lose a rank's first collectives (their
+# GPU time comes more than its 15 s give-up late, docs/framework_trainer.md, "The demo"), and
+# the model still finds three steady iterations after them.
 expect 0 '"gradients_identical": true' -- "$SYNCOPATE" demo --sample framework_trainer -o "$WORK/framework" \
-  --iterations 4 --json
+  --iterations 6 --json
 python3 - "$WORK/out" "$WORK/framework/tuned/job.log" <<'PY' || failures=$((failures + 1))
 import json, re, sys
 text = open(sys.argv[1]).read()
@@ -55,10 +58,10 @@ doc = json.loads(text[text.index("{"):])
 assert doc["sample"] == "framework_trainer" and doc["mode"] == "naive", doc
 assert doc["ranks_applying_plan"] == 4, doc["ranks_applying_plan"]
 assert doc["fallbacks"] == {"legacy_stream": 4}, doc["fallbacks"]  # the set-up cudaMemcpy
-# Every kernel each rank launched, from its own op counts: set-up, then 1 warm-up + 4 iterations.
+# Every kernel each rank launched, from its own op counts: set-up, then 1 warm-up + 6 iterations.
 log = open(sys.argv[2]).read()
 counts = {m[1]: int(m[2]) for m in re.finditer(r"op_counts rank=0 scope=(\w+) kernels=(\d+)", log)}
-assert doc["launches"] == 4 * (counts["setup"] + 5 * counts["iteration"]), (doc["launches"], counts)
+assert doc["launches"] == 4 * (counts["setup"] + 7 * counts["iteration"]), (doc["launches"], counts)
 assert doc["barrier_launches"] == 0 and doc["barrier_share"] == 0.0, doc["barrier_share"]
 (fit,) = doc["collective_fits"]
 assert abs(fit["bus_bandwidth_gbps"] / 50.0 - 1) < 0.01, fit  # inter_host.bandwidth of h100-4-hosts-400g
