@@ -1,11 +1,14 @@
-// syncopate demo [-o DIR] [--json] [--ranks N] [--iterations N] [--config NAME] [--micro-batch N]
-//                [--profile PATH] [--with-overlap]
+// syncopate demo [-o DIR] [--json] [--sample dp_trainer|framework_trainer] [--mode MODE]
+//                [--ranks N] [--iterations N] [--config NAME] [--micro-batch N] [--profile PATH]
+//                [--with-overlap]
 //
-// The whole loop on simgpu, with the sample trainer: record dp_trainer in naive mode, analyse,
-// tune, re-run it with the plan, compare. Both runs are kept under DIR.
+// The whole loop on simgpu, with a sample trainer: record it (dp_trainer in naive mode, or
+// framework_trainer in naive or DDP mode), analyse, tune, re-run it with the plan, compare.
+// Both runs are kept under DIR.
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -28,13 +31,33 @@ namespace {
 struct DemoArgs {
   std::string output = "syncopate-demo";
   bool json = false;
+  std::string sample = "dp_trainer";
+  std::string mode = "naive";
   int ranks = 4;
   int iterations = 8;
-  std::string config = "gpt-1.3b";
-  int micro_batch = 4;
+  std::string config;   // empty: the sample's (sampleDefaults)
+  int micro_batch = 0;  // 0: the sample's
   std::string profile;
   bool with_overlap = false;
 };
+
+// What differs between the samples the demo can run.
+struct SampleDefaults {
+  const char* config;
+  int micro_batch;
+  const char* profile;   // under share/syncopate/profiles
+  std::vector<std::string> modes;
+};
+
+SampleDefaults sampleDefaults(const std::string& sample) {
+  // dp_trainer: a GPT-1.3B step on the communication-heavy profile; framework_trainer: GPT-2
+  // small's blocks on four hosts of one H100 each, its own profile (docs/framework_trainer.md).
+  // framework_trainer's micro-batch is 32 sequences: at the preset's 16 the step is modelled at
+  // 66 ms, about what a host of a 2-core machine under simgpu's real work takes to issue one,
+  // and the device catches up with the host (docs/framework_trainer.md, "The demo").
+  if (sample == "framework_trainer") return {"gpt2-small-8k", 32, "h100-4-hosts-400g.json", {"naive", "ddp"}};
+  return {"gpt-1.3b", 4, "comm-heavy.json", {"naive"}};
+}
 
 std::filesystem::path executableDir() {
   std::error_code ec;
@@ -50,10 +73,11 @@ struct DemoFiles {
 DemoFiles locate(const DemoArgs& args) {
   const std::filesystem::path bin = executableDir();
   DemoFiles f;
-  f.trainer = bin / "dp_trainer";
+  f.trainer = bin / args.sample;
   f.simgpu = bin.parent_path() / "lib" / "simgpu";
-  f.profile = args.profile.empty() ? bin.parent_path() / "share" / "syncopate" / "profiles" / "comm-heavy.json"
-                                   : std::filesystem::path(args.profile);
+  f.profile = args.profile.empty()
+                  ? bin.parent_path() / "share" / "syncopate" / "profiles" / sampleDefaults(args.sample).profile
+                  : std::filesystem::path(args.profile);
   if (!std::filesystem::exists(f.trainer)) {
     fail("demo", fmt::format("the sample trainer is not built next to this executable ({}): build the project with "
                              "scripts/build.sh",
@@ -73,9 +97,9 @@ void say(const DemoArgs& args, const std::string& line) {
   if (!args.json) std::cerr << "syncopate demo: " << line << "\n";
 }
 
-std::vector<std::string> trainerCommand(const DemoArgs& args, const DemoFiles& f, const char* mode) {
+std::vector<std::string> trainerCommand(const DemoArgs& args, const DemoFiles& f, const std::string& mode) {
   // Open MPI: more ranks than cores need --oversubscribe; shared memory between the ranks.
-  return {"mpirun",
+  std::vector<std::string> command{"mpirun",
           "-np",
           std::to_string(args.ranks),
           "--oversubscribe",
@@ -89,15 +113,18 @@ std::vector<std::string> trainerCommand(const DemoArgs& args, const DemoFiles& f
           mode,
           "--config",
           args.config,
-          "--micro-batch",
-          std::to_string(args.micro_batch),
           "--iterations",
           std::to_string(args.iterations),
           "--warmup",
           "1"};
+  if (args.micro_batch > 0) {
+    command.push_back("--micro-batch");
+    command.push_back(std::to_string(args.micro_batch));
+  }
+  return command;
 }
 
-void recordTrainer(const DemoArgs& args, const DemoFiles& f, const std::filesystem::path& dir, const char* mode,
+void recordTrainer(const DemoArgs& args, const DemoFiles& f, const std::filesystem::path& dir, const std::string& mode,
                    const std::string& plan) {
   if (std::filesystem::exists(dir)) {
     std::error_code ec;
@@ -121,7 +148,7 @@ void recordTrainer(const DemoArgs& args, const DemoFiles& f, const std::filesyst
   }
   const RecordedJobOutcome outcome = runRecordedJob(job);
   if (outcome.exit_code != 0) {
-    fail("demo", fmt::format("dp_trainer ({} mode) exited with {}; its output is in {}", mode, outcome.exit_code,
+    fail("demo", fmt::format("{} ({} mode) exited with {}; its output is in {}", args.sample, mode, outcome.exit_code,
                              (dir / jobLogName()).string()));
   }
 }
@@ -139,9 +166,10 @@ void run(const DemoArgs& args) {
 
   const std::filesystem::path root = args.output;
   const std::filesystem::path baseline = root / "baseline", tuned = root / "tuned";
-  say(args, fmt::format("[1/5] recording dp_trainer --mode naive ({}, micro-batch {}) on {} simulated GPUs ({}) into {}",
-                        args.config, args.micro_batch, args.ranks, files.profile.filename().string(), baseline.string()));
-  recordTrainer(args, files, baseline, "naive", {});
+  say(args, fmt::format("[1/5] recording {} --mode {} ({}{}) on {} simulated GPUs ({}) into {}", args.sample, args.mode,
+                        args.config, args.micro_batch > 0 ? fmt::format(", micro-batch {}", args.micro_batch) : "",
+                        args.ranks, files.profile.filename().string(), baseline.string()));
+  recordTrainer(args, files, baseline, args.mode, {});
 
   say(args, "[2/5] analysing the baseline");
   auto model = analyzer::loadRun(baseline);
@@ -173,6 +201,8 @@ void run(const DemoArgs& args) {
     say(args, "nothing to re-run: " + report->search.note);
     if (args.json) {
       nlohmann::json doc = tuner::tuneReportJson(*report);
+      doc["sample"] = args.sample;
+      doc["mode"] = args.mode;
       doc["plan"] = nullptr;
       fmt::print("{}\n", trace::jsonText(doc, 2));
     }
@@ -182,8 +212,9 @@ void run(const DemoArgs& args) {
   const std::filesystem::path plan_path = baseline / "plan.json";
   if (trace::Status s = tuner::writePlan(plan, plan_path); !s) fail("demo", s.message());
 
-  say(args, fmt::format("[4/5] re-running the unchanged dp_trainer with {} into {}", plan_path.string(), tuned.string()));
-  recordTrainer(args, files, tuned, "naive", plan_path.string());
+  say(args, fmt::format("[4/5] re-running the unchanged {} with {} into {}", args.sample, plan_path.string(),
+                        tuned.string()));
+  recordTrainer(args, files, tuned, args.mode, plan_path.string());
 
   std::optional<tuner::RunSummary> overlap;
   if (args.with_overlap) {
@@ -199,6 +230,10 @@ void run(const DemoArgs& args) {
   if (!comparison.ok()) fail("demo", comparison.message());
   if (args.json) {
     nlohmann::json doc = tuner::comparisonJson(*comparison);
+    doc["sample"] = args.sample;
+    doc["mode"] = args.mode;
+    // The tune's fitted collective costs, to hold against the machine profile's links.
+    doc["collective_fits"] = tuner::tuneReportJson(*report)["collective_fits"];
     if (overlap) doc["overlap_mode_iteration_ms"] = overlap->mean_iteration_ms;
     fmt::print("{}\n", trace::jsonText(doc, 2));
   } else {
@@ -219,23 +254,43 @@ void run(const DemoArgs& args) {
 void addDemoCommand(CLI::App& app) {
   auto args = std::make_shared<DemoArgs>();
   CLI::App* sub = app.add_subcommand(
-      "demo", "The whole loop on simgpu: record the sample trainer (dp_trainer, naive mode), analyse, tune, re-run it "
-              "with the plan and compare; both runs are kept under DIR");
+      "demo", "The whole loop on simgpu: record a sample trainer (dp_trainer in naive mode, or framework_trainer), "
+              "analyse, tune, re-run it with the plan and compare; both runs are kept under DIR");
   sub->add_option("-o,--output", args->output, "directory for the runs (DIR/baseline, DIR/tuned)")->capture_default_str();
   sub->add_flag("--json", args->json, "print the comparison as JSON (as `compare --json`)");
+  sub->add_option("--sample", args->sample,
+                  "the job: dp_trainer (hand-written, samples/dp_trainer) or framework_trainer (shaped like a PyTorch "
+                  "DDP job, samples/framework_trainer)")
+      ->check(CLI::IsMember({"dp_trainer", "framework_trainer"}))
+      ->capture_default_str();
+  sub->add_option("--mode", args->mode, "the sample's synchronisation mode: naive, or ddp (framework_trainer only)")
+      ->check(CLI::IsMember({"naive", "ddp"}))
+      ->capture_default_str();
   sub->add_option("--ranks", args->ranks, "simulated GPUs (MPI ranks)")->check(CLI::Range(2, 64))->capture_default_str();
   sub->add_option("--iterations", args->iterations, "measured iterations of each run (after one warm-up)")
       ->check(CLI::Range(4, 1000))
       ->capture_default_str();
-  sub->add_option("--config", args->config, "dp_trainer's modelled LLM configuration")->capture_default_str();
-  sub->add_option("--micro-batch", args->micro_batch, "dp_trainer's sequences per rank per step")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  sub->add_option("--config", args->config,
+                  "the sample's modelled model configuration (default: gpt-1.3b for dp_trainer, gpt2-small-8k for "
+                  "framework_trainer)");
+  sub->add_option("--micro-batch", args->micro_batch,
+                  "sequences per rank per step (default: 4 for dp_trainer, 32 for framework_trainer)")
+      ->check(CLI::PositiveNumber);
   sub->add_option("--profile", args->profile,
-                  "simgpu machine profile (default: the communication-heavy one of samples/dp_trainer/profiles)");
+                  "simgpu machine profile (default: samples/dp_trainer/profiles/comm-heavy.json for dp_trainer, "
+                  "samples/framework_trainer/profiles/h100-4-hosts-400g.json for framework_trainer)");
   sub->add_flag("--with-overlap", args->with_overlap,
                 "also record dp_trainer's hand-written overlap mode, for reference");
-  sub->callback([args] { run(*args); });
+  sub->callback([args] {
+    const SampleDefaults defaults = sampleDefaults(args->sample);
+    if (std::find(defaults.modes.begin(), defaults.modes.end(), args->mode) == defaults.modes.end()) {
+      fail("demo", fmt::format("{} has no --mode {} in the demo", args->sample, args->mode));
+    }
+    if (args->with_overlap && args->sample != "dp_trainer") fail("demo", "--with-overlap is dp_trainer's mode");
+    if (args->config.empty()) args->config = defaults.config;
+    if (args->micro_batch == 0) args->micro_batch = defaults.micro_batch;
+    run(*args);
+  });
 }
 
 }  // namespace syncopate::cli

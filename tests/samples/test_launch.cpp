@@ -1,5 +1,5 @@
-#include "dp_trainer/id_exchange.hpp"
-#include "dp_trainer/launch_env.hpp"
+#include "sample_common/id_exchange.hpp"
+#include "sample_common/launch_env.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <map>
 #include <string>
 
-namespace dp_trainer {
+namespace sample_common {
 namespace {
 
 using namespace std::chrono_literals;
@@ -98,6 +98,14 @@ TEST(LaunchEnv, BootstrapFromTheEnvironment) {
   EXPECT_EQ(resolveBootstrap(BootstrapKind::Single, lookup({{"OMPI_COMM_WORLD_SIZE", "4"}})), BootstrapKind::Single);
 }
 
+TEST(LaunchEnv, BootstrapNames) {
+  for (const BootstrapKind kind : {BootstrapKind::Auto, BootstrapKind::Mpi, BootstrapKind::Env, BootstrapKind::Single}) {
+    EXPECT_EQ(parseBootstrapKind(toString(kind)), kind);
+  }
+  EXPECT_EQ(parseBootstrapKind("slurm"), std::nullopt);
+  EXPECT_EQ(parseBootstrapKind(""), std::nullopt);
+}
+
 TEST(LaunchEnv, ReadsTheTorchrunVariables) {
   const EnvLaunch l = readEnvLaunch(lookup({{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"},
                                             {"MASTER_ADDR", "node0"}, {"MASTER_PORT", "29500"}}));
@@ -133,4 +141,4 @@ TEST(LaunchEnv, ErrorsNameTheVariable) {
 }
 
 }  // namespace
-}  // namespace dp_trainer
+}  // namespace sample_common

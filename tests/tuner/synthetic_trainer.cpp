@@ -210,6 +210,7 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
                                                  .name = b.intern(d.name),
                                                  .start = startOf(d),
                                                  .end = hostTime(d.last_step)});
+      if (d.what == What::Broadcast && r == t.lost_broadcast_rank) continue;
       const std::int64_t op_start = static_cast<std::int64_t>(std::llround(sim.start[d.op]));
       const std::int64_t op_end = static_cast<std::int64_t>(std::llround(sim.end[d.op]));
       switch (d.what) {

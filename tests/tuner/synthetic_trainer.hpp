@@ -39,6 +39,10 @@ struct SyntheticTrainer {
   double launch_latency_ns = 0;       // after the call, before the op can start
   double compute_slowdown = 0, communication_slowdown = 0;
   std::vector<double> rank_backward_scale;  // per rank (stragglers); empty: all 1
+  // A rank whose store lost its set-up broadcast as the recorder loses an op whose GPU time
+  // never came (ops_untimed_timing_failed): the call is kept, the op and its collective row are
+  // not, and the later collectives keep their sequence numbers. -1: none.
+  int lost_broadcast_rank = -1;
 
   // Per rank all-reduce time of one layer, and of the setup broadcast.
   double allReduceNs() const;

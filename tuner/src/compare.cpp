@@ -165,11 +165,16 @@ trace::Result<Comparison> compareRuns(const std::filesystem::path& baseline, con
       if (r.contains("fallbacks") && r["fallbacks"].is_object()) {
         for (const auto& [code, f] : r["fallbacks"].items()) c.fallbacks[code] += f.value("count", std::uint64_t{0});
       }
+      if (r.contains("stats") && r["stats"].is_object()) {
+        c.launches += r["stats"].value("launches", std::uint64_t{0});
+        c.barrier_launches += r["stats"].value("barrier_launches", std::uint64_t{0});
+      }
       if (r.contains("watchdog") && r["watchdog"].is_string()) c.watchdog.push_back(r["watchdog"].get<std::string>());
     } catch (const nlohmann::json::exception&) {
       c.watchdog.push_back(name + " is unreadable");
     }
   }
+  if (c.launches > 0) c.barrier_share = static_cast<double>(c.barrier_launches) / static_cast<double>(c.launches);
   return c;
 }
 
@@ -208,6 +213,9 @@ nlohmann::json comparisonJson(const Comparison& c) {
   j["tuned_ranks"] = ranks(c.tuned);
   j["ranks_applying_plan"] = c.ranks_applying_plan;
   j["fallbacks"] = c.fallbacks;
+  j["launches"] = c.launches;
+  j["barrier_launches"] = c.barrier_launches;
+  j["barrier_share"] = optional(c.barrier_share);
   j["watchdog"] = c.watchdog;
   return j;
 }
@@ -243,6 +251,10 @@ std::string comparisonText(const Comparison& c) {
   }
   if (c.ranks_applying_plan >= 0) {
     t += fmt::format("  runtime: plan still applied at the end on {} of {} rank(s)\n", c.ranks_applying_plan, c.tuned.ranks);
+    if (c.barrier_share) {
+      t += fmt::format("  launches ordered as barriers: {} of {} ({})\n", c.barrier_launches, c.launches,
+                       pct(*c.barrier_share));
+    }
     for (const auto& [code, count] : c.fallbacks) t += fmt::format("  fallback {}: {} time(s)\n", code, count);
     for (const std::string& w : c.watchdog) t += "  watchdog: " + w + "\n";
   }

@@ -47,9 +47,9 @@ void ProgramBuilder::hostWaitFor(std::uint32_t op) {
   ctx_.program.hosts[rank_].push_back({SimProgram::StepKind::Wait, 0, op});
 }
 
-std::uint32_t ProgramBuilder::nextMatch(std::int64_t comm, std::int32_t ranks) {
-  const std::uint64_t k = comm_calls_[comm]++;
-  auto [it, inserted] = ctx_.matches.emplace(std::make_pair(comm, k), static_cast<std::uint32_t>(ctx_.matches.size()));
+std::uint32_t ProgramBuilder::matchOf(std::int64_t comm, std::int64_t seq, std::uint64_t offset, std::int32_t ranks) {
+  auto [it, inserted] =
+      ctx_.matches.emplace(std::make_tuple(comm, seq, offset), static_cast<std::uint32_t>(ctx_.matches.size()));
   if (inserted) {
     ctx_.match_participants.push_back(0);
     ctx_.match_expected.push_back(ranks);
@@ -57,8 +57,9 @@ std::uint32_t ProgramBuilder::nextMatch(std::int64_t comm, std::int32_t ranks) {
   return it->second;
 }
 
-void ProgramBuilder::collective(StreamHandle handle, const CollectiveArgs& args, analyzer::Index measured_op) {
-  const std::uint32_t match = nextMatch(static_cast<std::int64_t>(args.comm), args.comm_size);
+void ProgramBuilder::collective(StreamHandle handle, const CollectiveArgs& args, analyzer::Index measured_op,
+                                std::int64_t seq, std::uint64_t offset) {
+  const std::uint32_t match = matchOf(static_cast<std::int64_t>(args.comm), seq, offset, args.comm_size);
   addOp(handle, OpClass::Communication, model_.collectiveNs(args, measured_op), kNoOp, match);
 }
 
@@ -78,7 +79,7 @@ void ProgramBuilder::passthrough(const Call& call) {
       if (call.synchronous) hostWaitFor(o);
       break;
     }
-    case CallKind::Collective: collective(call.stream, call.collective, current_->op); break;
+    case CallKind::Collective: collective(call.stream, call.collective, current_->op, current_->collective_seq); break;
     case CallKind::EventRecord: event_op_[call.event] = marker(call.stream); break;
     case CallKind::StreamWait: {
       auto it = event_op_.find(call.event);
@@ -107,8 +108,8 @@ void ProgramBuilder::passthrough(const Call& call) {
 void ProgramBuilder::recordApplicationEvent(const Call& call, StreamHandle s) { event_op_[call.event] = marker(s); }
 
 void ProgramBuilder::issueHeld(const HeldCollective& held) {
-  const RecordedRank& rank = model_.calls().ranks[rank_];
-  collective(held.stream, held.args, rank.calls[held.call_id].op);
+  const RecordedCall& call = model_.calls().ranks[rank_].calls[held.call_id];
+  collective(held.stream, held.args, call.op, call.collective_seq);
 }
 
 void ProgramBuilder::recordEvent(EventSlot event, StreamHandle s) {
@@ -169,16 +170,20 @@ void ProgramBuilder::issueUnit(const UnitIssue& unit) {
   if (!unit.contiguous) eachSlice(copy);
   CollectiveArgs args = first;
   args.count = unit.count;
-  collective(unit.stream, args, analyzer::kNone);
+  // Named by its first member's call and where it starts in the bucket: the same on every rank.
+  collective(unit.stream, args, analyzer::kNone,
+             model_.calls().ranks[rank_].calls[unit.members.front().call_id].collective_seq, unit.offset);
   if (!unit.contiguous) eachSlice(copy);
   ++units_;
   expect_unit_done_ = true;
 }
 
-bool ProgramBuilder::agree(std::uint64_t, std::span<const HeldCollective>) {
+bool ProgramBuilder::agree(std::uint64_t, std::span<const HeldCollective> group) {
   flush_first_unit_.push_back(units_);
-  const std::uint32_t barrier = agrees_++;
-  if (simulate_) {
+  if (simulate_ && !group.empty()) {
+    const std::int64_t first = model_.calls().ranks[rank_].calls[group.front().call_id].collective_seq;
+    const std::uint32_t barrier =
+        ctx_.barriers.emplace(first, static_cast<std::uint32_t>(ctx_.barriers.size())).first->second;
     // A host barrier across ranks: the runtime all-reduces a 16-byte digest and waits for it.
     CollectiveArgs digest;
     digest.type = trace::CollType::AllReduce;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -17,10 +18,13 @@ namespace syncopate::tuner {
 // What all ranks' builders share: the program and the matching of collectives across ranks.
 struct ProgramContext {
   SimProgram program;
-  std::map<std::pair<std::int64_t, std::uint64_t>, std::uint32_t> matches;  // (comm, k-th call) -> match
+  // (comm, the recorded call's sequence number, the element offset of a unit) -> match
+  std::map<std::tuple<std::int64_t, std::int64_t, std::uint64_t>, std::uint32_t> matches;
   std::vector<std::uint32_t> match_participants;  // per match: ops created
   std::vector<std::int32_t> match_expected;       // per match: ranks of its communicator
-  std::uint32_t barriers = 0;
+  // The recorded sequence number of a flush's first held collective -> its agreement's barrier:
+  // the same on every rank, as matches are.
+  std::map<std::int64_t, std::uint32_t> barriers;
   bool delayed = false;
 };
 
@@ -57,9 +61,13 @@ class ProgramBuilder : public Executor {
                       std::uint32_t match = kNoMatch);
   std::uint32_t marker(StreamHandle handle, std::uint32_t dep = kNoOp) { return addOp(handle, OpClass::Marker, 0, dep); }
   void hostWaitFor(std::uint32_t op);
-  // The match id of this rank's next NCCL call on `comm` (counted even outside the window).
-  std::uint32_t nextMatch(std::int64_t comm, std::int32_t ranks);
-  void collective(StreamHandle handle, const CollectiveArgs& args, analyzer::Index measured_op);
+  // The match id of the NCCL call this rank makes for the recorded call `seq` on `comm` (the
+  // part of it from element `offset` on, for a unit): by the store's sequence numbers, not by
+  // counting, so that a collective one rank's store lost (its GPU time never came) does not
+  // pair every later call with another rank's next one.
+  std::uint32_t matchOf(std::int64_t comm, std::int64_t seq, std::uint64_t offset, std::int32_t ranks);
+  void collective(StreamHandle handle, const CollectiveArgs& args, analyzer::Index measured_op, std::int64_t seq,
+                  std::uint64_t offset = 0);
   // Delayed mode: the unit a consumer should wait for instead of `unit`.
   std::uint32_t delayedUnitOp(EventSlot slot) const;
 
@@ -73,13 +81,11 @@ class ProgramBuilder : public Executor {
   std::vector<std::uint32_t> slot_op_;                           // per event slot: marker op
   std::vector<std::uint64_t> slot_unit_;                         // per event slot: unit recorded into it
   std::unordered_map<std::uint64_t, std::uint32_t> event_op_;    // application event -> record marker
-  std::unordered_map<std::int64_t, std::uint64_t> comm_calls_;   // NCCL calls per communicator
   // Units: done-marker op per unit sequence, and the first unit of each flush.
   std::vector<std::uint32_t> unit_done_op_;
   std::vector<std::uint64_t> flush_first_unit_;
   std::uint64_t units_ = 0;
   bool expect_unit_done_ = false;  // the next recorded event is the done event of a unit
-  std::uint32_t agrees_ = 0;
 };
 
 }  // namespace syncopate::tuner

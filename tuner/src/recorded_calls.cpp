@@ -121,6 +121,7 @@ trace::Result<RecordedRun> recordedCalls(const analyzer::RunModel& m, const anal
           auto ci = std::find(rank.comm_ids.begin(), rank.comm_ids.end(), comm);
           if (ci == rank.comm_ids.end()) ci = rank.comm_ids.insert(rank.comm_ids.end(), comm);
           a.comm = static_cast<std::uint64_t>(comm);
+          rc.collective_seq = m.collectives.seq[row];
           a.comm_index = static_cast<std::uint32_t>(ci - rank.comm_ids.begin());
           a.comm_size = m.collectives.comm_size[row];
           a.type = m.collectives.coll_type[row];

@@ -228,6 +228,7 @@ void Scheduler::disable(Fallback why, const Call& call) {
 void Scheduler::onCall(const Call& call) {
   ++pc_;
   ++stats_.calls;
+  if (call.kind == CallKind::Kernel) ++stats_.launches;
   if (mode_ == Mode::Disabled) {
     exec_.passthrough(call);
     return;
@@ -291,11 +292,14 @@ void Scheduler::finish() {
 }
 
 void Scheduler::onOp(const Call& call) {
+  const bool launch = call.kind == CallKind::Kernel;
   if (call.stream == kLegacyStream) {
+    if (launch) ++stats_.barrier_launches;
     onBarrier(call, Fallback::LegacyStream);
     return;
   }
-  if (call.kind == CallKind::Kernel && call.unknown_pointers) {
+  if (launch && call.unknown_pointers) {
+    ++stats_.barrier_launches;
     onBarrier(call, Fallback::UnknownParameterLayout);
     return;
   }

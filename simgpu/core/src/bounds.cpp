@@ -11,6 +11,11 @@ constexpr int kMaxDepth = 64;
 
 TimeNs startBoundAt(const Stream& s, const Entry& e, const Entry* self, int depth);
 
+// The least time an op that has not been timed yet takes: its duration when known at enqueue.
+TimeNs leastDuration(const Entry& e) { return std::max<TimeNs>(0, e.op.duration_ns); }
+
+TimeNs plus(TimeNs bound, TimeNs duration) { return bound == kNever ? kNever : bound + duration; }
+
 // How early the earliest op of `s` that has not completed could complete; every later op of
 // `s` completes after it.
 TimeNs completionBound(const Stream& s, const Entry* self, int depth) {
@@ -20,9 +25,9 @@ TimeNs completionBound(const Stream& s, const Entry* self, int depth) {
   switch (first->phase) {
     case Phase::Queued:
     case Phase::Waiting:
-      return startBoundAt(s, *first, self, depth + 1);
+      return plus(startBoundAt(s, *first, self, depth + 1), leastDuration(*first));
     case Phase::Started:
-      return first->start_ns;
+      return first->start_ns + leastDuration(*first);
     case Phase::Timed:
       return first->end_ns;
   }
@@ -35,7 +40,7 @@ TimeNs engineBound(const Device& d, const Entry& asking, const Entry* self) {
   const Entry* holder = d.engine_holder;
   if (holder == nullptr || holder == &asking) return bound;
   if (holder == self) return kNever;
-  return std::max(bound, holder->phase == Phase::Timed ? holder->end_ns : holder->start_ns);
+  return std::max(bound, holder->phase == Phase::Timed ? holder->end_ns : holder->start_ns + leastDuration(*holder));
 }
 
 TimeNs startBoundAt(const Stream& s, const Entry& e, const Entry* self, int depth) {
@@ -63,13 +68,14 @@ TimeNs nextStartBound(const Stream& s, ClassSet classes, const Entry* self) {
     } else {
       const TimeNs start = startBoundAt(s, *current, self, 0);
       if (classes.has(current->op.work_class) || start == kNever) return start;
-      floor = start;
+      floor = start + leastDuration(*current);
     }
   }
   for (std::size_t i = 0; i < s.queue.size(); ++i) {
     const Entry& queued = s.queue.at(i);
     floor = std::max(floor, startBoundAt(s, queued, self, 0));
     if (classes.has(queued.op.work_class) || floor == kNever) return floor;
+    floor += leastDuration(queued);
   }
   return kNever;
 }

@@ -9,8 +9,11 @@
 // early could a stream's next op of some class start? Each phase of an op answers in its own
 // way (Phase in machine.hpp): a queued op no earlier than its launch, its stream's clock and
 // the bounds of what it waits for; a running body no earlier than the start it was given; a
-// timed op at its end. Everything a stream holds was enqueued before now, and anything
-// enqueued later becomes runnable after now, so an empty stream bounds nothing.
+// timed op at its end. An op whose duration is known at enqueue (StreamOp::duration_ns) ends no
+// earlier than that long after its start bound (interference only stretches it), and so do the
+// ops behind it start: the bounds of a stream with much queued work reach far, however far
+// behind its worker's real work is. Everything a stream holds was enqueued before now, and
+// anything enqueued later becomes runnable after now, so an empty stream bounds nothing.
 //
 // All with Machine::mu held.
 #pragma once

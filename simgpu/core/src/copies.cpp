@@ -37,6 +37,7 @@ StreamOp fillOp(void* dst, unsigned value, unsigned element_size, const CopyShap
   op.bytes = shape.bytes();
   op.name = "memset";
   const TimeNs duration = memsetDuration(shape.bytes());
+  op.duration_ns = duration;
   op.body = [dst, value, element_size, shape, duration](const OpContext&) {
     auto* d = static_cast<std::byte*>(dst);
     for (std::size_t row = 0; row < shape.height; ++row) {
@@ -126,6 +127,7 @@ cudaError_t enqueueCopy(void* dst, const void* src, const CopyShape& shape, Copy
   op.bytes = shape.bytes();
   op.name = copyName(direction);
   const TimeNs duration = copyDuration(direction, shape.bytes());
+  op.duration_ns = duration;
   op.body = [dst, src, shape, duration](const OpContext&) {
     auto* d = static_cast<std::byte*>(dst);
     const auto* s = static_cast<const std::byte*>(src);
@@ -161,6 +163,7 @@ cudaError_t enqueuePrefetch(std::size_t bytes, CopyDirection direction, cudaStre
   op.bytes = bytes;
   op.name = "prefetch";
   const TimeNs duration = copyDuration(direction, bytes);
+  op.duration_ns = duration;
   op.body = [duration](const OpContext&) {
     OpTiming t;
     t.duration_ns = duration;

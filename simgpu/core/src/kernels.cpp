@@ -221,6 +221,7 @@ cudaError_t launchKernel(const KernelInfo& k, dim3 grid, dim3 block, void** args
   op.work_class = WorkClass::Compute;
   op.kind = OpKind::Kernel;
   op.name = k.mangled;
+  op.duration_ns = duration;
   const CpuKernel cpu = k.cpuImplementation();
   if (cpu == nullptr) {
     op.body = [duration](const OpContext&) {

@@ -297,6 +297,19 @@ void notifyObserver(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s, c
   lock.lock();
 }
 
+// Gives `e` its model times: it starts at `model_start` and runs `duration` at full speed,
+// stretched by interference once it is on the device's timeline.
+void setModelTimes(Machine& m, Device& d, Stream& s, Entry& e, TimeNs model_start, TimeNs duration) {
+  e.model_start_ns = model_start;
+  e.work_ns = duration;
+  e.end_ns = model_start + duration;
+  e.phase = Phase::Timed;
+  if (interferes(e.op.work_class) && duration > 0) joinTimeline(m, d, e);
+  boundsMoved(m);
+  s.current_end.store(std::max<TimeNs>(e.end_ns, 1));
+  if (s.host_waiters > 0) s.host_cv.notify_all();  // a spinning host can now plan its spin
+}
+
 void runEntry(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s, Entry& e) {
   Device& d = *s.device;
   e.phase = Phase::Waiting;
@@ -320,6 +333,10 @@ void runEntry(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s, Entry& 
   TimeNs model_start = start;
   TimeNs end = 0;
   if (!abandoned) {
+    // An op whose duration is known is timed now, before its real work: other streams' decisions
+    // see its end while the body runs, however long that takes.
+    const bool timed_first = e.op.duration_ns >= 0;
+    if (timed_first) setModelTimes(m, d, s, e, start, e.op.duration_ns);
     OpTiming timing;
     TimeNs body_ns = 0;
     if (e.op.body) {
@@ -329,21 +346,16 @@ void runEntry(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s, Entry& 
       body_ns = nowNs() - body_start;
       lock.lock();
     }
-    if (timing.model_start_ns != 0) model_start = timing.model_start_ns;
     if (timing.error != cudaSuccess && d.sticky == cudaSuccess) d.sticky = timing.error;
-    const TimeNs duration = std::max<TimeNs>(0, timing.duration_ns);
+    if (!timed_first) {
+      if (timing.model_start_ns != 0) model_start = timing.model_start_ns;
+      setModelTimes(m, d, s, e, model_start, std::max<TimeNs>(0, timing.duration_ns));
+    }
+    model_start = e.model_start_ns;
     // The real work (not waiting for the model start, which a body like a collective's does)
     // took longer than the op's modelled time.
     const TimeNs waited = std::max<TimeNs>(0, model_start - start);
-    if (duration > 0 && body_ns - waited > duration) ++m.stats.ops_overran;
-    e.model_start_ns = model_start;
-    e.work_ns = duration;
-    e.end_ns = model_start + duration;
-    e.phase = Phase::Timed;
-    if (interferes(e.op.work_class) && duration > 0) joinTimeline(m, d, e);
-    boundsMoved(m);
-    s.current_end.store(std::max<TimeNs>(e.end_ns, 1));
-    if (s.host_waiters > 0) s.host_cv.notify_all();  // a spinning host can now plan its spin
+    if (e.work_ns > 0 && body_ns - waited > e.work_ns) ++m.stats.ops_overran;
     abandoned = !confirmEnd(lock, m, d, s, e);
     end = abandoned ? std::min(e.end_ns, nowNs()) : e.end_ns;
     if (e.on_timeline) leaveTimeline(m, d, e, end);

@@ -34,6 +34,8 @@ void writeRuntimeReport(const RuntimeReport& report) noexcept {
                     {"position_waits", s.position_waits},
                     {"deferred_waits", s.deferred_waits},
                     {"joins", s.joins},
+                    {"launches", s.launches},
+                    {"barrier_launches", s.barrier_launches},
                     {"agreements", report.scheduling->agreements}};
       // Apart from the counters, which are the same on every rank (invariant 1): this is timing.
       j["agreement_ms"] = {{"total", report.scheduling->agreement_total_ms},

@@ -3,46 +3,24 @@
 // thing in the same order. The host's double-precision reference (reference.hpp) is written
 // separately on purpose: it checks these.
 //
-// Multiplies and adds go through mul()/add()/sub(), which never fuse into an FMA: the SGD
-// update must round identically on a GPU, in simgpu and in the host's mirror of the weights.
+// Multiplies and adds go through mul()/add()/sub() (sample_common/exact_float.hpp), which never
+// fuse into an FMA: the SGD update must round identically on a GPU, in simgpu and in the host's
+// mirror of the weights.
 #pragma once
+
+#include "sample_common/exact_float.hpp"
 
 #include <cmath>
 
-#if defined(__CUDACC__)
-#define DPT_HOST_DEVICE __host__ __device__
-#else
-#define DPT_HOST_DEVICE
-#endif
-
 namespace dp_trainer::math {
 
-DPT_HOST_DEVICE inline float mul(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
-#else
-  return a * b;  // host code is built with -ffp-contract=off
-#endif
-}
-
-DPT_HOST_DEVICE inline float add(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-
-DPT_HOST_DEVICE inline float sub(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
+using sample_common::exact::add;
+using sample_common::exact::mul;
+using sample_common::exact::sgdElement;
+using sample_common::exact::sub;
 
 // Forward of element (b, j): act = tanh(b_j + sum_k W[j][k] in[b][k]); out = in[b][j] + act.
-DPT_HOST_DEVICE inline void forwardElement(float* out, float* act, const float* in, const float* params, int width,
+SAMPLE_HOST_DEVICE inline void forwardElement(float* out, float* act, const float* in, const float* params, int width,
                                            int b, int j) {
   const float* w_row = params + j * width;
   const float* in_row = in + b * width;
@@ -54,14 +32,14 @@ DPT_HOST_DEVICE inline void forwardElement(float* out, float* act, const float* 
 }
 
 // d(loss)/d(pre-activation) of element (b, j), from the gradient reaching the block's output.
-DPT_HOST_DEVICE inline float preActivationGrad(const float* grad_out, const float* act, int width, int b, int j) {
+SAMPLE_HOST_DEVICE inline float preActivationGrad(const float* grad_out, const float* act, int width, int b, int j) {
   const float a = act[b * width + j];
   return mul(grad_out[b * width + j], sub(1.0f, mul(a, a)));
 }
 
 // Gradient of parameter `index` of a layer (W[j][k] for index < width^2, else b_j), summed
 // over the batch in sample order.
-DPT_HOST_DEVICE inline float paramGradElement(const float* grad_out, const float* act, const float* in, int batch,
+SAMPLE_HOST_DEVICE inline float paramGradElement(const float* grad_out, const float* act, const float* in, int batch,
                                               int width, int index) {
   float sum = 0.0f;
   if (index < width * width) {
@@ -76,7 +54,7 @@ DPT_HOST_DEVICE inline float paramGradElement(const float* grad_out, const float
 }
 
 // Gradient reaching the block's input, element (b, k): the residual path plus W^T delta.
-DPT_HOST_DEVICE inline float inputGradElement(const float* grad_out, const float* act, const float* params, int width,
+SAMPLE_HOST_DEVICE inline float inputGradElement(const float* grad_out, const float* act, const float* params, int width,
                                               int b, int k) {
   float sum = grad_out[b * width + k];
   for (int j = 0; j < width; ++j) sum = add(sum, mul(preActivationGrad(grad_out, act, width, b, j), params[j * width + k]));
@@ -84,15 +62,13 @@ DPT_HOST_DEVICE inline float inputGradElement(const float* grad_out, const float
 }
 
 // Loss gradient of element i: d/d(out) of mean((out - target)^2) over `count` elements.
-DPT_HOST_DEVICE inline float lossGradElement(const float* out, const float* target, int count, int i) {
+SAMPLE_HOST_DEVICE inline float lossGradElement(const float* out, const float* target, int count, int i) {
   return mul(2.0f / static_cast<float>(count), sub(out[i], target[i]));
 }
 
-DPT_HOST_DEVICE inline float squaredError(const float* out, const float* target, int i) {
+SAMPLE_HOST_DEVICE inline float squaredError(const float* out, const float* target, int i) {
   const float d = sub(out[i], target[i]);
   return mul(d, d);
 }
-
-DPT_HOST_DEVICE inline float sgdElement(float param, float grad, float lr) { return sub(param, mul(lr, grad)); }
 
 }  // namespace dp_trainer::math

@@ -3,6 +3,7 @@
 
 #include "dp_trainer/llm_config.hpp"
 #include "dp_trainer/model_shape.hpp"
+#include "sample_common/launch_env.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -11,13 +12,10 @@
 namespace dp_trainer {
 
 enum class SyncMode { Naive, Overlap };
-// How ranks find each other: mpirun (MPI broadcasts NCCL's unique id), the torchrun-style
-// environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; a TCP exchange of the
-// id), or one process alone. Auto picks from the environment.
-enum class BootstrapKind { Auto, Mpi, Env, Single };
+using sample_common::BootstrapKind;
+using sample_common::toString;
 
 const char* toString(SyncMode mode);
-const char* toString(BootstrapKind kind);
 
 struct Options {
   LlmConfig config;  // the modelled LLM: the kernels' cost parameters

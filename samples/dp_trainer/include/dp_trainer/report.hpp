@@ -11,6 +11,7 @@
 
 #include "dp_trainer/op_counts.hpp"
 #include "dp_trainer/options.hpp"
+#include "sample_common/run_lines.hpp"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -38,9 +39,7 @@ struct RunSummary {
   OpCounts setup, per_iteration, total;
 };
 
-struct TimeStats {
-  double mean_ms = 0, median_ms = 0, min_ms = 0, max_ms = 0;
-};
+using sample_common::TimeStats;
 // Over the measured (non-warm-up) iterations.
 TimeStats measuredTimes(const std::vector<IterationRecord>& iterations);
 

@@ -4,14 +4,14 @@
 // Exit codes: 0 success; 1 an error (CUDA, NCCL, launch); 2 bad command line; 3 the
 // synchronised gradients or the loss differ from the host reference; 4 no progress within
 // --watchdog seconds.
-#include "bootstrap.hpp"
 #include "trainer.hpp"
 
 #include "dp_trainer/machine_profile.hpp"
 #include "dp_trainer/options.hpp"
 #include "dp_trainer/report.hpp"
 #include "dp_trainer/step_prediction.hpp"
-#include "dp_trainer/watchdog.hpp"
+#include "sample_common/bootstrap.hpp"
+#include "sample_common/watchdog.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -23,6 +23,10 @@
 namespace {
 
 using namespace dp_trainer;
+using sample_common::abortJob;
+using sample_common::exitNow;
+using sample_common::Membership;
+using sample_common::Watchdog;
 
 constexpr int kExitError = 1;
 constexpr int kExitVerification = 3;
@@ -65,7 +69,7 @@ int main(int argc, char** argv) {
 
   Membership membership;
   try {
-    membership = joinJob(options);
+    membership = sample_common::joinJob(options.bootstrap, options.bootstrap_timeout_s);
   } catch (const std::exception& e) {
     std::fputs(fmt::format("dp_trainer: cannot join the job: {}\n", e.what()).c_str(), stderr);
     abortJob(kExitError);
@@ -103,6 +107,6 @@ int main(int argc, char** argv) {
     fail(rank, kExitError, e.what());
   }
   trainer.reset();
-  leaveJob(membership);
+  sample_common::leaveJob(membership);
   return 0;
 }

@@ -2,8 +2,10 @@
 
 #include "dp_trainer/reference.hpp"
 
+#include "sample_common/device.hpp"
+#include "sample_common/nvtx_range.hpp"
+
 #include <fmt/format.h>
-#include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -14,28 +16,7 @@
 namespace dp_trainer {
 namespace {
 
-// An NVTX push/pop range for the enclosing scope (PyTorch's markers are push/pop ranges too).
-class NvtxRange {
- public:
-  explicit NvtxRange(const char* name) { nvtxRangePushA(name); }
-  NvtxRange(const NvtxRange&) = delete;
-  NvtxRange& operator=(const NvtxRange&) = delete;
-  ~NvtxRange() { nvtxRangePop(); }
-};
-
-int selectDevice(const Membership& membership) {
-  int count = 0;
-  const cudaError_t result = cudaGetDeviceCount(&count);
-  if (result != cudaSuccess || count == 0) {
-    throw std::runtime_error(fmt::format(
-        "no CUDA device is visible (cudaGetDeviceCount: {}); on a machine without a GPU, run through "
-        "scripts/run-on-simgpu.sh",
-        cudaGetErrorString(result)));
-  }
-  const int device = membership.local_rank % count;
-  DPT_CUDA(cudaSetDevice(device));
-  return device;
-}
+using sample_common::NvtxRange;
 
 ModelledCost modelledCost(const LlmConfig& config) {
   return {static_cast<int>(config.tokens()), config.hidden, static_cast<int>(config.blockWidth())};
@@ -64,7 +45,7 @@ Trainer::Trainer(const Options& options, const Membership& membership)
       cost_(modelledCost(options.config)),
       buckets_(planBuckets(options.shape, static_cast<double>(options.config.gradientBytesPerLayer()),
                            options.bucketBytes())),
-      device_(selectDevice(membership)),
+      device_(sample_common::selectDevice(membership.local_rank)),
       params_(options.shape.paramCount()),
       grads_(options.shape.paramCount()),
       outs_(options.shape.activationCount() * static_cast<std::size_t>(options.shape.layers + 1)),
@@ -82,14 +63,14 @@ Trainer::Trainer(const Options& options, const Membership& membership)
       mirror_params_(initialParams(options.shape, options.seed)) {
   bucket_ready_.reserve(buckets_.size());
   for (std::size_t i = 0; i < buckets_.size(); ++i) bucket_ready_.emplace_back();
-  DPT_NCCL(ncclCommInitRank(&comm_, membership_.world_size, membership_.id, membership_.rank));
+  SAMPLE_NCCL(ncclCommInitRank(&comm_, membership_.world_size, membership_.id, membership_.rank));
 
   // Every rank drew the same initial parameters; rank 0's are broadcast anyway, as DDP does.
-  DPT_CUDA(cudaMemcpy(params_.get(), mirror_params_.data(), params_.bytes(), cudaMemcpyHostToDevice));
+  SAMPLE_CUDA(cudaMemcpy(params_.get(), mirror_params_.data(), params_.bytes(), cudaMemcpyHostToDevice));
   ++counts_.memcpys;
-  DPT_NCCL(ncclBroadcast(params_.get(), params_.get(), params_.size(), ncclFloat, 0, comm_, compute_.get()));
+  SAMPLE_NCCL(ncclBroadcast(params_.get(), params_.get(), params_.size(), ncclFloat, 0, comm_, compute_.get()));
   ++counts_.collectives;
-  DPT_CUDA(cudaStreamSynchronize(compute_.get()));
+  SAMPLE_CUDA(cudaStreamSynchronize(compute_.get()));
   if (counts_ != setupOpCounts()) throw std::logic_error("set-up issued other operations than setupOpCounts() says");
 }
 
@@ -98,17 +79,17 @@ Trainer::~Trainer() {
 }
 
 void Trainer::launched(cudaError_t result, const char* kernel) {
-  checkCuda(result, kernel, __FILE__, __LINE__);
+  sample_common::checkCuda(result, kernel, __FILE__, __LINE__);
   ++counts_.kernels;
 }
 
 void Trainer::copyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t stream) {
-  DPT_CUDA(cudaMemcpyAsync(dst, src, bytes, kind, stream));
+  SAMPLE_CUDA(cudaMemcpyAsync(dst, src, bytes, kind, stream));
   ++counts_.memcpys;
 }
 
 void Trainer::allReduce(float* data, std::size_t count, cudaStream_t stream) {
-  DPT_NCCL(ncclAllReduce(data, data, count, ncclFloat, ncclAvg, comm_, stream));
+  SAMPLE_NCCL(ncclAllReduce(data, data, count, ncclFloat, ncclAvg, comm_, stream));
   ++counts_.collectives;
 }
 
@@ -146,18 +127,18 @@ RunSummary Trainer::run(Watchdog& watchdog) {
     }
   }
   // The last iteration ends where the next one would start.
-  DPT_CUDA(cudaEventRecord(step_start_[slot(total)].get(), compute_.get()));
+  SAMPLE_CUDA(cudaEventRecord(step_start_[slot(total)].get(), compute_.get()));
   for (int n = std::max(0, total - kHostLag); n < total; ++n) {
     watchdog.progress(fmt::format("iteration {} to complete", n));
     report(finishIteration(n));
   }
-  DPT_CUDA(cudaDeviceSynchronize());
+  SAMPLE_CUDA(cudaDeviceSynchronize());
   summary.total = counts_;
   return summary;
 }
 
 void Trainer::issueIteration(int iteration) {
-  DPT_CUDA(cudaEventRecord(step_start_[slot(iteration)].get(), compute_.get()));
+  SAMPLE_CUDA(cudaEventRecord(step_start_[slot(iteration)].get(), compute_.get()));
   {
     const NvtxRange range("forward");
     issueForward(iteration);
@@ -202,9 +183,9 @@ void Trainer::issueBackward(int iteration) {
   const ModelShape& shape = options_.shape;
   // zero_grad: the previous iteration's check copy must have read the gradients first.
   if (iteration > 0) {
-    DPT_CUDA(cudaStreamWaitEvent(compute_.get(), check_done_[slot(iteration - 1)].get(), 0));
+    SAMPLE_CUDA(cudaStreamWaitEvent(compute_.get(), check_done_[slot(iteration - 1)].get(), 0));
   }
-  DPT_CUDA(cudaMemsetAsync(grads_.get(), 0, grads_.bytes(), compute_.get()));
+  SAMPLE_CUDA(cudaMemsetAsync(grads_.get(), 0, grads_.bytes(), compute_.get()));
   ++counts_.memsets;
 
   std::size_t next_bucket = 0;
@@ -229,8 +210,8 @@ void Trainer::issueBucket(const Bucket& bucket, std::size_t index) {
   // As DDP's reducer: the bucket's last gradient is ready -> all-reduce it on the side stream.
   const NvtxRange range("gradient_sync");
   cudaEvent_t ready = bucket_ready_[index].get();
-  DPT_CUDA(cudaEventRecord(ready, compute_.get()));
-  DPT_CUDA(cudaStreamWaitEvent(communication_.get(), ready, 0));
+  SAMPLE_CUDA(cudaEventRecord(ready, compute_.get()));
+  SAMPLE_CUDA(cudaStreamWaitEvent(communication_.get(), ready, 0));
   allReduce(grads_.get() + bucket.offset, bucket.count, communication_.get());
 }
 
@@ -243,8 +224,8 @@ void Trainer::issueGradientSync() {
     return;
   }
   // The buckets were issued during backward; the update waits for all of them.
-  DPT_CUDA(cudaEventRecord(communication_done_.get(), communication_.get()));
-  DPT_CUDA(cudaStreamWaitEvent(compute_.get(), communication_done_.get(), 0));
+  SAMPLE_CUDA(cudaEventRecord(communication_done_.get(), communication_.get()));
+  SAMPLE_CUDA(cudaStreamWaitEvent(compute_.get(), communication_done_.get(), 0));
 }
 
 void Trainer::issueOptimizer() {
@@ -258,23 +239,23 @@ void Trainer::issueOptimizer() {
 void Trainer::issueCheckCopy(int iteration) {
   // On its own stream, so that the next iteration's forward does not queue behind it.
   const std::size_t s = slot(iteration);
-  DPT_CUDA(cudaEventRecord(optimizer_done_.get(), compute_.get()));
-  DPT_CUDA(cudaStreamWaitEvent(check_.get(), optimizer_done_.get(), 0));
+  SAMPLE_CUDA(cudaEventRecord(optimizer_done_.get(), compute_.get()));
+  SAMPLE_CUDA(cudaStreamWaitEvent(check_.get(), optimizer_done_.get(), 0));
   copyAsync(host_grads_[s].get(), grads_.get(), grads_.bytes(), cudaMemcpyDeviceToHost, check_.get());
-  DPT_CUDA(cudaEventRecord(check_done_[s].get(), check_.get()));
+  SAMPLE_CUDA(cudaEventRecord(check_done_[s].get(), check_.get()));
 }
 
 IterationRecord Trainer::finishIteration(int iteration) {
   const ModelShape& shape = options_.shape;
   const std::size_t s = slot(iteration);
   const std::size_t next = slot(iteration + 1);
-  DPT_CUDA(cudaEventSynchronize(check_done_[s].get()));
-  DPT_CUDA(cudaEventSynchronize(step_start_[next].get()));
+  SAMPLE_CUDA(cudaEventSynchronize(check_done_[s].get()));
+  SAMPLE_CUDA(cudaEventSynchronize(step_start_[next].get()));
   IterationRecord record;
   record.iteration = iteration;
   record.warmup = iteration < options_.warmup;
   float elapsed_ms = 0.0f;
-  DPT_CUDA(cudaEventElapsedTime(&elapsed_ms, step_start_[s].get(), step_start_[next].get()));
+  SAMPLE_CUDA(cudaEventElapsedTime(&elapsed_ms, step_start_[s].get(), step_start_[next].get()));
   record.time_ms = elapsed_ms;
 
   const ExpectedStep expected =

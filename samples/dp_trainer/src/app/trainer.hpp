@@ -2,15 +2,15 @@
 // iterations in the chosen synchronisation mode, each checked against the host reference.
 #pragma once
 
-#include "bootstrap.hpp"
-#include "cuda_resources.hpp"
 #include "kernels.hpp"
 
 #include "dp_trainer/buckets.hpp"
 #include "dp_trainer/op_counts.hpp"
 #include "dp_trainer/options.hpp"
 #include "dp_trainer/report.hpp"
-#include "dp_trainer/watchdog.hpp"
+#include "sample_common/bootstrap.hpp"
+#include "sample_common/cuda_resources.hpp"
+#include "sample_common/watchdog.hpp"
 
 #include <nccl.h>
 
@@ -19,6 +19,13 @@
 #include <vector>
 
 namespace dp_trainer {
+
+using sample_common::DeviceBuffer;
+using sample_common::Event;
+using sample_common::Membership;
+using sample_common::PinnedBuffer;
+using sample_common::Stream;
+using sample_common::Watchdog;
 
 // The synchronised gradients (or the loss) differ from the host's recomputation.
 class VerificationError : public std::runtime_error {

@@ -5,21 +5,10 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <map>
 
 namespace dp_trainer {
 
 const char* toString(SyncMode mode) { return mode == SyncMode::Naive ? "naive" : "overlap"; }
-
-const char* toString(BootstrapKind kind) {
-  switch (kind) {
-    case BootstrapKind::Auto: return "auto";
-    case BootstrapKind::Mpi: return "mpi";
-    case BootstrapKind::Env: return "env";
-    case BootstrapKind::Single: return "single";
-  }
-  return "?";
-}
 
 namespace {
 
@@ -125,15 +114,9 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
     return failure(fmt::format("--mode must be naive or overlap (got '{}')", mode));
   }
   options.mode = mode == "overlap" ? SyncMode::Overlap : SyncMode::Naive;
-  const std::map<std::string, BootstrapKind> bootstraps{{"auto", BootstrapKind::Auto},
-                                                       {"mpi", BootstrapKind::Mpi},
-                                                       {"env", BootstrapKind::Env},
-                                                       {"single", BootstrapKind::Single}};
-  const auto kind = bootstraps.find(bootstrap);
-  if (kind == bootstraps.end()) {
-    return failure(fmt::format("--bootstrap must be auto, mpi, env or single (got '{}')", bootstrap));
-  }
-  options.bootstrap = kind->second;
+  const std::optional<BootstrapKind> kind = sample_common::parseBootstrapKind(bootstrap);
+  if (!kind) return failure(fmt::format("--bootstrap must be auto, mpi, env or single (got '{}')", bootstrap));
+  options.bootstrap = *kind;
   const std::optional<LlmConfig> preset = findLlmPreset(config_name);
   if (!preset) return failure(fmt::format("unknown --config '{}'; known: {}", config_name, llmPresetNames()));
   options.config = *preset;

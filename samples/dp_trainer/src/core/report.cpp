@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
 
 namespace dp_trainer {
 
@@ -12,17 +11,7 @@ TimeStats measuredTimes(const std::vector<IterationRecord>& iterations) {
   for (const IterationRecord& r : iterations) {
     if (!r.warmup) times.push_back(r.time_ms);
   }
-  TimeStats stats;
-  if (times.empty()) return stats;
-  std::sort(times.begin(), times.end());
-  double sum = 0;
-  for (double t : times) sum += t;
-  stats.mean_ms = sum / static_cast<double>(times.size());
-  const std::size_t mid = times.size() / 2;
-  stats.median_ms = times.size() % 2 == 1 ? times[mid] : (times[mid - 1] + times[mid]) / 2.0;
-  stats.min_ms = times.front();
-  stats.max_ms = times.back();
-  return stats;
+  return sample_common::timeStats(std::move(times));
 }
 
 std::string configLine(const RunSummary& run) {
@@ -40,9 +29,7 @@ std::string iterationLine(const IterationRecord& r) {
                      r.time_ms, r.loss);
 }
 
-std::string checksumLine(const IterationRecord& r) {
-  return fmt::format("grad_checksum iter={} value={:016x}", r.iteration, r.checksum);
-}
+std::string checksumLine(const IterationRecord& r) { return sample_common::checksumLine(r.iteration, r.checksum); }
 
 std::string countsLine(int rank, const char* scope, const OpCounts& c) {
   return fmt::format("op_counts rank={} scope={} kernels={} memcpys={} memsets={} collectives={}", rank, scope,

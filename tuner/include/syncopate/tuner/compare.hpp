@@ -43,6 +43,10 @@ struct Comparison {
   std::string gradients_note;
   std::int32_t ranks_applying_plan = -1;    // -1: no runtime report
   std::map<std::string, std::uint64_t> fallbacks;
+  // Kernel launches the runtime saw on every rank, and those it ordered as barriers; the share
+  // is null when no report counted a launch.
+  std::uint64_t launches = 0, barrier_launches = 0;
+  std::optional<double> barrier_share;
   std::vector<std::string> watchdog;
 };
 

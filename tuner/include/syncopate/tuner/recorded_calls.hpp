@@ -21,6 +21,9 @@ struct RecordedCall {
   analyzer::Index op = analyzer::kNone;    // the GPU op it issued, if any
   std::int64_t start = 0, end = 0;         // the host call, aligned ns
   std::int64_t iteration = -1;             // the step it was made in; -1 outside steps
+  // A collective's per-communicator sequence number in the store, the same on every rank: how
+  // the model matches it across ranks, whatever calls another rank's store lost.
+  std::int64_t collective_seq = -1;
   std::uint32_t touch_begin = 0, touch_count = 0;
 };
 

@@ -58,6 +58,10 @@ struct SchedulerStats {
   std::uint64_t position_waits = 0;   // units that waited for their call's position
   std::uint64_t deferred_waits = 0;   // consumer waits inserted
   std::uint64_t joins = 0;            // application events recorded on the join stream
+  // Kernel launches seen, and those ordered as barriers (effects unknown, or the legacy
+  // stream): their ratio is the report's barrier_share (docs/tuner.md, "Reports").
+  std::uint64_t launches = 0;
+  std::uint64_t barrier_launches = 0;
   std::array<std::uint64_t, kFallbackCount> fallbacks{};
   bool disabled = false;
 };

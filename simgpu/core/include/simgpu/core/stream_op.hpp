@@ -69,6 +69,13 @@ struct StreamOp {
   CopyDirection direction = CopyDirection::None;
   std::uint64_t bytes = 0;           // bytes moved or written, reported to observers
   std::uint64_t correlation_id = 0;  // 0: the core assigns the next id (nextCorrelationId)
+  // The modelled duration at full speed when it is known at enqueue (kernels, copies, memsets);
+  // -1 when only the body can tell (a collective, whose start waits for its peers). An op that
+  // knows it is timed before its body runs, and the ops queued behind it start no earlier than
+  // its duration: decisions other streams take in model time then need not wait for its real
+  // work, which may take far longer than modelled (docs/simgpu.md, "Real work slower than the
+  // model"). The body's own OpTiming then only reports errors.
+  TimeNs duration_ns = -1;
 };
 
 // Enqueue on `stream` of the calling thread's current device, with CUDA's ordering rules

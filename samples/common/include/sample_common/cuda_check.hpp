@@ -8,7 +8,7 @@
 
 #include <stdexcept>
 
-namespace dp_trainer {
+namespace sample_common {
 
 inline void checkCuda(cudaError_t result, const char* call, const char* file, int line) {
   if (result != cudaSuccess) {
@@ -23,7 +23,7 @@ inline void checkNccl(ncclResult_t result, const char* call, const char* file, i
   }
 }
 
-}  // namespace dp_trainer
+}  // namespace sample_common
 
-#define DPT_CUDA(call) ::dp_trainer::checkCuda((call), #call, __FILE__, __LINE__)
-#define DPT_NCCL(call) ::dp_trainer::checkNccl((call), #call, __FILE__, __LINE__)
+#define SAMPLE_CUDA(call) ::sample_common::checkCuda((call), #call, __FILE__, __LINE__)
+#define SAMPLE_NCCL(call) ::sample_common::checkNccl((call), #call, __FILE__, __LINE__)

@@ -2,11 +2,11 @@
 // unique id from rank 0 (through MPI, the torchrun-style TCP exchange, or nobody).
 #pragma once
 
-#include "dp_trainer/options.hpp"
+#include "sample_common/launch_env.hpp"
 
 #include <nccl.h>
 
-namespace dp_trainer {
+namespace sample_common {
 
 struct Membership {
   BootstrapKind kind = BootstrapKind::Single;
@@ -16,8 +16,10 @@ struct Membership {
   ncclUniqueId id{};
 };
 
-// Throws std::runtime_error with a message saying what is wrong in the launch.
-Membership joinJob(const Options& options);
+// `requested` is resolved from the environment (resolveBootstrap); the torchrun-style exchange
+// waits at most `timeout_s` for every rank. Throws std::runtime_error with a message saying
+// what is wrong in the launch.
+Membership joinJob(BootstrapKind requested, double timeout_s);
 
 // Ends the job for this process: MPI_Finalize under MPI.
 void leaveJob(const Membership& membership);
@@ -30,4 +32,4 @@ void leaveJob(const Membership& membership);
 // mpirun ends the job when a rank exits without MPI_Finalize.
 [[noreturn]] void exitNow(int exit_code);
 
-}  // namespace dp_trainer
+}  // namespace sample_common

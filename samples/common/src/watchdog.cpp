@@ -1,6 +1,6 @@
-#include "dp_trainer/watchdog.hpp"
+#include "sample_common/watchdog.hpp"
 
-namespace dp_trainer {
+namespace sample_common {
 
 Watchdog::Watchdog(std::chrono::milliseconds timeout, std::function<void(const std::string&)> on_expired)
     : timeout_(timeout),
@@ -38,4 +38,4 @@ void Watchdog::watch() {
   }
 }
 
-}  // namespace dp_trainer
+}  // namespace sample_common

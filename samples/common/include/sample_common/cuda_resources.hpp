@@ -2,19 +2,19 @@
 // destructors so that every exit path frees what was made.
 #pragma once
 
-#include "cuda_check.hpp"
+#include "sample_common/cuda_check.hpp"
 
 #include <cstddef>
 #include <utility>
 
-namespace dp_trainer {
+namespace sample_common {
 
 template <class T>
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   explicit DeviceBuffer(std::size_t count) : count_(count) {
-    DPT_CUDA(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(T)));
+    SAMPLE_CUDA(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(T)));
   }
   DeviceBuffer(DeviceBuffer&& other) noexcept { swap(other); }
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
@@ -44,7 +44,7 @@ class PinnedBuffer {
  public:
   PinnedBuffer() = default;
   explicit PinnedBuffer(std::size_t count) : count_(count) {
-    DPT_CUDA(cudaMallocHost(reinterpret_cast<void**>(&data_), count * sizeof(T)));
+    SAMPLE_CUDA(cudaMallocHost(reinterpret_cast<void**>(&data_), count * sizeof(T)));
   }
   PinnedBuffer(PinnedBuffer&& other) noexcept { swap(other); }
   PinnedBuffer& operator=(PinnedBuffer&& other) noexcept {
@@ -71,7 +71,7 @@ class PinnedBuffer {
 
 class Stream {
  public:
-  Stream() { DPT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  Stream() { SAMPLE_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
   ~Stream() { cudaStreamDestroy(stream_); }
@@ -83,7 +83,7 @@ class Stream {
 
 class Event {
  public:
-  explicit Event(unsigned flags = cudaEventDisableTiming) { DPT_CUDA(cudaEventCreateWithFlags(&event_, flags)); }
+  explicit Event(unsigned flags = cudaEventDisableTiming) { SAMPLE_CUDA(cudaEventCreateWithFlags(&event_, flags)); }
   Event(Event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
   Event& operator=(Event&&) = delete;
   Event(const Event&) = delete;
@@ -97,4 +97,4 @@ class Event {
   cudaEvent_t event_{};
 };
 
-}  // namespace dp_trainer
+}  // namespace sample_common

@@ -1,4 +1,4 @@
-#include "dp_trainer/launch_env.hpp"
+#include "sample_common/launch_env.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string_view>
 
-namespace dp_trainer {
+namespace sample_common {
 namespace {
 
 bool isSet(const EnvLookup& env, const char* name) {
@@ -29,6 +29,23 @@ int integerVariable(const EnvLookup& env, const char* name, int min, int max) {
 }
 
 }  // namespace
+
+const char* toString(BootstrapKind kind) {
+  switch (kind) {
+    case BootstrapKind::Auto: return "auto";
+    case BootstrapKind::Mpi: return "mpi";
+    case BootstrapKind::Env: return "env";
+    case BootstrapKind::Single: return "single";
+  }
+  return "?";
+}
+
+std::optional<BootstrapKind> parseBootstrapKind(std::string_view name) {
+  for (const BootstrapKind kind : {BootstrapKind::Auto, BootstrapKind::Mpi, BootstrapKind::Env, BootstrapKind::Single}) {
+    if (name == toString(kind)) return kind;
+  }
+  return std::nullopt;
+}
 
 BootstrapKind resolveBootstrap(BootstrapKind requested, const EnvLookup& env) {
   if (requested != BootstrapKind::Auto) return requested;
@@ -56,4 +73,4 @@ EnvLaunch readEnvLaunch(const EnvLookup& env) {
   return launch;
 }
 
-}  // namespace dp_trainer
+}  // namespace sample_common

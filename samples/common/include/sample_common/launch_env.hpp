@@ -2,12 +2,21 @@
 // the torchrun-style one, the rank, world size, local rank and rank 0's address.
 #pragma once
 
-#include "dp_trainer/options.hpp"
-
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 
-namespace dp_trainer {
+namespace sample_common {
+
+// How ranks find each other: mpirun (MPI broadcasts NCCL's unique id), the torchrun-style
+// environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; a TCP exchange of the
+// id), or one process alone. Auto picks from the environment.
+enum class BootstrapKind { Auto, Mpi, Env, Single };
+
+const char* toString(BootstrapKind kind);
+// "auto", "mpi", "env" or "single"; nullopt for anything else.
+std::optional<BootstrapKind> parseBootstrapKind(std::string_view name);
 
 using EnvLookup = std::function<const char*(const char*)>;  // std::getenv, or a map in tests
 
@@ -28,4 +37,4 @@ struct EnvLaunch {
 // Throws std::runtime_error naming the variable that is missing or malformed.
 EnvLaunch readEnvLaunch(const EnvLookup& env);
 
-}  // namespace dp_trainer
+}  // namespace sample_common

@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-namespace dp_trainer {
+namespace sample_common {
 
 class Watchdog {
  public:
@@ -36,4 +36,4 @@ class Watchdog {
   std::thread thread_;
 };
 
-}  // namespace dp_trainer
+}  // namespace sample_common

@@ -1,7 +1,6 @@
-#include "bootstrap.hpp"
+#include "sample_common/bootstrap.hpp"
 
-#include "dp_trainer/id_exchange.hpp"
-#include "dp_trainer/launch_env.hpp"
+#include "sample_common/id_exchange.hpp"
 
 #include <fmt/format.h>
 #include <mpi.h>
@@ -11,7 +10,7 @@
 #include <cstring>
 #include <stdexcept>
 
-namespace dp_trainer {
+namespace sample_common {
 namespace {
 
 void checkNccl(ncclResult_t result, const char* what) {
@@ -39,14 +38,14 @@ Membership joinWithMpi() {
   return m;
 }
 
-Membership joinWithEnvironment(const Options& options) {
+Membership joinWithEnvironment(double timeout_s) {
   const EnvLaunch launch = readEnvLaunch([](const char* name) { return std::getenv(name); });
   Membership m;
   m.kind = BootstrapKind::Env;
   m.rank = launch.rank;
   m.world_size = launch.world_size;
   m.local_rank = launch.local_rank;
-  const auto timeout = std::chrono::milliseconds(static_cast<long long>(options.bootstrap_timeout_s * 1000.0));
+  const auto timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000.0));
   if (m.rank == 0) {
     checkNccl(ncclGetUniqueId(&m.id), "ncclGetUniqueId");
     if (m.world_size > 1) {
@@ -63,10 +62,10 @@ Membership joinWithEnvironment(const Options& options) {
 
 }  // namespace
 
-Membership joinJob(const Options& options) {
-  switch (resolveBootstrap(options.bootstrap, [](const char* name) { return std::getenv(name); })) {
+Membership joinJob(BootstrapKind requested, double timeout_s) {
+  switch (resolveBootstrap(requested, [](const char* name) { return std::getenv(name); })) {
     case BootstrapKind::Mpi: return joinWithMpi();
-    case BootstrapKind::Env: return joinWithEnvironment(options);
+    case BootstrapKind::Env: return joinWithEnvironment(timeout_s);
     case BootstrapKind::Auto:
     case BootstrapKind::Single: break;
   }
@@ -96,4 +95,4 @@ void exitNow(int exit_code) {
   std::_Exit(exit_code);
 }
 
-}  // namespace dp_trainer
+}  // namespace sample_common

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace dp_trainer {
+namespace sample_common {
 
 // Rank 0: accepts world_size - 1 distinct ranks and sends each `id`. Throws std::runtime_error.
 void serveUniqueId(int port, int world_size, std::span<const std::byte> id, std::chrono::milliseconds timeout);
@@ -21,4 +21,4 @@ void serveUniqueId(int port, int world_size, std::span<const std::byte> id, std:
 std::vector<std::byte> fetchUniqueId(const std::string& address, int port, int rank, int world_size,
                                      std::size_t id_size, std::chrono::milliseconds timeout);
 
-}  // namespace dp_trainer
+}  // namespace sample_common

@@ -1,4 +1,4 @@
-#include "dp_trainer/id_exchange.hpp"
+#include "sample_common/id_exchange.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 #include <stdexcept>
 #include <thread>
 
-namespace dp_trainer {
+namespace sample_common {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -192,7 +192,7 @@ void serveUniqueId(int port, int world_size, std::span<const std::byte> id, std:
       Hello hello{};
       receiveAll(client.fd(), &hello, sizeof hello, deadline);
       if (hello.magic != kMagic) {
-        refusals += "; refused a connection that is not a dp_trainer rank";
+        refusals += "; refused a connection that is not a rank of a sample trainer";
         continue;
       }
       const int rank = static_cast<int>(ntohl(hello.rank));
@@ -232,7 +232,7 @@ std::vector<std::byte> fetchUniqueId(const std::string& address, int port, int r
       receiveAll(s.fd(), magic.data(), magic.size(), deadline);
       receiveAll(s.fd(), &reply, sizeof reply, deadline);
       if (magic != kMagic) {
-        throw std::runtime_error(fmt::format("{}:{} is not a dp_trainer rank 0", address, port));
+        throw std::runtime_error(fmt::format("{}:{} is not rank 0 of a sample trainer", address, port));
       }
       if (reply != Reply::Ok) {
         throw std::runtime_error(fmt::format("rank 0 at {}:{} refused RANK={} WORLD_SIZE={}: {}", address, port, rank,
@@ -250,4 +250,4 @@ std::vector<std::byte> fetchUniqueId(const std::string& address, int port, int r
   }
 }
 
-}  // namespace dp_trainer
+}  // namespace sample_common

@@ -1,0 +1,24 @@
+// Which gradients share a bucket, as PyTorch DDP assigns them (compute_bucket_assignment_by_size):
+// parameters are taken in the reverse of their registration order (roughly the order backward
+// produces their gradients), and a bucket is closed once it holds at least its cap: 1 MiB for
+// the first bucket (DDP's first_bucket_bytes, so that communication starts early), the bucket
+// cap (25 MiB by default, bucket_cap_mb) for the others.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace framework_trainer {
+
+struct Bucket {
+  std::vector<int> params;            // parameter indices, in the bucket's order
+  std::vector<std::size_t> offsets;   // each one's element offset in the flat bucket buffer
+  std::size_t numel = 0;
+};
+
+inline constexpr std::size_t kFirstBucketBytes = std::size_t{1} << 20;
+
+// `param_bytes` in registration order. Every parameter is in exactly one bucket.
+std::vector<Bucket> assignBuckets(const std::vector<std::size_t>& param_bytes, std::size_t bucket_cap_bytes);
+
+}  // namespace framework_trainer

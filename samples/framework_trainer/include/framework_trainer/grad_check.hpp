@@ -1,0 +1,46 @@
+// Keeping the gradients checkable (docs/framework_trainer.md, "Checking the gradients"):
+// every gradient element is written by a rule the host can recompute (kernel_args.hpp,
+// GradRule), with coefficients that depend on the rank, the iteration and the tensor. Every
+// iteration the program hashes all synchronised gradients on the device (one FNV-1a hash per
+// chunk, folded here into the iteration's checksum) and copies each tensor's first and last
+// element back; the host checks those against the average over all ranks of the rule, applied
+// to its mirror of the same weights, which it steps with the same SGD as the device.
+#pragma once
+
+#include "framework_trainer/kernel_args.hpp"
+#include "framework_trainer/model_config.hpp"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace framework_trainer {
+
+// The rule for gradient contribution `contribution` (0; the tied token embedding has a second,
+// 1, from its use as the embedding) of `tensor` on `rank` at `iteration`.
+GradRule gradRule(std::uint64_t seed, int rank, int iteration, int tensor, int contribution);
+
+// The checksum of one iteration's gradients from its chunk hashes, in tensor then chunk order.
+std::uint64_t foldChunkHashes(std::span<const std::uint64_t> chunk_hashes);
+
+// The host's mirror of the probed weights (each tensor's first and last element) and the check
+// of each iteration's probed gradients.
+class ProbeCheck {
+ public:
+  ProbeCheck(const ParamLayout& layout, std::uint64_t seed, int world_size, float lr);
+
+  // Checks iteration `iteration`'s probes (2 per tensor, as the checksum kernel writes them)
+  // against the all-rank average of the rule, then steps the mirror with them. Returns an empty
+  // string, or what differs.
+  std::string check(int iteration, std::span<const float> probes);
+
+ private:
+  const ParamLayout& layout_;
+  std::uint64_t seed_;
+  int world_size_;
+  float lr_;
+  std::vector<float> mirror_;  // 2 per tensor
+};
+
+}  // namespace framework_trainer

@@ -1,0 +1,51 @@
+// framework_trainer's command line.
+#pragma once
+
+#include "framework_trainer/model_config.hpp"
+#include "sample_common/launch_env.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace framework_trainer {
+
+// naive: after backward, one all-reduce per parameter gradient on the compute stream, as a
+// hand-written loop does. ddp: PyTorch DDP's reducer (reducer.hpp).
+enum class SyncMode { Naive, Ddp };
+const char* toString(SyncMode mode);
+
+using sample_common::BootstrapKind;
+
+struct Options {
+  ModelConfig config;
+  SyncMode mode = SyncMode::Naive;
+  double bucket_mb = 25.0;  // ddp: DDP's bucket_cap_mb
+  int iterations = 8;       // measured iterations
+  int warmup = 1;           // iterations before them, checked but left out of the summary
+  std::uint64_t seed = 1234;
+  float lr = 0.1f;
+  double segment_mb = 256.0;  // the caching allocator's smallest segment
+  BootstrapKind bootstrap = BootstrapKind::Auto;
+  double bootstrap_timeout_s = 60.0;
+  // Seconds without progress before the run is declared hung (an error). The host issues every
+  // iteration before it waits for the first, so progress is one checked iteration.
+  double watchdog_s = 600.0;
+
+  std::size_t bucketBytes() const { return static_cast<std::size_t>(bucket_mb * 1024.0 * 1024.0); }
+  std::size_t segmentBytes() const { return static_cast<std::size_t>(segment_mb * 1024.0 * 1024.0); }
+  int totalIterations() const { return warmup + iterations; }
+};
+
+// Options to run with, or an exit code and what to print (--help and --list-configs exit 0
+// with text on stdout; errors exit 2 with a message on stderr).
+struct ParseOutcome {
+  std::optional<Options> options;
+  int exit_code = 0;
+  std::string out;
+  std::string err;
+};
+
+ParseOutcome parseOptions(int argc, const char* const* argv);
+
+}  // namespace framework_trainer

@@ -1,0 +1,55 @@
+// PyTorch DDP's reducer, as it runs with its defaults: gradients are assigned to flat bucket
+// buffers (framework_trainer/ddp_buckets.hpp); as backward makes each gradient ready, it is
+// copied into its bucket's view; a bucket whose gradients are all ready is all-reduced on the
+// process group's own NCCL stream, after that stream waits for an event recorded on the
+// compute stream (ProcessGroupNCCL's pattern), buckets strictly in order. At the end of
+// backward the compute stream waits for every bucket's all-reduce and the averaged values are
+// copied back into the gradients (gradient_as_bucket_view=False).
+#pragma once
+
+#include "step_context.hpp"
+
+#include "framework_trainer/ddp_buckets.hpp"
+#include "sample_common/cuda_resources.hpp"
+
+#include <nccl.h>
+
+#include <vector>
+
+namespace framework_trainer {
+
+class Reducer {
+ public:
+  Reducer(const StepContext& ctx, ncclComm_t comm, cudaStream_t nccl_stream);
+
+  int buckets() const { return static_cast<int>(buckets_.size()); }
+
+  // Called by backward (on its thread) when a parameter's gradient is final.
+  void gradReady(int param);
+  // After backward: makes the compute stream wait for the all-reduces and copies the results
+  // back into the gradients. Throws if a gradient never became ready.
+  void finalize();
+
+ private:
+  struct Slot {
+    int bucket = 0;
+    std::size_t offset = 0;  // elements, in the bucket's buffer
+  };
+  struct BucketState {
+    Bucket assignment;
+    DeviceTensor<float> buffer;
+    sample_common::Event ready, done;
+    std::size_t pending = 0;
+  };
+
+  void launchReadyBuckets();
+
+  const StepContext& ctx_;
+  ncclComm_t comm_;
+  cudaStream_t nccl_stream_;
+  std::vector<BucketState> buckets_;
+  std::vector<Slot> slots_;  // by parameter
+  std::size_t next_to_launch_ = 0;
+};
+
+}  // namespace framework_trainer

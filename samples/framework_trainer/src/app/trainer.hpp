@@ -1,0 +1,91 @@
+// One rank of the job: its device, streams, caching allocator, model, communicator and
+// backward thread, and the training loop in the chosen synchronisation mode.
+#pragma once
+
+#include "autograd_thread.hpp"
+#include "device_allocator.hpp"
+#include "reducer.hpp"
+#include "step_context.hpp"
+
+#include "framework_trainer/grad_check.hpp"
+#include "framework_trainer/report.hpp"
+#include "framework_trainer/tensor_lists.hpp"
+#include "sample_common/bootstrap.hpp"
+#include "sample_common/cuda_resources.hpp"
+#include "sample_common/watchdog.hpp"
+
+#include <nccl.h>
+
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+namespace framework_trainer {
+
+// The synchronised gradients differ from the host's expectation, or between ranks.
+class VerificationError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Trainer {
+ public:
+  // Picks the device, creates the communicator, allocates and initialises the parameters and
+  // broadcasts rank 0's (as DDP does when it wraps a model).
+  Trainer(const Options& options, const sample_common::Membership& membership);
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+  ~Trainer();
+
+  // Issues every iteration, then waits for them one by one and checks them; rank 0 prints a line
+  // per iteration. Throws VerificationError on a mismatch, std::runtime_error on CUDA/NCCL errors.
+  RunSummary run(sample_common::Watchdog& watchdog);
+
+  OpCounts setupCounts() const { return setup_counts_; }
+  OpCounts iterationCounts() const { return iterationOpCounts(options_.config, options_.mode, buckets()); }
+  OpCounts finishCounts() const { return finish_counts_; }
+  CachingAllocator::Stats memory() const { return allocator_.stats(); }
+
+ private:
+  int buckets() const { return reducer_ ? reducer_->buckets() : 0; }
+  void initialiseParameters();
+  void issueIteration(int iteration);
+  void issueOptimizer();
+  void issueCheck(int iteration);
+  IterationRecord checkIteration(int iteration, ProbeCheck& probes);
+  void checkAcrossRanks(const std::vector<IterationRecord>& records);
+
+  template <int depth>
+  std::vector<TensorListMetadata<depth>> tensorLists(const std::vector<std::vector<DeviceTensor<float>>*>& lists) const;
+
+  // Declaration order is construction order: the device is selected before anything is
+  // allocated on it.
+  Options options_;
+  sample_common::Membership membership_;
+  ParamLayout layout_;
+  int device_;
+  sample_common::Stream compute_, nccl_, check_;
+  DeviceAllocator allocator_;
+  std::vector<DeviceTensor<float>> params_, grads_;
+  Issuer issue_;
+  StepContext ctx_;
+  ncclComm_t comm_ = nullptr;
+  std::optional<Reducer> reducer_;
+  AutogradThread autograd_;
+
+  std::vector<TensorListLaunch> sgd_plan_, checksum_plan_;
+  std::vector<TensorListMetadata<2>> sgd_lists_;
+  std::vector<TensorListMetadata<1>> checksum_lists_;
+  std::int64_t chunks_ = 0;
+  DeviceTensor<std::int64_t> chunk_base_;
+  DeviceTensor<std::uint64_t> chunk_hashes_;
+  DeviceTensor<float> probes_;
+  sample_common::PinnedBuffer<int> tokens_host_;            // per iteration
+  sample_common::PinnedBuffer<std::uint64_t> hashes_host_;  // per iteration
+  sample_common::PinnedBuffer<float> probes_host_;          // per iteration
+  std::vector<sample_common::Event> step_start_, check_done_;
+  sample_common::Event optimizer_done_;
+  OpCounts setup_counts_, finish_counts_;
+};
+
+}  // namespace framework_trainer

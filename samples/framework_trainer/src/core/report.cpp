@@ -1,0 +1,46 @@
+#include "framework_trainer/report.hpp"
+
+#include "sample_common/run_lines.hpp"
+
+#include <fmt/format.h>
+
+namespace framework_trainer {
+
+std::string configLine(const RunSummary& run) {
+  const Options& o = run.options;
+  const ModelConfig& c = o.config;
+  return fmt::format(
+      "config name={} layers={} hidden={} heads={} vocab={} seq_len={} micro_batch={} params={} param_tensors={} "
+      "mode={} bucket_mb={:g} buckets={} ranks={} bootstrap={} lr={:g} seed={} iterations={} warmup={}",
+      c.name, c.layers, c.hidden, c.heads, c.vocab, c.seq_len, c.micro_batch, run.params, run.param_tensors,
+      toString(o.mode), o.bucket_mb, run.buckets, run.ranks, toString(run.bootstrap), o.lr, o.seed, o.iterations,
+      o.warmup);
+}
+
+std::string iterationLine(const IterationRecord& r) {
+  return fmt::format("iter={} phase={} time_ms={:.3f}", r.iteration, r.warmup ? "warmup" : "measured", r.time_ms);
+}
+
+std::string countsLine(int rank, const char* scope, const OpCounts& c) {
+  return fmt::format("op_counts rank={} scope={} kernels={} memcpys={} collectives={}", rank, scope, c.kernels,
+                     c.memcpys, c.collectives);
+}
+
+std::string memoryLine(int rank, const CachingAllocator::Stats& s) {
+  return fmt::format("memory rank={} segments={} segment_mib={:.1f} peak_allocated_mib={:.1f}", rank, s.segments,
+                     static_cast<double>(s.segment_bytes) / (1 << 20),
+                     static_cast<double>(s.peak_allocated_bytes) / (1 << 20));
+}
+
+std::string summaryLine(const RunSummary& run) {
+  std::vector<double> times;
+  for (const IterationRecord& r : run.iterations)
+    if (!r.warmup) times.push_back(r.time_ms);
+  const sample_common::TimeStats t = sample_common::timeStats(std::move(times));
+  return fmt::format(
+      "summary mode={} ranks={} iterations={} mean_ms={:.3f} median_ms={:.3f} min_ms={:.3f} max_ms={:.3f} "
+      "gradients=verified",
+      toString(run.options.mode), run.ranks, run.options.iterations, t.mean_ms, t.median_ms, t.min_ms, t.max_ms);
+}
+
+}  // namespace framework_trainer

@@ -1,0 +1,102 @@
+#include "framework_trainer/op_counts.hpp"
+#include "framework_trainer/options.hpp"
+#include "framework_trainer/report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace framework_trainer {
+namespace {
+
+ParseOutcome parse(const std::vector<const char*>& args) {
+  std::vector<const char*> argv{"framework_trainer"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return parseOptions(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(FrameworkOptions, Defaults) {
+  const ParseOutcome p = parse({});
+  ASSERT_TRUE(p.options) << p.err;
+  EXPECT_EQ(p.options->config.name, "gpt2-small-8k");
+  EXPECT_EQ(p.options->mode, SyncMode::Naive);
+  EXPECT_EQ(p.options->bucketBytes(), 25u << 20);
+  EXPECT_EQ(p.options->segmentBytes(), 256u << 20);
+  EXPECT_EQ(p.options->totalIterations(), 9);
+  EXPECT_EQ(p.options->bootstrap, BootstrapKind::Auto);
+}
+
+TEST(FrameworkOptions, ConfigOverridesAndMode) {
+  const ParseOutcome p = parse({"--config", "tiny", "--layers", "3", "--vocab", "1000", "--micro-batch", "4", "--mode",
+                                "ddp", "--bucket-mb", "1", "--iterations", "3", "--warmup", "0", "--bootstrap", "env"});
+  ASSERT_TRUE(p.options) << p.err;
+  EXPECT_EQ(p.options->config.layers, 3);
+  EXPECT_EQ(p.options->config.vocab, 1000);
+  EXPECT_EQ(p.options->config.hidden, 128);
+  EXPECT_EQ(p.options->config.micro_batch, 4);
+  EXPECT_EQ(p.options->mode, SyncMode::Ddp);
+  EXPECT_EQ(p.options->bucketBytes(), 1u << 20);
+  EXPECT_EQ(p.options->totalIterations(), 3);
+  EXPECT_EQ(p.options->bootstrap, BootstrapKind::Env);
+}
+
+TEST(FrameworkOptions, ErrorsExitTwoWithASentence) {
+  const auto expectError = [](const std::vector<const char*>& args, const std::string& says) {
+    const ParseOutcome p = parse(args);
+    EXPECT_FALSE(p.options);
+    EXPECT_EQ(p.exit_code, 2);
+    EXPECT_NE(p.err.find(says), std::string::npos) << p.err;
+  };
+  expectError({"--mode", "overlap"}, "--mode must be naive or ddp (got 'overlap')");
+  expectError({"--config", "gpt-5"}, "unknown --config 'gpt-5'; known: gpt2-small, gpt2-small-8k, tiny");
+  expectError({"--heads", "5"}, "must be a multiple of the heads");
+  expectError({"--bootstrap", "slurm"}, "--bootstrap must be auto, mpi, env or single");
+  expectError({"--iterations", "0"}, "--iterations");
+  expectError({"--no-such-option"}, "no-such-option");
+}
+
+TEST(FrameworkOptions, HelpAndConfigList) {
+  EXPECT_NE(parse({"--help"}).out.find("--mode"), std::string::npos);
+  const ParseOutcome list = parse({"--list-configs"});
+  EXPECT_EQ(list.exit_code, 0);
+  EXPECT_NE(list.out.find("gpt2-small-8k       16     768     12   8192     1024           16   120485376      196"),
+            std::string::npos)
+      << list.out;
+}
+
+TEST(FrameworkOpCounts, WhatAnIterationIssues) {
+  const ModelConfig c = *findModelPreset("gpt2-small-8k");
+  EXPECT_EQ(forwardKernels(16), 164);
+  EXPECT_EQ(backwardKernels(16), 293);
+  const ParamLayout layout(c);
+  EXPECT_EQ(multiTensorLaunches(layout, 2), 7);  // 1966 chunks of 320 blocks at the most
+  EXPECT_EQ(multiTensorLaunches(layout, 1), 7);
+  EXPECT_EQ(iterationOpCounts(c, SyncMode::Naive, 0), (OpCounts{164 + 293 + 7 + 7, 3, 196}));
+  EXPECT_EQ(iterationOpCounts(c, SyncMode::Ddp, 17), (OpCounts{164 + 293 + 7 + 7, 3 + 2 * 196, 17}));
+}
+
+TEST(FrameworkReport, LinesOthersParse) {
+  RunSummary run;
+  run.options.config = *findModelPreset("tiny");
+  run.options.iterations = 2;
+  run.ranks = 4;
+  run.bootstrap = BootstrapKind::Mpi;
+  run.params = 478720;
+  run.param_tensors = 28;
+  run.iterations = {{0, true, 90.0, 1}, {1, false, 60.0, 2}, {2, false, 62.0, 3}};
+  EXPECT_EQ(configLine(run),
+            "config name=tiny layers=2 hidden=128 heads=4 vocab=512 seq_len=128 micro_batch=2 params=478720 "
+            "param_tensors=28 mode=naive bucket_mb=25 buckets=0 ranks=4 bootstrap=mpi lr=0.1 seed=1234 iterations=2 "
+            "warmup=1");
+  EXPECT_EQ(iterationLine(run.iterations[1]), "iter=1 phase=measured time_ms=60.000");
+  EXPECT_EQ(countsLine(3, "iteration", OpCounts{10, 3, 28}), "op_counts rank=3 scope=iteration kernels=10 memcpys=3 collectives=28");
+  EXPECT_EQ(memoryLine(1, CachingAllocator::Stats{2, 512u << 20, 100u << 20, 300u << 20}),
+            "memory rank=1 segments=2 segment_mib=512.0 peak_allocated_mib=300.0");
+  EXPECT_EQ(summaryLine(run),
+            "summary mode=naive ranks=4 iterations=2 mean_ms=61.000 median_ms=61.000 min_ms=60.000 max_ms=62.000 "
+            "gradients=verified");
+}
+
+}  // namespace
+}  // namespace framework_trainer
