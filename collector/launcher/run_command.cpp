@@ -1,4 +1,5 @@
 // Running the recorded job as a child process that the terminal's signals reach too.
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -71,11 +72,18 @@ trace::Result<int> runCommand(const std::vector<std::string>& command, const Env
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   if (!output_copy.empty()) {
-    copy = std::fopen(output_copy.c_str(), "w");
+    // O_NOFOLLOW: a symbolic link planted as the copy (job.log) must not make us write elsewhere.
+    const int copy_fd = ::open(output_copy.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    copy = copy_fd < 0 ? nullptr : ::fdopen(copy_fd, "w");
     if (copy == nullptr) {
+      const int err = errno;
+      if (copy_fd >= 0) ::close(copy_fd);
       posix_spawn_file_actions_destroy(&actions);
       return trace::Status(trace::StatusCode::PermissionDenied,
-                           "cannot write " + output_copy.string() + ": " + std::strerror(errno));
+                           "cannot write " + output_copy.string() + ": " +
+                               (err == ELOOP ? std::string("it is a symbolic link, and a run directory's files are never "
+                                                           "written through one")
+                                             : std::strerror(err)));
     }
     if (::pipe(pipe_fds) != 0) {
       std::fclose(copy);

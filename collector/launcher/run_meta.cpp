@@ -21,10 +21,11 @@ using trace::StatusCode;
 namespace {
 
 // Several `syncopate record` of one run (srun starts one per rank) update meta.json in turn.
+// O_NOFOLLOW: a symbolic link planted as the lock file must not create or open a file elsewhere.
 class DirectoryLock {
  public:
   explicit DirectoryLock(const std::filesystem::path& directory)
-      : fd_(::open((directory / ".meta.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
+      : fd_(::open((directory / ".meta.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) {
     if (fd_ >= 0) ::flock(fd_, LOCK_EX);
   }
   ~DirectoryLock() {

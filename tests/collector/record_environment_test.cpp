@@ -99,6 +99,39 @@ TEST(RunDirectory, IsCreatedAndARecordingIsNeverMixedWithAnother) {
   EXPECT_FALSE(not_a_dir.ok());
 }
 
+// A symbolic link planted in a run directory, under any name `record` writes (the job's output
+// copy, meta.json's temporary, the lock), never makes it write, create or truncate a file
+// elsewhere: each is refused, or bypassed, and the file it points at is untouched.
+TEST(RunDirectory, APlantedSymbolicLinkIsNeverWrittenThrough) {
+  TempDir dir;
+  const auto run_dir = dir.path() / "run";
+  ASSERT_TRUE(collector::prepareRunDirectory(run_dir).ok());
+  const auto precious = dir.path() / "precious.txt";
+  std::ofstream(precious) << "keep me";
+  const auto nowhere = dir.path() / "created-elsewhere";
+  std::filesystem::create_symlink(precious, run_dir / "job.log");
+  std::filesystem::create_symlink(precious, run_dir / "meta.json.tmp");
+  std::filesystem::create_symlink(nowhere, run_dir / ".meta.lock");
+
+  auto copied = collector::runCommand({"/bin/sh", "-c", "echo output"}, {}, run_dir / "job.log", false);
+  ASSERT_FALSE(copied.ok());
+  EXPECT_NE(copied.message().find("it is a symbolic link"), std::string::npos) << copied.message();
+
+  collector::RecordOptions options;
+  options.output_dir = run_dir;
+  options.command = {"/bin/true"};
+  const auto meta = collector::writeStartMeta(options, 1'700'000'000'000'000'000);
+  ASSERT_FALSE(meta.ok());
+  EXPECT_NE(meta.message().find("it is a symbolic link"), std::string::npos) << meta.message();
+
+  std::ifstream in(precious);
+  std::string kept;
+  std::getline(in, kept);
+  EXPECT_EQ(kept, "keep me");
+  EXPECT_FALSE(std::filesystem::exists(nowhere));
+  EXPECT_FALSE(std::filesystem::exists(run_dir / "meta.json"));
+}
+
 TEST(RunCommand, ReportsExitCodesSignalsAndMissingPrograms) {
   auto ok = collector::runCommand({"/bin/sh", "-c", "exit 3"}, {});
   ASSERT_TRUE(ok.ok());

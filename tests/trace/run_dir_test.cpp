@@ -76,6 +76,26 @@ TEST(RunDir, MetaJsonRoundTripsAndKeepsUnknownKeys) {
   EXPECT_NE(text.find("\"start_time\": \"2023-11-14T22:13:20.123456789Z\""), std::string::npos) << text;
 }
 
+// meta.json is written through a temporary beside it; a symbolic link planted under the
+// temporary's name is refused, and the file it points at is untouched.
+TEST(RunDir, MetaJsonIsNeverWrittenThroughAPlantedSymbolicLink) {
+  TempDir dir;
+  const auto precious = dir.path() / "precious.txt";
+  std::ofstream(precious) << "keep me";
+  const auto run_dir = dir.path() / "run";
+  std::filesystem::create_directory(run_dir);
+  std::filesystem::create_symlink(precious, run_dir / "meta.json.tmp");
+  RunMeta meta;
+  meta.command = {"train"};
+  const Status written = writeRunMeta(run_dir, meta);
+  ASSERT_FALSE(written.ok());
+  EXPECT_NE(written.message().find("it is a symbolic link"), std::string::npos) << written.message();
+  std::ifstream in(precious);
+  std::string kept;
+  std::getline(in, kept);
+  EXPECT_EQ(kept, "keep me");
+}
+
 TEST(RunDir, BadMetaJsonIsExplained) {
   TempDir dir;
   EXPECT_EQ(readRunMeta(dir.path()).code(), StatusCode::NotFound);

@@ -17,6 +17,11 @@ namespace syncopate::trace {
 
 namespace {
 
+// What to add to an error of open(..., O_NOFOLLOW) that met a symbolic link.
+std::string symlinkHint(int err) {
+  return err == ELOOP ? " (it is a symbolic link, and a run directory's files are never written through one)" : "";
+}
+
 constexpr std::string_view kStoreSuffix = ".sqlite";
 constexpr std::string_view kFormat = "syncopate-run";
 
@@ -106,8 +111,9 @@ Status writeRunMeta(const std::filesystem::path& run_dir, const RunMeta& meta) n
 
     const std::filesystem::path target = run_dir / kRunMetaFileName;
     const std::filesystem::path temp = run_dir / (std::string(kRunMetaFileName) + ".tmp");
-    const int fd = ::open(temp.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
-    if (fd < 0) return detail::errnoStatus(errno, "cannot write " + temp.string());
+    // O_NOFOLLOW: a symbolic link planted under this name must not make us write elsewhere.
+    const int fd = ::open(temp.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) return detail::errnoStatus(errno, "cannot write " + temp.string() + symlinkHint(errno));
     std::size_t done = 0;
     while (done < content.size()) {
       const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
