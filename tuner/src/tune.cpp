@@ -71,6 +71,13 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
   r.replay_error = r.measured_ms > 0 ? (r.replay_ms - r.measured_ms) / r.measured_ms : 0;
   if (r.search.recommended >= 0) {
     r.plan = planFor(r, r.search.candidates[static_cast<std::size_t>(r.search.recommended)]);
+  } else if (!r.search.note.empty() && r.measured_ms > 0) {
+    // Why nothing is worth a plan, in the run's own terms: how far the step is from what no
+    // schedule can beat.
+    const double ideal_ms = ms(r.bounds.ideal_ns);
+    r.search.note += fmt::format("; the measured step ({:.3f} ms) is {:.1f}% above the ideal bound ({:.3f} ms, "
+                                 "compute and communication fully overlapped), the most any schedule could gain",
+                                 r.measured_ms, 100.0 * (r.measured_ms - ideal_ms) / r.measured_ms, ideal_ms);
   }
   return r;
 }
