@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "syncopate/collector/record.hpp"
+#include "syncopate/trace/run_dir.hpp"
 
 extern char** environ;
 
@@ -80,10 +81,7 @@ trace::Result<int> runCommand(const std::vector<std::string>& command, const Env
       if (copy_fd >= 0) ::close(copy_fd);
       posix_spawn_file_actions_destroy(&actions);
       return trace::Status(trace::StatusCode::PermissionDenied,
-                           "cannot write " + output_copy.string() + ": " +
-                               (err == ELOOP ? std::string("it is a symbolic link, and a run directory's files are never "
-                                                           "written through one")
-                                             : std::strerror(err)));
+                           "cannot write " + output_copy.string() + ": " + trace::openFailure(err));
     }
     if (::pipe(pipe_fds) != 0) {
       std::fclose(copy);

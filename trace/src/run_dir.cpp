@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -16,11 +17,6 @@
 namespace syncopate::trace {
 
 namespace {
-
-// What to add to an error of open(..., O_NOFOLLOW) that met a symbolic link.
-std::string symlinkHint(int err) {
-  return err == ELOOP ? " (it is a symbolic link, and a run directory's files are never written through one)" : "";
-}
 
 constexpr std::string_view kStoreSuffix = ".sqlite";
 constexpr std::string_view kFormat = "syncopate-run";
@@ -88,6 +84,11 @@ Result<std::vector<StoreFile>> listStores(const std::filesystem::path& run_dir) 
   }
 }
 
+std::string openFailure(int err) {
+  return err == ELOOP ? "it is a symbolic link, and a run directory's files are never written through one"
+                      : std::strerror(err);
+}
+
 Status writeRunMeta(const std::filesystem::path& run_dir, const RunMeta& meta) noexcept {
   try {
     nlohmann::ordered_json j;
@@ -113,7 +114,7 @@ Status writeRunMeta(const std::filesystem::path& run_dir, const RunMeta& meta) n
     const std::filesystem::path temp = run_dir / (std::string(kRunMetaFileName) + ".tmp");
     // O_NOFOLLOW: a symbolic link planted under this name must not make us write elsewhere.
     const int fd = ::open(temp.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0) return detail::errnoStatus(errno, "cannot write " + temp.string() + symlinkHint(errno));
+    if (fd < 0) return detail::errnoStatus(errno, "cannot write " + temp.string());
     std::size_t done = 0;
     while (done < content.size()) {
       const ssize_t n = ::write(fd, content.data() + done, content.size() - done);

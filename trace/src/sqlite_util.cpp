@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "syncopate/trace/run_dir.hpp"
+
 namespace syncopate::trace::detail {
 
 StatusCode statusCodeFor(int rc, int sys_errno) noexcept {
@@ -61,7 +63,7 @@ Status errnoStatus(int err, std::string_view doing) {
   }
   std::string message(doing);
   message += ": ";
-  message += std::strerror(err);
+  message += openFailure(err);
   return {code, std::move(message)};
 }
 

@@ -44,6 +44,11 @@ struct RunMeta {
 };
 
 // Writes DIR/meta.json atomically (a temporary file renamed over it).
+// Why a file could not be opened, from its errno: strerror's sentence, except for ELOOP, which
+// O_NOFOLLOW returns for a symbolic link: a run directory's files are never written through one,
+// since anyone who can write the folder could plant it.
+std::string openFailure(int err);
+
 Status writeRunMeta(const std::filesystem::path& run_dir, const RunMeta& meta) noexcept;
 // NotFound without meta.json; InvalidArgument (naming the file and the problem) when it is
 // not valid JSON of this shape, or of a newer "version".
