@@ -1,9 +1,17 @@
 // The arm/attach control files: their formats, the privacy of the channel, the marker rule and
 // how attach chooses the first iteration.
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
+#include <functional>
+#include <string>
 
 #include "support/child_process.hpp"
 #include "syncopate/collector/attach.hpp"
@@ -91,6 +99,75 @@ TEST(ControlFiles, TheChannelIsPrivate) {
   EXPECT_TRUE(collector::isPrivateFile(file, error)) << error;
   ASSERT_EQ(chmod(file.c_str(), 0666), 0);
   EXPECT_FALSE(collector::isPrivateFile(file, error));
+}
+
+// Acting as a second user needs the right to become one: CI runs as root.
+constexpr uid_t kOtherUser = 65534;  // "nobody"
+
+// Runs `as_other_user` in a child that has become kOtherUser; its exit status (0: every
+// expectation held, else the number of the first one that failed).
+int asOtherUser(const std::function<int()>& as_other_user) {
+  const pid_t child = fork();
+  if (child == 0) {
+    if (setgroups(0, nullptr) != 0 || setgid(kOtherUser) != 0 || setuid(kOtherUser) != 0) _exit(100);
+    _exit(as_other_user());
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 200;
+}
+
+TEST(ControlFiles, AnotherUserCanNeitherReadTheChannelNorWriteARequest) {
+  if (geteuid() != 0) GTEST_SKIP() << "becoming a second user needs root (CI runs as root)";
+  TempDir dir;
+  ASSERT_EQ(chmod(dir.path().c_str(), 0755), 0);  // only the channel's own modes may stop them
+  std::string error;
+  const auto control = dir.path() / collector::kControlDirectoryName;
+  ASSERT_TRUE(collector::ensurePrivateDirectory(control, error)) << error;
+  const auto request = control / collector::kRequestFileName;
+  ASSERT_TRUE(collector::writePrivateFileAtomically(request, R"({"id": 1, "first_iteration": 5, "iterations": 2})", error));
+  const auto status = control / collector::statusFileName("n1", 42);
+  ASSERT_TRUE(collector::writePrivateFileAtomically(status, "{}", error)) << error;
+
+  const int result = asOtherUser([&] {
+    if (opendir(control.c_str()) != nullptr || errno != EACCES) return 1;
+    if (open(request.c_str(), O_RDONLY) >= 0 || errno != EACCES) return 2;
+    if (open(status.c_str(), O_RDONLY) >= 0 || errno != EACCES) return 3;
+    std::string other_error;
+    if (collector::writePrivateFileAtomically(request, R"({"id": 9, "first_iteration": -1, "seconds": 1.0})", other_error))
+      return 4;
+    std::vector<std::string> problems;
+    if (!collector::readStatuses(control, problems).empty()) return 5;
+    return 0;
+  });
+  EXPECT_EQ(result, 0) << "the expectation that failed, as the other user";
+  EXPECT_EQ(collector::readFile(request, error), R"({"id": 1, "first_iteration": 5, "iterations": 2})");
+}
+
+TEST(ControlFiles, AChannelAnotherUserPlantedIsRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "becoming a second user needs root (CI runs as root)";
+  TempDir dir;
+  ASSERT_EQ(chmod(dir.path().c_str(), 01777), 0);  // a shared folder anyone may create in
+  const auto control = dir.path() / collector::kControlDirectoryName;
+  const auto elsewhere = dir.path() / "theirs";
+  // The other user makes the channel's folder first, private to them, and a link beside it.
+  ASSERT_EQ(asOtherUser([&] {
+              if (mkdir(control.c_str(), 0700) != 0) return 1;
+              if (mkdir(elsewhere.c_str(), 0700) != 0) return 2;
+              return 0;
+            }),
+            0);
+  std::string error;
+  EXPECT_FALSE(collector::ensurePrivateDirectory(control, error));
+  EXPECT_NE(error.find("belongs to another user"), std::string::npos) << error;
+
+  // A link named like the channel, pointing at a folder of ours, is no channel either.
+  const auto mine = dir.path() / "mine";
+  ASSERT_TRUE(collector::ensurePrivateDirectory(mine, error)) << error;
+  const auto linked = dir.path() / "linked";
+  ASSERT_EQ(symlink(mine.c_str(), linked.c_str()), 0);
+  EXPECT_FALSE(collector::ensurePrivateDirectory(linked, error));
+  EXPECT_NE(error.find("is not a directory"), std::string::npos) << error;
 }
 
 TEST(ControlFiles, ReadsEveryStatusAndReportsBrokenOnes) {
