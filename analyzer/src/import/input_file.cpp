@@ -27,17 +27,16 @@ BigBuffer allocateBig(std::size_t bytes) {
 }
 
 bool TextBuffer::endWith(std::size_t keep, std::string_view closing) {
-  const std::size_t padding = capacity_ - size_;
   const std::size_t size = std::min(keep, size_) + closing.size();
-  if (size + padding > capacity_) {
-    BigBuffer bigger = allocateBig(size + padding);
+  if (size + padding_ > capacity_) {
+    BigBuffer bigger = allocateBig(size + padding_);
     if (!bigger) return false;
     std::memcpy(bigger.get(), data_.get(), std::min(keep, size_));
     data_ = std::move(bigger);
-    capacity_ = size + padding;
+    capacity_ = size + padding_;
   }
   std::memcpy(data_.get() + size - closing.size(), closing.data(), closing.size());
-  std::memset(data_.get() + size, 0, padding);
+  std::memset(data_.get() + size, 0, padding_);
   size_ = size;
   return true;
 }
@@ -166,14 +165,19 @@ trace::Result<TextBuffer> readTextFile(const std::filesystem::path& file, std::s
     if (!buf) return trace::failure("out of memory reading " + file.string());
     std::memcpy(buf.get(), in.data(), in.size());
     std::memset(buf.get() + in.size(), 0, padding);
-    return TextBuffer(std::move(buf), in.size(), in.size() + padding);
+    return TextBuffer(std::move(buf), in.size(), in.size() + padding, padding);
   }
   libdeflate_decompressor* d = libdeflate_alloc_decompressor();
   if (!d) return trace::failure("out of memory inflating " + file.string());
   Inflating text;
   text.padding = padding;
-  text.capacity = std::max<std::size_t>(sizeHint(in), in.size() * 4) + padding;
-  text.out = allocateBig(text.capacity);
+  // The hint first; when that much address space is not to be had (a hint read from a file
+  // cut before its trailer can be gigabytes), a modest start that grows as needed.
+  for (const std::size_t guess : {std::max<std::size_t>(sizeHint(in), in.size() * 4), in.size() * 4}) {
+    text.capacity = guess + padding;
+    text.out = allocateBig(text.capacity);
+    if (text.out) break;
+  }
   if (!text.out) {
     libdeflate_free_decompressor(d);
     return trace::failure("out of memory inflating " + file.string());
@@ -213,7 +217,7 @@ trace::Result<TextBuffer> readTextFile(const std::filesystem::path& file, std::s
     }
   }
   std::memset(text.out.get() + text.size, 0, padding);
-  TextBuffer result(std::move(text.out), text.size, text.capacity);
+  TextBuffer result(std::move(text.out), text.size, text.capacity, padding);
   if (cut) result.setGzipCut(*cut);
   return result;
 }

@@ -23,8 +23,9 @@ BigBuffer allocateBig(std::size_t bytes);
 class TextBuffer {
  public:
   TextBuffer() = default;
-  TextBuffer(BigBuffer data, std::size_t size, std::size_t capacity)
-      : data_(std::move(data)), size_(size), capacity_(capacity) {}
+  // `padding` zero bytes follow the text's `size` bytes; `capacity` is at least their sum.
+  TextBuffer(BigBuffer data, std::size_t size, std::size_t capacity, std::size_t padding)
+      : data_(std::move(data)), size_(size), capacity_(capacity), padding_(padding) {}
   std::string_view text() const { return {data_.get(), size_}; }
   const char* data() const { return data_.get(); }
   std::size_t size() const { return size_; }
@@ -43,6 +44,7 @@ class TextBuffer {
  private:
   BigBuffer data_;
   std::size_t size_ = 0, capacity_ = 0;
+  std::size_t padding_ = 0;
   std::optional<std::size_t> gzip_cut_;
 };
 
