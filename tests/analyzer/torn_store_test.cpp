@@ -233,6 +233,37 @@ TEST(TornStore, AnIntactStoreReadsWhole) {
                            [](const trace::DiagnosticRow& d) { return d.message.starts_with("the store is torn"); }));
 }
 
+// A store still being written keeps its last commits in its WAL, read through the same VFS
+// (its shared-memory index included): nothing of it is taken for a tear.
+TEST(TornStore, AStoreBeingWrittenReadsWhole) {
+  ScratchDir scratch;
+  trace::Catalog catalog;
+  auto w = trace::StoreWriter::create(scratch.path(), {"h", 1, 0, "synthetic"}, catalog);
+  ASSERT_TRUE(w.ok()) << w.message();
+  const trace::StreamId stream = catalog.registerStream({0, 7, std::nullopt, std::nullopt, catalog.intern("compute")});
+  for (std::int64_t i = 1; i <= 1000; ++i) {
+    trace::OpRow op;
+    op.kind = trace::OpKind::Kernel;
+    op.device_id = 0;
+    op.stream_id = stream;
+    op.name_id = catalog.intern("gemm");
+    op.start_ns = 1000 * i;
+    op.end_ns = 1000 * i + 500;
+    ASSERT_TRUE((*w)->writeOp(op).ok());
+  }
+  ASSERT_TRUE((*w)->flush().ok());
+  ASSERT_GT(std::filesystem::file_size(scratch / "rank-0.sqlite-wal"), 0u);
+  auto reader = trace::StoreReader::open(scratch / "rank-0.sqlite", trace::TornStores::KeepRowsBefore);
+  ASSERT_TRUE(reader.ok()) << reader.message();
+  EXPECT_EQ(*reader->rowCount(trace::Table::Ops), 1000);
+  EXPECT_TRUE(reader->tear().tables.empty());
+  auto m = loadRun(scratch.path());
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(m->ops.size(), 1000u);
+  EXPECT_TRUE(std::none_of(m->diagnostics.begin(), m->diagnostics.end(),
+                           [](const trace::DiagnosticRow& d) { return d.message.starts_with("the store is torn"); }));
+}
+
 // Torn before its first GPU op, a store has nothing to analyse: refused with a sentence.
 TEST(TornStore, TornBeforeItsFirstOpIsRefused) {
   ScratchDir scratch;
