@@ -25,6 +25,7 @@ void printReport(const analyzer::ImportReport& report, const std::string& out) {
     for (const auto& c : s.categories) fmt::print("    {:<28} {:>9}  {}\n", c.what, c.events, c.stored_as);
     if (s.derived_event_records > 0)
       fmt::print("  {} event record ops reconstructed from synchronization records\n", s.derived_event_records);
+    for (const auto& w : s.warnings) fmt::print("  warning: {}\n", w);
   }
   fmt::print("imported {} store(s) into {}; analyse with: syncopate analyze {}\n", report.stores.size(), out, out);
 }

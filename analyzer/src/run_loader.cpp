@@ -19,6 +19,7 @@
 #include "syncopate/analyzer/run_model_builder.hpp"
 #include "syncopate/trace/reader.hpp"
 #include "syncopate/trace/run_dir.hpp"
+#include "syncopate/trace/torn_scan.hpp"
 
 namespace syncopate::analyzer {
 
@@ -96,6 +97,7 @@ struct StoreRows {
   std::vector<RangeLite> ranges;
   std::vector<trace::DiagnosticRow> diagnostics;
   std::int64_t implausible_rows = 0;  // streams and threads dropped by dropImplausibleIds
+  std::vector<trace::TornTable> torn;  // of the tables read here: those read only up to a tear
 };
 
 // The writer numbers streams and threads 1, 2, 3, ... and the loader indexes tables by those
@@ -120,27 +122,39 @@ struct StmtFinalizer {
   void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
 };
 
-// "SELECT expressions FROM table"; each expression a column of trace::columns, or ifNull() of one.
+// The table's rows up to its tear, if it has one (trace::selectUpToTear); each expression a
+// column of trace::columns, or ifNull() of one.
 std::string selectSql(trace::Table table, std::initializer_list<std::string_view> expressions) {
-  std::string sql;
-  for (std::string_view e : expressions) sql += (sql.empty() ? "SELECT " : ", ") + std::string(e);
-  return sql + " FROM " + std::string(trace::tableName(table));
+  std::string columns;
+  for (std::string_view e : expressions) columns += (columns.empty() ? "" : ", ") + std::string(e);
+  return trace::selectUpToTear(columns, trace::tableName(table));
 }
 std::string ifNull(std::string_view column, std::int64_t value) {
   return "IFNULL(" + std::string(column) + ", " + std::to_string(value) + ")";
 }
 
-// Runs `sql` on the store and calls row(stmt) per row; a failure names the store.
+// Runs `sql` (selectSql()) on the store and calls row(stmt) per row up to the table's tear,
+// noting the table in `torn` if it has one; another failure names the store.
 template <class Row>
-trace::Status scanColumns(sqlite3* db, const std::filesystem::path& file, const char* sql, Row row) {
+trace::Status scanColumns(sqlite3* db, const std::filesystem::path& file, trace::Table table, const std::string& sql, Row row,
+                          std::vector<trace::TornTable>& torn) {
   sqlite3_stmt* raw = nullptr;
-  if (sqlite3_prepare_v2(db, sql, -1, &raw, nullptr) != SQLITE_OK)
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &raw, nullptr) != SQLITE_OK)
     return trace::failure(file.string() + " cannot be read: " + sqlite3_errmsg(db));
   std::unique_ptr<sqlite3_stmt, StmtFinalizer> stmt(raw);
-  int rc;
-  while ((rc = sqlite3_step(raw)) == SQLITE_ROW) row(raw);
-  if (rc != SQLITE_DONE) return trace::failure(file.string() + " is damaged: " + sqlite3_errmsg(db) + " (the store is corrupt or truncated)");
+  const trace::PrefixRead read = trace::stepUntilTorn(raw, row);
+  if (read.torn) {
+    torn.push_back({std::string(trace::tableName(table)), read.rows});
+    return {};
+  }
+  if (read.rc != SQLITE_DONE) return trace::failure(file.string() + " cannot be read: " + sqlite3_errmsg(db));
   return {};
+}
+
+// How a store is torn, for the sentences about it.
+std::string tearDescription(const trace::StoreTear& tear) {
+  return tear.header_bytes > 0 ? fmt::format("the file has {} of the {} bytes its header says", tear.file_bytes, tear.header_bytes)
+                               : std::string("a page is damaged or missing");
 }
 
 // Puts a store's rows in the model's order (streams by device and handle, threads by tid, ops
@@ -204,7 +218,7 @@ void sortLikeTheModel(StoreRows& rows) {
 // `calls` and `ops` are the store's row counts (counted once, when the run was opened).
 trace::Status readStore(const trace::StoreReader& r, std::size_t calls, std::size_t ops, StoreRows& rows) {
   rows.streams.clear(), rows.threads.clear(), rows.calls.clear(), rows.ops.clear();
-  rows.collectives.clear(), rows.ranges.clear(), rows.diagnostics.clear();
+  rows.collectives.clear(), rows.ranges.clear(), rows.diagnostics.clear(), rows.torn.clear();
   rows.calls.reserve(calls);
   rows.ops.reserve(ops);
   for (trace::Status s : {r.forEachStream(collector(rows.streams)), r.forEachThread(collector(rows.threads)),
@@ -212,7 +226,7 @@ trace::Status readStore(const trace::StoreReader& r, std::size_t calls, std::siz
     if (!s.ok()) return trace::failure(s.message());
   rows.implausible_rows = dropImplausibleIds(rows.streams) + dropImplausibleIds(rows.threads);
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(r.path().c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  const int rc = trace::openUpToTear(r.path().string(), SQLITE_OPEN_NOMUTEX, &raw);
   std::unique_ptr<sqlite3, DbCloser> db(raw);
   if (rc != SQLITE_OK) return trace::failure("cannot open " + r.path().string() + ": " + sqlite3_errstr(rc));
   // Pages read through a memory map are used in place instead of copied out by read() calls
@@ -224,20 +238,21 @@ trace::Status readStore(const trace::StoreReader& r, std::size_t calls, std::siz
   const std::string calls_sql =
       selectSql(trace::Table::ApiCalls, {call::id, call::thread_id, call::domain, call::name_id, call::start_ns,
                                          call::end_ns, ifNull(call::correlation_id, -1)});
-  trace::Status s = scanColumns(db.get(), r.path(), calls_sql.c_str(),
+  trace::Status s = scanColumns(db.get(), r.path(), trace::Table::ApiCalls, calls_sql,
                                 [&](sqlite3_stmt* q) {
                                   rows.calls.push_back({sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 4),
                                                         sqlite3_column_int64(q, 5), sqlite3_column_int64(q, 6),
                                                         static_cast<trace::ThreadId>(sqlite3_column_int64(q, 1)),
                                                         static_cast<trace::StringId>(sqlite3_column_int64(q, 3)),
                                                         static_cast<trace::ApiDomain>(sqlite3_column_int(q, 2))});
-                                });
+                                },
+                                rows.torn);
   if (!s) return s;
   const std::string ops_sql =
       selectSql(trace::Table::Ops, {op::id, op::kind, ifNull(op::stream_id, 0), op::name_id, op::start_ns, op::end_ns,
                                     ifNull(op::correlation_id, -1), ifNull(op::bytes, -1), ifNull(op::event_id, -1),
                                     ifNull(op::sync_kind, 255)});
-  s = scanColumns(db.get(), r.path(), ops_sql.c_str(),
+  s = scanColumns(db.get(), r.path(), trace::Table::Ops, ops_sql,
                   [&](sqlite3_stmt* q) {
                     rows.ops.push_back({sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
                                         sqlite3_column_int64(q, 6), sqlite3_column_int64(q, 7), sqlite3_column_int64(q, 8),
@@ -245,19 +260,27 @@ trace::Status readStore(const trace::StoreReader& r, std::size_t calls, std::siz
                                         static_cast<trace::StringId>(sqlite3_column_int64(q, 3)),
                                         static_cast<trace::OpKind>(sqlite3_column_int(q, 1)),
                                         static_cast<std::uint8_t>(sqlite3_column_int(q, 9))});
-                  });
+                  },
+                  rows.torn);
   if (!s) return s;
   const std::string ranges_sql =
       selectSql(trace::Table::NvtxRanges, {range::id, ifNull(range::thread_id, 0), ifNull(range::domain_id, 0), range::name_id,
                                            range::start_ns, range::end_ns, ifNull(range::depth, -1)});
-  s = scanColumns(db.get(), r.path(), ranges_sql.c_str(),
+  s = scanColumns(db.get(), r.path(), trace::Table::NvtxRanges, ranges_sql,
                   [&](sqlite3_stmt* q) {
                     rows.ranges.push_back({sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
                                            static_cast<trace::ThreadId>(sqlite3_column_int64(q, 1)),
                                            static_cast<trace::StringId>(sqlite3_column_int64(q, 2)),
                                            static_cast<trace::StringId>(sqlite3_column_int64(q, 3)), sqlite3_column_int64(q, 6)});
-                  });
+                  },
+                  rows.torn);
   if (!s) return s;
+  // GPU ops are what an analysis measures: a store torn before its first one is refused, which
+  // says more than an analysis of nothing.
+  if (std::any_of(rows.torn.begin(), rows.torn.end(),
+                  [](const trace::TornTable& t) { return t.table == trace::tableName(trace::Table::Ops) && t.rows_kept == 0; }))
+    return trace::failure(r.path().string() + " is torn before its first GPU op (" + tearDescription(r.tear()) +
+                          "): its ops table cannot be read, so nothing of it can be analysed");
   sortLikeTheModel(rows);
   return {};
 }
@@ -278,6 +301,7 @@ class StoreLoader {
     loadRanges();
     loadDiagnostics();
     reportSkipped();
+    reportTear();
   }
 
  private:
@@ -450,6 +474,17 @@ class StoreLoader {
       b_.addDiagnostic(diagnosticRow<trace::diagnostics::load_rows_damaged>(name_, rows_.implausible_rows + unknown_strings_));
   }
 
+  // One diagnostic per table read only up to a tear, whichever connection met it.
+  void reportTear() {
+    const trace::StoreTear& tear = r_.tear();
+    std::vector<trace::TornTable> tables = rows_.torn;
+    for (const trace::TornTable& t : tear.tables)
+      if (std::none_of(tables.begin(), tables.end(), [&](const trace::TornTable& k) { return k.table == t.table; }))
+        tables.push_back(t);
+    for (const trace::TornTable& t : tables)
+      b_.addDiagnostic(diagnosticRow<trace::diagnostics::load_store_torn>(name_, 1, tearDescription(tear), t.table, t.rows_kept));
+  }
+
   static constexpr StringId kUnset = ~StringId{0};
   const trace::StoreReader& r_;
   const StoreRows& rows_;
@@ -478,7 +513,7 @@ trace::Result<RunModel> loadRun(const std::filesystem::path& dir, const LoadOpti
   std::vector<std::size_t> call_rows, op_rows;
   std::size_t total_rows = 0;
   for (const trace::StoreFile& f : *stores) {
-    auto reader = trace::StoreReader::open(f.path);
+    auto reader = trace::StoreReader::open(f.path, trace::TornStores::KeepRowsBefore);
     if (!reader.ok()) return trace::failure(reader.message());
     for (trace::Table t : {trace::Table::Ops, trace::Table::ApiCalls}) {
       auto n = reader->rowCount(t);

@@ -28,8 +28,14 @@ if [ -f "$SMALL" ]; then
   expect 1 "no rank has an NVTX range named 'no_such_step'" -- "$SYNCOPATE" analyze "$WORK/run" --iteration-marker no_such_step
   expect 0 "wrote $WORK/t.json" -- "$SYNCOPATE" export "$WORK/run" --format chrome -o "$WORK/t.json"
   expect 1 "unknown format 'svg'" -- "$SYNCOPATE" export "$WORK/run" --format svg -o "$WORK/t.svg"
+  # Cut off mid-write: the complete events before the cut are imported, and both commands warn.
   head -c 100000 "$SMALL" >"$WORK/cut.json.gz"
-  expect 1 "not valid gzip" -- "$SYNCOPATE" import kineto "$WORK/cut.json.gz" -o "$WORK/run2"
+  expect 0 "warning: the source trace was cut off while it was written (its text stops at byte [0-9]*, its gzip stream at compressed byte 100000 before its end)" -- "$SYNCOPATE" import kineto "$WORK/cut.json.gz" -o "$WORK/run2"
+  expect 0 "rank-0.sqlite: import: the source trace was cut off" -- "$SYNCOPATE" analyze --no-save "$WORK/run2"
+  # Damaged in the middle: refused.
+  cp "$SMALL" "$WORK/damaged.json.gz"
+  printf 'damaged!damaged!' | dd of="$WORK/damaged.json.gz" bs=1 seek=50000 conv=notrunc status=none
+  expect 1 "not valid gzip (damaged at compressed byte" -- "$SYNCOPATE" import kineto "$WORK/damaged.json.gz" -o "$WORK/run4"
   if command -v sqlite3 >/dev/null; then
     cp -r "$WORK/run" "$WORK/future"
     sqlite3 "$WORK/future/rank-0.sqlite" "UPDATE meta SET value = '9.0' WHERE key = 'schema_version'"

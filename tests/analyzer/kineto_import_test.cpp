@@ -284,8 +284,13 @@ TEST(KinetoImport, SmallTraceAsJsonAndAsGzip) {
 TEST(KinetoImport, BadInputsFailWithASentence) {
   ScratchDir dir;
   const std::string gz = gzip(kSmallTrace);
-  EXPECT_NE(importError(dir, "trunc.json.gz", gz.substr(0, gz.size() / 2)).find("not valid gzip"), std::string::npos);
-  EXPECT_NE(importError(dir, "trunc.json", std::string(kSmallTrace).substr(0, 120)).find("not valid JSON"), std::string::npos);
+  // Cut off before its first complete event (kineto_cut_test.cpp cuts traces after it).
+  EXPECT_NE(importError(dir, "trunc.json.gz", gz.substr(0, 12)).find("was cut off before its first complete trace event"),
+            std::string::npos);
+  EXPECT_NE(importError(dir, "trunc.json", std::string(kSmallTrace).substr(0, 120)).find("was cut off before its first complete trace event"),
+            std::string::npos);
+  EXPECT_NE(importError(dir, "garbage.json.gz", gz.substr(0, 10) + std::string(64, 'x')).find("not valid gzip"), std::string::npos);
+  EXPECT_NE(importError(dir, "garbage.json", "{\"traceEvents\": [{\"ph\" \"X\"}").find("not valid JSON"), std::string::npos);
   EXPECT_NE(importError(dir, "other.json", R"({"hello": [1, 2]})").find("no traceEvents"), std::string::npos);
   EXPECT_NE(importError(dir, "array.json", "[1, 2, 3]").find("not a Chrome trace"), std::string::npos);
   EXPECT_NE(importError(dir, "badts.json", R"({"traceEvents": [{"ph": "X", "cat": "kernel", "ts": "soon"}]})")

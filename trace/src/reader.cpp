@@ -37,8 +37,9 @@ std::optional<std::int64_t> parseInt(std::string_view text) {
 }
 
 // What the first 100 bytes say, checked before SQLite sees the file so that the common
-// mistakes get a precise sentence (SQLite would only say "file is not a database").
-Status checkHeader(const std::filesystem::path& file) {
+// mistakes get a precise sentence (SQLite would only say "file is not a database"). A file
+// shorter than its header says is refused, or with KeepRowsBefore noted in `tear`.
+Status checkHeader(const std::filesystem::path& file, TornStores torn, StoreTear& tear) {
   const std::string name = file.string();
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return detail::errnoStatus(errno, "cannot read " + name);
@@ -82,6 +83,11 @@ Status checkHeader(const std::filesystem::path& file) {
     const auto wal_size = std::filesystem::file_size(file.string() + "-wal", ec);
     const bool wal_holds_pages = !ec && wal_size > 0;
     if (size < expected && !wal_holds_pages) {
+      if (torn == TornStores::KeepRowsBefore) {
+        tear.file_bytes = size;
+        tear.header_bytes = expected;
+        return {};
+      }
       return {StatusCode::Corrupt, name + " is truncated: its header says " + std::to_string(expected) +
                                        " bytes, the file has " + std::to_string(size)};
     }
@@ -101,6 +107,8 @@ struct StoreReader::Impl {
   std::optional<std::int32_t> rank;
   std::optional<std::int64_t> pid;
   std::int64_t realtime_offset_ns = 0;
+  TornStores torn_stores = TornStores::Refuse;
+  mutable StoreTear tear;  // grows as scans meet the tear
 
   ~Impl() {
     if (db != nullptr) sqlite3_close_v2(db);
@@ -126,6 +134,33 @@ struct StoreReader::Impl {
     return {};
   }
 
+  // Every row of `table` (the given columns): all of them, or with KeepRowsBefore those before
+  // its first unreadable row, the table then noted in `tear`.
+  template <class Row>
+  Status scanTable(std::string_view table, const std::string& columns, Row&& row) const {
+    if (torn_stores == TornStores::Refuse) {
+      const std::string sql = "SELECT " + columns + " FROM " + std::string(table);
+      return scan(sql.c_str(), table, row);
+    }
+    sqlite3_stmt* raw = nullptr;
+    int rc = sqlite3_prepare_v2(db, selectUpToTear(columns, table).c_str(), -1, &raw, nullptr);
+    detail::Statement statement(raw);
+    if (rc != SQLITE_OK) return error(rc, "cannot read " + std::string(table));
+    const PrefixRead read = stepUntilTorn(raw, row);
+    if (read.torn) {
+      noteTorn(table, read.rows);
+      return {};
+    }
+    if (read.rc != SQLITE_DONE) return error(read.rc, "cannot read " + std::string(table));
+    return {};
+  }
+
+  void noteTorn(std::string_view table, std::int64_t rows_kept) const {
+    auto it = std::find_if(tear.tables.begin(), tear.tables.end(), [&](const TornTable& t) { return t.table == table; });
+    if (it == tear.tables.end()) it = tear.tables.insert(tear.tables.end(), TornTable{std::string(table), 0});
+    it->rows_kept = rows_kept;
+  }
+
   // Whether the store has `table` (tables added by a later minor version are absent from older stores).
   Result<bool> hasTable(std::string_view table) const {
     const std::string sql = "SELECT count(*) FROM sqlite_schema WHERE type='table' AND name='" + std::string(table) + "'";
@@ -147,7 +182,7 @@ struct StoreReader::Impl {
       if (!*present) return {};
     }
     Row row;
-    return scan(detail::selectSql<Row>().c_str(), Declared::name, [&](sqlite3_stmt* s) {
+    return scanTable(Declared::name, detail::columnList<Row>(), [&](sqlite3_stmt* s) {
       detail::readRow(s, row);
       fn(row);
     });
@@ -181,15 +216,17 @@ struct StoreReader::Impl {
     return {};
   }
 
-  Status open(const std::filesystem::path& file) {
+  Status open(const std::filesystem::path& file, TornStores torn) {
     path = file;
+    torn_stores = torn;
     const std::string name = file.string();
     std::error_code ec;
     if (!std::filesystem::exists(file, ec)) return {StatusCode::NotFound, name + ": no such file"};
-    if (Status s = checkHeader(file); !s.ok()) return s;
+    if (Status s = checkHeader(file, torn, tear); !s.ok()) return s;
 
-    const int rc = sqlite3_open_v2(name.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,
-                                   nullptr);
+    constexpr int kFlags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
+    const int rc = torn == TornStores::KeepRowsBefore ? openUpToTear(name, kFlags, &db)
+                                                      : sqlite3_open_v2(name.c_str(), &db, kFlags, nullptr);
     if (rc != SQLITE_OK) return error(rc, "cannot open");
     sqlite3_busy_timeout(db, 2000);
 
@@ -199,6 +236,13 @@ struct StoreReader::Impl {
     if (Status s = loadMeta(); !s.ok()) return s;
 
     const auto version_text = meta.find("schema_version");
+    if (version_text == meta.end() && !tear.tables.empty()) {
+      return {StatusCode::Corrupt, name + " is torn before its meta table could be read, so it cannot be read at all" +
+                                       (tear.header_bytes > 0 ? " (the file has " + std::to_string(tear.file_bytes) +
+                                                                    " of the " + std::to_string(tear.header_bytes) +
+                                                                    " bytes its header says)"
+                                                              : std::string())};
+    }
     if (version_text == meta.end()) {
       return {StatusCode::NotAStore, name + " has no meta.schema_version, so it is not a Syncopate store"};
     }
@@ -243,10 +287,10 @@ StoreReader::~StoreReader() = default;
     return Status{StatusCode::Internal, "unexpected failure reading " + impl_->path.string()}; \
   }
 
-Result<StoreReader> StoreReader::open(const std::filesystem::path& file) noexcept {
+Result<StoreReader> StoreReader::open(const std::filesystem::path& file, TornStores torn) noexcept {
   try {
     auto impl = std::make_unique<Impl>();
-    if (Status s = impl->open(file); !s.ok()) return s;
+    if (Status s = impl->open(file, torn); !s.ok()) return s;
     return StoreReader(std::move(impl));
   } catch (const std::bad_alloc&) {
     return Status{StatusCode::OutOfMemory, "out of memory opening " + file.string()};
@@ -256,6 +300,7 @@ Result<StoreReader> StoreReader::open(const std::filesystem::path& file) noexcep
 }
 
 const std::filesystem::path& StoreReader::path() const noexcept { return impl_->path; }
+const StoreTear& StoreReader::tear() const noexcept { return impl_->tear; }
 SchemaVersion StoreReader::schemaVersion() const noexcept { return impl_->version; }
 const std::map<std::string, std::string, std::less<>>& StoreReader::meta() const noexcept { return impl_->meta; }
 
@@ -288,6 +333,10 @@ Result<std::int64_t> StoreReader::rowCount(Table table) const noexcept {
     const std::string sql = "SELECT count(*) FROM " + std::string(tableName(table));
     std::int64_t count = 0;
     Status s = impl_->scan(sql.c_str(), tableName(table), [&](sqlite3_stmt* st) { count = sqlite3_column_int64(st, 0); });
+    if (s.code() == StatusCode::Corrupt && impl_->torn_stores == TornStores::KeepRowsBefore) {
+      count = 0;  // the rows before the tear, counted one by one
+      s = impl_->scanTable(tableName(table), "1", [&](sqlite3_stmt*) { ++count; });
+    }
     if (!s.ok()) return s;
     return count;
   } catch (...) {

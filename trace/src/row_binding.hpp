@@ -111,7 +111,7 @@ int readField(sqlite3_stmt* s, int i, const RowidField<Row>& f, Row& row) noexce
   return i + 1;
 }
 
-// Reads a result row of selectSql<Row>() into `row`.
+// Reads a result row whose first columns are columnList<Row>() into `row`.
 template <class Row>
 void readRow(sqlite3_stmt* s, Row& row) {
   int i = 0;

@@ -127,15 +127,15 @@ std::string insertSql(std::string_view verb, int rows) {
   return sql;
 }
 
-// "SELECT every column FROM table", in the order readRow() reads them.
+// Every column, comma-separated, in the order readRow() reads them.
 template <class Row>
-std::string selectSql() {
+std::string columnList() {
   std::string columns;
   forEachColumn<Row>(false, [&](const Column& c) {
     if (!columns.empty()) columns += ',';
     columns += c.name;
   });
-  return "SELECT " + columns + " FROM " + std::string(StoreTable<Row>::name);
+  return columns;
 }
 
 // The declaration's promise, checked: a column's C++ type is a std::optional exactly when its

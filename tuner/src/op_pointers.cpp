@@ -32,7 +32,8 @@ trace::Result<OpPointers> loadOpPointers(const analyzer::RunModel& model) {
   OpPointers out(model.ops.size());
   for (const analyzer::RankInfo& rank : model.ranks) {
     if (rank.store_path.empty() || rank.op_count == 0) continue;
-    auto reader = trace::StoreReader::open(rank.store_path);
+    // Read as the model was (analyzer::loadRun): a torn store up to its tear.
+    auto reader = trace::StoreReader::open(rank.store_path, trace::TornStores::KeepRowsBefore);
     if (!reader.ok()) return trace::failure(std::string(reader.status().message()));
     // store op id -> correlation id, then correlation id -> pointer arguments.
     std::unordered_map<std::int64_t, std::int64_t> correlation;

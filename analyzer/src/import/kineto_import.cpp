@@ -550,6 +550,13 @@ trace::Status importOne(const std::filesystem::path& file, std::size_t position,
   store.source_events = t.json_events;
   if (options.progress) options.progress(file.filename().string(), 1, 2);
   if (trace::Status s = sink.writer()->finish(t.header); !s) return fail(s);
+  if (t.cut) {
+    const std::string lost_clock = t.header.base_time_ns ? ""
+                                   : "; the trace gives no baseTimeNanoseconds (Kineto writes it after the events), so "
+                                     "times stay on the trace's own clock";
+    store.warnings.push_back(o->diagnostic<trace::diagnostics::import_trace_truncated>(1, import::describeCut(*t.cut),
+                                                                                      t.json_events, lost_clock));
+  }
   if (t.header.rank && *t.header.rank != store.rank)
     return fail(trace::failure(file.string() + ": distributedInfo (rank " + std::to_string(*t.header.rank) +
                                ") comes after the events; Kineto writes it before them, so this file was rewritten by another "

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "json_cut.hpp"
+
 namespace syncopate::analyzer::import {
 
 namespace od = simdjson::ondemand;
@@ -71,7 +73,12 @@ class Parser {
   Parser(KinetoSummary& out, const std::string& file, StringTable& strings, KinetoSink& sink)
       : out_(out), file_(file), strings_(strings), sink_(sink) {}
 
-  trace::Status parse(const TextBuffer& text) {
+  // Parses `text`; again after a cut text was closed (`cut`), from the start, handing over
+  // only the events not handed over before.
+  trace::Status parse(const TextBuffer& text, const KinetoCut* cut = nullptr) {
+    out_ = KinetoSummary{};
+    counts_.clear();
+    failed_on_syntax_ = false;
     od::parser parser;
     od::document doc;
     if (auto err = parser.iterate(text.data(), text.size(), text.capacity()).get(doc)) return jsonError(err);
@@ -88,7 +95,10 @@ class Parser {
       if (auto err = field.value().get(v)) return jsonError(err);
       if (key == "traceEvents") {
         saw_events = true;
-        if (trace::Status s = sink_.begin(out_.header); !s) return s;
+        if (!begun_) {
+          begun_ = true;
+          if (trace::Status s = sink_.begin(out_.header); !s) return s;
+        }
         if (trace::Status s = parseEvents(v); !s) return s;
       } else if (key == "distributedInfo") {
         if (trace::Status s = parseDistributedInfo(v); !s) return s;
@@ -103,13 +113,20 @@ class Parser {
         if (!v.get_string().get(h)) out_.header.host_name = std::string(h);
       }
     }
+    if (cut && out_.json_events == 0)
+      return trace::failure(file_ + " was cut off before its first complete trace event (" + describeCut(*cut) +
+                            "): there is nothing to import");
     if (!saw_events) return trace::failure(file_ + " is not a Chrome trace: it has no traceEvents array");
     return {};
   }
 
+  // Whether the last parse failed on the JSON itself (not on an event's content or the sink).
+  bool failedOnSyntax() const { return failed_on_syntax_; }
+
  private:
-  trace::Status jsonError(simdjson::error_code err) const {
-    return trace::failure(file_ + " is not valid JSON (" + simdjson::error_message(err) + "; is the file truncated?)");
+  trace::Status jsonError(simdjson::error_code err) {
+    failed_on_syntax_ = true;
+    return trace::failure(file_ + " is not valid JSON (" + simdjson::error_message(err) + ")");
   }
   trace::Status badEvent(std::string_view what) const {
     return trace::failure(file_ + ": trace event " + std::to_string(out_.json_events) + " has " + std::string(what));
@@ -164,6 +181,8 @@ class Parser {
       if (trace::Status s = parseEvent(o, e); !s) return s;
       ++out_.json_events;
       ++counts_[(static_cast<std::uint64_t>(static_cast<unsigned char>(e.ph)) << 32) | e.cat_name];
+      if (out_.json_events <= handed_over_) continue;  // handed over by the parse before the text was closed
+      handed_over_ = out_.json_events;
       batch_.events.push_back(e);
       if (batch_.events.size() == kBatchEvents)
         if (trace::Status s = flushBatch(); !s) return s;
@@ -318,6 +337,9 @@ class Parser {
   KinetoSink& sink_;
   KinetoBatch batch_;
   std::unordered_map<std::uint64_t, std::int64_t> counts_;  // (ph << 32 | category) -> events
+  bool begun_ = false;              // sink_.begin() was called
+  std::int64_t handed_over_ = 0;    // events put in a batch for the sink
+  bool failed_on_syntax_ = false;
 
  public:
   void publishCounts() {
@@ -372,12 +394,31 @@ std::optional<std::int64_t> microsToNanos(std::string_view t) {
   return negative ? -ns : ns;
 }
 
-trace::Result<KinetoSummary> parseKinetoTrace(const TextBuffer& text, const std::string& file_name, StringTable& strings,
+std::string describeCut(const KinetoCut& cut) {
+  std::string out = "its text stops at byte " + std::to_string(cut.text_bytes);
+  if (cut.gzip_bytes) out += ", its gzip stream at compressed byte " + std::to_string(*cut.gzip_bytes) + " before its end";
+  return out;
+}
+
+trace::Result<KinetoSummary> parseKinetoTrace(TextBuffer& text, const std::string& file_name, StringTable& strings,
                                               KinetoSink& sink) {
   KinetoSummary out;
   Parser parser(out, file_name, strings, sink);
-  if (trace::Status s = parser.parse(text); !s) return s;
+  std::optional<KinetoCut> cut;
+  if (text.gzipCut()) cut = KinetoCut{text.size(), text.gzipCut()};
+  trace::Status status = parser.parse(text);
+  if (!status && parser.failedOnSyntax()) {
+    if (const std::optional<JsonCut> end = findJsonCut(text.text())) {
+      cut = KinetoCut{text.size(), text.gzipCut()};
+      if (!text.endWith(end->keep, end->closing)) return trace::failure("out of memory reading " + file_name);
+      const trace::Status closed = parser.parse(text, &*cut);
+      // Damage before the cut is still damage: the first parse's sentence says what it was.
+      if (closed || !parser.failedOnSyntax()) status = closed;
+    }
+  }
+  if (!status) return status;
   parser.publishCounts();
+  out.cut = cut;
   return out;
 }
 

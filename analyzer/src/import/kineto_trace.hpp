@@ -81,16 +81,30 @@ class KinetoSink {
   virtual trace::Status consume(KinetoBatch batch) = 0;
 };
 
+// Where a trace cut off while it was written (a job killed while the profiler saved it) stops.
+struct KinetoCut {
+  std::size_t text_bytes = 0;             // where its text stops (inflated, for gzip)
+  std::optional<std::size_t> gzip_bytes;  // where its gzip stream stops, before its end
+};
+// "its text stops at byte N" and, for gzip, where its stream does: for the sentences about it.
+std::string describeCut(const KinetoCut& cut);
+
 struct KinetoSummary {
   KinetoHeader header;  // everything the file said, also after the events
-  std::int64_t json_events = 0;                                 // every element of traceEvents
+  std::int64_t json_events = 0;                                 // every element of traceEvents (kept)
   std::map<std::pair<char, std::string>, std::int64_t> counts;  // (ph, cat) -> events
+  std::optional<KinetoCut> cut;                                 // when the trace was cut off
 };
 
 // Parses the trace, passing its events to `sink` in batches. Fails with a sentence naming the
 // file when the text is not JSON, not a Chrome trace (no traceEvents array) or an event is
 // malformed (e.g. a timestamp that is not a number), or when the sink fails.
-trace::Result<KinetoSummary> parseKinetoTrace(const TextBuffer& text, const std::string& file_name, StringTable& strings,
+// A text that stops before its document closes was cut off while it was written: it is closed
+// after its last complete event (or member: findJsonCut) and parsed again, the events already
+// handed over not handed again; `cut` says where it stopped, and what it said after the cut is
+// lost. It fails when the text is damaged before it stops (with the sentence the damage gets),
+// or when it stops before its first complete event, which leaves nothing to import.
+trace::Result<KinetoSummary> parseKinetoTrace(TextBuffer& text, const std::string& file_name, StringTable& strings,
                                               KinetoSink& sink);
 
 // Thread names from the trace's thread_name metadata events (Kineto writes them after all other

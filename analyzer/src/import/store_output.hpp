@@ -45,10 +45,13 @@ class StoreOutput {
   trace::Status allocation(std::int64_t device, std::uint64_t address, std::uint64_t bytes, std::int64_t alloc_ns,
                            std::optional<std::int64_t> free_ns);
   void setMeta(std::string_view key, std::string_view value);
-  // A diagnostics row of the store: the list's entry `key`, its {} filled in by `args`.
+  // A diagnostics row of the store: the list's entry `key`, its {} filled in by `args`. Returns
+  // its sentence.
   template <trace::diagnostics::Key key, class... Args>
-  void diagnostic(std::int64_t count, Args&&... args) {
-    write(diagnosticRow<key>(std::string(kSource), count, std::forward<Args>(args)...));
+  std::string diagnostic(std::int64_t count, Args&&... args) {
+    trace::DiagnosticRow row = diagnosticRow<key>(std::string(kSource), count, std::forward<Args>(args)...);
+    write(row);
+    return std::move(row.message);
   }
   // Source events of `what` that have no place in the store, and why.
   void notStored(std::string what, std::int64_t count, std::string why);

@@ -32,6 +32,7 @@ struct ImportedStore {
   std::int64_t ops = 0, api_calls = 0, nvtx_ranges = 0, collectives = 0, allocations = 0;
   std::int64_t derived_event_records = 0;  // event record ops reconstructed from sync events
   std::int64_t not_stored = 0;             // source events with no place in the store
+  std::vector<std::string> warnings;       // what the user must hear at once (a trace cut off), also in the store's diagnostics
 };
 
 struct ImportReport {
