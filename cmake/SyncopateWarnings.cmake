@@ -17,6 +17,16 @@ if(SYNCOPATE_SANITIZE)
   add_link_options(-fsanitize=${SYNCOPATE_SANITIZE})
 endif()
 
+# Shared libraries are linked with every symbol resolved, so that a missing one fails the build
+# rather than the program that loads them. Except where clang instruments them (sanitizers,
+# libFuzzer's coverage): clang puts those runtimes only in executables, and the library's
+# references to them resolve when an executable loads it.
+if(SYNCOPATE_SANITIZE AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  set(SYNCOPATE_NO_UNDEFINED "")
+else()
+  set(SYNCOPATE_NO_UNDEFINED "-Wl,--no-undefined")
+endif()
+
 # Give a target the project's warnings. Usage: syncopate_target_warnings(tgt)
 function(syncopate_target_warnings target)
   target_link_libraries(${target} PRIVATE syncopate_warnings)

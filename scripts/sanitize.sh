@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The unit tests of every library under the sanitizers (docs/reliability.md): AddressSanitizer
-# with UndefinedBehaviorSanitizer over trace, dispatch, the recorder's logic, the analyzer and the
-# tuner; ThreadSanitizer over the collector's ring and store writer, the recorder's logic, the
-# analyzer's loading of stores on worker threads and the runtime's scheduler. Each builds, Debug
-# and without the GUI, only the test targets, in a tree of its own: asan/ and tsan/ inside the
-# build folder (or inside $SYNCOPATE_SANITIZE_DIR). Multi-process and simgpu tests stay in the
-# normal suite: what they add is the preloaded library and mpirun, which a sanitizer does not
-# follow across exec.
+# with UndefinedBehaviorSanitizer over trace, dispatch, the recorder's logic, the analyzer, the
+# tuner and the inputs the fuzzers once failed on (tests/fixtures/fuzz); ThreadSanitizer over
+# the collector's ring and store writer, the recorder's logic, the analyzer's loading of stores
+# on worker threads and the runtime's scheduler. Each builds, Debug and without the GUI, only
+# the test targets, in a tree of its own: asan/ and tsan/ inside the build folder (or inside
+# $SYNCOPATE_SANITIZE_DIR). Multi-process and simgpu tests stay in the normal suite: what they
+# add is the preloaded library and mpirun, which a sanitizer does not follow across exec.
 #   scripts/sanitize.sh [address|thread]...     (default: both)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -37,7 +37,7 @@ for kind in "${kinds[@]}"; do
   case $kind in
     address)
       dir="$trees/asan"
-      tests=(trace_tests dispatch_tests collector_unit_test analyzer_tests tuner_core_tests tuner_tests)
+      tests=(trace_tests dispatch_tests collector_unit_test analyzer_tests tuner_core_tests tuner_tests fuzz_replay_tests)
       configure "$dir" "address,undefined"
       cmake --build "$dir" -j "$jobs" --target "${tests[@]}"
       for t in "${tests[@]}"; do run "$dir" "$t"; done

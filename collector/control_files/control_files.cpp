@@ -11,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 
 namespace syncopate::collector {
 namespace {
@@ -30,6 +31,26 @@ std::string formatRequest(const AttachRequest& request) {
   return trace::jsonText(j);
 }
 
+namespace {
+
+// An integer field that fits T, else nullopt: nlohmann's get<T>() would narrow a larger
+// integer silently and convert a float, which is undefined behaviour beyond T's range.
+template <typename T>
+std::optional<T> integerField(const json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number_integer()) return std::nullopt;
+  if (it->is_number_unsigned()) {
+    const auto value = it->get<std::uint64_t>();
+    if (!std::in_range<T>(value)) return std::nullopt;
+    return static_cast<T>(value);
+  }
+  const auto value = it->get<std::int64_t>();
+  if (!std::in_range<T>(value)) return std::nullopt;
+  return static_cast<T>(value);
+}
+
+}  // namespace
+
 std::optional<AttachRequest> parseRequest(std::string_view text, std::string& error) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
@@ -37,14 +58,15 @@ std::optional<AttachRequest> parseRequest(std::string_view text, std::string& er
     return std::nullopt;
   }
   AttachRequest request;
-  if (!j.contains("id") || !j["id"].is_number_unsigned() || !j.contains("first_iteration") ||
-      !j["first_iteration"].is_number_integer()) {
+  const auto id = integerField<std::uint64_t>(j, "id");
+  const auto first_iteration = integerField<std::int64_t>(j, "first_iteration");
+  if (!id || !first_iteration) {
     error = "the request lacks a numeric id or first_iteration";
     return std::nullopt;
   }
-  request.id = j["id"].get<std::uint64_t>();
-  request.first_iteration = j["first_iteration"].get<std::int64_t>();
-  if (j.contains("iterations") && j["iterations"].is_number_integer()) request.iterations = j["iterations"].get<std::int64_t>();
+  request.id = *id;
+  request.first_iteration = *first_iteration;
+  request.iterations = integerField<std::int64_t>(j, "iterations").value_or(0);
   if (j.contains("seconds") && j["seconds"].is_number()) request.seconds = j["seconds"].get<double>();
   if ((request.iterations > 0) == (request.seconds > 0)) {
     error = "the request must ask for either a positive number of iterations or of seconds";
@@ -77,18 +99,27 @@ std::optional<ProcessStatus> parseStatus(std::string_view text, std::string& err
     error = "not a JSON object";
     return std::nullopt;
   }
+  ProcessStatus status;
+  std::string bad_integer;
+  auto integer = [&]<typename T>(T& field, const char* key) {
+    if (auto value = integerField<T>(j, key)) field = *value;
+    else if (bad_integer.empty()) bad_integer = key;
+  };
+  integer(status.pid, "pid");
+  integer(status.rank, "rank");
+  integer(status.request, "request");
+  integer(status.iteration, "iteration");
+  integer(status.recorded_iterations, "recorded_iterations");
+  integer(status.heartbeat_unix_ns, "heartbeat_unix_ns");
+  if (!bad_integer.empty()) {
+    error = "\"" + bad_integer + "\" is missing or not an integer in range";
+    return std::nullopt;
+  }
   try {
-    ProcessStatus status;
-    status.pid = j.at("pid").get<std::int64_t>();
     status.host = j.at("host").get<std::string>();
-    status.rank = j.at("rank").get<std::int32_t>();
     status.state = j.at("state").get<std::string>();
-    status.request = j.at("request").get<std::uint64_t>();
-    status.iteration = j.at("iteration").get<std::int64_t>();
     status.iterations_per_second = j.at("iterations_per_second").get<double>();
-    status.recorded_iterations = j.at("recorded_iterations").get<std::int64_t>();
     status.marker = j.at("marker").get<std::string>();
-    status.heartbeat_unix_ns = j.at("heartbeat_unix_ns").get<std::int64_t>();
     status.message = j.value("message", std::string());
     return status;
   } catch (const json::exception& e) {

@@ -163,7 +163,7 @@ trace::Result<TextBuffer> readTextFile(const std::filesystem::path& file, std::s
   if (!isGzip(in)) {
     BigBuffer buf = allocateBig(in.size() + padding);
     if (!buf) return trace::failure("out of memory reading " + file.string());
-    std::memcpy(buf.get(), in.data(), in.size());
+    if (!in.empty()) std::memcpy(buf.get(), in.data(), in.size());  // an empty vector's data() may be null
     std::memset(buf.get() + in.size(), 0, padding);
     return TextBuffer(std::move(buf), in.size(), in.size() + padding, padding);
   }

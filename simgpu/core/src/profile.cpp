@@ -260,7 +260,7 @@ ProfileResult parseOver(const Profile& base, std::string_view text, std::string_
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number beyond a double
     result.error = prefix + "not valid JSON: " + e.what();
     return result;
   }

@@ -89,7 +89,7 @@ MachineProfile parseMachineProfile(std::string_view json_text, const std::string
   json root;
   try {
     root = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number beyond a double
     fail(origin, fmt::format("not valid JSON ({})", e.what()));
   }
   if (!root.is_object()) fail(origin, "must be a JSON object");
