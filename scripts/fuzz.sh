@@ -56,6 +56,7 @@ rows=()
 failed=0
 for t in "${targets[@]}"; do
   corpus="$tree/corpus/$t" findings="$tree/findings/$t/" log="$tree/logs/$t.log"
+  rm -rf "$findings"  # this run's findings only; kept ones belong in tests/fixtures/fuzz
   mkdir -p "$corpus" "$findings" "$(dirname "$log")"
   say "fuzz.sh: $t for ${seconds} s"
   # Fork mode keeps fuzzing after a crash, a timeout or an out-of-memory, counting each.

@@ -6,7 +6,9 @@
 Writes OUT/seeds/<target>/ (inputs to start from) and OUT/dictionaries/<target>.dict (the
 format's keys, for libFuzzer's -dict). Seeds come from the real traces in SHARED_DIR/traces,
 read in place (the small ones whole, parts of the larger ones), and from the project's own
-fixtures and files: the recorded stores, the import inputs, the plan, the machine profile.
+fixtures and files: the recorded stores, the import inputs, the plan, the machine profile, and
+the inputs the targets once failed on (tests/fixtures/fuzz), so that each campaign replays them
+first under its memory limit.
 Dictionaries are the string literals of the code that reads each format, so they follow the
 readers as they change.
 """
@@ -167,7 +169,18 @@ def dictionaries():
                 d.write('"' + entry + '"\n')
 
 
+def kept_inputs():
+    """The inputs the targets once failed on start every campaign, under its memory limit."""
+    kept = os.path.join(FIXTURES, "fuzz")
+    for target in sorted(os.listdir(kept)):
+        folder = os.path.join(kept, target)
+        if os.path.isdir(folder):
+            for f in sorted(os.listdir(folder)):
+                write(target, "kept-" + f, open(os.path.join(folder, f), "rb").read())
+
+
 fresh_seeds()
+kept_inputs()
 kineto_seeds()
 database_seeds()
 document_seeds()
