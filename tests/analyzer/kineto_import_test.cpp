@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <cstring>
 #include <map>
 
 #include "kineto_trace_writer.hpp"
@@ -279,6 +280,23 @@ TEST(KinetoImport, SmallTraceAsJsonAndAsGzip) {
     EXPECT_EQ(m->ops.end[0], 110500);
     EXPECT_EQ(m->launchOf(0), 0u);
   }
+}
+
+// Thread names are looked for around each "thread_name" key; a file with 200 000 of them in
+// one large object made that look through the object from every key (quadratic: hours). The
+// import now finishes, with its event, and the names past the search's budget go unnamed.
+TEST(KinetoImport, ManyThreadNameKeysInOneObjectImportInLinearTime) {
+  ScratchDir dir;
+  std::string text = std::string(kSmallTrace, std::strlen(kSmallTrace) - 1) + R"(, "padding": {)";
+  for (int i = 0; i < 200'000; ++i) text += R"("thread_name": 0, )";
+  text += R"("end": 0}})";
+  const auto file = dir / "many-keys.json";
+  testing::writeFile(file, text);
+  auto r = importKineto(std::span(&file, 1), dir / "run");
+  ASSERT_TRUE(r.ok()) << r.message();
+  auto m = loadRun(dir / "run");
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(m->ops.size(), 1u);
 }
 
 TEST(KinetoImport, BadInputsFailWithASentence) {

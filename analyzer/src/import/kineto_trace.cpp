@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -433,13 +434,22 @@ std::map<std::int64_t, std::string> kinetoThreadNames(const TextBuffer& text) {
     const void* hit = ::memmem(all.data() + from, all.size() - from, kKey.data(), kKey.size());
     return hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - all.data()) : std::string_view::npos;
   };
+  // A thread_name event is a line of about 150 bytes: no further than this is looked at around
+  // a key, and all the looking together stays within a few times the text, whatever a damaged
+  // or hostile file holds (scanning to the end from every key of a file of unclosed objects
+  // was quadratic). Thread names only label threads: past the budget, the rest go unnamed.
+  constexpr std::size_t kMaxMetadataEvent = 4096;
+  std::size_t budget = 4 * all.size() + (std::size_t{1} << 20);
   for (std::size_t at = next(0); at != std::string_view::npos; at = next(at + kKey.size())) {
     // The metadata event is a flat object around the key, except for its args object.
-    const std::size_t open = all.rfind('{', at);
+    const std::size_t window_start = at > kMaxMetadataEvent ? at - kMaxMetadataEvent : 0;
+    const std::size_t open = all.substr(window_start, at - window_start).rfind('{');
     if (open == std::string_view::npos) continue;
-    std::size_t close = open, depth = 0;
+    const std::size_t begin = window_start + open;
+    const std::size_t end = std::min(all.size(), begin + 2 * kMaxMetadataEvent);
+    std::size_t close = begin, depth = 0;
     bool in_string = false;
-    for (; close < all.size(); ++close) {
+    for (; close < end; ++close) {
       const char c = all[close];
       if (in_string) {
         if (c == '\\') ++close;
@@ -452,8 +462,11 @@ std::map<std::int64_t, std::string> kinetoThreadNames(const TextBuffer& text) {
         break;
       }
     }
-    if (close >= all.size()) continue;
-    const simdjson::padded_string object(all.substr(open, close - open + 1));
+    const std::size_t looked_at = (at - window_start) + (close - begin);
+    if (looked_at >= budget) break;
+    budget -= looked_at;
+    if (close >= end) continue;
+    const simdjson::padded_string object(all.substr(begin, close - begin + 1));
     od::document doc;
     od::object o;
     if (parser.iterate(object).get(doc) || doc.get_object().get(o)) continue;
