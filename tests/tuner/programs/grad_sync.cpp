@@ -16,6 +16,8 @@
 //   --stall-rank R      rank R stops at iteration --stall-iteration (default 2), after its
 //                       backward, for --stall-seconds (default 30), then exits with 9: a rank
 //                       that hangs, for the watchdog tests
+//   --stall-resumes     with --stall-rank: after its stall the rank goes on instead of exiting
+//                       (a slow rank, for bench/reliability/plan_soak.sh)
 //   --scattered         each layer's gradient in its own allocation (not contiguous)
 //   --thread-from K     from iteration K, a second thread launches the updates (this thread
 //                       waits for it): the updates follow the all-reduces only through the
@@ -85,7 +87,7 @@ struct Options {
   bool scattered = false, capture = false, extern_c = false, graph = false, stream_ordered = false;
   int diverge_rank = -1, stall_rank = -1, stall_iteration = 2, stall_seconds = 30;
   int thread_from = -1, switch_device = -1, sync_thread_rank = -1;
-  bool all_launch_paths = false;
+  bool all_launch_paths = false, stall_resumes = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -111,6 +113,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--stall-rank") o.stall_rank = value();
     else if (a == "--stall-iteration") o.stall_iteration = value();
     else if (a == "--stall-seconds") o.stall_seconds = value();
+    else if (a == "--stall-resumes") o.stall_resumes = true;
     else if (a == "--thread-from") o.thread_from = value();
     else if (a == "--sync-thread-rank") o.sync_thread_rank = value();
     else if (a == "--switch-device") o.switch_device = value();
@@ -272,7 +275,7 @@ int main(int argc, char** argv) {
     }
     if (rank == o.stall_rank && it == o.stall_iteration) {
       std::this_thread::sleep_for(std::chrono::seconds(o.stall_seconds));
-      _exit(9);
+      if (!o.stall_resumes) _exit(9);
     }
     auto syncOnAnotherThread = [&] {
       std::thread syncer([&] {
