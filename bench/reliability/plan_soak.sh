@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Plan soak (docs/reliability.md, "Hung peers and wrong plans"): N re-runs with
 # `syncopate run --plan PLAN --watchdog 2`, alternately of dp_trainer and of the runtime's test
-# program tuner_grad_sync, each on 2 or 4 ranks under mpirun on simgpu. Every plan is a real plan
+# program tuner_grad_sync, each on 2, 3 or 4 ranks under mpirun on simgpu. Every plan is a real plan
 # of that job (a recorded, untuned reference run tuned by plan_soak_plans) with random knobs.
+# grad_sync also runs, at random, one of its variants that take the runtime down other paths
+# with the same gradients: scattered buffers (fused through the fusion buffer), updates from a
+# second thread, stream-ordered frees or a graph launch (barriers).
 # Pairs of runs cycle through five faults: none; a rank that stalls 0.5-4 s, then goes on; a
 # rank that exits; a rank whose call sequence diverges (an extra host sync between all-reduces);
-# a wrong plan (the other program's, or the same program's at the other rank count). Each run
+# a wrong plan (the other program's, or the same program's at another rank count). Each run
 # ends as one of:
 #   identical       exit 0, every rank 0, the reference's gradient checksums at every iteration,
 #                   the plan applied to the end on every rank;
@@ -37,7 +40,7 @@ done
 
 export LD_LIBRARY_PATH="$build/lib/simgpu" OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 work="$(mktemp -d)"
-kept="$(mktemp -d)"  # failed runs, kept for replay
+kept="$(mktemp -d)"  # failed and hung runs, kept for replay
 trap 'rm -rf "$work"; rmdir "$kept" 2>/dev/null || true' EXIT
 
 # The jobs: small (seconds), 8 iterations so that `tune` has a window to model.
@@ -62,6 +65,7 @@ exit_status_of() { case $1 in dp_trainer) echo 5 ;; grad_sync) echo 9 ;; esac; }
 mpi_command() {  # ranks exits program args...
   local ranks=$1 exits=$2
   shift 2
+  # shellcheck disable=SC2054  # "self,vader" is one argument
   cmd=(mpirun -np "$ranks" --oversubscribe --bind-to none --mca btl self,vader
     --mca orte_abort_on_non_zero_status 0 --mca orte_allowed_exit_without_sync 1 -x LD_LIBRARY_PATH -x SIMGPU_PROFILE
     /bin/sh -c "\"\$0\" \"\$@\"; echo \$? > '$exits/rank-'\$OMPI_COMM_WORLD_RANK" "$@")
@@ -72,7 +76,7 @@ checksums() { grep -a '^grad_checksum ' "$1" 2>/dev/null | sort -u || true; }
 # The untuned references and their random plans, per program and rank count.
 declare -A ref_wall
 for prog in dp_trainer grad_sync; do
-  for ranks in 2 4; do
+  for ranks in 2 3 4; do
     ref="$work/ref-$prog-$ranks"
     mkdir -p "$ref.exits"
     job_args "$prog"
@@ -89,15 +93,22 @@ done
 
 identical=0 fell_back=0 watchdog_stops=0 hangs=0 failures=0
 kinds=(none stall exit diverge wrong_plan)
+grad_sync_variants=("" --scattered "--thread-from 3" --stream-ordered --graph)
 soak_start=$(date +%s)
 for i in $(seq "$runs"); do
   if [ $((i % 2)) = 1 ]; then prog=dp_trainer other=grad_sync; else prog=grad_sync other=dp_trainer; fi
   kind=${kinds[$(( (i - 1) / 2 % 5 ))]}
-  ranks=$(( RANDOM % 2 == 0 ? 2 : 4 ))
+  ranks=$(( 2 + RANDOM % 3 ))
   victim=$(( RANDOM % ranks ))
-  step=$(( 1 + RANDOM % 6 ))
+  step=$(( RANDOM % 8 ))  # any of the 8 iterations
   plan="$work/plans-$prog-$ranks/plan-$i.json"
   job_args "$prog"
+  variant=""
+  if [ "$prog" = grad_sync ]; then
+    variant="${grad_sync_variants[RANDOM % ${#grad_sync_variants[@]}]}"
+    # shellcheck disable=SC2206  # the variant's words are the program's arguments
+    [ -n "$variant" ] && job+=($variant)
+  fi
   fault=() stall_s=0 what="$kind"
   case $kind in
     stall)
@@ -122,7 +133,8 @@ for i in $(seq "$runs"); do
       if [ $((RANDOM % 2)) = 0 ]; then
         plan="$work/plans-$other-$ranks/plan-$i.json" what="wrong plan ($other's)"
       else
-        plan="$work/plans-$prog-$((6 - ranks))/plan-$i.json" what="wrong plan ($((6 - ranks)) ranks')"
+        others=$(( 2 + (ranks - 1 + RANDOM % 2) % 3 ))  # another of 2, 3, 4
+        plan="$work/plans-$prog-$others/plan-$i.json" what="wrong plan ($others ranks')"
       fi ;;
   esac
   run="$work/run-$i"
@@ -140,7 +152,10 @@ for i in $(seq "$runs"); do
     pkill -KILL -s "$pid" || true
   fi
   status=0
-  wait "$pid" 2>/dev/null || status=$?
+  { wait "$pid" || status=$?; } 2>/dev/null
+  # A process of the run that outlives it (a rank nobody waits for) is a failure too.
+  strays="$(pgrep -s "$pid" | wc -l || true)"
+  [ "$strays" = 0 ] || pkill -KILL -s "$pid" || true
   seconds=$(( ($(date +%s%N) - start) / 1000000 ))
   seconds="$((seconds / 1000)).$(printf '%03d' $((seconds % 1000)))"
 
@@ -165,14 +180,16 @@ for i in $(seq "$runs"); do
   diagnostics="$(sed -n 's/^syncopate run: fallback \([a-z_]*\) happened .*/\1/p' "$run.log" | grep -v '^legacy_stream$' | sort -u | tr '\n' ' ' || true)"
   if $hung; then
     outcome=hang hangs=$((hangs + 1))
+  elif [ "$strays" != 0 ]; then
+    outcome="FAILURE: $strays process(es) of the run still alive after it ended"
   elif [ "$wrong" -gt 0 ]; then
     outcome="FAILURE: $wrong checksum(s) differ from the reference's"
   elif [ -n "$bad_ranks" ]; then
     outcome="FAILURE: unexplained exit status ($bad_ranks)"
   elif [ "$status" = 0 ] && [ "$zeros" = "$ranks" ] && $complete; then
     if [ -z "$diagnostics" ] && [ "$applied" = "$ranks $ranks" ]; then outcome=identical identical=$((identical + 1))
-    else outcome="fell back (${diagnostics:-plan off}; applied on ${applied:-?})" fell_back=$((fell_back + 1)); fi
-  elif [ "$status" != 0 ] && [ "$stopped" -ge 1 ]; then
+    else outcome="fell back (${diagnostics:-plan off }- applied on ${applied/ / of } ranks)" fell_back=$((fell_back + 1)); fi
+  elif [ "$stopped" -ge 1 ]; then  # mpirun itself exits 0 here (no rank ends another)
     outcome="watchdog stop ($stopped of $ranks ranks)" watchdog_stops=$((watchdog_stops + 1))
   else
     outcome="FAILURE: exit $status, $zeros of $ranks ranks 0, checksums complete: $complete"
@@ -181,11 +198,11 @@ for i in $(seq "$runs"); do
     FAILURE*) failures=$((failures + 1)); cp -r "$run" "$run.log" "$run.exits" "$kept/" ;;
     hang) cp -r "$run" "$run.log" "$run.exits" "$kept/" ;;
   esac
-  say "run $i: $prog, $ranks ranks, $what, plan $(basename "$(dirname "$plan")")/$(basename "$plan"): $outcome (${seconds} s)"
+  say "run $i: $prog${variant:+ $variant}, $ranks ranks, $what, plan $(basename "$(dirname "$plan")")/$(basename "$plan"): $outcome (${seconds} s)"
   rm -rf "$run" "$run.log" "$run.exits"
 done
 wall=$(( $(date +%s) - soak_start ))
-if [ -z "$(ls -A "$kept")" ]; then rmdir "$kept"; else say "failed and hung runs kept in $kept"; fi
+[ -z "$(ls -A "$kept")" ] || echo "plan_soak: failed and hung runs kept in $kept" >&2
 if $json; then
   printf '{"runs": %d, "identical": %d, "fell_back": %d, "watchdog_stops": %d, "hangs": %d, "failures": %d}\n' \
     "$runs" "$identical" "$fell_back" "$watchdog_stops" "$hangs" "$failures"

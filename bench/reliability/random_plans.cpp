@@ -68,7 +68,8 @@ tuner::Knobs randomKnobs(std::mt19937_64& rng, const GroupSizes& s) {
                        ? 0
                        : logUniform(0.5 * static_cast<double>(s.smallest), 2.0 * static_cast<double>(s.largest_group));
   k.order = coin() ? tuner::Order::Ready : tuner::Order::Program;
-  k.priority_tail = std::uniform_int_distribution<std::uint32_t>(0, s.most_members)(rng);
+  // The tail reorders ready order only (the program's order is kept as it is).
+  if (k.order == tuner::Order::Ready) k.priority_tail = std::uniform_int_distribution<std::uint32_t>(0, s.most_members)(rng);
   k.split_bytes = coin() ? 0 : logUniform(0.25 * static_cast<double>(s.smallest), static_cast<double>(s.largest_group));
   k.per_bucket_waits = coin();
   k.delayed = false;
