@@ -17,13 +17,16 @@
 #   watchdog_stops  the runtime stopped ranks with its error (status 3 and its sentence: the
 #                   watchdog, or an agreement that failed because a peer died), every other rank
 #                   ended 0 or as its fault says, and every checksum printed is the reference's;
+#   error_stops     the same, but some rank stopped with the program's own error on NCCL's
+#                   "remote process exited" (the failure of an all-reduce the runtime issued is
+#                   reported by the program's next NCCL call), and ranks its MPI_Abort ended;
 #   hangs           still alive after the reference's wall time + the stall + the watchdog +
 #                   30 s: its whole session is killed (SIGKILL);
 #   failures        anything else (a crash, an unexplained status, a checksum that differs),
 #                   each printed with its reason and the run kept for replay.
 #   bench/reliability/plan_soak.sh [--json] [N]      (N defaults to 20; PLAN_SOAK_SEED=S replays)
 # Prints a line per run and a summary line; --json prints only
-# {"runs", "identical", "fell_back", "watchdog_stops", "hangs", "failures"}.
+# {"runs", "identical", "fell_back", "watchdog_stops", "error_stops", "hangs", "failures"}.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${SYNCOPATE_BUILD_DIR:-$root/build}"
@@ -57,8 +60,9 @@ profile_of() {
   esac
 }
 # What a rank told to exit ends with (dp_trainer --exit-rank, grad_sync --stall-rank without
-# --stall-resumes).
+# --stall-resumes), and what a program exits with on an NCCL error.
 exit_status_of() { case $1 in dp_trainer) echo 5 ;; grad_sync) echo 9 ;; esac; }
+nccl_error_status_of() { case $1 in dp_trainer) echo 1 ;; grad_sync) echo 2 ;; esac; }
 
 # mpirun as the runtime's end-to-end tests run it: no rank is ended for another's failure (each
 # says why it stopped), and a shell around each rank writes its exit status to $exits/rank-R.
@@ -91,7 +95,7 @@ for prog in dp_trainer grad_sync; do
   done
 done
 
-identical=0 fell_back=0 watchdog_stops=0 hangs=0 failures=0
+identical=0 fell_back=0 watchdog_stops=0 error_stops=0 hangs=0 failures=0
 kinds=(none stall exit diverge wrong_plan)
 grad_sync_variants=("" --scattered "--thread-from 3" --stream-ordered --graph)
 soak_start=$(date +%s)
@@ -153,8 +157,13 @@ for i in $(seq "$runs"); do
   fi
   status=0
   { wait "$pid" || status=$?; } 2>/dev/null
-  # A process of the run that outlives it (a rank nobody waits for) is a failure too.
-  strays="$(pgrep -s "$pid" | wc -l || true)"
+  # A process of the run that outlives it by 2 s (a rank nobody waits for) is a failure too;
+  # the ones mpirun killed as it left are only not yet reaped (zombies) for a moment.
+  for _ in $(seq 20); do
+    strays="$(pgrep -c -r D,R,S,T,t -s "$pid" || true)"
+    [ "$strays" = 0 ] && break
+    sleep 0.1
+  done
   [ "$strays" = 0 ] || pkill -KILL -s "$pid" || true
   seconds=$(( ($(date +%s%N) - start) / 1000000 ))
   seconds="$((seconds / 1000)).$(printf '%03d' $((seconds % 1000)))"
@@ -166,13 +175,18 @@ for i in $(seq "$runs"); do
   complete=false
   [ "$run_sums" = "$ref_sums" ] && complete=true
   # Each rank's status, and whether the runtime said it stopped it.
-  bad_ranks="" stopped=0 zeros=0
+  bad_ranks="" stopped=0 zeros=0 errors=0
+  aborted=false
+  grep -aq "MPI_ABORT was invoked" "$run.log" && aborted=true
   for r in $(seq 0 $((ranks - 1))); do
     s="$(cat "$run.exits/rank-$r" 2>/dev/null || echo killed)"
     said=$(grep -ac "runtime (rank $r): \(waited [0-9]* s for the other ranks to agree\|an all-reduce the plan issued has not completed\|the agreement between ranks at a flush failed\)" "$run.log" || true)
     if [ "$s" = 0 ]; then zeros=$((zeros + 1))
     elif [ "$s" = 3 ] && [ "$said" -ge 1 ]; then stopped=$((stopped + 1))
     elif [ "$kind" = exit ] && [ "$r" = "$victim" ] && [ "$s" = "$(exit_status_of "$prog")" ]; then :
+    elif [ "$s" = "$(nccl_error_status_of "$prog")" ] &&
+      grep -aq "^$prog: .*failed: remote process exited" "$run.log"; then errors=$((errors + 1))
+    elif [ "$s" = killed ] && $aborted; then errors=$((errors + 1))
     else bad_ranks+="rank $r: $s; "
     fi
   done
@@ -189,6 +203,9 @@ for i in $(seq "$runs"); do
   elif [ "$status" = 0 ] && [ "$zeros" = "$ranks" ] && $complete; then
     if [ -z "$diagnostics" ] && [ "$applied" = "$ranks $ranks" ]; then outcome=identical identical=$((identical + 1))
     else outcome="fell back (${diagnostics:-plan off }- applied on ${applied/ / of } ranks)" fell_back=$((fell_back + 1)); fi
+  elif [ "$errors" -ge 1 ]; then
+    outcome="error stop ($stopped of $ranks ranks by the runtime, $errors by the program or its MPI_Abort)"
+    error_stops=$((error_stops + 1))
   elif [ "$stopped" -ge 1 ]; then  # mpirun itself exits 0 here (no rank ends another)
     outcome="watchdog stop ($stopped of $ranks ranks)" watchdog_stops=$((watchdog_stops + 1))
   else
@@ -204,8 +221,8 @@ done
 wall=$(( $(date +%s) - soak_start ))
 [ -z "$(ls -A "$kept")" ] || echo "plan_soak: failed and hung runs kept in $kept" >&2
 if $json; then
-  printf '{"runs": %d, "identical": %d, "fell_back": %d, "watchdog_stops": %d, "hangs": %d, "failures": %d}\n' \
-    "$runs" "$identical" "$fell_back" "$watchdog_stops" "$hangs" "$failures"
+  printf '{"runs": %d, "identical": %d, "fell_back": %d, "watchdog_stops": %d, "error_stops": %d, "hangs": %d, "failures": %d}\n' \
+    "$runs" "$identical" "$fell_back" "$watchdog_stops" "$error_stops" "$hangs" "$failures"
 else
-  echo "summary: runs=$runs identical=$identical fell_back=$fell_back watchdog_stops=$watchdog_stops hangs=$hangs failures=$failures (seed $seed, ${wall} s)"
+  echo "summary: runs=$runs identical=$identical fell_back=$fell_back watchdog_stops=$watchdog_stops error_stops=$error_stops hangs=$hangs failures=$failures (seed $seed, ${wall} s)"
 fi
