@@ -204,7 +204,9 @@ for i in $(seq "$runs"); do
     if [ -z "$diagnostics" ] && [ "$applied" = "$ranks $ranks" ]; then outcome=identical identical=$((identical + 1))
     else outcome="fell back (${diagnostics:-plan off }- applied on ${applied/ / of } ranks)" fell_back=$((fell_back + 1)); fi
   elif [ "$errors" -ge 1 ]; then
-    outcome="error stop ($stopped of $ranks ranks by the runtime, $errors by the program or its MPI_Abort)"
+    passed_on=$(grep -ac "the application's next NCCL call reports it" "$run.log" || true)
+    outcome="error stop ($stopped of $ranks ranks by the runtime, $errors by the program or its MPI_Abort;"
+    outcome+=" $passed_on rank(s) passed on an all-reduce of the plan that failed)"
     error_stops=$((error_stops + 1))
   elif [ "$stopped" -ge 1 ]; then  # mpirun itself exits 0 here (no rank ends another)
     outcome="watchdog stop ($stopped of $ranks ranks)" watchdog_stops=$((watchdog_stops + 1))
