@@ -175,18 +175,18 @@ for i in $(seq "$runs"); do
   complete=false
   [ "$run_sums" = "$ref_sums" ] && complete=true
   # Each rank's status, and whether the runtime said it stopped it.
+  # A rank with no status was ended by mpirun: after the program's own NCCL error, dp_trainer
+  # calls MPI_Abort, which ends every rank (mpirun says so, when it manages to under load).
   bad_ranks="" stopped=0 zeros=0 errors=0
-  aborted=false
-  grep -aq "MPI_ABORT was invoked" "$run.log" && aborted=true
+  nccl_error=false
+  grep -aq "^$prog: .*failed: remote process exited" "$run.log" && nccl_error=true
   for r in $(seq 0 $((ranks - 1))); do
     s="$(cat "$run.exits/rank-$r" 2>/dev/null || echo killed)"
     said=$(grep -ac "runtime (rank $r): \(waited [0-9]* s for the other ranks to agree\|an all-reduce the plan issued has not completed\|the agreement between ranks at a flush failed\)" "$run.log" || true)
     if [ "$s" = 0 ]; then zeros=$((zeros + 1))
     elif [ "$s" = 3 ] && [ "$said" -ge 1 ]; then stopped=$((stopped + 1))
     elif [ "$kind" = exit ] && [ "$r" = "$victim" ] && [ "$s" = "$(exit_status_of "$prog")" ]; then :
-    elif [ "$s" = "$(nccl_error_status_of "$prog")" ] &&
-      grep -aq "^$prog: .*failed: remote process exited" "$run.log"; then errors=$((errors + 1))
-    elif [ "$s" = killed ] && $aborted; then errors=$((errors + 1))
+    elif $nccl_error && { [ "$s" = "$(nccl_error_status_of "$prog")" ] || [ "$s" = killed ]; }; then errors=$((errors + 1))
     else bad_ranks+="rank $r: $s; "
     fi
   done
