@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Plan soak (docs/reliability.md, "Hung peers and wrong plans"): N re-runs with
 # `syncopate run --plan PLAN --watchdog 2`, alternately of dp_trainer and of the runtime's test
-# program tuner_grad_sync, each on 2, 3 or 4 ranks under mpirun on simgpu. Every plan is a real plan
-# of that job (a recorded, untuned reference run tuned by plan_soak_plans) with random knobs.
-# grad_sync also runs, at random, one of its variants that take the runtime down other paths
-# with the same gradients: scattered buffers (fused through the fusion buffer), updates from a
-# second thread, stream-ordered frees or a graph launch (barriers).
+# program tuner_grad_sync, each on 2, 3 or 4 ranks under mpirun on simgpu. Every plan is a real
+# plan of that job (a recorded, untuned reference run tuned by plan_soak_plans) with random
+# knobs. grad_sync also runs, at random, one of its variants that take the runtime down other
+# paths with the same gradients: scattered buffers (fused through the fusion buffer), updates
+# from a second thread, stream-ordered frees or a graph launch (barriers).
 # Pairs of runs cycle through five faults: none; a rank that stalls 0.5-4 s, then goes on; a
 # rank that exits; a rank whose call sequence diverges (an extra host sync between all-reduces);
-# a wrong plan (the other program's, or the same program's at another rank count). Each run
-# ends as one of:
+# a wrong plan (the other program's, or the same program's at another rank count). A fault acts
+# on a random rank after its backward of a random step, before that step's all-reduces. Each
+# run ends as one of:
 #   identical       exit 0, every rank 0, the reference's gradient checksums at every iteration,
 #                   the plan applied to the end on every rank;
 #   fell_back       the same, but the runtime fell back with a diagnostic (a fallback other
@@ -22,8 +23,9 @@
 #                   reported by the program's next NCCL call), and ranks its MPI_Abort ended;
 #   hangs           still alive after the reference's wall time + the stall + the watchdog +
 #                   30 s: its whole session is killed (SIGKILL);
-#   failures        anything else (a crash, an unexplained status, a checksum that differs),
-#                   each printed with its reason and the run kept for replay.
+#   failures        anything else (a crash, an unexplained status, a checksum that differs, a
+#                   process of the run left alive), each printed with its reason and the run
+#                   kept for replay.
 #   bench/reliability/plan_soak.sh [--json] [N]      (N defaults to 20; PLAN_SOAK_SEED=S replays)
 # Prints a line per run and a summary line; --json prints only
 # {"runs", "identical", "fell_back", "watchdog_stops", "error_stops", "hangs", "failures"}.
