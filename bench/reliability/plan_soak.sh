@@ -78,6 +78,9 @@ mpi_command() {  # ranks exits program args...
 }
 
 checksums() { grep -a '^grad_checksum ' "$1" 2>/dev/null | sort -u || true; }
+# How the runtime says it stopped a rank (docs/tuner.md, "The runtime": watchdog, a peer failed).
+runtime_stops='waited [0-9]* s for the other ranks to agree\|an all-reduce the plan issued has not completed'
+runtime_stops+='\|the agreement between ranks at a flush failed'
 
 # The untuned references and their random plans, per program and rank count.
 declare -A ref_wall
@@ -184,7 +187,7 @@ for i in $(seq "$runs"); do
   grep -aq "^$prog: .*failed: remote process exited" "$run.log" && nccl_error=true
   for r in $(seq 0 $((ranks - 1))); do
     s="$(cat "$run.exits/rank-$r" 2>/dev/null || echo killed)"
-    said=$(grep -ac "runtime (rank $r): \(waited [0-9]* s for the other ranks to agree\|an all-reduce the plan issued has not completed\|the agreement between ranks at a flush failed\)" "$run.log" || true)
+    said=$(grep -ac "runtime (rank $r): \($runtime_stops\)" "$run.log" || true)
     if [ "$s" = 0 ]; then zeros=$((zeros + 1))
     elif [ "$s" = 3 ] && [ "$said" -ge 1 ]; then stopped=$((stopped + 1))
     elif [ "$kind" = exit ] && [ "$r" = "$victim" ] && [ "$s" = "$(exit_status_of "$prog")" ]; then :
