@@ -16,11 +16,12 @@
 #   fell_back       the same, but the runtime fell back with a diagnostic (a fallback other
 #                   than the set-up copies' legacy_stream, or the plan off on some rank);
 #   watchdog_stops  the runtime stopped ranks with its error (status 3 and its sentence: the
-#                   watchdog, or an agreement that failed because a peer died), every other rank
-#                   ended 0 or as its fault says, and every checksum printed is the reference's;
+#                   watchdog, or a dead peer found by an agreement or a failed all-reduce of the
+#                   plan), every other rank ended 0 or as its fault says, and every checksum
+#                   printed is the reference's;
 #   error_stops     the same, but some rank stopped with the program's own error on NCCL's
-#                   "remote process exited" (the failure of an all-reduce the runtime issued is
-#                   reported by the program's next NCCL call), and ranks its MPI_Abort ended;
+#                   "remote process exited" (an error the runtime passed on to the program's
+#                   next NCCL call), and ranks its MPI_Abort ended;
 #   hangs           still alive after the reference's wall time + the stall + the watchdog +
 #                   30 s: its whole session is killed (SIGKILL);
 #   failures        anything else (a crash, an unexplained status, a checksum that differs, a
@@ -78,9 +79,10 @@ mpi_command() {  # ranks exits program args...
 }
 
 checksums() { grep -a '^grad_checksum ' "$1" 2>/dev/null | sort -u || true; }
-# How the runtime says it stopped a rank (docs/tuner.md, "The runtime": watchdog, a peer failed).
+# How the runtime says it stopped a rank (docs/tuner.md, "The runtime": the watchdog, a peer
+# failed, an all-reduce of the plan failed).
 runtime_stops='waited [0-9]* s for the other ranks to agree\|an all-reduce the plan issued has not completed'
-runtime_stops+='\|the agreement between ranks at a flush failed'
+runtime_stops+='\|the agreement between ranks at a flush failed\|an all-reduce the plan issued failed'
 
 # The untuned references and their random plans, per program and rank count.
 declare -A ref_wall
