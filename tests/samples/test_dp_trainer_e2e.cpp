@@ -1,7 +1,7 @@
 // dp_trainer end to end on simgpu: 4 ranks under mpirun in both synchronisation modes with
 // every iteration's gradients verified by the program itself, bit-identical gradients across
 // modes and bucket sizes, overlap faster than naive by what the machine profile predicts,
-// the torchrun-style launch, and errors for bad arguments.
+// the torchrun-style launch, the fault options, and errors for bad arguments.
 #include "child_processes.hpp"
 
 #include "dp_trainer/machine_profile.hpp"
@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -322,6 +323,40 @@ TEST(DpTrainerLaunch, NvtxMarksEveryIterationAndItsPhases) {
       EXPECT_EQ(names(backward.children), nested) << step.name;
     }
   }
+}
+
+// The fault options (for the tuner runtime's plan soak) do what --help says, on 2 ranks: a
+// diverging rank and a stalled one leave every gradient as it was, the stall lasts as long as
+// asked, a rank told to exit ends the job with status 5, and a fault rank outside the job is
+// refused.
+TEST(DpTrainerLaunch, FaultOptionsStallExitAndDivergeAsAsked) {
+  const std::string light = std::string(DP_TRAINER_PROFILES) + "/comm-light.json";
+  const std::vector<std::string> small = {"--config", "gpt-125m", "--layers", "4", "--iterations", "2", "--warmup", "1"};
+  auto with = [&](std::vector<std::string> fault) {
+    fault.insert(fault.begin(), small.begin(), small.end());
+    return fault;
+  };
+  const TrainerRun baseline = runMpi(2, small, light);
+  expectVerified(baseline, 2, 3);
+
+  const TrainerRun diverged = runMpi(2, with({"--diverge-rank", "1", "--diverge-at-step", "1"}), light);
+  expectVerified(diverged, 2, 3);
+  EXPECT_EQ(diverged.checksums, baseline.checksums);
+
+  const auto start = std::chrono::steady_clock::now();
+  const TrainerRun stalled = runMpi(2, with({"--stall-rank", "1", "--stall-at-step", "1", "--stall-ms", "1500"}), light);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 1500ms);
+  expectVerified(stalled, 2, 3);
+  EXPECT_EQ(stalled.checksums, baseline.checksums);
+
+  const TrainerRun exited = runMpi(2, with({"--exit-rank", "1", "--exit-at-step", "1"}), light);
+  EXPECT_EQ(exited.result.exit_code, 5) << describe(exited);
+  EXPECT_TRUE(exited.summary.empty()) << describe(exited);
+
+  const TrainerRun outside = runMpi(2, with({"--stall-rank", "2"}), light);
+  EXPECT_EQ(outside.result.exit_code, 1) << describe(outside);
+  EXPECT_NE(outside.result.err.find("--stall-rank 2 is not a rank of this 2-rank job"), std::string::npos)
+      << describe(outside);
 }
 
 TEST(DpTrainerLaunch, BadArgumentsExitNonZeroWithAMessage) {

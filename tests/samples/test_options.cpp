@@ -62,11 +62,36 @@ TEST(Options, BadArgumentsAreErrorsWithAMessage) {
   expectError({"--micro-batch", "3000000"}, "tokens");
 }
 
+TEST(Options, FaultsAreOffByDefaultAndParsed) {
+  const ParseOutcome none = parse({});
+  ASSERT_TRUE(none.options);
+  EXPECT_FALSE(none.options->faults.any());
+  const ParseOutcome p = parse({"--stall-rank", "1", "--stall-at-step", "3", "--stall-ms", "2500", "--exit-rank", "2",
+                                "--exit-at-step", "4", "--diverge-rank", "0", "--diverge-at-step", "5"});
+  ASSERT_TRUE(p.options) << p.err;
+  Faults expected;
+  expected.stall_rank = 1;
+  expected.stall_at_step = 3;
+  expected.stall_ms = 2500;
+  expected.exit_rank = 2;
+  expected.exit_at_step = 4;
+  expected.diverge_rank = 0;
+  expected.diverge_at_step = 5;
+  EXPECT_EQ(p.options->faults, expected);
+  EXPECT_TRUE(p.options->faults.any());
+  expectError({"--stall-ms", "-1"}, "--stall-ms");
+  expectError({"--exit-rank", "-2"}, "--exit-rank");
+  expectError({"--diverge-rank", "1", "--mode", "overlap"}, "--mode naive");
+}
+
 TEST(Options, HelpAndListExitZeroWithText) {
   const ParseOutcome help = parse({"--help"});
   EXPECT_FALSE(help.options);
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("--mode"), std::string::npos);
+  EXPECT_NE(help.out.find("--stall-rank"), std::string::npos);
+  EXPECT_NE(help.out.find("--exit-rank"), std::string::npos);
+  EXPECT_NE(help.out.find("--diverge-rank"), std::string::npos);
   const ParseOutcome list = parse({"--list-configs"});
   EXPECT_EQ(list.exit_code, 0);
   EXPECT_NE(list.out.find("gpt-6.7b"), std::string::npos);

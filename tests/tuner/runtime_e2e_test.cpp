@@ -408,7 +408,8 @@ TEST_F(RuntimeE2E, SecondDeviceDisablesThePlanAndTheJobFinishesCorrectly) {
 struct StoppedRank {
   int exit_code = -1;
   int watchdog_lines = 0;     // "waited N s for the other ranks to agree", "an all-reduce ... has not completed"
-  int peer_failed_lines = 0;  // "the agreement between ranks at a flush failed"
+  int peer_failed_lines = 0;  // "the agreement between ranks at a flush failed", "an all-reduce ... failed"
+  int failed_all_reduce_lines = 0;  // the last of these: stopped at a host synchronisation
 };
 
 std::vector<StoppedRank> stoppedRanks(const JobRun& job, const std::filesystem::path& exits) {
@@ -417,10 +418,13 @@ std::vector<StoppedRank> stoppedRanks(const JobRun& job, const std::filesystem::
     std::ifstream in(exits / ("rank-" + std::to_string(r)));
     in >> ranks[static_cast<std::size_t>(r)].exit_code;
   }
-  const std::regex line(R"(runtime \(rank (\d)\): (waited \d+ s for the other ranks to agree|an all-reduce the plan issued has not completed for \d+ s|the agreement between ranks at a flush failed after [0-9.]+ s \(NCCL error \d+: [^)]*\); another rank has died or left))");
+  const std::regex line(R"(runtime \(rank (\d)\): (waited \d+ s for the other ranks to agree|an all-reduce the plan issued has not completed for \d+ s|the agreement between ranks at a flush failed after [0-9.]+ s \(NCCL error \d+: [^)]*\); another rank has died or left|an all-reduce the plan issued failed \(NCCL error \d+: [^)]*\); another rank has died or left))");
   for (std::sregex_iterator it(job.result.err.begin(), job.result.err.end(), line), end; it != end; ++it) {
     StoppedRank& r = ranks.at(static_cast<std::size_t>(std::stoi((*it)[1].str())));
-    ++((*it)[2].str().rfind("the agreement", 0) == 0 ? r.peer_failed_lines : r.watchdog_lines);
+    const std::string cause = (*it)[2].str();
+    const bool failed_all_reduce = cause.rfind("an all-reduce the plan issued failed", 0) == 0;
+    ++(cause.rfind("the agreement", 0) == 0 || failed_all_reduce ? r.peer_failed_lines : r.watchdog_lines);
+    r.failed_all_reduce_lines += failed_all_reduce ? 1 : 0;
   }
   return ranks;
 }
@@ -464,8 +468,11 @@ void expectWaitingRanksStopped(const JobRun& job, const std::vector<StoppedRank>
 // of the three iterations' zeroing and produce kernels and the two first iterations' updates. Their GPU
 // times are all there unless `gpu_may_hang`: while an agreement waits for a rank that never
 // comes, simgpu may never run what was issued last (see expectWaitingRanksStopped); those ops
-// are then dropped and counted, as at any exit.
-void expectStoreKeptUpToTheStop(const JobRun& job, int rank, bool gpu_may_hang) {
+// are then dropped and counted, as at any exit. A rank that stopped at a host synchronisation
+// instead (`at_host_sync`: its check of iteration 0, at the end of iteration 1, found the
+// all-reduces of iteration 1 failed) never issued iteration 2: two zeroings and produces.
+void expectStoreKeptUpToTheStop(const JobRun& job, int rank, bool gpu_may_hang, bool at_host_sync = false) {
+  const int produced_iterations = at_host_sync ? 2 : 3;
   const std::filesystem::path store = job.dir / ("rank-" + std::to_string(rank) + ".sqlite");
   SCOPED_TRACE("rank " + std::to_string(rank) + " " + store.string());
   ASSERT_TRUE(std::filesystem::exists(store)) << job.result.err;
@@ -486,19 +493,20 @@ void expectStoreKeptUpToTheStop(const JobRun& job, int rank, bool gpu_may_hang) 
   for (const collector_test::ApiCall& call : recorded.api_calls) ++calls[call.name];
   // The triple-chevron launches (CUDA 13 routes them through __cudaLaunchKernel), and one
   // gradient zeroing per iteration.
-  EXPECT_EQ(calls["__cudaLaunchKernel"], 3 * 4 + 2 * 4) << nlohmann::json(calls).dump();
-  EXPECT_EQ(calls["cudaMemsetAsync"], 3) << nlohmann::json(calls).dump();
+  EXPECT_EQ(calls["__cudaLaunchKernel"], produced_iterations * 4 + 2 * 4) << nlohmann::json(calls).dump();
+  EXPECT_EQ(calls["cudaMemsetAsync"], produced_iterations) << nlohmann::json(calls).dump();
   int produced = 0, updated = 0;
   for (const collector_test::Op& op : recorded.ops) {
     produced += op.name.starts_with("produce_gradient(") ? 1 : 0;
     updated += op.name.starts_with("apply_update(") ? 1 : 0;
   }
   if (gpu_may_hang) {
-    EXPECT_LE(produced, 3 * 4);
+    EXPECT_LE(produced, produced_iterations * 4);
     EXPECT_LE(updated, 2 * 4);
-    EXPECT_GE(static_cast<std::int64_t>(produced + updated) + recorded.counter("ops_untimed_timing_failed"), 3 * 4 + 2 * 4);
+    EXPECT_GE(static_cast<std::int64_t>(produced + updated) + recorded.counter("ops_untimed_timing_failed"),
+              produced_iterations * 4 + 2 * 4);
   } else {
-    EXPECT_EQ(produced, 3 * 4);
+    EXPECT_EQ(produced, produced_iterations * 4);
     EXPECT_EQ(updated, 2 * 4);
     EXPECT_EQ(recorded.counter("ops_untimed_timing_failed"), 0);
   }
@@ -524,9 +532,11 @@ TEST_F(RuntimeE2E, WatchdogTurnsAHangIntoAnErrorOnEveryWaitingRank) {
 }
 
 // Invariant 3 (a dead peer): a rank that exits makes the others' agreement at their next flush
-// fail; each of them stops at once with that cause, long before its watchdog (60 s here), and
-// not as if the ranks disagreed.
-TEST_F(RuntimeE2E, RankThatExitsStopsTheOthersAtTheirNextAgreement) {
+// fail, or, when its GPU had not yet run the all-reduces of iteration 1 it agreed to (it runs
+// behind its host), makes those fail, which the others see at their next host synchronisation
+// (their check of iteration 0, before they issue iteration 2). Each of them stops at once with
+// one of these causes, long before its watchdog (60 s here), and not as if the ranks disagreed.
+TEST_F(RuntimeE2E, RankThatExitsStopsTheOthersAtTheirNextAgreementOrSynchronisation) {
   const std::filesystem::path exits = scratch_->path() / "exit-exits";
   const JobRun tuned =
       record(scratch_->path() / "exit", {"--stall-rank", "3", "--stall-seconds", "0"}, plan(), 60, kProfile, exits);
@@ -535,7 +545,40 @@ TEST_F(RuntimeE2E, RankThatExitsStopsTheOthersAtTheirNextAgreement) {
   for (int r = 0; r < 3; ++r) {
     EXPECT_EQ(ranks[static_cast<std::size_t>(r)].peer_failed_lines, 1) << "rank " << r << ": " << tuned.result.err;
   }
-  for (int r = 0; r < 3; ++r) expectStoreKeptUpToTheStop(tuned, r, /*gpu_may_hang=*/false);
+  for (int r = 0; r < 3; ++r) {
+    expectStoreKeptUpToTheStop(tuned, r, /*gpu_may_hang=*/false,
+                               /*at_host_sync=*/ranks[static_cast<std::size_t>(r)].failed_all_reduce_lines == 1);
+  }
+}
+
+// Invariant 3 (a peer that dies after agreeing): rank 3 exits at the end of the last iteration,
+// after its agreement, with its all-reduces issued but not yet run (grad_sync's
+// --exit-after-issue-rank; its GPU runs an iteration behind its host). The others' all-reduces
+// of those groups then fail, and simgpu completes them with what they had, as NCCL may: each
+// other rank stops at its next host synchronisation, before grad_sync reads the half-reduced
+// gradients (its own check would report mismatches), with exit code 3 and the runtime's
+// sentence. Every checksum rank 0 printed before that is the baseline's.
+TEST_F(RuntimeE2E, RankThatDiesAfterAgreeingStopsTheOthersBeforeTheyReadItsAllReduces) {
+  const std::filesystem::path exits = scratch_->path() / "exit-after-issue-exits";
+  const JobRun tuned = record(scratch_->path() / "exit-after-issue",
+                              {"--exit-after-issue-rank", "3", "--stall-iteration", "7"}, plan(), 60, kProfile, exits);
+  for (int r = 0; r < kRanks; ++r) {
+    int status = -1;
+    std::ifstream(exits / ("rank-" + std::to_string(r))) >> status;
+    EXPECT_EQ(status, r == 3 ? 9 : 3) << "rank " << r << ": " << tuned.result.err;
+    if (r == 3) continue;
+    const std::string line = "runtime (rank " + std::to_string(r) + "): an all-reduce the plan issued failed (NCCL error 6";
+    EXPECT_EQ(occurrences(tuned.result.err, line), 1u) << tuned.result.err;
+    const nlohmann::json report = runtimeReport(tuned.dir, r);
+    EXPECT_NE(report["watchdog"].get<std::string>().find("an all-reduce the plan issued failed"), std::string::npos)
+        << report.dump();
+  }
+  EXPECT_EQ(tuned.result.err.find("mismatches"), std::string::npos) << tuned.result.err;
+  auto c = compareRuns(baseline_->dir, tuned.dir);
+  ASSERT_TRUE(c.ok()) << c.message();
+  EXPECT_TRUE(c->gradients_identical.value_or(false)) << c->gradients_note;
+  EXPECT_GE(c->checksums_compared, 6);  // iterations 0 to 5 ran whole on every rank
+  EXPECT_LE(c->checksums_compared, 7);  // iteration 7's never completes
 }
 
 // Invariant 4: the one-step-delayed mode changes the training mathematics, so a plan that

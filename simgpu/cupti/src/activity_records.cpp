@@ -51,11 +51,16 @@ std::int64_t clientClockOffset(CUpti_TimestampCallbackFunc callback) {
 }
 
 const char* persistentName(std::string_view name) {
-  static std::mutex mutex;
-  static std::set<std::string, std::less<>> names;
-  std::lock_guard lock(mutex);
-  auto found = names.find(name);
-  if (found == names.end()) found = names.emplace(name).first;
+  // Never destroyed, as activity_api.cpp's state: workers write records until simgpu stops them,
+  // after the static destructors (and the exit handlers registered before the first record) ran.
+  struct Names {
+    std::mutex mutex;
+    std::set<std::string, std::less<>> set;
+  };
+  static Names* const names = new Names;
+  std::lock_guard lock(names->mutex);
+  auto found = names->set.find(name);
+  if (found == names->set.end()) found = names->set.emplace(name).first;
   return found->c_str();
 }
 

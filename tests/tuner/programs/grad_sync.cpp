@@ -16,6 +16,11 @@
 //   --stall-rank R      rank R stops at iteration --stall-iteration (default 2), after its
 //                       backward, for --stall-seconds (default 30), then exits with 9: a rank
 //                       that hangs, for the watchdog tests
+//   --stall-resumes     with --stall-rank: after its stall the rank goes on instead of exiting
+//                       (a slow rank, for bench/reliability/plan_soak.sh)
+//   --exit-after-issue-rank R  rank R exits with 9 at the end of iteration --stall-iteration, its
+//                       work issued but not yet run: a rank that dies with its all-reduces in
+//                       flight
 //   --scattered         each layer's gradient in its own allocation (not contiguous)
 //   --thread-from K     from iteration K, a second thread launches the updates (this thread
 //                       waits for it): the updates follow the all-reduces only through the
@@ -83,9 +88,9 @@ struct Options {
   int iterations = 6;
   int produce_cost = 1, update_cost = 1;
   bool scattered = false, capture = false, extern_c = false, graph = false, stream_ordered = false;
-  int diverge_rank = -1, stall_rank = -1, stall_iteration = 2, stall_seconds = 30;
+  int diverge_rank = -1, stall_rank = -1, stall_iteration = 2, stall_seconds = 30, exit_after_issue_rank = -1;
   int thread_from = -1, switch_device = -1, sync_thread_rank = -1;
-  bool all_launch_paths = false;
+  bool all_launch_paths = false, stall_resumes = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -111,6 +116,8 @@ Options parse(int argc, char** argv) {
     else if (a == "--stall-rank") o.stall_rank = value();
     else if (a == "--stall-iteration") o.stall_iteration = value();
     else if (a == "--stall-seconds") o.stall_seconds = value();
+    else if (a == "--stall-resumes") o.stall_resumes = true;
+    else if (a == "--exit-after-issue-rank") o.exit_after_issue_rank = value();
     else if (a == "--thread-from") o.thread_from = value();
     else if (a == "--sync-thread-rank") o.sync_thread_rank = value();
     else if (a == "--switch-device") o.switch_device = value();
@@ -272,7 +279,7 @@ int main(int argc, char** argv) {
     }
     if (rank == o.stall_rank && it == o.stall_iteration) {
       std::this_thread::sleep_for(std::chrono::seconds(o.stall_seconds));
-      _exit(9);
+      if (!o.stall_resumes) _exit(9);
     }
     auto syncOnAnotherThread = [&] {
       std::thread syncer([&] {
@@ -341,6 +348,7 @@ int main(int argc, char** argv) {
     }
     CHECK_CUDA(cudaEventRecord(check_done[slot], check));
     nvtxRangePop();
+    if (rank == o.exit_after_issue_rank && it == o.stall_iteration) _exit(9);
     // The host stays one iteration ahead: it checks the previous one while this one runs.
     if (it > 0) verify(it - 1);
     if (exec != nullptr) {

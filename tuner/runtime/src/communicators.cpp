@@ -49,4 +49,21 @@ int CommunicatorTable::sizeOf(ncclComm_t comm) noexcept {
   return size;
 }
 
+const CommunicatorTable::Communicator* CommunicatorTable::failedIssuedOn(ncclResult_t* error) noexcept {
+  const NcclHelpers* helpers = ncclHelpers();
+  if (helpers == nullptr || helpers->ncclCommGetAsyncError == nullptr) return nullptr;
+  OwnCall own;
+  const int n = count_.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) {
+    if (!comms_[i].issued_on) continue;
+    ncclResult_t state = ncclSuccess;
+    if (helpers->ncclCommGetAsyncError(comms_[i].comm, &state) != ncclSuccess) continue;
+    if (state != ncclSuccess && state != ncclInProgress) {
+      *error = state;
+      return &comms_[i];
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace syncopate::preload

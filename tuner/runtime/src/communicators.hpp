@@ -19,6 +19,7 @@ class CommunicatorTable {
     ncclComm_t twin = nullptr;  // for the runtime's agreement; null when it could not be made
     int rank = -1, size = 0;
     std::uint32_t index = kNoIndex;  // order of first use in a collective
+    bool issued_on = false;          // the runtime issued an all-reduce on it (the scheduler's thread)
   };
   static constexpr std::uint32_t kNoIndex = 0xFFFFFFFFu;
   static constexpr int kMax = 64;
@@ -32,6 +33,10 @@ class CommunicatorTable {
   std::uint32_t indexOf(ncclComm_t comm) noexcept;
   // Its size, asking NCCL for one the table does not hold.
   int sizeOf(ncclComm_t comm) noexcept;
+  // The first communicator the runtime issued an all-reduce on that NCCL says has failed (its
+  // asynchronous error: a peer died or left), with that error; null when none has. The
+  // scheduler's thread.
+  const Communicator* failedIssuedOn(ncclResult_t* error) noexcept;
 
  private:
   std::mutex creation_;

@@ -131,7 +131,9 @@ bool PlanRuntime::ensureScheduler() noexcept {
 }
 
 int PlanRuntime::run(const tuner::Call& call, const Original& original) noexcept {
+  holdIfStopping();
   const std::lock_guard one_at_a_time(sequence_);
+  holdIfStopping();
   if (!ensureScheduler()) {
     OwnCall own;
     return original(call.stream);
@@ -142,6 +144,11 @@ int PlanRuntime::run(const tuner::Call& call, const Original& original) noexcept
   result_ = 0;
   scheduler_->onCall(call);
   current_ = nullptr;
+  const bool lets_the_host_read =
+      call.kind == tuner::CallKind::StreamSync || call.kind == tuner::CallKind::EventSync ||
+      call.kind == tuner::CallKind::DeviceSync ||
+      ((call.kind == tuner::CallKind::StreamQuery || call.kind == tuner::CallKind::EventQuery) && result_ == cudaSuccess);
+  if (lets_the_host_read) stopIfAnIssuedAllReduceFailed();
   return result_;
 }
 
@@ -153,6 +160,7 @@ void PlanRuntime::stopFor(tuner::Fallback why) noexcept {
 }
 
 void PlanRuntime::selectingDevice(int device) noexcept {
+  holdIfStopping();
   const std::lock_guard one_at_a_time(sequence_);
   t_device = device;
   if (scheduler_ && device != device_) {
@@ -174,6 +182,8 @@ int PlanRuntime::communicatorSize(ncclComm_t comm) noexcept { return comms_.size
 
 void PlanRuntime::note(ncclResult_t result, const char* what) noexcept {
   if (result == ncclSuccess) return;
+  // Refused because its communicator has failed (a peer died or left): as at a host sync.
+  stopIfAnIssuedAllReduceFailed();
   ncclResult_t expected = ncclSuccess;
   if (sticky_.compare_exchange_strong(expected, result)) {
     log(LogLevel::Error, "runtime: %s failed (NCCL error %d); the application's next NCCL call reports it", what,
@@ -226,6 +236,7 @@ void PlanRuntime::recordApplicationEvent(const tuner::Call&, tuner::StreamHandle
 void PlanRuntime::issueHeld(const tuner::HeldCollective& h) {
   OwnCall own;
   const tuner::CollectiveArgs& a = h.args;
+  markIssuedOn(commOf(a));
   note(runtimeNext().nccl->ncclAllReduce(reinterpret_cast<const void*>(a.send), reinterpret_cast<void*>(a.recv), a.count,
                                          ncclType(a.dtype), ncclOp(a.op), commOf(a), streamOf(h.stream)),
        "an all-reduce issued in its original order");
@@ -263,6 +274,7 @@ void PlanRuntime::issueUnit(const tuner::UnitIssue& unit) {
   const tuner::CollectiveArgs& first = unit.members.front().args;
   const std::uint64_t elem = trace::dataTypeSize(first.dtype);
   const cudaStream_t stream = streamOf(unit.stream);
+  markIssuedOn(commOf(first));
   expect_unit_done_ = true;
   if (unit.contiguous) {
     note(nccl.ncclAllReduce(reinterpret_cast<const void*>(first.send + unit.offset * elem),
@@ -325,6 +337,9 @@ bool PlanRuntime::agree(std::uint64_t digest, std::span<const tuner::HeldCollect
     // Without a twin every rank answers no (the program is the same on every rank).
     if (c == nullptr || c->twin == nullptr) return false;
     const RankAgreement::Outcome outcome = agreement_.agree(c->twin, digest, watchdog_);
+    // The watchdog may have stopped this rank while it waited, and the agreement completed
+    // since: issuing the group now would leave the others' all-reduces half done.
+    holdIfStopping();
     if (outcome.agreement == tuner::Agreement::PeerFailed) peerFailed(outcome);
     all = all && outcome.agreement == tuner::Agreement::Agreed;
   }
@@ -351,6 +366,34 @@ void PlanRuntime::peerFailed(const RankAgreement::Outcome& outcome) noexcept {
                 "died or left. Stopping this rank instead of hanging",
                 rank_, static_cast<double>(outcome.waited_ns) / 1e9, cause);
   fire(message);
+}
+
+void PlanRuntime::markIssuedOn(ncclComm_t comm) noexcept {
+  if (CommunicatorTable::Communicator* c = comms_.find(comm)) c->issued_on = true;
+}
+
+// A peer that agreed and then died (stopped by its watchdog as the agreement completed, or
+// killed) leaves this rank's all-reduces of that group failed; NCCL may then complete them
+// with what it had (simgpu does), and the program would read a half-reduced result. Checked
+// where the program can first read it, on the host.
+void PlanRuntime::stopIfAnIssuedAllReduceFailed() noexcept {
+  ncclResult_t error = ncclSuccess;
+  if (comms_.failedIssuedOn(&error) == nullptr) return;
+  const NcclHelpers* helpers = ncclHelpers();
+  const char* text =
+      helpers != nullptr && helpers->ncclGetErrorString != nullptr ? helpers->ncclGetErrorString(error) : "";
+  char message[512];
+  std::snprintf(message, sizeof message,
+                "runtime (rank %d): an all-reduce the plan issued failed (NCCL error %d: %s); another rank has died "
+                "or left. Stopping this rank before the program reads its result",
+                rank_, static_cast<int>(error), text);
+  fire(message);
+}
+
+void PlanRuntime::holdIfStopping() const noexcept {
+  if (!fired_.load(std::memory_order_acquire)) return;
+  // fire() ends the process within the recorder's bounded stop.
+  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
 }
 
 void PlanRuntime::fallback(tuner::Fallback why, const tuner::Call& call) {
@@ -385,6 +428,7 @@ void PlanRuntime::watchdogStalled(Watchdog::Stall what, std::int64_t waited_ns) 
 // `_Exit`, not `exit`: exit handlers may wait on the hung work. The recorder's is the one that
 // matters (nothing already recorded may be lost), so the other layers' bounded stop comes first.
 void PlanRuntime::fire(const char* message) noexcept {
+  OwnCall own;  // what stopping calls (the recorder's stop) passes straight through, never held
   if (fired_.exchange(true)) {
     // The other thread that fired is closing the store and ends the process within its limit.
     std::this_thread::sleep_for(std::chrono::nanoseconds(kRecorderStopNs + 1'000'000'000));

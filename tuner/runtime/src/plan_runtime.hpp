@@ -104,6 +104,13 @@ class PlanRuntime final : public tuner::Executor {
   void watchdogStalled(Watchdog::Stall what, std::int64_t waited_ns) noexcept;
   // A failed agreement (a peer died or left): ends the rank as the watchdog does.
   [[noreturn]] void peerFailed(const RankAgreement::Outcome& outcome) noexcept;
+  // After a call that lets the program read what the GPU produced (a host synchronisation, a
+  // query that answers "done"): an all-reduce the plan issued on a communicator that has since
+  // failed ends the rank as a failed agreement does, before the program reads its result.
+  void stopIfAnIssuedAllReduceFailed() noexcept;
+  void markIssuedOn(ncclComm_t comm) noexcept;
+  // Once the rank is being stopped (fire, on any thread), the calling thread goes no further.
+  void holdIfStopping() const noexcept;
   [[noreturn]] void fire(const char* message) noexcept;
   static void atExit() noexcept;
 

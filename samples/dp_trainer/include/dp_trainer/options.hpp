@@ -17,6 +17,22 @@ using sample_common::toString;
 
 const char* toString(SyncMode mode);
 
+// Faults one rank can be told to make, for the tuner runtime's reliability soak
+// (bench/reliability/plan_soak.sh): each acts on rank `*_rank` (-1: no rank) at iteration
+// `*_at_step` (counted from 0, warm-up included), after its backward.
+struct Faults {
+  int stall_rank = -1, stall_at_step = 1;
+  int stall_ms = 0;  // the rank sleeps this long, then goes on: a slow or stuck rank
+  int exit_rank = -1, exit_at_step = 1;  // the rank exits at once (status 5), as a crashed one would
+  // From that iteration on, the rank synchronises its compute stream after the first all-reduce
+  // of the gradient sync (naive mode): its call sequence differs from the others', its
+  // collectives and results do not.
+  int diverge_rank = -1, diverge_at_step = 1;
+
+  bool any() const { return stall_rank >= 0 || exit_rank >= 0 || diverge_rank >= 0; }
+  friend bool operator==(const Faults&, const Faults&) = default;
+};
+
 struct Options {
   LlmConfig config;  // the modelled LLM: the kernels' cost parameters
   ModelShape shape;  // the real model (layers = config.layers)
@@ -35,6 +51,7 @@ struct Options {
   bool predict = false;
   std::string profile_path;  // for --predict; default $SIMGPU_PROFILE
   int predict_ranks = 4;
+  Faults faults;
 
   double bucketBytes() const { return bucket_mb * 1024.0 * 1024.0; }
   int totalIterations() const { return warmup + iterations; }

@@ -3,7 +3,7 @@
 //
 // Exit codes: 0 success; 1 an error (CUDA, NCCL, launch); 2 bad command line; 3 the
 // synchronised gradients or the loss differ from the host reference; 4 no progress within
-// --watchdog seconds.
+// --watchdog seconds; 5 the rank was told to exit (--exit-rank, kExitRankExit).
 #include "trainer.hpp"
 
 #include "dp_trainer/machine_profile.hpp"

@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <chrono>
 #include <numeric>
+#include <thread>
 #include <utility>
 
 namespace dp_trainer {
@@ -61,6 +63,13 @@ Trainer::Trainer(const Options& options, const Membership& membership)
       step_start_(events(cudaEventDefault, std::make_index_sequence<kSlots>())),
       check_done_(events(cudaEventDisableTiming, std::make_index_sequence<kSlots>())),
       mirror_params_(initialParams(options.shape, options.seed)) {
+  for (const auto& [flag, rank] : {std::pair{"--stall-rank", options.faults.stall_rank},
+                                   std::pair{"--exit-rank", options.faults.exit_rank},
+                                   std::pair{"--diverge-rank", options.faults.diverge_rank}}) {
+    if (rank >= membership.world_size) {
+      throw std::runtime_error(fmt::format("{} {} is not a rank of this {}-rank job", flag, rank, membership.world_size));
+    }
+  }
   bucket_ready_.reserve(buckets_.size());
   for (std::size_t i = 0; i < buckets_.size(); ++i) bucket_ready_.emplace_back();
   SAMPLE_NCCL(ncclCommInitRank(&comm_, membership_.world_size, membership_.id, membership_.rank));
@@ -147,9 +156,10 @@ void Trainer::issueIteration(int iteration) {
     const NvtxRange range("backward");
     issueBackward(iteration);
   }
+  makeFaults(iteration);
   {
     const NvtxRange range("gradient_sync");
-    issueGradientSync();
+    issueGradientSync(iteration);
   }
   {
     const NvtxRange range("optimizer");
@@ -215,11 +225,22 @@ void Trainer::issueBucket(const Bucket& bucket, std::size_t index) {
   allReduce(grads_.get() + bucket.offset, bucket.count, communication_.get());
 }
 
-void Trainer::issueGradientSync() {
+void Trainer::makeFaults(int iteration) {
+  const Faults& f = options_.faults;
+  const int rank = membership_.rank;
+  if (rank == f.stall_rank && iteration == f.stall_at_step) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(f.stall_ms));
+  }
+  if (rank == f.exit_rank && iteration == f.exit_at_step) sample_common::exitNow(kExitRankExit);
+}
+
+void Trainer::issueGradientSync(int iteration) {
   if (options_.mode == SyncMode::Naive) {
+    const bool diverge = membership_.rank == options_.faults.diverge_rank && iteration >= options_.faults.diverge_at_step;
     // What many hand-written loops do: each parameter's gradient in turn, on the same stream.
     for (int l = 0; l < options_.shape.layers; ++l) {
       allReduce(layerGrads(l), options_.shape.paramsPerLayer(), compute_.get());
+      if (diverge && l == 0) SAMPLE_CUDA(cudaStreamSynchronize(compute_.get()));
     }
     return;
   }

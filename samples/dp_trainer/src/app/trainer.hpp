@@ -33,6 +33,9 @@ class VerificationError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The status of a rank that --exit-rank ends.
+inline constexpr int kExitRankExit = 5;
+
 class Trainer {
  public:
   // The host checks iteration n after issuing iteration n + kHostLag, so that it can fall
@@ -63,7 +66,9 @@ class Trainer {
   void issueForward(int iteration);
   void issueBackward(int iteration);
   void issueBucket(const Bucket& bucket, std::size_t index);
-  void issueGradientSync();
+  // --stall-rank, --exit-rank (options.hpp, Faults), after the backward of `iteration`.
+  void makeFaults(int iteration);
+  void issueGradientSync(int iteration);
   void issueOptimizer();
   void issueCheckCopy(int iteration);
   // Waits for `iteration`'s results and checks them against the reference; updates the

@@ -94,6 +94,37 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
   app.add_option("--ranks", options.predict_ranks, "Ranks for --predict")->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_flag("--list-configs", list_configs, "List the LLM configurations and exit");
+  Faults& faults = options.faults;
+  const char* fault_group = "Faults (for reliability tests; each acts after the rank's backward of the step, counted "
+                            "from 0 with the warm-up)";
+  app.add_option("--stall-rank", faults.stall_rank, "This rank sleeps --stall-ms at --stall-at-step, then goes on")
+      ->check(CLI::NonNegativeNumber)
+      ->group(fault_group);
+  app.add_option("--stall-at-step", faults.stall_at_step, "Step of --stall-rank's stall")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group(fault_group);
+  app.add_option("--stall-ms", faults.stall_ms, "Length of --stall-rank's stall in milliseconds")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group(fault_group);
+  app.add_option("--exit-rank", faults.exit_rank,
+                 "This rank exits at once with status 5 at --exit-at-step, without leaving the job")
+      ->check(CLI::NonNegativeNumber)
+      ->group(fault_group);
+  app.add_option("--exit-at-step", faults.exit_at_step, "Step of --exit-rank's exit")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group(fault_group);
+  app.add_option("--diverge-rank", faults.diverge_rank,
+                 "From --diverge-at-step on, this rank synchronises its compute stream after the first all-reduce of "
+                 "each gradient sync (naive mode): another call sequence, the same collectives and results")
+      ->check(CLI::NonNegativeNumber)
+      ->group(fault_group);
+  app.add_option("--diverge-at-step", faults.diverge_at_step, "First step of --diverge-rank's extra synchronisation")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group(fault_group);
 
   try {
     app.parse(argc, argv);
@@ -114,6 +145,9 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
     return failure(fmt::format("--mode must be naive or overlap (got '{}')", mode));
   }
   options.mode = mode == "overlap" ? SyncMode::Overlap : SyncMode::Naive;
+  if (options.faults.diverge_rank >= 0 && options.mode != SyncMode::Naive) {
+    return failure("--diverge-rank needs --mode naive (it synchronises between the gradient sync's all-reduces)");
+  }
   const std::optional<BootstrapKind> kind = sample_common::parseBootstrapKind(bootstrap);
   if (!kind) return failure(fmt::format("--bootstrap must be auto, mpi, env or single (got '{}')", bootstrap));
   options.bootstrap = *kind;
