@@ -11,6 +11,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -99,27 +100,39 @@ nlohmann::json runtimeReport(const std::filesystem::path& dir, int rank) {
 // The recorded baseline and its plan, made once for the suite (recording takes seconds).
 class RuntimeE2E : public ::testing::Test {
  protected:
+  // A failure here fails every test of the suite (GoogleTest would only skip them).
   static void SetUpTestSuite() {
     scratch_ = new TempDir();
     const JobRun base = record(scratch_->path() / "baseline");
-    ASSERT_EQ(base.result.exit_code, 0) << base.result.err;
+    if (base.result.exit_code != 0) {
+      setup_failure_ = new std::string("the baseline run failed: " + base.result.err);
+      return;
+    }
     auto report = tuneRun(base.dir, {});
-    ASSERT_TRUE(report.ok()) << report.message();
-    ASSERT_TRUE(report->plan.has_value()) << report->search.note;
-    Plan plan = *report->plan;
-    ASSERT_TRUE(writePlan(plan, base.dir / "plan.json").ok());
+    if (!report.ok() || !report->plan.has_value()) {
+      setup_failure_ = new std::string("tune found no plan: " + (report.ok() ? report->search.note : report.message()));
+      return;
+    }
+    if (!writePlan(*report->plan, base.dir / "plan.json").ok()) {
+      setup_failure_ = new std::string("the plan could not be written");
+      return;
+    }
     baseline_ = new JobRun(base);
   }
   static void TearDownTestSuite() {
     delete baseline_;
     delete scratch_;
+    delete setup_failure_;
   }
+  void SetUp() override { ASSERT_EQ(setup_failure_, nullptr) << *setup_failure_; }
   static std::filesystem::path plan() { return baseline_->dir / "plan.json"; }
   static TempDir* scratch_;
   static JobRun* baseline_;
+  static std::string* setup_failure_;
 };
 TempDir* RuntimeE2E::scratch_ = nullptr;
 JobRun* RuntimeE2E::baseline_ = nullptr;
+std::string* RuntimeE2E::setup_failure_ = nullptr;
 
 // Invariants 1, 2, 4: the plan is applied on every rank, identically, and the gradients are
 // the baseline's bit for bit.
