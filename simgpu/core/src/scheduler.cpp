@@ -15,7 +15,8 @@
 #include "machine.hpp"
 
 #include <pthread.h>
-#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -380,11 +381,12 @@ void bodyThreadMain(Machine& m, Stream& s) {
   char name[16];
   std::snprintf(name, sizeof(name), "simgpu d%d b%llu", s.device->index, s.id);
   pthread_setname_np(pthread_self(), name);
-  // Real work runs when nothing else wants the core: the workers, which keep the model's time,
-  // and the program's own threads come first, so that a machine busy with real work still
-  // decides model times promptly (a rendezvous of four ranks' workers per collective).
-  sched_param idle{};
-  pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
+  // Real work runs at a lower priority (nice 10: a tenth of a normal thread's share of a
+  // contended core) so that the workers, which keep the model's time, and the program's own
+  // threads come first, and a machine busy with real work still decides model times promptly
+  // (a rendezvous of every rank's worker per collective). Not SCHED_IDLE: threads that spin
+  // while they wait for real work (a host's sync, a peer's data) would starve it.
+  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 10);
   Device& d = *s.device;
   std::unique_lock lock(m.mu);
   for (;;) {
