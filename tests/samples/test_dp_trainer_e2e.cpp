@@ -23,22 +23,13 @@ namespace {
 
 using namespace std::chrono_literals;
 using namespace std::string_literals;
-using sample_testing::ChildResult;
-using sample_testing::ChildSpec;
-using sample_testing::describe;
-using sample_testing::expectVerified;
-using sample_testing::Fields;
-using sample_testing::kTrainerTimeout;
-using sample_testing::readRun;
-using sample_testing::runChild;
-using sample_testing::simgpuEnvironment;
-using sample_testing::TrainerRun;
+using namespace sample_testing;
 
 const std::string kTrainer = DP_TRAINER_BINARY;
 const std::string kHeavyProfile = std::string(DP_TRAINER_PROFILES) + "/comm-heavy.json";
 
 TrainerRun runMpi(int ranks, const std::vector<std::string>& args, const std::string& profile = kHeavyProfile) {
-  return sample_testing::runUnderMpirun(kTrainer, ranks, args, profile);
+  return runUnderMpirun(kTrainer, ranks, args, profile);
 }
 
 double median(const TrainerRun& run) { return std::stod(run.summary.at("median_ms")); }
@@ -53,21 +44,12 @@ std::vector<std::string> withIterations(std::vector<std::string> args) {
 }
 
 // The naive run on 4 ranks is the baseline of several tests: run it once.
-class DpTrainerOnSimgpu : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { naive_ = new TrainerRun(runMpi(4, withIterations({"--mode", "naive"}))); }
-  static void TearDownTestSuite() {
-    delete naive_;
-    naive_ = nullptr;
-  }
-  static const TrainerRun& naive() { return *naive_; }
+const TrainerRun& naive() {
+  static const TrainerRun run = runMpi(4, withIterations({"--mode", "naive"}));
+  return run;
+}
 
- private:
-  static TrainerRun* naive_;
-};
-TrainerRun* DpTrainerOnSimgpu::naive_ = nullptr;
-
-TEST_F(DpTrainerOnSimgpu, NaiveOnFourRanksVerifiesEveryIterationAndLearns) {
+TEST(DpTrainerOnSimgpu, NaiveOnFourRanksVerifiesEveryIterationAndLearns) {
   const TrainerRun& run = naive();
   expectVerified(run, 4, kTotalIterations);
   EXPECT_EQ(run.config.at("mode"), "naive");
@@ -90,7 +72,7 @@ TEST_F(DpTrainerOnSimgpu, NaiveOnFourRanksVerifiesEveryIterationAndLearns) {
   }
 }
 
-TEST_F(DpTrainerOnSimgpu, OverlapWithLargeBucketsGivesBitIdenticalGradients) {
+TEST(DpTrainerOnSimgpu, OverlapWithLargeBucketsGivesBitIdenticalGradients) {
   // 250 MiB buckets hold three 96 MiB layer gradients: 8 all-reduces instead of 24.
   const TrainerRun overlap = runMpi(4, withIterations({"--mode", "overlap", "--bucket-mb", "250"}));
   expectVerified(overlap, 4, kTotalIterations);
@@ -99,7 +81,7 @@ TEST_F(DpTrainerOnSimgpu, OverlapWithLargeBucketsGivesBitIdenticalGradients) {
   EXPECT_EQ(overlap.checksums, naive().checksums);
 }
 
-TEST_F(DpTrainerOnSimgpu, OverlapIsFasterThanNaiveByWhatTheProfilePredicts) {
+TEST(DpTrainerOnSimgpu, OverlapIsFasterThanNaiveByWhatTheProfilePredicts) {
   const std::vector<std::string> overlap_args = withIterations({"--mode", "overlap"});
   const TrainerRun overlap = runMpi(4, overlap_args);
   expectVerified(overlap, 4, kTotalIterations);
@@ -129,21 +111,7 @@ TEST_F(DpTrainerOnSimgpu, OverlapIsFasterThanNaiveByWhatTheProfilePredicts) {
 
 TEST(DpTrainerLaunch, TorchrunStyleEnvironmentMatchesMpirun) {
   const std::vector<std::string> args = withIterations({"--mode", "overlap"});
-  const std::vector<TrainerRun> ranks = sample_testing::runTorchrun(kTrainer, 2, args, kHeavyProfile);
-  const TrainerRun& rank0 = ranks[0];
-  const TrainerRun& rank1 = ranks[1];
-  ASSERT_EQ(rank1.result.exit_code, 0) << describe(rank1);
-  ASSERT_EQ(rank0.result.exit_code, 0) << describe(rank0);
-  EXPECT_EQ(rank0.config.at("bootstrap"), "env");
-  EXPECT_EQ(rank0.summary.at("ranks"), "2");
-  EXPECT_EQ(rank0.summary.at("gradients"), "verified");
-  EXPECT_EQ(rank1.counts.size(), 3u);  // rank 1 reports its counts only
-  EXPECT_TRUE(rank1.checksums.empty());
-
-  // The same job launched by mpirun computes the same gradients.
-  const TrainerRun mpi = runMpi(2, args);
-  expectVerified(mpi, 2, kTotalIterations);
-  EXPECT_EQ(rank0.checksums, mpi.checksums);
+  expectTorchrunMatchesMpirun(kTrainer, args, kHeavyProfile, kTotalIterations);
 }
 
 TEST(DpTrainerLaunch, SingleProcessWritesAJsonSummary) {
@@ -266,15 +234,7 @@ TEST(DpTrainerLaunch, BadArgumentsExitNonZeroWithAMessage) {
   const ChildResult mode = runChild({{kTrainer, "--mode", "fast"}, {}}, 30s);
   EXPECT_EQ(mode.exit_code, 2);
   EXPECT_NE(mode.err.find("dp_trainer: --mode"), std::string::npos) << mode.err;
-
-  const ChildResult config = runChild({{kTrainer, "--config", "gpt-9t"}, {}}, 30s);
-  EXPECT_EQ(config.exit_code, 2);
-  EXPECT_NE(config.err.find("unknown --config 'gpt-9t'"), std::string::npos) << config.err;
-
-  // A torchrun-style launch without its variables says which one is missing.
-  const ChildResult env = runChild({{kTrainer, "--bootstrap", "env"}, {"RANK=1", "WORLD_SIZE=2"}}, 30s);
-  EXPECT_EQ(env.exit_code, 1);
-  EXPECT_NE(env.err.find("MASTER_ADDR"), std::string::npos) << env.err;
+  expectUnknownConfigAndIncompleteLaunchRefused(kTrainer);
 }
 
 }  // namespace

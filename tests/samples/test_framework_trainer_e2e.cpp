@@ -20,16 +20,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using namespace std::string_literals;
-using sample_testing::ChildResult;
-using sample_testing::ChildSpec;
-using sample_testing::describe;
-using sample_testing::expectVerified;
-using sample_testing::Fields;
-using sample_testing::kTrainerTimeout;
-using sample_testing::readRun;
-using sample_testing::runChild;
-using sample_testing::simgpuEnvironment;
-using sample_testing::TrainerRun;
+using namespace sample_testing;
 
 const std::string kTrainer = FRAMEWORK_TRAINER_BINARY;
 const std::string kProfile = std::string(FRAMEWORK_TRAINER_PROFILES) + "/h100-4-hosts-400g.json";
@@ -43,7 +34,7 @@ std::vector<std::string> tiny(std::vector<std::string> args) {
 constexpr int kTotalIterations = 3;
 
 TrainerRun runMpi(int ranks, const std::vector<std::string>& args) {
-  return sample_testing::runUnderMpirun(kTrainer, ranks, args, kProfile);
+  return runUnderMpirun(kTrainer, ranks, args, kProfile);
 }
 
 // What every rank says one iteration issued, against the formulas of op_counts.hpp.
@@ -60,21 +51,13 @@ void expectIterationCounts(const TrainerRun& run, SyncMode mode, int buckets) {
   EXPECT_EQ(seen, 4);
 }
 
-class FrameworkTrainerOnSimgpu : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { naive_ = new TrainerRun(runMpi(4, tiny({"--mode", "naive"}))); }
-  static void TearDownTestSuite() {
-    delete naive_;
-    naive_ = nullptr;
-  }
-  static const TrainerRun& naive() { return *naive_; }
+// The naive run on 4 ranks is the baseline of several tests: run it once.
+const TrainerRun& naive() {
+  static const TrainerRun run = runMpi(4, tiny({"--mode", "naive"}));
+  return run;
+}
 
- private:
-  static TrainerRun* naive_;
-};
-TrainerRun* FrameworkTrainerOnSimgpu::naive_ = nullptr;
-
-TEST_F(FrameworkTrainerOnSimgpu, NaiveOnFourRanksVerifiesEveryIteration) {
+TEST(FrameworkTrainerOnSimgpu, NaiveOnFourRanksVerifiesEveryIteration) {
   const TrainerRun& run = naive();
   expectVerified(run, 4, kTotalIterations);
   EXPECT_EQ(run.config.at("mode"), "naive");
@@ -93,7 +76,7 @@ TEST_F(FrameworkTrainerOnSimgpu, NaiveOnFourRanksVerifiesEveryIteration) {
   }
 }
 
-TEST_F(FrameworkTrainerOnSimgpu, DdpBucketsGiveBitIdenticalGradients) {
+TEST(FrameworkTrainerOnSimgpu, DdpBucketsGiveBitIdenticalGradients) {
   // 0.5 MiB buckets of the 1.9 MB of tiny's gradients: DDP's buckets as assignBuckets makes them.
   const ParamLayout layout(*findModelPreset("tiny"));
   std::vector<std::size_t> bytes;
@@ -119,20 +102,7 @@ TEST_F(FrameworkTrainerOnSimgpu, DdpBucketsGiveBitIdenticalGradients) {
 
 TEST(FrameworkTrainerLaunch, TorchrunStyleEnvironmentMatchesMpirun) {
   const std::vector<std::string> args = tiny({"--mode", "ddp"});
-  const std::vector<TrainerRun> ranks = sample_testing::runTorchrun(kTrainer, 2, args, kProfile);
-  const TrainerRun& rank0 = ranks[0];
-  const TrainerRun& rank1 = ranks[1];
-  ASSERT_EQ(rank1.result.exit_code, 0) << describe(rank1);
-  ASSERT_EQ(rank0.result.exit_code, 0) << describe(rank0);
-  EXPECT_EQ(rank0.config.at("bootstrap"), "env");
-  EXPECT_EQ(rank0.summary.at("ranks"), "2");
-  EXPECT_EQ(rank0.summary.at("gradients"), "verified");
-  EXPECT_EQ(rank1.counts.size(), 3u);  // rank 1 reports its counts only
-  EXPECT_TRUE(rank1.checksums.empty());
-
-  const TrainerRun mpi = runMpi(2, args);
-  expectVerified(mpi, 2, kTotalIterations);
-  EXPECT_EQ(rank0.checksums, mpi.checksums);
+  expectTorchrunMatchesMpirun(kTrainer, args, kProfile, kTotalIterations);
 }
 
 // The ranges the NVTX injection library recorded, one "push NAME" or "pop" a line, on the main
@@ -181,14 +151,7 @@ TEST(FrameworkTrainerLaunch, BadArgumentsExitNonZeroWithAMessage) {
   EXPECT_EQ(mode.exit_code, 2);
   EXPECT_NE(mode.err.find("framework_trainer: --mode must be naive or ddp (got 'fsdp')"), std::string::npos)
       << mode.err;
-
-  const ChildResult config = runChild({{kTrainer, "--config", "gpt-9t"}, {}}, 30s);
-  EXPECT_EQ(config.exit_code, 2);
-  EXPECT_NE(config.err.find("unknown --config 'gpt-9t'"), std::string::npos) << config.err;
-
-  const ChildResult env = runChild({{kTrainer, "--bootstrap", "env"}, {"RANK=1", "WORLD_SIZE=2"}}, 30s);
-  EXPECT_EQ(env.exit_code, 1);
-  EXPECT_NE(env.err.find("MASTER_ADDR"), std::string::npos) << env.err;
+  expectUnknownConfigAndIncompleteLaunchRefused(kTrainer);
 }
 
 }  // namespace

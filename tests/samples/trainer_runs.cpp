@@ -32,6 +32,28 @@ Fields fields(const std::string& line) {
   return f;
 }
 
+// The processes of a torchrun-style launch on this host, by rank.
+std::vector<TrainerRun> runTorchrun(const std::string& trainer, int world_size, const std::vector<std::string>& args,
+                                    const std::string& profile) {
+  const std::string port = std::to_string(freePort());
+  std::vector<ChildSpec> ranks;
+  for (int rank = 0; rank < world_size; ++rank) {
+    ChildSpec spec;
+    spec.argv = {trainer};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.env = simgpuEnvironment(profile);
+    for (const std::string& variable :
+         {"RANK=" + std::to_string(rank), "WORLD_SIZE=" + std::to_string(world_size),
+          "LOCAL_RANK=" + std::to_string(rank), std::string("MASTER_ADDR=127.0.0.1"), "MASTER_PORT=" + port}) {
+      spec.env.push_back(variable);
+    }
+    ranks.push_back(spec);
+  }
+  std::vector<TrainerRun> runs;
+  for (ChildResult& result : runChildren(ranks, kTrainerTimeout)) runs.push_back(readRun(std::move(result)));
+  return runs;
+}
+
 }  // namespace
 
 int freePort() {
@@ -85,27 +107,6 @@ TrainerRun runUnderMpirun(const std::string& trainer, int ranks, const std::vect
   return readRun(runChild(spec, kTrainerTimeout));
 }
 
-std::vector<TrainerRun> runTorchrun(const std::string& trainer, int world_size, const std::vector<std::string>& args,
-                                    const std::string& profile) {
-  const std::string port = std::to_string(freePort());
-  std::vector<ChildSpec> ranks;
-  for (int rank = 0; rank < world_size; ++rank) {
-    ChildSpec spec;
-    spec.argv = {trainer};
-    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-    spec.env = simgpuEnvironment(profile);
-    for (const std::string& variable :
-         {"RANK=" + std::to_string(rank), "WORLD_SIZE=" + std::to_string(world_size),
-          "LOCAL_RANK=" + std::to_string(rank), std::string("MASTER_ADDR=127.0.0.1"), "MASTER_PORT=" + port}) {
-      spec.env.push_back(variable);
-    }
-    ranks.push_back(spec);
-  }
-  std::vector<TrainerRun> runs;
-  for (ChildResult& result : runChildren(ranks, kTrainerTimeout)) runs.push_back(readRun(std::move(result)));
-  return runs;
-}
-
 void expectVerified(const TrainerRun& run, int ranks, int iterations) {
   ASSERT_EQ(run.result.exit_code, 0) << describe(run);
   EXPECT_EQ(run.summary.at("gradients"), "verified") << describe(run);
@@ -113,6 +114,36 @@ void expectVerified(const TrainerRun& run, int ranks, int iterations) {
   EXPECT_EQ(static_cast<int>(run.iterations.size()), iterations);
   EXPECT_EQ(static_cast<int>(run.checksums.size()), iterations);
   EXPECT_EQ(static_cast<int>(run.counts.size()), 3 * ranks);  // setup, iteration and a total (or finish) per rank
+}
+
+void expectTorchrunMatchesMpirun(const std::string& trainer, const std::vector<std::string>& args,
+                                 const std::string& profile, int iterations) {
+  const std::vector<TrainerRun> ranks = runTorchrun(trainer, 2, args, profile);
+  const TrainerRun& rank0 = ranks[0];
+  const TrainerRun& rank1 = ranks[1];
+  ASSERT_EQ(rank1.result.exit_code, 0) << describe(rank1);
+  ASSERT_EQ(rank0.result.exit_code, 0) << describe(rank0);
+  EXPECT_EQ(rank0.config.at("bootstrap"), "env");
+  EXPECT_EQ(rank0.summary.at("ranks"), "2");
+  EXPECT_EQ(rank0.summary.at("gradients"), "verified");
+  EXPECT_EQ(rank1.counts.size(), 3u);  // rank 1 reports its counts only
+  EXPECT_TRUE(rank1.checksums.empty());
+
+  // The same job launched by mpirun computes the same gradients.
+  const TrainerRun mpi = runUnderMpirun(trainer, 2, args, profile);
+  expectVerified(mpi, 2, iterations);
+  EXPECT_EQ(rank0.checksums, mpi.checksums);
+}
+
+void expectUnknownConfigAndIncompleteLaunchRefused(const std::string& trainer) {
+  const ChildResult config = runChild({{trainer, "--config", "gpt-9t"}, {}}, std::chrono::seconds(30));
+  EXPECT_EQ(config.exit_code, 2);
+  EXPECT_NE(config.err.find("unknown --config 'gpt-9t'"), std::string::npos) << config.err;
+
+  const ChildResult env =
+      runChild({{trainer, "--bootstrap", "env"}, {"RANK=1", "WORLD_SIZE=2"}}, std::chrono::seconds(30));
+  EXPECT_EQ(env.exit_code, 1);
+  EXPECT_NE(env.err.find("MASTER_ADDR"), std::string::npos) << env.err;
 }
 
 }  // namespace sample_testing

@@ -1,7 +1,8 @@
 // Running a sample trainer on simgpu and reading what it printed, for both trainers' end-to-end
 // tests (and a free port, which the launch's tests need as well): the environment its processes
-// need, mpirun's command line, the ranks of a torchrun-style launch, and its output lines
-// sorted by kind (docs/dp_trainer.md and docs/framework_trainer.md, "Output").
+// need, mpirun's command line, the ranks of a torchrun-style launch, its output lines sorted by
+// kind (docs/dp_trainer.md and docs/framework_trainer.md, "Output"), and the expectations both
+// trainers' tests share.
 #pragma once
 
 #include "child_processes.hpp"
@@ -29,6 +30,7 @@ struct TrainerRun {
   Fields summary;
 };
 
+// Sorts what a trainer's process printed.
 TrainerRun readRun(ChildResult result);
 
 // The exit status and both outputs, for a failed expectation's message.
@@ -45,13 +47,19 @@ inline constexpr std::chrono::seconds kTrainerTimeout{180};
 TrainerRun runUnderMpirun(const std::string& trainer, int ranks, const std::vector<std::string>& args,
                           const std::string& profile);
 
-// The `world_size` processes of a torchrun-style launch on this host (RANK, WORLD_SIZE,
-// LOCAL_RANK, MASTER_ADDR and a free MASTER_PORT), each given `args`; by rank.
-std::vector<TrainerRun> runTorchrun(const std::string& trainer, int world_size, const std::vector<std::string>& args,
-                                    const std::string& profile);
-
 // A run that exited 0 with every gradient verified: a line and a checksum per iteration, and
 // three op_counts lines per rank.
 void expectVerified(const TrainerRun& run, int ranks, int iterations);
+
+// The two ranks of a torchrun-style launch of `trainer` (RANK, WORLD_SIZE, LOCAL_RANK,
+// MASTER_ADDR and a free MASTER_PORT) with `args`, which make `iterations` in all, verify their
+// gradients, rank 0 reporting the job and rank 1 only its counts; and they compute the same
+// gradients as the job launched by mpirun.
+void expectTorchrunMatchesMpirun(const std::string& trainer, const std::vector<std::string>& args,
+                                 const std::string& profile, int iterations);
+
+// An unknown --config exits 2 naming it; a torchrun-style launch without its variables exits 1
+// naming the one missing.
+void expectUnknownConfigAndIncompleteLaunchRefused(const std::string& trainer);
 
 }  // namespace sample_testing

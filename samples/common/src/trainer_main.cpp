@@ -1,6 +1,7 @@
 #include "sample_common/trainer_main.hpp"
 
 #include "sample_common/exit_codes.hpp"
+#include "sample_common/verification_error.hpp"
 
 #include <fmt/format.h>
 
@@ -9,6 +10,14 @@
 #include <exception>
 
 namespace sample_common {
+namespace {
+
+[[noreturn]] void abortRank(const std::string& program, int rank, int exit_code, const std::string& message) {
+  std::fputs(fmt::format("{}: rank {}: {}\n", program, rank, message).c_str(), stderr);
+  abortJob(exit_code);
+}
+
+}  // namespace
 
 Membership joinJobOrAbort(const std::string& program, BootstrapKind bootstrap, double timeout_s) {
   try {
@@ -31,9 +40,14 @@ Watchdog rankWatchdog(const std::string& program, int rank, double timeout_s) {
                   });
 }
 
-void abortRank(const std::string& program, int rank, int exit_code, const std::string& message) {
-  std::fputs(fmt::format("{}: rank {}: {}\n", program, rank, message).c_str(), stderr);
-  abortJob(exit_code);
+void trainOrAbort(const std::string& program, int rank, const std::function<void()>& train) {
+  try {
+    train();
+  } catch (const VerificationError& e) {
+    abortRank(program, rank, kExitVerification, e.what());
+  } catch (const std::exception& e) {
+    abortRank(program, rank, kExitError, e.what());
+  }
 }
 
 }  // namespace sample_common

@@ -6,6 +6,7 @@
 #include "sample_common/bootstrap.hpp"
 #include "sample_common/watchdog.hpp"
 
+#include <functional>
 #include <string>
 
 namespace sample_common {
@@ -18,7 +19,10 @@ Membership joinJobOrAbort(const std::string& program, BootstrapKind bootstrap, d
 // process with kExitHung, from the watchdog's thread (so without MPI calls).
 Watchdog rankWatchdog(const std::string& program, int rank, double timeout_s);
 
-// Prints "<program>: rank <rank>: <message>" and ends the job with `exit_code`.
-[[noreturn]] void abortRank(const std::string& program, int rank, int exit_code, const std::string& message);
+// Calls `train`; if it throws, prints "<program>: rank <rank>: <what>" and ends the whole job,
+// with kExitVerification for a VerificationError and kExitError for anything else. The job ends
+// from inside the caller's scope, so that a trainer's destructor (which would wait for the
+// communicator) never runs on a failed job.
+void trainOrAbort(const std::string& program, int rank, const std::function<void()>& train);
 
 }  // namespace sample_common

@@ -23,9 +23,7 @@
 namespace {
 
 using namespace dp_trainer;
-using sample_common::abortRank;
 using sample_common::kExitError;
-using sample_common::kExitVerification;
 using sample_common::Membership;
 using sample_common::Watchdog;
 
@@ -62,10 +60,9 @@ int main(int argc, char** argv) {
   // Errors end the job from inside the trainer's scope: its destructor (which would wait
   // for the communicator) never runs on a failed job.
   std::optional<Trainer> trainer;
-  RunSummary summary;
-  try {
+  sample_common::trainOrAbort(kProgram, rank, [&] {
     trainer.emplace(options, membership);
-    summary = trainer->run(watchdog);
+    const RunSummary summary = trainer->run(watchdog);
     std::fputs((countsLine(rank, "setup", summary.setup) + "\n" + countsLine(rank, "iteration", summary.per_iteration) +
                 "\n" + countsLine(rank, "total", summary.total) + "\n")
                    .c_str(),
@@ -75,11 +72,7 @@ int main(int argc, char** argv) {
       if (!options.json_path.empty()) writeJson(options.json_path, summary);
     }
     std::fflush(stdout);
-  } catch (const VerificationError& e) {
-    abortRank(kProgram, rank, kExitVerification, e.what());
-  } catch (const std::exception& e) {
-    abortRank(kProgram, rank, kExitError, e.what());
-  }
+  });
   trainer.reset();
   sample_common::leaveJob(membership);
   return 0;

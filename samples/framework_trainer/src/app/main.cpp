@@ -8,20 +8,12 @@
 
 #include "framework_trainer/options.hpp"
 #include "framework_trainer/report.hpp"
-#include "sample_common/exit_codes.hpp"
 #include "sample_common/trainer_main.hpp"
 
 #include <cstdio>
 #include <optional>
 
-namespace {
-
 using namespace framework_trainer;
-using sample_common::abortRank;
-using sample_common::kExitError;
-using sample_common::kExitVerification;
-
-}  // namespace
 
 int main(int argc, char** argv) {
   const ParseOutcome parsed = parseOptions(argc, argv);
@@ -36,7 +28,7 @@ int main(int argc, char** argv) {
   // Errors end the job from inside the trainer's scope: its destructor (which would wait for
   // the communicator) never runs on a failed job.
   std::optional<Trainer> trainer;
-  try {
+  sample_common::trainOrAbort(kProgram, rank, [&] {
     trainer.emplace(options, membership);
     const RunSummary summary = trainer->run(watchdog);
     std::fputs((countsLine(rank, "setup", trainer->setupCounts()) + "\n" +
@@ -46,11 +38,7 @@ int main(int argc, char** argv) {
                stdout);
     if (rank == 0) std::fputs((summaryLine(summary) + "\n").c_str(), stdout);
     std::fflush(stdout);
-  } catch (const VerificationError& e) {
-    abortRank(kProgram, rank, kExitVerification, e.what());
-  } catch (const std::exception& e) {
-    abortRank(kProgram, rank, kExitError, e.what());
-  }
+  });
   trainer.reset();
   sample_common::leaveJob(membership);
   return 0;
