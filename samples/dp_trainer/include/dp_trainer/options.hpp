@@ -11,7 +11,7 @@
 
 namespace dp_trainer {
 
-// Starts every message the program prints.
+// The program's name, as --help shows it and every error message starts.
 inline constexpr const char* kProgram = "dp_trainer";
 
 enum class SyncMode { Naive, Overlap };

@@ -10,7 +10,7 @@
 
 namespace framework_trainer {
 
-// Starts every message the program prints.
+// The program's name, as --help shows it and every error message starts.
 inline constexpr const char* kProgram = "framework_trainer";
 
 // naive: after backward, one all-reduce per parameter gradient on the compute stream, as a
