@@ -12,7 +12,7 @@
 #include <cstring>
 #include <stdexcept>
 
-namespace dp_trainer::testing {
+namespace sample_testing {
 namespace {
 
 struct Running {
@@ -138,4 +138,4 @@ ChildResult runChild(const ChildSpec& spec, std::chrono::seconds timeout) {
   return runChildren({spec}, timeout).front();
 }
 
-}  // namespace dp_trainer::testing
+}  // namespace sample_testing

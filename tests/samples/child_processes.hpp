@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace dp_trainer::testing {
+namespace sample_testing {
 
 struct ChildSpec {
   std::vector<std::string> argv;
@@ -24,4 +24,4 @@ struct ChildResult {
 std::vector<ChildResult> runChildren(const std::vector<ChildSpec>& specs, std::chrono::seconds timeout);
 ChildResult runChild(const ChildSpec& spec, std::chrono::seconds timeout);
 
-}  // namespace dp_trainer::testing
+}  // namespace sample_testing

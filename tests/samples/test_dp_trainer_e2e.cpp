@@ -2,7 +2,7 @@
 // every iteration's gradients verified by the program itself, bit-identical gradients across
 // modes and bucket sizes, overlap faster than naive by what the machine profile predicts,
 // the torchrun-style launch, the fault options, and errors for bad arguments.
-#include "child_processes.hpp"
+#include "trainer_runs.hpp"
 
 #include "dp_trainer/machine_profile.hpp"
 #include "dp_trainer/options.hpp"
@@ -11,16 +11,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
-#include <map>
-#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -29,94 +23,13 @@ namespace {
 
 using namespace std::chrono_literals;
 using namespace std::string_literals;
-using testing::ChildResult;
-using testing::ChildSpec;
+using namespace sample_testing;
 
 const std::string kTrainer = DP_TRAINER_BINARY;
 const std::string kHeavyProfile = std::string(DP_TRAINER_PROFILES) + "/comm-heavy.json";
-constexpr auto kTimeout = 180s;
-
-std::vector<std::string> split(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  std::stringstream in(text);
-  for (std::string part; std::getline(in, part, separator);) {
-    if (!part.empty()) parts.push_back(part);
-  }
-  return parts;
-}
-
-using Fields = std::map<std::string, std::string>;
-
-// The key=value words of an output line.
-Fields fields(const std::string& line) {
-  Fields f;
-  for (const std::string& word : split(line, ' ')) {
-    const auto eq = word.find('=');
-    if (eq != std::string::npos) f[word.substr(0, eq)] = word.substr(eq + 1);
-  }
-  return f;
-}
-
-// What dp_trainer printed, sorted by kind of line.
-struct TrainerRun {
-  ChildResult result;
-  std::vector<Fields> iterations;
-  std::vector<std::string> checksums;  // by iteration
-  std::vector<Fields> counts;
-  Fields config;
-  Fields summary;
-};
-
-TrainerRun parse(ChildResult result) {
-  TrainerRun run;
-  for (const std::string& line : split(result.out, '\n')) {
-    if (line.rfind("iter=", 0) == 0) run.iterations.push_back(fields(line));
-    if (line.rfind("grad_checksum ", 0) == 0) run.checksums.push_back(fields(line).at("value"));
-    if (line.rfind("op_counts ", 0) == 0) run.counts.push_back(fields(line));
-    if (line.rfind("config ", 0) == 0) run.config = fields(line);
-    if (line.rfind("summary ", 0) == 0) run.summary = fields(line);
-  }
-  run.result = std::move(result);
-  return run;
-}
-
-// What every dp_trainer child needs: simgpu instead of the CUDA runtime and NCCL, Open MPI
-// allowed to run as root (CI), and the machine profile.
-std::vector<std::string> simgpuEnvironment(const std::string& profile) {
-  const char* inherited = std::getenv("LD_LIBRARY_PATH");
-  std::string library_path = SYNCOPATE_SIMGPU_LIB_DIR;
-  if (inherited != nullptr && *inherited != '\0') library_path += std::string(":") + inherited;
-  return {"LD_LIBRARY_PATH=" + library_path, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-          "SIMGPU_PROFILE=" + profile};
-}
-
-ChildSpec underMpirun(int ranks, const std::vector<std::string>& args, const std::string& profile) {
-  ChildSpec spec;
-  spec.argv = {SYNCOPATE_MPIEXEC, "-np", std::to_string(ranks)};
-  for (const std::string& flag : split(DP_TRAINER_MPIRUN_FLAGS, ';')) spec.argv.push_back(flag);
-  for (const char* forwarded : {"-x", "LD_LIBRARY_PATH", "-x", "SIMGPU_PROFILE"}) spec.argv.push_back(forwarded);
-  spec.argv.push_back(kTrainer);
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.env = simgpuEnvironment(profile);
-  return spec;
-}
 
 TrainerRun runMpi(int ranks, const std::vector<std::string>& args, const std::string& profile = kHeavyProfile) {
-  return parse(testing::runChild(underMpirun(ranks, args, profile), kTimeout));
-}
-
-std::string describe(const TrainerRun& run) {
-  return "exit " + std::to_string(run.result.exit_code) + (run.result.timed_out ? " (timed out)" : "") +
-         "\n--- stdout\n" + run.result.out + "--- stderr\n" + run.result.err;
-}
-
-void expectVerified(const TrainerRun& run, int ranks, int iterations) {
-  ASSERT_EQ(run.result.exit_code, 0) << describe(run);
-  EXPECT_EQ(run.summary.at("gradients"), "verified") << describe(run);
-  EXPECT_EQ(run.summary.at("ranks"), std::to_string(ranks));
-  EXPECT_EQ(static_cast<int>(run.iterations.size()), iterations);
-  EXPECT_EQ(static_cast<int>(run.checksums.size()), iterations);
-  EXPECT_EQ(static_cast<int>(run.counts.size()), 3 * ranks);  // setup, iteration, total per rank
+  return runUnderMpirun(kTrainer, ranks, args, profile);
 }
 
 double median(const TrainerRun& run) { return std::stod(run.summary.at("median_ms")); }
@@ -131,21 +44,12 @@ std::vector<std::string> withIterations(std::vector<std::string> args) {
 }
 
 // The naive run on 4 ranks is the baseline of several tests: run it once.
-class DpTrainerOnSimgpu : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { naive_ = new TrainerRun(runMpi(4, withIterations({"--mode", "naive"}))); }
-  static void TearDownTestSuite() {
-    delete naive_;
-    naive_ = nullptr;
-  }
-  static const TrainerRun& naive() { return *naive_; }
+const TrainerRun& naive() {
+  static const TrainerRun run = runMpi(4, withIterations({"--mode", "naive"}));
+  return run;
+}
 
- private:
-  static TrainerRun* naive_;
-};
-TrainerRun* DpTrainerOnSimgpu::naive_ = nullptr;
-
-TEST_F(DpTrainerOnSimgpu, NaiveOnFourRanksVerifiesEveryIterationAndLearns) {
+TEST(DpTrainerOnSimgpu, NaiveOnFourRanksVerifiesEveryIterationAndLearns) {
   const TrainerRun& run = naive();
   expectVerified(run, 4, kTotalIterations);
   EXPECT_EQ(run.config.at("mode"), "naive");
@@ -168,7 +72,7 @@ TEST_F(DpTrainerOnSimgpu, NaiveOnFourRanksVerifiesEveryIterationAndLearns) {
   }
 }
 
-TEST_F(DpTrainerOnSimgpu, OverlapWithLargeBucketsGivesBitIdenticalGradients) {
+TEST(DpTrainerOnSimgpu, OverlapWithLargeBucketsGivesBitIdenticalGradients) {
   // 250 MiB buckets hold three 96 MiB layer gradients: 8 all-reduces instead of 24.
   const TrainerRun overlap = runMpi(4, withIterations({"--mode", "overlap", "--bucket-mb", "250"}));
   expectVerified(overlap, 4, kTotalIterations);
@@ -177,7 +81,7 @@ TEST_F(DpTrainerOnSimgpu, OverlapWithLargeBucketsGivesBitIdenticalGradients) {
   EXPECT_EQ(overlap.checksums, naive().checksums);
 }
 
-TEST_F(DpTrainerOnSimgpu, OverlapIsFasterThanNaiveByWhatTheProfilePredicts) {
+TEST(DpTrainerOnSimgpu, OverlapIsFasterThanNaiveByWhatTheProfilePredicts) {
   const std::vector<std::string> overlap_args = withIterations({"--mode", "overlap"});
   const TrainerRun overlap = runMpi(4, overlap_args);
   expectVerified(overlap, 4, kTotalIterations);
@@ -205,49 +109,9 @@ TEST_F(DpTrainerOnSimgpu, OverlapIsFasterThanNaiveByWhatTheProfilePredicts) {
   EXPECT_NEAR(median(overlap) / (predicted.overlap_ns / 1e6), 1.0, 0.02);
 }
 
-int freePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t length = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 TEST(DpTrainerLaunch, TorchrunStyleEnvironmentMatchesMpirun) {
   const std::vector<std::string> args = withIterations({"--mode", "overlap"});
-  const std::string port = std::to_string(freePort());
-  std::vector<ChildSpec> ranks;
-  for (int rank = 0; rank < 2; ++rank) {
-    ChildSpec spec;
-    spec.argv = {kTrainer};
-    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-    spec.env = simgpuEnvironment(kHeavyProfile);
-    for (const std::string& variable : {"RANK=" + std::to_string(rank), "WORLD_SIZE=2"s,
-                                        "LOCAL_RANK=" + std::to_string(rank), "MASTER_ADDR=127.0.0.1"s,
-                                        "MASTER_PORT=" + port}) {
-      spec.env.push_back(variable);
-    }
-    ranks.push_back(spec);
-  }
-  const std::vector<ChildResult> results = testing::runChildren(ranks, kTimeout);
-  const TrainerRun rank0 = parse(results[0]);
-  const TrainerRun rank1 = parse(results[1]);
-  ASSERT_EQ(rank1.result.exit_code, 0) << describe(rank1);
-  ASSERT_EQ(rank0.result.exit_code, 0) << describe(rank0);
-  EXPECT_EQ(rank0.config.at("bootstrap"), "env");
-  EXPECT_EQ(rank0.summary.at("ranks"), "2");
-  EXPECT_EQ(rank0.summary.at("gradients"), "verified");
-  EXPECT_EQ(rank1.counts.size(), 3u);  // rank 1 reports its counts only
-  EXPECT_TRUE(rank1.checksums.empty());
-
-  // The same job launched by mpirun computes the same gradients.
-  const TrainerRun mpi = runMpi(2, args);
-  expectVerified(mpi, 2, kTotalIterations);
-  EXPECT_EQ(rank0.checksums, mpi.checksums);
+  expectTorchrunMatchesMpirun(kTrainer, args, kHeavyProfile, kTotalIterations);
 }
 
 TEST(DpTrainerLaunch, SingleProcessWritesAJsonSummary) {
@@ -255,7 +119,7 @@ TEST(DpTrainerLaunch, SingleProcessWritesAJsonSummary) {
   ChildSpec spec;
   spec.argv = {kTrainer, "--config", "gpt-125m", "--iterations", "2", "--warmup", "0", "--json", json_path};
   spec.env = simgpuEnvironment(std::string(DP_TRAINER_PROFILES) + "/comm-light.json");
-  const TrainerRun run = parse(testing::runChild(spec, kTimeout));
+  const TrainerRun run = readRun(runChild(spec, kTrainerTimeout));
   expectVerified(run, 1, 2);
   EXPECT_EQ(run.config.at("bootstrap"), "single");
   std::ifstream in(json_path);
@@ -307,7 +171,7 @@ TEST(DpTrainerLaunch, NvtxMarksEveryIterationAndItsPhases) {
     spec.env = simgpuEnvironment(std::string(DP_TRAINER_PROFILES) + "/comm-light.json");
     spec.env.push_back("NVTX_INJECTION64_PATH="s + DP_TRAINER_NVTX_RECORDER);
     spec.env.push_back("NVTX_RECORDER_OUT=" + path);
-    const TrainerRun run = parse(testing::runChild(spec, kTimeout));
+    const TrainerRun run = readRun(runChild(spec, kTrainerTimeout));
     ASSERT_EQ(run.result.exit_code, 0) << describe(run);
 
     const std::vector<Range> steps = readRanges(path);
@@ -367,18 +231,10 @@ TEST(DpTrainerLaunch, FaultOptionsStallExitAndDivergeAsAsked) {
 }
 
 TEST(DpTrainerLaunch, BadArgumentsExitNonZeroWithAMessage) {
-  const ChildResult mode = testing::runChild({{kTrainer, "--mode", "fast"}, {}}, 30s);
+  const ChildResult mode = runChild({{kTrainer, "--mode", "fast"}, {}}, 30s);
   EXPECT_EQ(mode.exit_code, 2);
   EXPECT_NE(mode.err.find("dp_trainer: --mode"), std::string::npos) << mode.err;
-
-  const ChildResult config = testing::runChild({{kTrainer, "--config", "gpt-9t"}, {}}, 30s);
-  EXPECT_EQ(config.exit_code, 2);
-  EXPECT_NE(config.err.find("unknown --config 'gpt-9t'"), std::string::npos) << config.err;
-
-  // A torchrun-style launch without its variables says which one is missing.
-  const ChildResult env = testing::runChild({{kTrainer, "--bootstrap", "env"}, {"RANK=1", "WORLD_SIZE=2"}}, 30s);
-  EXPECT_EQ(env.exit_code, 1);
-  EXPECT_NE(env.err.find("MASTER_ADDR"), std::string::npos) << env.err;
+  expectUnknownConfigAndIncompleteLaunchRefused(kTrainer);
 }
 
 }  // namespace

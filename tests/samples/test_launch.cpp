@@ -1,11 +1,9 @@
+#include "trainer_runs.hpp"
+
 #include "sample_common/id_exchange.hpp"
 #include "sample_common/launch_env.hpp"
 
 #include <gtest/gtest.h>
-
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <future>
 #include <map>
@@ -15,19 +13,7 @@ namespace sample_common {
 namespace {
 
 using namespace std::chrono_literals;
-
-// A port nobody listens on right now (the kernel's choice for port 0).
-int freePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t length = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
+using sample_testing::freePort;
 
 std::vector<std::byte> someId() {
   std::vector<std::byte> id(128);

@@ -4,12 +4,15 @@
 #include "dp_trainer/llm_config.hpp"
 #include "dp_trainer/model_shape.hpp"
 #include "sample_common/launch_env.hpp"
+#include "sample_common/parse_outcome.hpp"
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
 namespace dp_trainer {
+
+// The program's name, as --help shows it and every error message starts.
+inline constexpr const char* kProgram = "dp_trainer";
 
 enum class SyncMode { Naive, Overlap };
 using sample_common::BootstrapKind;
@@ -57,14 +60,7 @@ struct Options {
   int totalIterations() const { return warmup + iterations; }
 };
 
-// The outcome of parsing: options to run with, or an exit code and what to print
-// (--help and --list-configs exit 0 with text on stdout; errors exit 2 with a message).
-struct ParseOutcome {
-  std::optional<Options> options;
-  int exit_code = 0;
-  std::string out;  // for stdout
-  std::string err;  // for stderr, starting "dp_trainer: "
-};
+using ParseOutcome = sample_common::ParseOutcome<Options>;
 
 ParseOutcome parseOptions(int argc, const char* const* argv);
 

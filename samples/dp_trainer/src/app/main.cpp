@@ -10,8 +10,8 @@
 #include "dp_trainer/options.hpp"
 #include "dp_trainer/report.hpp"
 #include "dp_trainer/step_prediction.hpp"
-#include "sample_common/bootstrap.hpp"
-#include "sample_common/watchdog.hpp"
+#include "sample_common/exit_codes.hpp"
+#include "sample_common/trainer_main.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -23,19 +23,9 @@
 namespace {
 
 using namespace dp_trainer;
-using sample_common::abortJob;
-using sample_common::exitNow;
+using sample_common::kExitError;
 using sample_common::Membership;
 using sample_common::Watchdog;
-
-constexpr int kExitError = 1;
-constexpr int kExitVerification = 3;
-constexpr int kExitHung = 4;
-
-[[noreturn]] void fail(int rank, int exit_code, const std::string& message) {
-  std::fputs(fmt::format("dp_trainer: rank {}: {}\n", rank, message).c_str(), stderr);
-  abortJob(exit_code);
-}
 
 int predict(const Options& options) {
   try {
@@ -44,7 +34,7 @@ int predict(const Options& options) {
     std::fputs(formatPrediction(profile, options, options.predict_ranks, prediction).c_str(), stdout);
     return 0;
   } catch (const std::exception& e) {
-    std::fputs(fmt::format("dp_trainer: {}\n", e.what()).c_str(), stderr);
+    std::fputs(fmt::format("{}: {}\n", kProgram, e.what()).c_str(), stderr);
     return kExitError;
   }
 }
@@ -59,39 +49,20 @@ void writeJson(const std::string& path, const RunSummary& summary) {
 
 int main(int argc, char** argv) {
   const ParseOutcome parsed = parseOptions(argc, argv);
-  if (!parsed.options) {
-    std::fputs(parsed.out.c_str(), stdout);
-    std::fputs(parsed.err.c_str(), stderr);
-    return parsed.exit_code;
-  }
+  if (!parsed.options) return sample_common::reportStop(parsed);
   const Options& options = *parsed.options;
   if (options.predict) return predict(options);
 
-  Membership membership;
-  try {
-    membership = sample_common::joinJob(options.bootstrap, options.bootstrap_timeout_s);
-  } catch (const std::exception& e) {
-    std::fputs(fmt::format("dp_trainer: cannot join the job: {}\n", e.what()).c_str(), stderr);
-    abortJob(kExitError);
-  }
+  const Membership membership = sample_common::joinJobOrAbort(kProgram, options.bootstrap, options.bootstrap_timeout_s);
   const int rank = membership.rank;
-  Watchdog watchdog(std::chrono::milliseconds(static_cast<long long>(options.watchdog_s * 1000.0)),
-                    [&](const std::string& waiting_for) {
-                      std::fputs(fmt::format("dp_trainer: rank {}: no progress for {:g} s while waiting for {}; "
-                                             "stopping (a rank may have failed or a collective never completed)\n",
-                                             rank, options.watchdog_s, waiting_for)
-                                     .c_str(),
-                                 stderr);
-                      exitNow(kExitHung);  // from the watchdog's thread: no MPI calls
-                    });
+  Watchdog watchdog = sample_common::rankWatchdog(kProgram, rank, options.watchdog_s);
 
   // Errors end the job from inside the trainer's scope: its destructor (which would wait
   // for the communicator) never runs on a failed job.
   std::optional<Trainer> trainer;
-  RunSummary summary;
-  try {
+  sample_common::trainOrAbort(kProgram, rank, [&] {
     trainer.emplace(options, membership);
-    summary = trainer->run(watchdog);
+    const RunSummary summary = trainer->run(watchdog);
     std::fputs((countsLine(rank, "setup", summary.setup) + "\n" + countsLine(rank, "iteration", summary.per_iteration) +
                 "\n" + countsLine(rank, "total", summary.total) + "\n")
                    .c_str(),
@@ -101,11 +72,7 @@ int main(int argc, char** argv) {
       if (!options.json_path.empty()) writeJson(options.json_path, summary);
     }
     std::fflush(stdout);
-  } catch (const VerificationError& e) {
-    fail(rank, kExitVerification, e.what());
-  } catch (const std::exception& e) {
-    fail(rank, kExitError, e.what());
-  }
+  });
   trainer.reset();
   sample_common::leaveJob(membership);
   return 0;

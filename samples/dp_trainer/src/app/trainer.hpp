@@ -10,6 +10,7 @@
 #include "dp_trainer/report.hpp"
 #include "sample_common/bootstrap.hpp"
 #include "sample_common/cuda_resources.hpp"
+#include "sample_common/verification_error.hpp"
 #include "sample_common/watchdog.hpp"
 
 #include <nccl.h>
@@ -27,11 +28,8 @@ using sample_common::PinnedBuffer;
 using sample_common::Stream;
 using sample_common::Watchdog;
 
-// The synchronised gradients (or the loss) differ from the host's recomputation.
-class VerificationError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// Thrown when the synchronised gradients (or the loss) differ from the host's recomputation.
+using sample_common::VerificationError;
 
 // The status of a rank that --exit-rank ends.
 inline constexpr int kExitRankExit = 5;

@@ -1,10 +1,12 @@
 #include "dp_trainer/options.hpp"
 
-#include <CLI/CLI.hpp>
+#include "sample_common/command_line.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
 namespace dp_trainer {
 
@@ -22,13 +24,6 @@ std::string presetTable() {
   return table;
 }
 
-ParseOutcome failure(const std::string& what) {
-  ParseOutcome outcome;
-  outcome.exit_code = 2;
-  outcome.err = fmt::format("dp_trainer: {}\nRun 'dp_trainer --help' for the options.\n", what);
-  return outcome;
-}
-
 }  // namespace
 
 ParseOutcome parseOptions(int argc, const char* const* argv) {
@@ -36,15 +31,15 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
   std::string config_name = "gpt-1.3b";
   int layers = 0, hidden = 0, seq_len = 0, micro_batch = 0;
   int width = 32, batch = 8;
-  bool list_configs = false;
 
-  CLI::App app{
+  sample_common::TrainerCommandLine command_line(
+      kProgram,
       "dp_trainer: a data-parallel trainer (CUDA + NCCL) of a small residual MLP whose kernels carry the cost of\n"
       "an LLM-sized configuration, so that on simgpu a step takes the time of that LLM's step. Every iteration's\n"
       "synchronised gradients are checked against a host recomputation from all ranks' batches.\n"
       "Launch: single process, 'mpirun -np N dp_trainer ...', or the torchrun-style environment\n"
-      "(RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT).",
-      "dp_trainer"};
+      "(RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT).");
+  CLI::App& app = command_line.app();
   app.add_option("--config", config_name, "Modelled LLM configuration: " + llmPresetNames())
       ->capture_default_str();
   app.add_option("--layers", layers, "Override the configuration's layers (also the real model's depth)")
@@ -61,39 +56,22 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
   app.add_option("--bucket-mb", options.bucket_mb, "overlap: bucket cap in MiB of modelled gradient")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--iterations", options.iterations, "Measured iterations")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--warmup", options.warmup, "Iterations before the measured ones (checked, not summarised)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  app.add_option("--seed", options.seed, "Seed of the data and the initial weights")->capture_default_str();
-  app.add_option("--lr", options.lr, "SGD learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  command_line.addLoopOptions(options.iterations, options.warmup, options.seed,
+                              "Seed of the data and the initial weights", options.lr);
   app.add_option("--width", width, "Real model: features per layer")
       ->check(CLI::Range(1, kMaxWidth))
       ->capture_default_str();
   app.add_option("--batch", batch, "Real model: samples per rank per step")
       ->check(CLI::Range(1, kMaxBatch))
       ->capture_default_str();
-  std::string bootstrap = "auto";
-  app.add_option("--bootstrap", bootstrap,
-                 "How ranks meet: auto (mpirun's environment, else RANK/WORLD_SIZE, else single), mpi, env, single")
-      ->capture_default_str();
-  app.add_option("--bootstrap-timeout", options.bootstrap_timeout_s,
-                 "Seconds to wait for all ranks (env bootstrap)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--watchdog", options.watchdog_s,
-                 "Seconds without progress before the run stops with an error instead of hanging")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  command_line.addLaunchOptions(options.bootstrap, options.bootstrap_timeout_s, options.watchdog_s);
   app.add_option("--json", options.json_path, "Rank 0 writes a JSON summary to this file");
   app.add_flag("--predict", options.predict,
                "Print the step times the machine profile predicts for naive and overlap, then exit (no GPU used)");
   app.add_option("--profile", options.profile_path, "Machine profile for --predict (default: $SIMGPU_PROFILE)");
   app.add_option("--ranks", options.predict_ranks, "Ranks for --predict")->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_flag("--list-configs", list_configs, "List the LLM configurations and exit");
+  command_line.addListConfigs("List the LLM configurations and exit", presetTable);
   Faults& faults = options.faults;
   const char* fault_group = "Faults (for reliability tests; each acts after the rank's backward of the step, counted "
                             "from 0 with the warm-up)";
@@ -126,52 +104,40 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
       ->capture_default_str()
       ->group(fault_group);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    ParseOutcome outcome;
-    outcome.out = app.help();
-    return outcome;
-  } catch (const CLI::ParseError& e) {
-    return failure(e.what());
-  }
-  if (list_configs) {
-    ParseOutcome outcome;
-    outcome.out = presetTable();
-    return outcome;
-  }
+  if (std::optional<sample_common::ParseStop> stop = command_line.parse(argc, argv)) return *stop;
 
   if (mode != "naive" && mode != "overlap") {
-    return failure(fmt::format("--mode must be naive or overlap (got '{}')", mode));
+    return command_line.failure(fmt::format("--mode must be naive or overlap (got '{}')", mode));
   }
   options.mode = mode == "overlap" ? SyncMode::Overlap : SyncMode::Naive;
   if (options.faults.diverge_rank >= 0 && options.mode != SyncMode::Naive) {
-    return failure("--diverge-rank needs --mode naive (it synchronises between the gradient sync's all-reduces)");
+    return command_line.failure(
+        "--diverge-rank needs --mode naive (it synchronises between the gradient sync's all-reduces)");
   }
-  const std::optional<BootstrapKind> kind = sample_common::parseBootstrapKind(bootstrap);
-  if (!kind) return failure(fmt::format("--bootstrap must be auto, mpi, env or single (got '{}')", bootstrap));
-  options.bootstrap = *kind;
+  if (std::optional<sample_common::ParseStop> stop = command_line.checkBootstrap()) return *stop;
   const std::optional<LlmConfig> preset = findLlmPreset(config_name);
-  if (!preset) return failure(fmt::format("unknown --config '{}'; known: {}", config_name, llmPresetNames()));
+  if (!preset) {
+    return command_line.failure(fmt::format("unknown --config '{}'; known: {}", config_name, llmPresetNames()));
+  }
   options.config = *preset;
   if (layers > 0) options.config.layers = layers;
   if (hidden > 0) options.config.hidden = hidden;
   if (seq_len > 0) options.config.seq_len = seq_len;
   if (micro_batch > 0) options.config.micro_batch = micro_batch;
-  if (const std::string problem = validateLlmConfig(options.config); !problem.empty()) return failure(problem);
-  if (!std::isfinite(options.lr)) return failure("--lr must be a finite positive number");
+  if (const std::string problem = validateLlmConfig(options.config); !problem.empty()) {
+    return command_line.failure(problem);
+  }
+  if (!std::isfinite(options.lr)) return command_line.failure("--lr must be a finite positive number");
   options.shape = ModelShape{options.config.layers, width, batch};
 
   if (options.predict && options.profile_path.empty()) {
     if (const char* env = std::getenv("SIMGPU_PROFILE"); env != nullptr && *env != '\0') {
       options.profile_path = env;
     } else {
-      return failure("--predict needs a machine profile: pass --profile PATH or set SIMGPU_PROFILE");
+      return command_line.failure("--predict needs a machine profile: pass --profile PATH or set SIMGPU_PROFILE");
     }
   }
-  ParseOutcome outcome;
-  outcome.options = options;
-  return outcome;
+  return options;
 }
 
 }  // namespace dp_trainer

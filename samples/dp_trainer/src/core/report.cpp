@@ -3,15 +3,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-
 namespace dp_trainer {
 
 TimeStats measuredTimes(const std::vector<IterationRecord>& iterations) {
-  std::vector<double> times;
-  for (const IterationRecord& r : iterations) {
-    if (!r.warmup) times.push_back(r.time_ms);
-  }
-  return sample_common::timeStats(std::move(times));
+  return sample_common::measuredTimes(iterations);
 }
 
 std::string configLine(const RunSummary& run) {
@@ -25,8 +20,7 @@ std::string configLine(const RunSummary& run) {
 }
 
 std::string iterationLine(const IterationRecord& r) {
-  return fmt::format("iter={} phase={} time_ms={:.3f} loss={:.6f}", r.iteration, r.warmup ? "warmup" : "measured",
-                     r.time_ms, r.loss);
+  return sample_common::iterationLine(r.iteration, r.warmup, r.time_ms) + fmt::format(" loss={:.6f}", r.loss);
 }
 
 std::string checksumLine(const IterationRecord& r) { return sample_common::checksumLine(r.iteration, r.checksum); }
@@ -37,14 +31,11 @@ std::string countsLine(int rank, const char* scope, const OpCounts& c) {
 }
 
 std::string summaryLine(const RunSummary& run) {
-  const TimeStats t = measuredTimes(run.iterations);
   const double loss_first = run.iterations.empty() ? 0.0 : run.iterations.front().loss;
   const double loss_last = run.iterations.empty() ? 0.0 : run.iterations.back().loss;
-  return fmt::format(
-      "summary mode={} ranks={} iterations={} mean_ms={:.3f} median_ms={:.3f} min_ms={:.3f} max_ms={:.3f} "
-      "loss_first={:.6f} loss_last={:.6f} gradients=verified",
-      toString(run.options.mode), run.ranks, run.options.iterations, t.mean_ms, t.median_ms, t.min_ms, t.max_ms,
-      loss_first, loss_last);
+  return sample_common::summaryLine(toString(run.options.mode), run.ranks, run.options.iterations,
+                                    measuredTimes(run.iterations),
+                                    fmt::format("loss_first={:.6f} loss_last={:.6f}", loss_first, loss_last));
 }
 
 nlohmann::json summaryJson(const RunSummary& run) {

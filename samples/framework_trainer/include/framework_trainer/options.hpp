@@ -3,12 +3,15 @@
 
 #include "framework_trainer/model_config.hpp"
 #include "sample_common/launch_env.hpp"
+#include "sample_common/parse_outcome.hpp"
 
+#include <cstddef>
 #include <cstdint>
-#include <optional>
-#include <string>
 
 namespace framework_trainer {
+
+// The program's name, as --help shows it and every error message starts.
+inline constexpr const char* kProgram = "framework_trainer";
 
 // naive: after backward, one all-reduce per parameter gradient on the compute stream, as a
 // hand-written loop does. ddp: PyTorch DDP's reducer (reducer.hpp).
@@ -37,14 +40,7 @@ struct Options {
   int totalIterations() const { return warmup + iterations; }
 };
 
-// Options to run with, or an exit code and what to print (--help and --list-configs exit 0
-// with text on stdout; errors exit 2 with a message on stderr).
-struct ParseOutcome {
-  std::optional<Options> options;
-  int exit_code = 0;
-  std::string out;
-  std::string err;
-};
+using ParseOutcome = sample_common::ParseOutcome<Options>;
 
 ParseOutcome parseOptions(int argc, const char* const* argv);
 

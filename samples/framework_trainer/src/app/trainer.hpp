@@ -12,6 +12,7 @@
 #include "framework_trainer/tensor_lists.hpp"
 #include "sample_common/bootstrap.hpp"
 #include "sample_common/cuda_resources.hpp"
+#include "sample_common/verification_error.hpp"
 #include "sample_common/watchdog.hpp"
 
 #include <nccl.h>
@@ -22,11 +23,8 @@
 
 namespace framework_trainer {
 
-// The synchronised gradients differ from the host's expectation, or between ranks.
-class VerificationError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// Thrown when the synchronised gradients differ from the host's expectation, or between ranks.
+using sample_common::VerificationError;
 
 class Trainer {
  public:

@@ -18,7 +18,7 @@ std::string configLine(const RunSummary& run) {
 }
 
 std::string iterationLine(const IterationRecord& r) {
-  return fmt::format("iter={} phase={} time_ms={:.3f}", r.iteration, r.warmup ? "warmup" : "measured", r.time_ms);
+  return sample_common::iterationLine(r.iteration, r.warmup, r.time_ms);
 }
 
 std::string countsLine(int rank, const char* scope, const OpCounts& c) {
@@ -33,14 +33,8 @@ std::string memoryLine(int rank, const CachingAllocator::Stats& s) {
 }
 
 std::string summaryLine(const RunSummary& run) {
-  std::vector<double> times;
-  for (const IterationRecord& r : run.iterations)
-    if (!r.warmup) times.push_back(r.time_ms);
-  const sample_common::TimeStats t = sample_common::timeStats(std::move(times));
-  return fmt::format(
-      "summary mode={} ranks={} iterations={} mean_ms={:.3f} median_ms={:.3f} min_ms={:.3f} max_ms={:.3f} "
-      "gradients=verified",
-      toString(run.options.mode), run.ranks, run.options.iterations, t.mean_ms, t.median_ms, t.min_ms, t.max_ms);
+  return sample_common::summaryLine(toString(run.options.mode), run.ranks, run.options.iterations,
+                                    sample_common::measuredTimes(run.iterations));
 }
 
 }  // namespace framework_trainer
