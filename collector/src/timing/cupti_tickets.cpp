@@ -119,12 +119,14 @@ void CuptiTickets::consume(std::uint8_t* buffer, std::size_t valid_bytes, NextRe
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
         auto* copy = reinterpret_cast<CUpti_ActivityMemcpy6*>(record);
-        addActivity(copy->correlationId, {static_cast<std::int64_t>(copy->start), static_cast<std::int64_t>(copy->end)});
+        addActivity(copy->correlationId,
+                    {static_cast<std::int64_t>(copy->start), static_cast<std::int64_t>(copy->end)});
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMSET: {
         auto* fill = reinterpret_cast<CUpti_ActivityMemset4*>(record);
-        addActivity(fill->correlationId, {static_cast<std::int64_t>(fill->start), static_cast<std::int64_t>(fill->end)});
+        addActivity(fill->correlationId,
+                    {static_cast<std::int64_t>(fill->start), static_cast<std::int64_t>(fill->end)});
         break;
       }
       default: break;  // API records: only their external correlations matter

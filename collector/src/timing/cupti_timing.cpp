@@ -19,7 +19,7 @@ namespace {
 constexpr std::size_t kBufferBytes = 4u << 20;
 constexpr std::size_t kBufferAlignment = 8;
 constexpr std::int64_t kFlushIntervalNs = 20'000'000;
-constexpr std::int64_t kSweepIntervalNs = 1'000'000'000;
+constexpr std::int64_t kSweepIntervalNs = 1'000'000'000;  // joins of released tickets forgotten this often
 
 // The CUPTI functions used, resolved from the loaded library.
 struct CuptiApi {
@@ -144,7 +144,8 @@ namespace {
 
 // The tickets this thread has pushed as CUPTI's external id, innermost last. CUPTI's external id
 // is the thread's, not a stream's: the brackets of one NCCL group (one per stream it launches on,
-// all around one ncclGroupEnd, under one correlation) share one ticket, pushed once.
+// all around one ncclGroupEnd, under one correlation) share one ticket, pushed once. A call
+// bracketed inside another's, were there one, would get its own (four deep at most).
 struct Bracket {
   std::uint32_t correlation;
   Ticket ticket;
@@ -190,7 +191,9 @@ bool CuptiTiming::end(Ticket ticket, cudaStream_t, bool issued) noexcept {
   return issued;
 }
 
-void CuptiTiming::share(Ticket ticket, int extra_references) noexcept { impl_->tickets.share(ticket, extra_references); }
+void CuptiTiming::share(Ticket ticket, int extra_references) noexcept {
+  impl_->tickets.share(ticket, extra_references);
+}
 
 void CuptiTiming::collect() noexcept {
   const std::int64_t now = monotonicNs();
