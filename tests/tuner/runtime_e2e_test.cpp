@@ -645,5 +645,47 @@ TEST(RuntimeFusion, ScatteredGradientsFusedThroughTheFusionBufferStayIdentical) 
   EXPECT_TRUE(cmp->gradients_identical.value_or(false)) << cmp->gradients_note;
 }
 
+// Invariants 3 and 4 across a communicator's end: the all-reduces of iteration 0 go through a
+// communicator the application then ends, in each of NCCL's three ways, and the rest through
+// another. The runtime retires it and ends its twin right before NCCL frees it, so nothing asks
+// NCCL about the freed communicator at the host synchronisations that follow (simgpu says so
+// when a destroyed communicator is used: a use after free on a real NCCL). The plan, tuned from a
+// run that does the same, knows the steady iterations' groups, on the other communicator: it
+// goes on applying to all of them, iteration 0's group passes in its original order, and the
+// gradients are the baseline's.
+TEST(RuntimeCommunicatorLifetime, AnEndedCommunicatorIsNeverAskedAboutAgainAndThePlanGoesOn) {
+  TempDir scratch;
+  const std::vector<std::string> ends = {"--end-comm-at", "1"};
+  const JobRun base = record(scratch.path() / "baseline", ends);
+  ASSERT_EQ(base.result.exit_code, 0) << base.result.err;
+  auto report = tuneRun(base.dir, {});
+  ASSERT_TRUE(report.ok()) << report.message();
+  ASSERT_TRUE(report->plan.has_value()) << report->search.note;
+  ASSERT_TRUE(writePlan(*report->plan, base.dir / "plan.json").ok());
+  for (const char* how : {"destroy", "finalize", "abort"}) {
+    SCOPED_TRACE(how);
+    std::vector<std::string> extra = ends;
+    extra.insert(extra.end(), {"--end-comm-by", how});
+    const JobRun tuned = record(scratch.path() / how, extra, base.dir / "plan.json");
+    ASSERT_EQ(tuned.result.exit_code, 0) << tuned.result.err;
+    EXPECT_EQ(tuned.result.err.find("corrupted comm object"), std::string::npos) << tuned.result.err;
+    std::set<std::string> stats;
+    for (int r = 0; r < kRanks; ++r) {
+      const nlohmann::json rank_report = runtimeReport(tuned.dir, r);
+      EXPECT_TRUE(rank_report["applied"].get<bool>()) << "rank " << r << ": " << rank_report.dump();
+      EXPECT_EQ(rank_report["stats"]["planned_groups"].get<int>(), 7) << "rank " << r << ": " << rank_report.dump();
+      EXPECT_EQ(rank_report["stats"]["unplanned_groups"].get<int>(), 1) << "rank " << r << ": " << rank_report.dump();
+      EXPECT_FALSE(rank_report["fallbacks"].contains("ranks_disagree")) << "rank " << r << ": " << rank_report.dump();
+      stats.insert(rank_report["stats"].dump());
+    }
+    EXPECT_EQ(stats.size(), 1u) << "the same decisions on every rank";
+    auto c = compareRuns(base.dir, tuned.dir);
+    ASSERT_TRUE(c.ok()) << c.message();
+    ASSERT_TRUE(c->gradients_identical.has_value()) << c->gradients_note;
+    EXPECT_TRUE(*c->gradients_identical) << c->gradients_note;
+    EXPECT_EQ(c->checksums_compared, 8);
+  }
+}
+
 }  // namespace
 }  // namespace syncopate::tuner

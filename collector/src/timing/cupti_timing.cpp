@@ -6,14 +6,11 @@
 #include <cupti_activity.h>
 #include <cupti_result.h>
 
-#include <algorithm>
 #include <cstdlib>
-#include <mutex>
 #include <thread>
-#include <unordered_map>
-#include <vector>
 
 #include "common/clock.hpp"
+#include "syncopate/collector/cupti_tickets.hpp"
 #include "syncopate/dispatch/log.hpp"
 
 namespace syncopate::preload {
@@ -21,11 +18,8 @@ namespace {
 
 constexpr std::size_t kBufferBytes = 4u << 20;
 constexpr std::size_t kBufferAlignment = 8;
-// A ticket whose activity has not arrived this long after it was first asked for is given up
-// (an op that launched nothing, or a record CUPTI dropped): counted, not waited on forever.
-constexpr std::int64_t kGiveUpNs = 15'000'000'000;
 constexpr std::int64_t kFlushIntervalNs = 20'000'000;
-constexpr std::int64_t kForgetNs = 60'000'000'000;
+constexpr std::int64_t kSweepIntervalNs = 1'000'000'000;  // joins of released tickets forgotten this often
 
 // The CUPTI functions used, resolved from the loaded library.
 struct CuptiApi {
@@ -68,98 +62,9 @@ void* loadCupti(std::string& why) {
 
 struct CuptiTiming::Impl {
   CuptiApi api;
-
-  // Filled by CUPTI's buffer callbacks (its own thread, or the caller of a flush), read by
-  // the background thread: a mutex, off the hot path.
-  std::mutex mutex;
-  struct Interval {
-    std::int64_t start = 0;
-    std::int64_t end = 0;
-  };
-  // Every entry carries when it was made: what nobody claims within kForgetNs is swept
-  // (activities of calls the recorder did not ask about, late activities of a released ticket).
-  struct External {
-    Ticket ticket;
-    std::int64_t made_ns;
-  };
-  struct Waiting {
-    std::vector<Interval> intervals;
-    std::int64_t made_ns;
-  };
-  struct Done {
-    Interval interval;
-    std::int64_t made_ns;
-  };
-  std::unordered_map<std::uint32_t, External> external_of;  // CUPTI correlation -> ticket
-  std::unordered_map<std::uint32_t, Waiting> unjoined;      // activities before their correlation
-  std::unordered_map<Ticket, Done> done;                    // ticket -> GPU interval
-  std::unordered_map<Ticket, int> references;               // extra references of shared tickets
-  std::unordered_map<Ticket, std::int64_t> first_asked;
+  CuptiTickets tickets{&monotonicNs};
   std::int64_t next_flush_ns = 0;
   std::int64_t next_sweep_ns = 0;
-
-  void addActivity(std::uint32_t correlation, std::int64_t start, std::int64_t end) {
-    auto external = external_of.find(correlation);
-    if (external == external_of.end()) {
-      auto [waiting, inserted] = unjoined.try_emplace(correlation, Waiting{{}, monotonicNs()});
-      waiting->second.intervals.push_back({start, end});
-      return;
-    }
-    merge(external->second.ticket, {start, end});
-  }
-  void merge(Ticket ticket, Interval interval) {
-    // Several activities under one ticket (the kernels an NCCL group launches): their span.
-    auto [entry, inserted] = done.try_emplace(ticket, Done{interval, monotonicNs()});
-    if (!inserted) {
-      entry->second.interval.start = std::min(entry->second.interval.start, interval.start);
-      entry->second.interval.end = std::max(entry->second.interval.end, interval.end);
-    }
-  }
-  void addExternal(std::uint32_t correlation, std::uint64_t ticket) {
-    external_of[correlation] = External{ticket, monotonicNs()};
-    auto waiting = unjoined.find(correlation);
-    if (waiting == unjoined.end()) return;
-    for (const Interval& interval : waiting->second.intervals) merge(ticket, interval);
-    unjoined.erase(waiting);
-  }
-  void sweep(std::int64_t now) {
-    std::erase_if(external_of, [now](const auto& entry) { return now - entry.second.made_ns > kForgetNs; });
-    std::erase_if(unjoined, [now](const auto& entry) { return now - entry.second.made_ns > kForgetNs; });
-    std::erase_if(done, [now](const auto& entry) { return now - entry.second.made_ns > kForgetNs; });
-  }
-
-  void consume(std::uint8_t* buffer, std::size_t valid) {
-    std::lock_guard lock(mutex);
-    CUpti_Activity* record = nullptr;
-    while (api.nextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
-      switch (record->kind) {
-        case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
-          auto* external = reinterpret_cast<CUpti_ActivityExternalCorrelation*>(record);
-          if (external->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) {
-            addExternal(external->correlationId, external->externalId);
-          }
-          break;
-        }
-        case CUPTI_ACTIVITY_KIND_KERNEL:
-        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-          auto* kernel = reinterpret_cast<CUpti_ActivityKernel10*>(record);
-          addActivity(kernel->correlationId, static_cast<std::int64_t>(kernel->start), static_cast<std::int64_t>(kernel->end));
-          break;
-        }
-        case CUPTI_ACTIVITY_KIND_MEMCPY: {
-          auto* copy = reinterpret_cast<CUpti_ActivityMemcpy6*>(record);
-          addActivity(copy->correlationId, static_cast<std::int64_t>(copy->start), static_cast<std::int64_t>(copy->end));
-          break;
-        }
-        case CUPTI_ACTIVITY_KIND_MEMSET: {
-          auto* fill = reinterpret_cast<CUpti_ActivityMemset4*>(record);
-          addActivity(fill->correlationId, static_cast<std::int64_t>(fill->start), static_cast<std::int64_t>(fill->end));
-          break;
-        }
-        default: break;  // API records: only their external correlations matter
-      }
-    }
-  }
 };
 
 namespace {
@@ -176,7 +81,7 @@ void CUPTIAPI bufferRequested(std::uint8_t** buffer, std::size_t* size, std::siz
 void CUPTIAPI bufferCompleted(CUcontext, std::uint32_t, std::uint8_t* buffer, std::size_t, std::size_t valid) {
   if (activeImpl != nullptr && buffer != nullptr && valid > 0) {
     try {
-      activeImpl->consume(buffer, valid);
+      activeImpl->tickets.consume(buffer, valid, activeImpl->api.nextRecord);
     } catch (...) {
       log(LogLevel::Warn, "out of memory while reading CUPTI records; some ops stay untimed");
     }
@@ -235,34 +140,70 @@ CuptiTiming::CuptiTiming(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(
 
 CuptiTiming::~CuptiTiming() = default;
 
+namespace {
+
+// The tickets this thread has pushed as CUPTI's external id, innermost last. CUPTI's external id
+// is the thread's, not a stream's: the brackets of one NCCL group (one per stream it launches on,
+// all around one ncclGroupEnd, under one correlation) share one ticket, pushed once. A call
+// bracketed inside another's, were there one, would get its own (four deep at most).
+struct Bracket {
+  std::uint32_t correlation;
+  Ticket ticket;
+  int depth;
+};
+struct OpenBrackets {
+  static constexpr int kMax = 4;
+  Bracket open[kMax];
+  int count;
+};
+[[gnu::tls_model("initial-exec")]] constinit thread_local OpenBrackets openBrackets{};
+
+}  // namespace
+
 Ticket CuptiTiming::begin(int, cudaStream_t, std::uint32_t correlation) noexcept {
-  return impl_->api.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, correlation) == CUPTI_SUCCESS ? correlation : kNoTicket;
+  OpenBrackets& brackets = openBrackets;
+  if (brackets.count > 0) {
+    Bracket& innermost = brackets.open[brackets.count - 1];
+    if (innermost.correlation == correlation) {
+      ++innermost.depth;
+      return innermost.ticket;
+    }
+  }
+  if (brackets.count == OpenBrackets::kMax) return kNoTicket;
+  const Ticket ticket = impl_->tickets.open();
+  if (ticket == kNoTicket) return kNoTicket;
+  if (impl_->api.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, ticket) != CUPTI_SUCCESS) {
+    impl_->tickets.release(ticket);
+    return kNoTicket;
+  }
+  brackets.open[brackets.count++] = {correlation, ticket, 1};
+  return ticket;
 }
 
-bool CuptiTiming::end(Ticket, cudaStream_t, bool issued) noexcept {
+bool CuptiTiming::end(Ticket ticket, cudaStream_t, bool issued) noexcept {
+  OpenBrackets& brackets = openBrackets;
+  if (--brackets.open[brackets.count - 1].depth > 0) return issued;
+  --brackets.count;
   std::uint64_t popped = 0;
   impl_->api.pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &popped);
+  // A call that failed issued nothing: nobody will ask for its ticket.
+  if (!issued) impl_->tickets.release(ticket);
   return issued;
 }
 
 void CuptiTiming::share(Ticket ticket, int extra_references) noexcept {
-  try {
-    std::lock_guard lock(impl_->mutex);
-    impl_->references[ticket] += extra_references;
-  } catch (...) {
-  }
+  impl_->tickets.share(ticket, extra_references);
 }
 
 void CuptiTiming::collect() noexcept {
-  std::int64_t now = monotonicNs();
+  const std::int64_t now = monotonicNs();
   if (now < impl_->next_flush_ns) return;
   impl_->next_flush_ns = now + kFlushIntervalNs;
   impl_->api.flushAll(0);
   if (now >= impl_->next_sweep_ns) {
-    impl_->next_sweep_ns = now + kForgetNs / 4;
+    impl_->next_sweep_ns = now + kSweepIntervalNs;
     try {
-      std::lock_guard lock(impl_->mutex);
-      impl_->sweep(now);
+      impl_->tickets.sweep();
     } catch (...) {
     }
   }
@@ -270,39 +211,13 @@ void CuptiTiming::collect() noexcept {
 
 Resolution CuptiTiming::resolve(Ticket ticket, std::int64_t& start_ns, std::int64_t& end_ns) noexcept {
   try {
-    std::lock_guard lock(impl_->mutex);
-    if (auto found = impl_->done.find(ticket); found != impl_->done.end()) {
-      start_ns = found->second.interval.start;
-      end_ns = found->second.interval.end;
-      impl_->first_asked.erase(ticket);
-      return Resolution::Resolved;
-    }
-    std::int64_t now = monotonicNs();
-    auto [asked, inserted] = impl_->first_asked.try_emplace(ticket, now);
-    if (!inserted && now - asked->second > kGiveUpNs) {
-      impl_->first_asked.erase(asked);
-      return Resolution::Failed;
-    }
-    return Resolution::Pending;
+    return impl_->tickets.resolve(ticket, start_ns, end_ns);
   } catch (...) {
     return Resolution::Pending;
   }
 }
 
-void CuptiTiming::release(Ticket ticket) noexcept {
-  try {
-    std::lock_guard lock(impl_->mutex);
-    auto shared = impl_->references.find(ticket);
-    if (shared != impl_->references.end() && shared->second > 0) {
-      --shared->second;
-      return;
-    }
-    if (shared != impl_->references.end()) impl_->references.erase(shared);
-    impl_->done.erase(ticket);
-    impl_->first_asked.erase(ticket);
-  } catch (...) {
-  }
-}
+void CuptiTiming::release(Ticket ticket) noexcept { impl_->tickets.release(ticket); }
 
 void CuptiTiming::drain(std::int64_t deadline_ns) noexcept {
   // Completed activities first; then whatever CUPTI still holds, forced out.

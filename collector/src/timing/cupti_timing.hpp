@@ -1,8 +1,9 @@
 // GPU timing with CUPTI's activity API: kernels, memcpys and memsets are recorded by CUPTI
-// itself (no extra work on the application's streams). The recorder pushes its correlation id
-// as CUPTI's external correlation id (kind CUSTOM0) around each call that issues GPU work;
-// CUPTI reports which of its API records ran under which external id, and each GPU activity
-// under its API record's correlation id, so activities are joined to the recorder's ops.
+// itself (no extra work on the application's streams). Each call that issues GPU work is
+// bracketed by a ticket pushed as CUPTI's external correlation id (kind CUSTOM0); CUPTI reports
+// which of its API records ran under which external id, and each GPU activity under its API
+// record's correlation id, so activities are joined to the recorder's ops
+// (syncopate/collector/cupti_tickets.hpp, which also says why no ticket is ever given up).
 // CUPTI's timestamps come from the recorder's clock (cuptiActivityRegisterTimestampCallback),
 // so they are CLOCK_MONOTONIC like every other time in the store.
 //

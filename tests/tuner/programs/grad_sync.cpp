@@ -41,6 +41,14 @@
 //                       and a kernel given its start (the header, in no gradient) fills all of
 //                       it: only the free's place in the stream orders it after the all-reduces
 //                       that read that memory
+// One that ends a communicator in the middle of the run:
+//   --end-comm-at K     the all-reduces of the iterations before K go through a communicator
+//                       split from the program's own, which the program ends at the start of
+//                       iteration K (--end-comm-by destroy, the default; finalize:
+//                       ncclCommFinalize then ncclCommDestroy; abort: ncclCommAbort) once every
+//                       rank has synchronised its stream (an MPI barrier: a rank's abort fails
+//                       the communicator for the ranks still using it); from K on they go through
+//                       its own communicator, and the host synchronises as in every iteration
 // And one that changes only how kernels are launched:
 //   --all-launch-paths  the produce and update kernels go through every launch path in turn
 //                       (launch_paths.hpp), each once per iteration; needs a driver (libcuda.so.1)
@@ -89,7 +97,8 @@ struct Options {
   int produce_cost = 1, update_cost = 1;
   bool scattered = false, capture = false, extern_c = false, graph = false, stream_ordered = false;
   int diverge_rank = -1, stall_rank = -1, stall_iteration = 2, stall_seconds = 30, exit_after_issue_rank = -1;
-  int thread_from = -1, switch_device = -1, sync_thread_rank = -1;
+  int thread_from = -1, switch_device = -1, sync_thread_rank = -1, end_comm_at = -1;
+  std::string end_comm_by = "destroy";
   bool all_launch_paths = false, stall_resumes = false;
 };
 
@@ -103,6 +112,13 @@ Options parse(int argc, char** argv) {
         std::exit(2);
       }
       return std::atoi(argv[++i]);
+    };
+    auto text = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "grad_sync: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
     };
     if (a == "--layers") o.layers = value();
     else if (a == "--count") o.count = value();
@@ -124,6 +140,8 @@ Options parse(int argc, char** argv) {
     else if (a == "--graph") o.graph = true;
     else if (a == "--stream-ordered") o.stream_ordered = true;
     else if (a == "--all-launch-paths") o.all_launch_paths = true;
+    else if (a == "--end-comm-at") o.end_comm_at = value();
+    else if (a == "--end-comm-by") o.end_comm_by = text();
     else {
       std::fprintf(stderr, "grad_sync: unknown option %s\n", a.c_str());
       std::exit(2);
@@ -138,6 +156,10 @@ Options parse(int argc, char** argv) {
     std::fprintf(stderr, "grad_sync: need --layers >= 2, --count >= 1, --iterations >= 1\n");
     std::exit(2);
   }
+  if (o.end_comm_by != "destroy" && o.end_comm_by != "finalize" && o.end_comm_by != "abort") {
+    std::fprintf(stderr, "grad_sync: --end-comm-by takes destroy, finalize or abort\n");
+    std::exit(2);
+  }
   if (o.stream_ordered && o.scattered) {
     std::fprintf(stderr, "grad_sync: --stream-ordered takes contiguous gradients, not --scattered\n");
     std::exit(2);
@@ -150,6 +172,15 @@ std::uint64_t fnv1a(const void* data, std::size_t n) {
   const auto* p = static_cast<const unsigned char*>(data);
   for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
   return h;
+}
+
+void endCommunicator(ncclComm_t comm, const std::string& how) {
+  if (how == "abort") {
+    CHECK_NCCL(ncclCommAbort(comm));
+    return;
+  }
+  if (how == "finalize") CHECK_NCCL(ncclCommFinalize(comm));
+  CHECK_NCCL(ncclCommDestroy(comm));
 }
 
 }  // namespace
@@ -174,6 +205,8 @@ int main(int argc, char** argv) {
   MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
   ncclComm_t comm = nullptr;
   CHECK_NCCL(ncclCommInitRank(&comm, ranks, id, rank));
+  ncclComm_t early = nullptr;  // the communicator of the iterations before --end-comm-at
+  if (o.end_comm_at >= 0) CHECK_NCCL(ncclCommSplit(comm, 0, rank, &early, nullptr));
 
   cudaStream_t compute = nullptr, check = nullptr;
   CHECK_CUDA(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking));
@@ -252,6 +285,13 @@ int main(int argc, char** argv) {
     const std::string step = "ProfilerStep#" + std::to_string(it);
     nvtxRangePushA(step.c_str());
     const int slot = it % 2;
+    if (it == o.end_comm_at) {
+      CHECK_CUDA(cudaStreamSynchronize(compute));  // its last all-reduces have run
+      MPI_Barrier(MPI_COMM_WORLD);
+      endCommunicator(early, o.end_comm_by);
+      early = nullptr;
+    }
+    const ncclComm_t reducing = early != nullptr ? early : comm;
     if (it > 0) CHECK_CUDA(cudaStreamWaitEvent(compute, check_done[(it - 1) % 2], 0));
     // Where this iteration's gradients are produced: the gradient buffers themselves (reduced in
     // place), or a stream-ordered buffer reduced out of place into them.
@@ -290,7 +330,7 @@ int main(int argc, char** argv) {
     };
     const bool thread_syncs = o.sync_thread_rank >= 0 && it >= 2;
     for (std::size_t l = 0; l < layers; ++l) {
-      CHECK_NCCL(ncclAllReduce(produced[l], grad[l], n, ncclFloat, ncclSum, comm, compute));
+      CHECK_NCCL(ncclAllReduce(produced[l], grad[l], n, ncclFloat, ncclSum, reducing, compute));
       if (rank == o.diverge_rank && it >= 2 && l + 1 == layers / 2) CHECK_CUDA(cudaStreamSynchronize(compute));
       if (thread_syncs && rank == o.sync_thread_rank && l + 1 == layers / 2) syncOnAnotherThread();
     }
@@ -365,6 +405,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "grad_sync: rank %d: the updated values differ from the host's\n", rank);
     ++failures;
   }
+  if (early != nullptr) CHECK_NCCL(ncclCommDestroy(early));
   CHECK_NCCL(ncclCommDestroy(comm));
   MPI_Finalize();
   if (failures > 0) {

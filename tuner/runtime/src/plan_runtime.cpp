@@ -176,6 +176,10 @@ void PlanRuntime::communicatorCreated(ncclComm_t comm, int rank, int nranks) noe
   if (comms_.add(comm, rank, nranks) && rank_ < 0) rank_ = rank;
 }
 
+// Whatever the state: a runtime that turned itself off (the plan is read at the first call handed
+// to it) may have made twins before, which end with their communicators all the same.
+void PlanRuntime::communicatorEnding(ncclComm_t comm, bool abort) noexcept { comms_.retire(comm, abort); }
+
 std::uint32_t PlanRuntime::communicatorIndex(ncclComm_t comm) noexcept { return comms_.indexOf(comm); }
 
 int PlanRuntime::communicatorSize(ncclComm_t comm) noexcept { return comms_.sizeOf(comm); }

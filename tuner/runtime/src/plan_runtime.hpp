@@ -63,8 +63,11 @@ class PlanRuntime final : public tuner::Executor {
   // Returns what the call returned, or success when the scheduler held it.
   int run(const tuner::Call& call, const Original& original) noexcept;
 
-  // NCCL bookkeeping (any thread that creates a communicator).
+  // NCCL bookkeeping (any thread that creates or ends a communicator). The application is
+  // about to end `comm`; the scheduler has issued what it held, so nothing is issued on it or
+  // its twin again (communicators.hpp).
   void communicatorCreated(ncclComm_t comm, int rank, int nranks) noexcept;
+  void communicatorEnding(ncclComm_t comm, bool abort) noexcept;
   std::uint32_t communicatorIndex(ncclComm_t comm) noexcept;
   int communicatorSize(ncclComm_t comm) noexcept;
   // A failed collective the runtime issued on the application's behalf, reported on the

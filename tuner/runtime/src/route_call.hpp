@@ -137,7 +137,11 @@ auto routeCall(CallFacts& facts, Call&& call) noexcept -> decltype(call()) {
   } else if constexpr (what == CallClass::GroupEnd) {
     return routeAs(CallKind::GroupEnd, facts, tuner::kLegacyStream, call);
   } else if constexpr (what == CallClass::CommFinalize || what == CallClass::CommDestroy) {
-    return routeAs(CallKind::CommEnd, facts, tuner::kLegacyStream, call);
+    // Retired once the scheduler has issued what it held on it, before NCCL frees it.
+    return routeAs(CallKind::CommEnd, facts, tuner::kLegacyStream, [&] {
+      PlanRuntime::instance().communicatorEnding(facts.comm, facts.api == ApiName::ncclCommAbort);
+      return call();
+    });
   } else if constexpr (what == CallClass::CommCreate || what == CallClass::CommDerive) {
     const auto result = call();
     if (result == ncclSuccess) noteCreatedComms(facts);
