@@ -76,7 +76,6 @@ class CollectiveTask final : public Task {
   std::vector<const char*> inputs_;
 };
 
-CollDesc collDescOf(const CollectiveArgs& args);  // what ranks compare
 std::string describeCall(const CollDesc& desc);  // "AllReduce(count=1024, float32, sum)"
 
 }  // namespace simgpu::nccl
