@@ -2,7 +2,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 
 #include "synthetic_trainer.hpp"
 #include "syncopate/analyzer/analysis.hpp"
@@ -98,16 +97,14 @@ TEST(Search, LightCommunicationGetsNoRecommendation) {
   EXPECT_NE(s.result.note.find("2%"), std::string::npos) << s.result.note;
 }
 
-TEST(Search, SixtyFourRanksAreSearchedInSeconds) {
+// How long it takes is bench/tuner_search's figure, not a test's: under a sanitizer on a loaded
+// 2-core machine a bound on it only measured the load.
+TEST(Search, SixtyFourRanksAreSearched) {
   SyntheticTrainer t = heavy();
   t.ranks = 64;
   t.layers = 24;
-  const auto start = std::chrono::steady_clock::now();
   const Searched s = searchOf(t);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_GE(s.result.recommended, 0);
-  // Generous for a loaded 2-core machine; bench/tuner_search reports the real figure.
-  EXPECT_LT(seconds, 60.0);
 }
 
 TEST(Plan, RoundTripKeepsEverythingAndTheChecksumGuardsIt) {
