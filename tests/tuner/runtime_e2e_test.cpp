@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -97,24 +98,27 @@ nlohmann::json runtimeReport(const std::filesystem::path& dir, int rank) {
   return nlohmann::json::parse(in);
 }
 
+// Records a baseline run of grad_sync (with `extra` arguments) in `dir` and writes the plan
+// tuned from it as dir/plan.json. Empty on success, else what failed.
+std::string recordBaselineAndPlan(const std::filesystem::path& dir, const std::vector<std::string>& extra, JobRun& base) {
+  base = record(dir, extra);
+  if (base.result.exit_code != 0) return "the baseline run failed: " + base.result.err;
+  auto report = tuneRun(base.dir, {});
+  if (!report.ok()) return "tune failed: " + report.message();
+  if (!report->plan.has_value()) return "tune found no plan: " + report->search.note;
+  if (!writePlan(*report->plan, base.dir / "plan.json").ok()) return "the plan could not be written";
+  return {};
+}
+
 // The recorded baseline and its plan, made once for the suite (recording takes seconds).
 class RuntimeE2E : public ::testing::Test {
  protected:
   // A failure here fails every test of the suite (GoogleTest would only skip them).
   static void SetUpTestSuite() {
     scratch_ = new TempDir();
-    const JobRun base = record(scratch_->path() / "baseline");
-    if (base.result.exit_code != 0) {
-      setup_failure_ = new std::string("the baseline run failed: " + base.result.err);
-      return;
-    }
-    auto report = tuneRun(base.dir, {});
-    if (!report.ok() || !report->plan.has_value()) {
-      setup_failure_ = new std::string("tune found no plan: " + (report.ok() ? report->search.note : report.message()));
-      return;
-    }
-    if (!writePlan(*report->plan, base.dir / "plan.json").ok()) {
-      setup_failure_ = new std::string("the plan could not be written");
+    JobRun base;
+    if (std::string why = recordBaselineAndPlan(scratch_->path() / "baseline", {}, base); !why.empty()) {
+      setup_failure_ = new std::string(std::move(why));
       return;
     }
     baseline_ = new JobRun(base);
@@ -656,12 +660,9 @@ TEST(RuntimeFusion, ScatteredGradientsFusedThroughTheFusionBufferStayIdentical) 
 TEST(RuntimeCommunicatorLifetime, AnEndedCommunicatorIsNeverAskedAboutAgainAndThePlanGoesOn) {
   TempDir scratch;
   const std::vector<std::string> ends = {"--end-comm-at", "1"};
-  const JobRun base = record(scratch.path() / "baseline", ends);
-  ASSERT_EQ(base.result.exit_code, 0) << base.result.err;
-  auto report = tuneRun(base.dir, {});
-  ASSERT_TRUE(report.ok()) << report.message();
-  ASSERT_TRUE(report->plan.has_value()) << report->search.note;
-  ASSERT_TRUE(writePlan(*report->plan, base.dir / "plan.json").ok());
+  JobRun base;
+  const std::string why = recordBaselineAndPlan(scratch.path() / "baseline", ends, base);
+  ASSERT_TRUE(why.empty()) << why;
   for (const char* how : {"destroy", "finalize", "abort"}) {
     SCOPED_TRACE(how);
     std::vector<std::string> extra = ends;
