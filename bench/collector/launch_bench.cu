@@ -6,8 +6,11 @@
 // (--rate paces each thread to that many calls per second in bursts of 256, for the
 // sustained-rate figure).
 // prints:
-//   launch_bench api=launch threads=T calls=N median_ns=… p99_ns=… calls_per_s=…
+//   launch_bench api=launch threads=T calls=N median_ns=… p99_ns=… timer_ns=… calls_per_s=…
 //                collector=active|absent recording=… records_dropped=… ops_untimed=…
+// timer_ns is the timer's own cost, measured as the calls are (two readings with nothing
+// between them, the median of as many samples as there are calls): median_ns - timer_ns is
+// what the call itself costs, in every configuration alike.
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
@@ -79,6 +82,17 @@ void issue(const Options& options, cudaStream_t stream, std::vector<std::int64_t
   }
 }
 
+// The median of `samples` intervals between two back-to-back readings of the timer.
+std::int64_t timerCost(long samples) {
+  std::vector<std::int64_t> empty(static_cast<std::size_t>(samples));
+  for (auto& sample : empty) {
+    const std::int64_t start = nowNs();
+    sample = nowNs() - start;
+  }
+  std::nth_element(empty.begin(), empty.begin() + samples / 2, empty.end());
+  return empty[static_cast<std::size_t>(samples / 2)];
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -98,6 +112,7 @@ int main(int argc, char** argv) {
   const std::int64_t median = samples[samples.size() / 2];
   const std::int64_t p99 = samples[samples.size() * 99 / 100];
   const double rate = static_cast<double>(options.calls) * options.threads * 1e9 / static_cast<double>(elapsed);
+  const std::int64_t timer = timerCost(options.calls);
 
   // What the collector says about itself, when it is there.
   syncopate_preload_status_v1 status{};
@@ -109,10 +124,10 @@ int main(int argc, char** argv) {
     if (get(1, reinterpret_cast<const void**>(&api)) == 0 && api->get_status(&status) == 0) active = status.active != 0;
   }
   std::printf(
-      "launch_bench api=%s threads=%d calls=%ld median_ns=%lld p99_ns=%lld calls_per_s=%.0f collector=%s recording=%d "
-      "records_dropped=%llu ops_untimed=%llu\n",
+      "launch_bench api=%s threads=%d calls=%ld median_ns=%lld p99_ns=%lld timer_ns=%lld calls_per_s=%.0f collector=%s "
+      "recording=%d records_dropped=%llu ops_untimed=%llu\n",
       options.memcpy ? "memcpy" : "launch", options.threads, options.calls, static_cast<long long>(median),
-      static_cast<long long>(p99), rate, active ? "active" : "absent", status.recording,
+      static_cast<long long>(p99), static_cast<long long>(timer), rate, active ? "active" : "absent", status.recording,
       static_cast<unsigned long long>(status.records_dropped), static_cast<unsigned long long>(status.ops_untimed));
   return 0;
 }

@@ -9,6 +9,11 @@
 # on two runtimes: the null runtime (bench/collector/null_cudart.cpp: the runtime costs ~nothing,
 # so the difference is the collector's own cost) and simgpu. Then the highest launch rate that
 # is recorded with no drop, and the store's bytes per row.
+# The recording configurations get a ring and an event pool large enough for the whole burst
+# (SYNCOPATE_BUFFER_RECORDS, SYNCOPATE_EVENT_PAIRS): a call whose records are dropped, or whose
+# op goes untimed, costs less than a recorded one, so a figure with drops would understate
+# what recording costs. Each run also measures the timer's own cost (timer_ns, two readings
+# with nothing between them); net_median is median - timer_ns, the call's own cost.
 #   bench/collector/run_overhead.sh [calls]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -18,6 +23,9 @@ bench="$build/bin/collector_launch_bench"
 preload="$build/lib/libsyncopate_preload.so"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
+# A launch of the benchmark's kernel (no parameters) is two records and one event pair.
+ring_records=$((2 * calls + 4096)); [ "$ring_records" -gt $((1 << 24)) ] && ring_records=$((1 << 24))
+event_pairs=$((calls + 1024)); [ "$event_pairs" -gt $((1 << 20)) ] && event_pairs=$((1 << 20))
 
 run() {  # runtime-dir config extra-args...
   local libs="$1" config="$2"; shift 2
@@ -26,7 +34,8 @@ run() {  # runtime-dir config extra-args...
     none) ;;
     inert) env+=(LD_PRELOAD="$preload") ;;
     dormant) env+=(LD_PRELOAD="$preload" SYNCOPATE_OUTPUT_DIR="$out/$config" SYNCOPATE_ARMED=1) ;;
-    events|cupti) env+=(LD_PRELOAD="$preload" SYNCOPATE_OUTPUT_DIR="$out/$config-$RANDOM" SYNCOPATE_BACKEND="$config") ;;
+    events|cupti) env+=(LD_PRELOAD="$preload" SYNCOPATE_OUTPUT_DIR="$out/$config-$RANDOM" SYNCOPATE_BACKEND="$config"
+                        SYNCOPATE_BUFFER_RECORDS="$ring_records" SYNCOPATE_EVENT_PAIRS="$event_pairs") ;;
   esac
   env "${env[@]}" "$bench" "$@" 2>/dev/null | grep '^launch_bench'
 }
@@ -37,13 +46,14 @@ for runtime in null simgpu; do
   libs="$build/lib/bench-null"; configs="none inert dormant events"
   if [ "$runtime" = simgpu ]; then libs="$build/lib/simgpu"; configs="none inert dormant events cupti"; fi
   echo "runtime=$runtime calls=$calls (ns per cudaLaunchKernel, measured around each call)"
-  printf '  %-8s %10s %10s %14s %14s\n' config median_ns p99_ns added_median added_p99
-  base_median=""; base_p99=""
+  printf '  %-8s %10s %10s %9s %11s %14s %14s\n' config median_ns p99_ns timer_ns net_median added_median added_p99
+  base_net=""; base_p99=""
   for config in $configs; do
     line="$(run "$libs" "$config" --calls "$calls")"
-    median="$(echo "$line" | field median_ns)"; p99="$(echo "$line" | field p99_ns)"
-    [ -z "$base_median" ] && { base_median="$median"; base_p99="$p99"; }
-    printf '  %-8s %10s %10s %14s %14s   %s\n' "$config" "$median" "$p99" "$((median - base_median))" \
+    median="$(echo "$line" | field median_ns)"; p99="$(echo "$line" | field p99_ns)"; timer="$(echo "$line" | field timer_ns)"
+    net=$((median - timer))
+    [ -z "$base_net" ] && { base_net="$net"; base_p99="$p99"; }
+    printf '  %-8s %10s %10s %9s %11s %14s %14s   %s\n' "$config" "$median" "$p99" "$timer" "$net" "$((net - base_net))" \
       "$((p99 - base_p99))" "$(echo "$line" | grep -o 'records_dropped=[0-9]* ops_untimed=[0-9]*')"
   done
 done
