@@ -103,10 +103,10 @@ KernelRegistry& kernelRegistry() noexcept {
   return registry;
 }
 
-const KernelInfo* launchedKernel(const CallFacts& launch) noexcept {
-  if (launch.kernel_handle != nullptr) return kernelRegistry().findLaunched(launch.kernel_handle);
-  if (launch.kernel_function != nullptr) return kernelRegistry().findOrNameDriverFunction(launch.kernel_function);
-  return kernelRegistry().findOrNameRuntimeFunction(launch.kernel_stub);
+const KernelInfo* launchedKernel(cudaKernel_t handle, CUfunction function, const void* stub) noexcept {
+  if (handle != nullptr) return kernelRegistry().findLaunched(handle);
+  if (function != nullptr) return kernelRegistry().findOrNameDriverFunction(function);
+  return kernelRegistry().findOrNameRuntimeFunction(stub);
 }
 
 RegisterFunctionFn realRegisterFunction() noexcept {

@@ -59,7 +59,10 @@ int pointerArgumentRecords(const IssuedOp& op, std::uint32_t correlation, trace:
   return count;
 }
 
-trace::ShapeId kernelShape(Recorder& recorder, const KernelInfo* kernel, dim3 grid, dim3 block) noexcept {
+namespace {
+
+// The launch shape of `kernel` (interned on first sight).
+trace::ShapeId internedShape(Recorder& recorder, const KernelInfo* kernel, dim3 grid, dim3 block) noexcept {
   trace::LaunchShape shape;
   shape.name_id = kernel != nullptr ? recorder.kernelName(*kernel) : recorder.internName("<unknown kernel>");
   shape.grid = {grid.x, grid.y, grid.z};
@@ -67,13 +70,35 @@ trace::ShapeId kernelShape(Recorder& recorder, const KernelInfo* kernel, dim3 gr
   return recorder.catalog().internShape(shape);
 }
 
-IssuedOp issuedOp(Recorder& recorder, const CallFacts& facts) noexcept {
+bool sameShape(const CachedShape& cached, const KernelInfo* kernel, dim3 grid, dim3 block) noexcept {
+  return cached.kernel == kernel && cached.grid[0] == grid.x && cached.grid[1] == grid.y && cached.grid[2] == grid.z &&
+         cached.block[0] == block.x && cached.block[1] == block.y && cached.block[2] == block.z;
+}
+
+}  // namespace
+
+trace::ShapeId kernelShape(Recorder& recorder, ThreadState& thread, const KernelInfo* kernel, dim3 grid,
+                           dim3 block) noexcept {
+  if (kernel == nullptr) return internedShape(recorder, kernel, grid, block);
+  // Kernel infos are never freed, and the thread's state belongs to one recorder generation
+  // (whose catalog the ids are from), so an entry stays valid as long as the state.
+  const std::uint64_t key = reinterpret_cast<std::uintptr_t>(kernel) ^ (std::uint64_t{grid.x} << 40) ^
+                            (std::uint64_t{block.x} << 52);
+  CachedShape& cached = thread.shapes[(key * 0x9E3779B97F4A7C15ull) >> 56];
+  static_assert(kShapeCacheEntries == 256, "the index is the hash's top 8 bits");
+  if (sameShape(cached, kernel, grid, block)) [[likely]] return cached.shape;
+  const trace::ShapeId shape = internedShape(recorder, kernel, grid, block);
+  if (shape != trace::kNoShape) cached = {kernel, {grid.x, grid.y, grid.z}, {block.x, block.y, block.z}, shape};
+  return shape;
+}
+
+IssuedOp issuedOp(Recorder& recorder, ThreadState& thread, const IssueFacts& facts) noexcept {
   IssuedOp op;
   switch (facts.what) {
     case CallClass::Launch: {
-      const KernelInfo* kernel = launchedKernel(facts);
+      const KernelInfo* kernel = launchedKernel(facts.kernel_handle, facts.kernel_function, facts.kernel_stub);
       op.kind = trace::OpKind::Kernel;
-      op.shape = kernelShape(recorder, kernel, facts.grid, facts.block);
+      op.shape = kernelShape(recorder, thread, kernel, facts.grid, facts.block);
       op.kernel = kernel;
       op.kernel_args = facts.kernel_args;
       op.kernel_extra = facts.kernel_extra;
@@ -84,14 +109,14 @@ IssuedOp issuedOp(Recorder& recorder, const CallFacts& facts) noexcept {
       op.bytes = facts.bytes;
       op.memcpy_kind = facts.copy_kind;
       op.pointer_count = 2;
-      op.pointers[0] = facts.dst.address;
-      op.pointers[1] = facts.src.address;
+      op.pointers[0] = facts.dst;
+      op.pointers[1] = facts.src;
       break;
     default:  // Fill
       op.kind = trace::OpKind::Memset;
       op.bytes = facts.bytes;
       op.pointer_count = 1;
-      op.pointers[0] = facts.dst.address;
+      op.pointers[0] = facts.dst;
       break;
   }
   return op;

@@ -13,6 +13,43 @@
 
 namespace syncopate::preload {
 
+// What a launch, copy or fill says about the op it issues: the few CallFacts fields issuedOp()
+// reads, copied out so that the generated wrapper's CallFacts never leaves it (the compiler
+// then keeps only the fields that are read, instead of building the whole struct per call).
+struct IssueFacts {
+  CallClass what = CallClass::Launch;
+  // Launch: how the kernel is named, the shape and the arguments.
+  const void* kernel_stub = nullptr;
+  cudaKernel_t kernel_handle = nullptr;
+  CUfunction kernel_function = nullptr;
+  dim3 grid{1, 1, 1};
+  dim3 block{1, 1, 1};
+  void** kernel_args = nullptr;
+  void** kernel_extra = nullptr;
+  // Copy, Fill.
+  std::uint64_t bytes = 0;
+  trace::MemcpyKind copy_kind = trace::MemcpyKind::Unknown;
+  std::uint64_t dst = 0;
+  std::uint64_t src = 0;
+};
+
+inline IssueFacts issueFactsOf(const CallFacts& facts) noexcept {
+  IssueFacts issue;
+  issue.what = facts.what;
+  issue.kernel_stub = facts.kernel_stub;
+  issue.kernel_handle = facts.kernel_handle;
+  issue.kernel_function = facts.kernel_function;
+  issue.grid = facts.grid;
+  issue.block = facts.block;
+  issue.kernel_args = facts.kernel_args;
+  issue.kernel_extra = facts.kernel_extra;
+  issue.bytes = facts.bytes;
+  issue.copy_kind = facts.copy_kind;
+  issue.dst = facts.dst.address;
+  issue.src = facts.src.address;
+  return issue;
+}
+
 // What a call issues, besides its stream.
 struct IssuedOp {
   trace::OpKind kind = trace::OpKind::Kernel;
@@ -38,28 +75,32 @@ trace::OpRecord pendingOp(const IssuedOp& op, trace::StreamId stream, std::uint3
 inline constexpr int kMaxArgumentRecords = kMaxLaunchTouches / 2;
 int pointerArgumentRecords(const IssuedOp& op, std::uint32_t correlation, trace::Record* out);
 
-// The launch shape of a kernel launch (interned on first sight).
-trace::ShapeId kernelShape(Recorder& recorder, const KernelInfo* kernel, dim3 grid, dim3 block) noexcept;
+// The op a launch, copy or fill issues.
+IssuedOp issuedOp(Recorder& recorder, ThreadState& thread, const IssueFacts& facts) noexcept;
 
-// Runs `call` (the real function, through the next layer) and records it as an API call that
-// issues the op `describe(recorder)` returns, on `stream` (already the stream the runtime
-// means: cudaStreamPerThread for a per-thread-default-stream call on stream 0). `describe` is
-// only called while recording. An op that does no GPU work (a copy or fill of 0 bytes, which
-// CUDA completes at once) is not timed: it takes its place in stream order (stream_order.hpp).
+// The launch shape of a kernel launch (interned on first sight, then found in the thread's
+// cache of shapes).
+trace::ShapeId kernelShape(Recorder& recorder, ThreadState& thread, const KernelInfo* kernel, dim3 grid,
+                           dim3 block) noexcept;
+
+// Runs `call` (the real function, through the next layer) and records it, for a `recorder`
+// that is recording, as an API call that issues the op `describe(recorder, thread)` returns, on
+// `stream` (already the stream the runtime means: cudaStreamPerThread for a
+// per-thread-default-stream call on stream 0). An op that does no GPU work (a copy or fill of 0
+// bytes, which CUDA completes at once) is not timed: it takes its place in stream order
+// (stream_order.hpp).
 template <class Describe, class Call>
-auto recordIssue(trace::ApiDomain domain, ApiName api, cudaStream_t stream, bool gpu_work, Describe&& describe,
-                 Call&& call) noexcept -> decltype(call()) {
-  Recorder* recorder = Recorder::activate();
-  if (recorder == nullptr || !recorder->recording()) [[unlikely]] return call();
-  ThreadState* thread = recorder->thread();
+auto recordIssue(Recorder& recorder, trace::ApiDomain domain, ApiName api, cudaStream_t stream, bool gpu_work,
+                 Describe&& describe, Call&& call) noexcept -> decltype(call()) {
+  ThreadState* thread = recorder.thread();
   // Work an NCCL call issues on its own is that call's, not an op of its own.
   if (thread == nullptr || thread->nccl_depth > 0) return call();
 
   const std::int64_t start = monotonicNs();
-  const std::uint32_t correlation = recorder->nextCorrelation(*thread);
-  const int device = recorder->currentDevice(*thread);
-  const bool captured = recorder->capturing(stream);
-  TimingBackend& timing = recorder->timing();
+  const std::uint32_t correlation = recorder.nextCorrelation(*thread);
+  const int device = recorder.currentDevice(*thread);
+  const bool captured = recorder.capturing(stream);
+  TimingBackend& timing = recorder.timing();
   const Ticket ticket = captured ? kNoTicket : gpu_work ? timing.begin(device, stream, correlation) : kStreamOrderTicket;
   auto result = call();
   const bool issued = succeeded(result);
@@ -70,7 +111,7 @@ auto recordIssue(trace::ApiDomain domain, ApiName api, cudaStream_t stream, bool
   int count = 0;
   trace::ApiCallRecord call_record;
   call_record.domain = domain;
-  call_record.name_id = recorder->apiName(api);
+  call_record.name_id = recorder.apiName(api);
   call_record.correlation_id = issued && !captured ? correlation : 0;
   call_record.result = static_cast<std::int32_t>(result);
   call_record.start_ns = start;
@@ -78,16 +119,16 @@ auto recordIssue(trace::ApiDomain domain, ApiName api, cudaStream_t stream, bool
   records[count++] = call_record;
   if (issued) {
     if (captured) {
-      recorder->counters().ops_captured_into_graphs.fetch_add(1, std::memory_order_relaxed);
+      recorder.counters().ops_captured_into_graphs.fetch_add(1, std::memory_order_relaxed);
     } else if (!timed) {
-      recorder->counters().ops_untimed_no_timing_slot.fetch_add(1, std::memory_order_relaxed);
+      recorder.counters().ops_untimed_no_timing_slot.fetch_add(1, std::memory_order_relaxed);
     } else {
-      const IssuedOp op = describe(*recorder);
-      records[count++] = pendingOp(op, recorder->streamId(*thread, device, stream), correlation, ticket);
+      const IssuedOp op = describe(recorder, *thread);
+      records[count++] = pendingOp(op, recorder.streamId(*thread, device, stream), correlation, ticket);
       count += pointerArgumentRecords(op, correlation, records + count);
     }
   }
-  recorder->push(*thread, std::span<const trace::Record>(records, static_cast<std::size_t>(count)));
+  recorder.push(*thread, std::span<const trace::Record>(records, static_cast<std::size_t>(count)));
   return result;
 }
 

@@ -12,9 +12,6 @@
 
 namespace syncopate::preload {
 
-// The op a launch, copy or fill issues.
-IssuedOp issuedOp(Recorder& recorder, const CallFacts& facts) noexcept;
-
 // A call that is only a host call in the store.
 template <class Call>
 auto recordAsHostCall(const CallFacts& facts, Call&& call) noexcept -> decltype(call()) {
@@ -170,9 +167,14 @@ template <CallClass what, class Call>
 auto recordCall(CallFacts& facts, Call&& call) noexcept -> decltype(call()) {
   if constexpr (what == CallClass::Launch || what == CallClass::Copy || what == CallClass::Fill) {
     if (facts.passes_through) return call();
+    // Not recording (armed and dormant): straight on, before anything is copied.
+    Recorder* recorder = Recorder::activate();
+    if (recorder == nullptr || !recorder->recording()) return call();
     const bool gpu_work = what == CallClass::Launch || facts.bytes > 0;
-    return recordIssue(facts.domain, facts.api, facts.meantStream(), gpu_work,
-                       [&](Recorder& recorder) { return issuedOp(recorder, facts); }, call);
+    const IssueFacts issue = issueFactsOf(facts);
+    return recordIssue(*recorder, facts.domain, facts.api, facts.meantStream(), gpu_work,
+                       [&issue](Recorder& active, ThreadState& thread) { return issuedOp(active, thread, issue); },
+                       call);
   } else if constexpr (what == CallClass::EventRecord || what == CallClass::StreamWait) {
     const trace::OpKind kind = what == CallClass::EventRecord ? trace::OpKind::EventRecord : trace::OpKind::StreamWait;
     return recordMarker(facts.domain, facts.api, kind, facts.meantStream(), facts.event, call);

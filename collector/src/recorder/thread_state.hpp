@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -18,8 +19,20 @@ namespace syncopate::preload {
 
 using Ring = trace::SpscRing<trace::Record>;
 
+struct KernelInfo;
+
 inline constexpr int kMaxNvtxDepth = 128;
 inline constexpr int kMaxGroupOps = 512;
+inline constexpr std::size_t kShapeCacheEntries = 256;
+
+// A launch shape the thread interned: a training step launches the same kernels with the same
+// grids and blocks step after step, and the catalog's lookup hashes the whole shape.
+struct CachedShape {
+  const KernelInfo* kernel = nullptr;  // null: empty
+  std::uint32_t grid[3] = {};
+  std::uint32_t block[3] = {};
+  trace::ShapeId shape = trace::kNoShape;
+};
 
 // An open NVTX push/pop range; start_ns = 0: not recorded (pushed while not recording).
 struct NvtxFrame {
@@ -68,6 +81,9 @@ struct ThreadState {
   std::uint64_t cached_stream_handle = ~std::uint64_t{0};
   int cached_stream_device = -1;
   trace::StreamId cached_stream_id = trace::kNoStream;
+  // The shapes last launched, by kernel and grid (direct-mapped; kernelShape() in
+  // op_recording.cpp).
+  CachedShape shapes[kShapeCacheEntries];
 
   int nccl_depth = 0;  // > 0 inside an intercepted NCCL call: its own launches belong to it
   // The correlation id of the recorded collective or send/recv under way on this thread (0:

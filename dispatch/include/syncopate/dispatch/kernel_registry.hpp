@@ -55,8 +55,11 @@ class KernelRegistry {
 KernelRegistry& kernelRegistry() noexcept;
 
 // The kernel a launch names, however it names it (a cudaKernel_t, a driver function or a host
-// stub); null when the registry cannot say.
-const KernelInfo* launchedKernel(const CallFacts& launch) noexcept;
+// stub: the first that is not null); null when the registry cannot say.
+const KernelInfo* launchedKernel(cudaKernel_t handle, CUfunction function, const void* stub) noexcept;
+inline const KernelInfo* launchedKernel(const CallFacts& launch) noexcept {
+  return launchedKernel(launch.kernel_handle, launch.kernel_function, launch.kernel_stub);
+}
 
 // The real __cudaRegisterFunction (null if the runtime is not loaded yet).
 using RegisterFunctionFn = void (*)(void**, const char*, char*, const char*, int, uint3*, uint3*, dim3*, dim3*, int*);
