@@ -81,9 +81,11 @@ EventTiming::Pool* EventTiming::createPool(int device) noexcept {
   created->generation = pools_made_[static_cast<std::size_t>(device)] & 0xffffffu;
   created->capacity = pairs_per_device_;
   created->slots.reset(new (std::nothrow) Slot[pairs_per_device_]);
+  created->free.reset(new (std::nothrow) IndexFreeList(pairs_per_device_));
   // The first chunk is made here, on the thread issuing the device's first op.
   const OnDevice on_device(device);
-  if (!created->slots || !grow(*created, std::min(kFirstChunk, pairs_per_device_))) {
+  if (!created->slots || !created->free || !created->free->valid() ||
+      !grow(*created, std::min(kFirstChunk, pairs_per_device_))) {
     log(LogLevel::Error, "cannot create CUDA events for timing on device %d; its ops are not timed", device);
     delete created;
     return nullptr;
@@ -130,57 +132,31 @@ bool EventTiming::grow(Pool& pool, std::uint32_t count) noexcept {
     }
   }
   pool.created.store(made, std::memory_order_release);
-  for (std::uint32_t index = first; index < made; ++index) push(pool, index);
+  pool.free->pushRun(first, made - first);
   return made > first;
-}
-
-std::uint32_t EventTiming::pop(Pool& pool) noexcept {
-  std::uint64_t head = pool.free_head.load(std::memory_order_acquire);
-  for (;;) {
-    auto top = static_cast<std::uint32_t>(head);
-    if (top == 0) return 0;
-    std::uint32_t next = pool.slots[top - 1].next_free.load(std::memory_order_relaxed);
-    std::uint64_t replacement = ((head >> 32) + 1) << 32 | next;
-    if (pool.free_head.compare_exchange_weak(head, replacement, std::memory_order_acq_rel)) {
-      pool.free_count.fetch_sub(1, std::memory_order_relaxed);
-      pool.in_use.fetch_add(1, std::memory_order_relaxed);
-      return top;
-    }
-  }
-}
-
-void EventTiming::push(Pool& pool, std::uint32_t index) noexcept {
-  std::uint64_t head = pool.free_head.load(std::memory_order_acquire);
-  for (;;) {
-    pool.slots[index].next_free.store(static_cast<std::uint32_t>(head), std::memory_order_relaxed);
-    std::uint64_t replacement = ((head >> 32) + 1) << 32 | (index + 1);
-    if (pool.free_head.compare_exchange_weak(head, replacement, std::memory_order_acq_rel)) break;
-  }
-  pool.free_count.fetch_add(1, std::memory_order_relaxed);
 }
 
 Ticket EventTiming::begin(int device, cudaStream_t stream, std::uint32_t) noexcept {
   Pool* p = pool(device);
   if (p == nullptr) return kNoTicket;
-  std::uint32_t top = pop(*p);
-  if (top == 0) {
+  std::uint32_t index = p->free->pop();
+  if (index == IndexFreeList::kEmpty) [[unlikely]] {
     // Everything in flight: more events, made here, unless the pool is at its bound.
     {
       const OnDevice on_device(device);
       grow(*p, kGrowChunk);
     }
-    top = pop(*p);
-    if (top == 0) return kNoTicket;
+    index = p->free->pop();
+    if (index == IndexFreeList::kEmpty) return kNoTicket;
   }
-  Slot& slot = p->slots[top - 1];
+  Slot& slot = p->slots[index];
   slot.references.store(1, std::memory_order_relaxed);
   slot.anchor.store(p->anchor_count.load(std::memory_order_acquire) - 1, std::memory_order_relaxed);
   if (realCudart()->cudaEventRecord(slot.start, stream) != cudaSuccess) {
-    p->in_use.fetch_sub(1, std::memory_order_relaxed);
-    push(*p, top - 1);
+    p->free->push(index);
     return kNoTicket;
   }
-  return makeTicket(device, p->generation, top - 1);
+  return makeTicket(device, p->generation, index);
 }
 
 bool EventTiming::end(Ticket ticket, cudaStream_t stream, bool issued) noexcept {
@@ -199,10 +175,7 @@ void EventTiming::share(Ticket ticket, int extra_references) noexcept {
 void EventTiming::release(Ticket ticket) noexcept {
   Pool* p = poolOf(ticket);
   std::uint32_t index = ticketIndex(ticket);
-  if (p->slots[index].references.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    p->in_use.fetch_sub(1, std::memory_order_relaxed);
-    push(*p, index);
-  }
+  if (p->slots[index].references.fetch_sub(1, std::memory_order_acq_rel) == 1) p->free->push(index);
 }
 
 bool EventTiming::makeAnchor(Pool& p) noexcept {
@@ -257,7 +230,7 @@ void EventTiming::collect() noexcept {
       }
     }
     std::uint32_t created = p->created.load(std::memory_order_relaxed);
-    if (created < p->capacity && p->free_count.load(std::memory_order_relaxed) < created / 4 + 16) {
+    if (created < p->capacity && p->free->size() < created / 4 + 16) {
       useDevice(p->device);
       grow(*p, kGrowChunk);
     }

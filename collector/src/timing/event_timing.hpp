@@ -24,6 +24,7 @@
 #include <mutex>
 #include <vector>
 
+#include "syncopate/collector/index_free_list.hpp"
 #include "syncopate/collector/timing_backend.hpp"
 
 namespace syncopate::preload {
@@ -49,7 +50,6 @@ class EventTiming final : public TimingBackend {
   struct Slot {
     cudaEvent_t start = nullptr;
     cudaEvent_t end = nullptr;
-    std::atomic<std::uint32_t> next_free{0};  // free list link: index + 1, 0 = end
     std::atomic<int> references{0};
     std::atomic<std::int32_t> anchor{-1};     // the latest anchor when the op was issued
   };
@@ -65,10 +65,8 @@ class EventTiming final : public TimingBackend {
     Pool* retired_before = nullptr;  // the pool of the device retired before this one was
     std::uint32_t capacity = 0;
     std::unique_ptr<Slot[]> slots;
+    std::unique_ptr<IndexFreeList> free;         // slots with events, not in use
     std::atomic<std::uint32_t> created{0};       // slots [0, created) have events
-    std::atomic<std::uint64_t> free_head{0};     // (ABA tag << 32) | (index + 1)
-    std::atomic<std::uint32_t> free_count{0};
-    std::atomic<std::uint32_t> in_use{0};
     std::mutex grow_mutex;                       // one thread creates events at a time
     cudaStream_t anchor_stream = nullptr;        // background thread only
     static constexpr int kAnchors = 64;          // a ring: the last minute of anchors
@@ -81,8 +79,6 @@ class EventTiming final : public TimingBackend {
   Pool* poolOf(Ticket ticket) const noexcept;  // the pool a ticket came from
   Pool* createPool(int device) noexcept;
   bool grow(Pool& pool, std::uint32_t count) noexcept;  // creates events for `count` more slots
-  std::uint32_t pop(Pool& pool) noexcept;               // index + 1; 0 when empty
-  void push(Pool& pool, std::uint32_t index) noexcept;
   bool makeAnchor(Pool& pool) noexcept;                 // background thread, on pool.device
   const Anchor* anchorFor(const Pool& pool, std::int32_t issued_with) const noexcept;
 
