@@ -67,6 +67,25 @@ TEST(SpscRing, AMultiItemPushIsAllOrNothing) {
   EXPECT_EQ(ring->sizeApprox(), 3u);
 }
 
+// Items built in place: nothing is visible before publish(), a reservation wraps around the
+// end of the storage, and one that does not fit is refused whole and counted.
+TEST(SpscRing, ItemsBuiltInPlaceArePublishedTogether) {
+  auto ring = SpscRing<Item>::create(4);
+  for (std::uint64_t i = 0; i < 3; ++i) ASSERT_TRUE(ring->tryPush(Item{i, 0}));
+  ASSERT_EQ(ring->drain([](std::span<const Item>) {}), 3u);
+  ASSERT_TRUE(ring->tryReserve(3));
+  for (std::uint64_t i = 0; i < 3; ++i) ring->reserved(i) = Item{10 + i, 0};  // slots 3, 0, 1
+  EXPECT_EQ(ring->sizeApprox(), 0u);
+  ring->publish(3);
+  EXPECT_FALSE(ring->tryReserve(2));
+  EXPECT_EQ(ring->dropped(), 2u);
+  std::vector<std::uint64_t> seen;
+  ring->drain([&](std::span<const Item> items) {
+    for (const Item& item : items) seen.push_back(item.seq);
+  });
+  EXPECT_EQ(seen, (std::vector<std::uint64_t>{10, 11, 12}));
+}
+
 // One producer pushing as fast as it can into a small ring, one consumer draining: every
 // push is either received, in order and intact, or counted as dropped — exactly.
 TEST(SpscRing, TwoThreadsLoseNothingUncounted) {

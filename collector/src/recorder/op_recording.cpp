@@ -4,26 +4,17 @@
 
 namespace syncopate::preload {
 
-trace::OpRecord pendingOp(const IssuedOp& op, trace::StreamId stream, std::uint32_t correlation, Ticket ticket) {
-  trace::OpRecord record;
-  switch (op.kind) {
-    case trace::OpKind::Memcpy:
-      record = trace::OpRecord::memcpy(op.memcpy_kind, stream, correlation, op.bytes, 0, 0);
-      break;
-    case trace::OpKind::Memset:
-      record = trace::OpRecord::memset(stream, correlation, op.bytes, 0, 0);
-      break;
-    default:
-      record = trace::OpRecord::launch(op.kind, stream, correlation, op.shape, 0, 0);
-      break;
-  }
-  record.start_ns = 0;  // pending: the background thread fills in the GPU times
-  record.end_ns = static_cast<std::int64_t>(ticket);
-  return record;
+int argumentRecordCount(const IssuedOp& op, LaunchTouch* touches, int& touched) noexcept {
+  const int pointers = op.pointer_count > 0 ? 1 : 0;
+  touched = 0;
+  if (op.kind != trace::OpKind::Kernel) return pointers;
+  touched = launchTouches(op.kernel, op.kernel_args, op.kernel_extra, touches);
+  return pointers + (touched < 0 ? 1 : (touched + 1) / 2);
 }
 
-int pointerArgumentRecords(const IssuedOp& op, std::uint32_t correlation, trace::Record* out) {
-  int count = 0;
+void writeArgumentRecords(const IssuedOp& op, std::uint32_t correlation, const LaunchTouch* touches, int touched,
+                          Ring& ring, std::uint64_t first) noexcept {
+  std::uint64_t at = first;
   if (op.pointer_count > 0) {
     trace::OpArgsRecord args;
     args.correlation_id = correlation;
@@ -32,11 +23,9 @@ int pointerArgumentRecords(const IssuedOp& op, std::uint32_t correlation, trace:
       args.index[i] = i;
       args.address[i] = op.pointers[i];
     }
-    out[count++] = args;
+    ring.reserved(at++) = args;
   }
-  if (op.kind != trace::OpKind::Kernel) return count;
-  LaunchTouch touches[kMaxLaunchTouches];
-  const int touched = launchTouches(op.kernel, op.kernel_args, op.kernel_extra, touches);
+  if (op.kind != trace::OpKind::Kernel) return;
   trace::OpArgsRecord args;
   args.correlation_id = correlation;
   if (touched < 0) {
@@ -44,25 +33,24 @@ int pointerArgumentRecords(const IssuedOp& op, std::uint32_t correlation, trace:
     args.count = 1;
     args.index[0] = trace::kUnknownLayoutArgIndex;
     args.address[0] = 0;
-    out[count++] = args;
-    return count;
+    ring.reserved(at) = args;
+    return;
   }
   for (int i = 0; i < touched; ++i) {
     args.index[args.count] = touches[i].parameter;
     args.address[args.count] = touches[i].address;
     if (++args.count == 2) {
-      out[count++] = args;
+      ring.reserved(at++) = args;
       args.count = 0;
     }
   }
-  if (args.count > 0) out[count++] = args;
-  return count;
+  if (args.count > 0) ring.reserved(at) = args;
 }
 
 namespace {
 
 // The launch shape of `kernel` (interned on first sight).
-trace::ShapeId internedShape(Recorder& recorder, const KernelInfo* kernel, dim3 grid, dim3 block) noexcept {
+trace::ShapeId internedShape(Recorder& recorder, const KernelInfo* kernel, const dim3& grid, const dim3& block) noexcept {
   trace::LaunchShape shape;
   shape.name_id = kernel != nullptr ? recorder.kernelName(*kernel) : recorder.internName("<unknown kernel>");
   shape.grid = {grid.x, grid.y, grid.z};
@@ -70,15 +58,15 @@ trace::ShapeId internedShape(Recorder& recorder, const KernelInfo* kernel, dim3 
   return recorder.catalog().internShape(shape);
 }
 
-bool sameShape(const CachedShape& cached, const KernelInfo* kernel, dim3 grid, dim3 block) noexcept {
+bool sameShape(const CachedShape& cached, const KernelInfo* kernel, const dim3& grid, const dim3& block) noexcept {
   return cached.kernel == kernel && cached.grid[0] == grid.x && cached.grid[1] == grid.y && cached.grid[2] == grid.z &&
          cached.block[0] == block.x && cached.block[1] == block.y && cached.block[2] == block.z;
 }
 
 }  // namespace
 
-trace::ShapeId kernelShape(Recorder& recorder, ThreadState& thread, const KernelInfo* kernel, dim3 grid,
-                           dim3 block) noexcept {
+trace::ShapeId kernelShape(Recorder& recorder, ThreadState& thread, const KernelInfo* kernel, const dim3& grid,
+                           const dim3& block) noexcept {
   if (kernel == nullptr) return internedShape(recorder, kernel, grid, block);
   // Kernel infos are never freed, and the thread's state belongs to one recorder generation
   // (whose catalog the ids are from), so an entry stays valid as long as the state.

@@ -68,20 +68,34 @@ struct IssuedOp {
 };
 
 // The pending op record of an issued op (start_ns = 0, end_ns = its timing ticket).
-trace::OpRecord pendingOp(const IssuedOp& op, trace::StreamId stream, std::uint32_t correlation, Ticket ticket);
+inline trace::OpRecord pendingOp(const IssuedOp& op, trace::StreamId stream, std::uint32_t correlation,
+                                 Ticket ticket) noexcept {
+  const auto pending = static_cast<std::int64_t>(ticket);  // the background thread fills in the GPU times
+  switch (op.kind) {
+    case trace::OpKind::Memcpy:
+      return trace::OpRecord::memcpy(op.memcpy_kind, stream, correlation, op.bytes, 0, pending);
+    case trace::OpKind::Memset:
+      return trace::OpRecord::memset(stream, correlation, op.bytes, 0, pending);
+    default:
+      return trace::OpRecord::launch(op.kind, stream, correlation, op.shape, 0, pending);
+  }
+}
 
-// Appends the op's pointer-argument records to `out` (room for kMaxArgumentRecords); returns
-// how many. A kernel's are what its launch touches (launch_touches.hpp), two to a record.
-inline constexpr int kMaxArgumentRecords = kMaxLaunchTouches / 2;
-int pointerArgumentRecords(const IssuedOp& op, std::uint32_t correlation, trace::Record* out);
+// The op's pointer-argument records, in two steps so that they are written straight into the
+// ring: how many (a kernel's touches, launch_touches.hpp, are found into `touches`, room for
+// kMaxLaunchTouches, and their number into `touched`), then written from `first` of the ring's
+// reservation. A copy's or fill's pointers are one record, a kernel's touches two to a record.
+int argumentRecordCount(const IssuedOp& op, LaunchTouch* touches, int& touched) noexcept;
+void writeArgumentRecords(const IssuedOp& op, std::uint32_t correlation, const LaunchTouch* touches, int touched,
+                          Ring& ring, std::uint64_t first) noexcept;
 
 // The op a launch, copy or fill issues.
 IssuedOp issuedOp(Recorder& recorder, ThreadState& thread, const IssueFacts& facts) noexcept;
 
 // The launch shape of a kernel launch (interned on first sight, then found in the thread's
 // cache of shapes).
-trace::ShapeId kernelShape(Recorder& recorder, ThreadState& thread, const KernelInfo* kernel, dim3 grid,
-                           dim3 block) noexcept;
+trace::ShapeId kernelShape(Recorder& recorder, ThreadState& thread, const KernelInfo* kernel, const dim3& grid,
+                           const dim3& block) noexcept;
 
 // Runs `call` (the real function, through the next layer) and records it, for a `recorder`
 // that is recording, as an API call that issues the op `describe(recorder, thread)` returns, on
@@ -107,8 +121,23 @@ auto recordIssue(Recorder& recorder, trace::ApiDomain domain, ApiName api, cudaS
   const bool timed = ticket == kStreamOrderTicket || (ticket != kNoTicket && timing.end(ticket, stream, issued));
   const std::int64_t end = monotonicNs();
 
-  trace::Record records[2 + kMaxArgumentRecords];
-  int count = 0;
+  // Everything is described first, then built in place in the ring (no copy of a record).
+  const bool with_op = issued && !captured && timed;
+  IssuedOp op;
+  trace::StreamId stream_id = trace::kNoStream;
+  LaunchTouch touches[kMaxLaunchTouches];
+  int touched = 0;
+  std::uint64_t count = 1;
+  if (with_op) {
+    op = describe(recorder, *thread);
+    stream_id = recorder.streamId(*thread, device, stream);
+    count += 1 + static_cast<std::uint64_t>(argumentRecordCount(op, touches, touched));
+  } else if (issued) {
+    auto& counter = captured ? recorder.counters().ops_captured_into_graphs : recorder.counters().ops_untimed_no_timing_slot;
+    counter.fetch_add(1, std::memory_order_relaxed);
+  }
+  Ring& ring = *thread->ring;
+  if (!ring.tryReserve(count)) [[unlikely]] return result;
   trace::ApiCallRecord call_record;
   call_record.domain = domain;
   call_record.name_id = recorder.apiName(api);
@@ -116,19 +145,12 @@ auto recordIssue(Recorder& recorder, trace::ApiDomain domain, ApiName api, cudaS
   call_record.result = static_cast<std::int32_t>(result);
   call_record.start_ns = start;
   call_record.end_ns = end;
-  records[count++] = call_record;
-  if (issued) {
-    if (captured) {
-      recorder.counters().ops_captured_into_graphs.fetch_add(1, std::memory_order_relaxed);
-    } else if (!timed) {
-      recorder.counters().ops_untimed_no_timing_slot.fetch_add(1, std::memory_order_relaxed);
-    } else {
-      const IssuedOp op = describe(recorder, *thread);
-      records[count++] = pendingOp(op, recorder.streamId(*thread, device, stream), correlation, ticket);
-      count += pointerArgumentRecords(op, correlation, records + count);
-    }
+  ring.reserved(0) = call_record;
+  if (with_op) {
+    ring.reserved(1) = pendingOp(op, stream_id, correlation, ticket);
+    writeArgumentRecords(op, correlation, touches, touched, ring, 2);
   }
-  recorder.push(*thread, std::span<const trace::Record>(records, static_cast<std::size_t>(count)));
+  ring.publish(count);
   return result;
 }
 

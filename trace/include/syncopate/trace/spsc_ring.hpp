@@ -61,17 +61,29 @@ class SpscRing {
   // All of `items` or none of them (then all are counted as dropped).
   bool tryPush(std::span<const T> items) noexcept {
     const std::uint64_t n = items.size();
+    if (!tryReserve(n)) return false;
+    for (std::uint64_t i = 0; i < n; ++i) reserved(i) = items[i];
+    publish(n);
+    return true;
+  }
+
+  // The same in place, for a producer that builds its items where they go rather than
+  // copying them in: room for `n` (all or none; a refusal counts them as dropped), then
+  // reserved(0..n-1) written, then publish(n) hands all of them to the consumer at once.
+  bool tryReserve(std::uint64_t n) noexcept {
     const std::uint64_t tail = tail_.load(std::memory_order_relaxed);
-    if (tail - cached_head_ + n > capacity_) {
+    if (tail - cached_head_ + n > capacity_) [[unlikely]] {
       cached_head_ = head_.load(std::memory_order_acquire);
       if (tail - cached_head_ + n > capacity_) {
         countDropped(n);
         return false;
       }
     }
-    for (std::uint64_t i = 0; i < n; ++i) slots_[(tail + i) & mask_] = items[i];
-    tail_.store(tail + n, std::memory_order_release);
     return true;
+  }
+  T& reserved(std::uint64_t i) noexcept { return slots_[(tail_.load(std::memory_order_relaxed) + i) & mask_]; }
+  void publish(std::uint64_t n) noexcept {
+    tail_.store(tail_.load(std::memory_order_relaxed) + n, std::memory_order_release);
   }
 
   // Consumer side: hands everything published so far to `consume` as one or two contiguous
