@@ -167,7 +167,8 @@ template <CallClass what, class Call>
 auto recordCall(CallFacts& facts, Call&& call) noexcept -> decltype(call()) {
   if constexpr (what == CallClass::Launch || what == CallClass::Copy || what == CallClass::Fill) {
     if (facts.passes_through) return call();
-    // Not recording (armed and dormant): straight on, before anything is copied.
+    // Not recording (also when it stopped since passesStraightOn() asked): straight on, before
+    // anything is copied.
     Recorder* recorder = Recorder::activate();
     if (recorder == nullptr || !recorder->recording()) return call();
     const bool gpu_work = what == CallClass::Launch || facts.bytes > 0;
@@ -212,6 +213,19 @@ auto recordCall(CallFacts& facts, Call&& call) noexcept -> decltype(call()) {
   } else {
     // StreamQuery, EventQuery, Lookup: nothing the store keeps.
     return call();
+  }
+}
+
+// Whether a call goes straight on, before its wrapper describes it: a launch, copy or fill
+// while the active recorder is not recording (armed and dormant). Before activation it takes
+// the recording path, which activates the recorder.
+template <CallClass what>
+bool passesStraightOn() noexcept {
+  if constexpr (what == CallClass::Launch || what == CallClass::Copy || what == CallClass::Fill) {
+    const Recorder* recorder = Recorder::current();
+    return recorder != nullptr && !recorder->recording();
+  } else {
+    return false;
   }
 }
 

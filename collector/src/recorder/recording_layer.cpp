@@ -18,6 +18,7 @@ constinit const NcclTable* ncclBelow = nullptr;
 #define SYNCOPATE_LAYER_NEXT(family) family##Below
 #define SYNCOPATE_LAYER_KEEP_NEXT(family, table) family##Below = &table
 #define SYNCOPATE_LAYER_WRAPS(what) recorderWraps(what)
+#define SYNCOPATE_LAYER_PASSES(what) passesStraightOn<CallClass::what>()
 #include "syncopate/dispatch/layer_wrappers.inc"
 
 LayerStop stopRecordingWithin(std::int64_t limit_ns) noexcept {
