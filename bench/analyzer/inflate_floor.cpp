@@ -8,8 +8,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <vector>
 
@@ -26,9 +24,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: syncopate_inflate_floor FILE\n");
     return 2;
   }
-  std::ifstream in(argv[1], std::ios::binary);
-  const std::vector<unsigned char> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.eof() || file.size() < 18) {
+  std::vector<unsigned char> file;
+  if (std::FILE* in = std::fopen(argv[1], "rb")) {
+    unsigned char chunk[1 << 16];
+    for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, in)) > 0;) file.insert(file.end(), chunk, chunk + n);
+    std::fclose(in);
+  }
+  if (file.size() < 18) {
     std::fprintf(stderr, "syncopate_inflate_floor: cannot read %s, or it is not gzip\n", argv[1]);
     return 1;
   }
