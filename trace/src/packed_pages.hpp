@@ -5,12 +5,14 @@
 // of api_calls, ops, op_args and nvtx_ranges are stored kRowsPerPage at a time, one row of
 // <table>_pages per page: for every column of the table, the page's smallest value (`c_base`)
 // and every row's difference from it in decimal digits, as many as the largest one needs
-// (`c`, a text of row_count fields of width length(c) / row_count, zero-padded; width 0 when
+// (`c`, row_count fields of width length(c) / row_count, zero-padded; width 0 when
 // the column is constant in the page). A column whose values span 10^18 or more keeps them
 // whole: c_base 0, each value signed, padded with spaces. A nullable column NULL in some rows
 // has `c_nulls`, a bitmap of them in hexadecimal digits (bit k % 4 of digit k / 4 set = row k is
 // NULL); one NULL in every row has c_base NULL and an empty `c`. Rowids are first_id + k.
-// `checksum` is the CRC-32 of the page's texts in column order: a page larger than a SQLite page
+// They are kept as BLOBs of ASCII characters: SQLite finds byte k of a BLOB at once, but must
+// count the characters of a TEXT up to it, which made the views quadratic in a page's rows.
+// `checksum` is the CRC-32 of the page's bytes in column order: a page larger than a SQLite page
 // goes on in overflow pages, which SQLite does not check, so a torn or overwritten one is caught
 // here. Decimal text is what SQLite's CAST reads, so the views named after the tables
 // (packedViewSql()) decode a value with one CAST and stay small enough for the schema to fit
@@ -196,7 +198,7 @@ class PageEncoder {
       }
       if (!any) {  // NULL in every row
         sqlite3_bind_null(s, param++);
-        sqlite3_bind_text(s, param++, "", 0, SQLITE_STATIC);
+        sqlite3_bind_zeroblob(s, param++, 0);
         if (column.nullable()) sqlite3_bind_null(s, param++);
         return;
       }
@@ -224,7 +226,7 @@ class PageEncoder {
         }
         sqlite3_bind_int64(s, param++, 0);
       }
-      sqlite3_bind_text(s, param++, values, static_cast<int>(out - values), SQLITE_STATIC);
+      sqlite3_bind_blob(s, param++, values, static_cast<int>(out - values), SQLITE_STATIC);
       if (!column.nullable()) return;
       if (!nulls) {
         sqlite3_bind_null(s, param++);
@@ -236,7 +238,7 @@ class PageEncoder {
         for (std::size_t b = 0; b < 4 && k + b < n; ++b) nibble |= (get(rows[k + b]) ? 0u : 1u) << b;
         *out++ = kHexDigits[nibble];
       }
-      sqlite3_bind_text(s, param++, digits, static_cast<int>(out - digits), SQLITE_STATIC);
+      sqlite3_bind_blob(s, param++, digits, static_cast<int>(out - digits), SQLITE_STATIC);
     });
     sqlite3_bind_int64(s, checksum_param, checksum(bytes_.data(), static_cast<std::size_t>(out - bytes_.data())));
   }
@@ -300,13 +302,13 @@ bool readPage(sqlite3_stmt* s, std::int64_t& next_id, Row& row, Fn&& fn) {
     PageColumn& pc = columns[c++];
     const bool base_null = sqlite3_column_type(s, at) == SQLITE_NULL;
     pc.base = static_cast<std::uint64_t>(sqlite3_column_int64(s, at));
-    pc.values = reinterpret_cast<const char*>(sqlite3_column_text(s, at + 1));
+    pc.values = static_cast<const char*>(sqlite3_column_blob(s, at + 1));
     const int bytes = sqlite3_column_bytes(s, at + 1);
     sum(pc.values, bytes);
     at += 2;
     if (column.nullable()) {
       if (sqlite3_column_type(s, at) != SQLITE_NULL) {
-        pc.nulls = reinterpret_cast<const char*>(sqlite3_column_text(s, at));
+        pc.nulls = static_cast<const char*>(sqlite3_column_blob(s, at));
         const int nulls = sqlite3_column_bytes(s, at);
         sum(pc.nulls, nulls);
         valid = valid && nulls == (n + 3) / 4 && std::all_of(pc.nulls, pc.nulls + nulls, [](char digit) { return hexValue(digit) >= 0; });

@@ -15,10 +15,13 @@ namespace syncopate::trace::detail {
 namespace {
 
 // The value of row r.key of a page's column `c`: its base plus its field, which CAST reads
-// (digits, or spaces and a signed number); NULL where the column's bitmap says so.
+// (digits, or spaces and a signed number); NULL where the column's bitmap says so, or where
+// its base is NULL (NULL in every row).
 std::string decodeValue(const std::string& c, bool nullable) {
   const std::string width = "length(p." + c + ")/p.row_count";
-  const std::string value = "p." + c + "_base+CAST(substr(p." + c + ",r.key*" + width + "+1," + width + ") AS INTEGER)";
+  // A column constant in the page has an empty BLOB, whose substr is NULL: its fields are 0.
+  const std::string value =
+      "p." + c + "_base+IFNULL(CAST(substr(p." + c + ",r.key*" + width + "+1," + width + ") AS INTEGER),0)";
   if (!nullable) return value;
   return "CASE WHEN(instr('0123456789ABCDEF',substr(p." + c + "_nulls,r.key/4+1,1))-1)>>(r.key%4)&1 THEN NULL ELSE " +
          value + " END";

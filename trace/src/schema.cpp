@@ -85,12 +85,12 @@ constexpr void putPages(Text& out) {
   };
   line("first_id", "", "INTEGER PRIMARY KEY", false, "rowid of the page's first row; row k is first_id + k");
   line("row_count", "", "INTEGER NOT NULL", false, "");
-  line("checksum", "", "INTEGER NOT NULL", false, "CRC-32 of the page's texts, in column order");
+  line("checksum", "", "INTEGER NOT NULL", false, "CRC-32 of the page's blobs, in column order");
   detail::forEachColumn<Row>(true, [&](const Column& column) {
     const bool last = --remaining == 0;
     line(column.name, "_base", "INTEGER", false, column.comment);
-    line(column.name, "", "TEXT NOT NULL", last && !column.nullable(), "");
-    if (column.nullable()) line(column.name, "_nulls", "TEXT", last, "");
+    line(column.name, "", "BLOB NOT NULL", last && !column.nullable(), "");
+    if (column.nullable()) line(column.name, "_nulls", "BLOB", last, "");
   });
 }
 
