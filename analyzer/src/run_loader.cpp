@@ -213,6 +213,9 @@ void sortLikeTheModel(StoreRows& rows) {
                      [&](const CallLite& a, const CallLite& b) { return callKey(a) < callKey(b); });
 }
 
+trace::Status readPackedTables(const trace::StoreReader& r, StoreRows& rows);
+trace::Status readRowTables(const trace::StoreReader& r, StoreRows& rows);
+
 // Fills `rows` (emptied first; its buffers are reused from store to store, since faulting in
 // fresh memory for every store costs more than reading some of them).
 // `calls` and `ops` are the store's row counts (counted once, when the run was opened).
@@ -225,6 +228,45 @@ trace::Status readStore(const trace::StoreReader& r, std::size_t calls, std::siz
                           r.forEachCollective(collector(rows.collectives)), r.forEachDiagnostic(collector(rows.diagnostics))})
     if (!s.ok()) return trace::failure(s.message());
   rows.implausible_rows = dropImplausibleIds(rows.streams) + dropImplausibleIds(rows.threads);
+  const trace::Status read = r.schemaVersion().major >= 2 ? readPackedTables(r, rows) : readRowTables(r, rows);
+  if (!read) return read;
+  // GPU ops are what an analysis measures: a store torn before its first one is refused, which
+  // says more than an analysis of nothing.
+  if (std::any_of(rows.torn.begin(), rows.torn.end(),
+                  [](const trace::TornTable& t) { return t.table == trace::tableName(trace::Table::Ops) && t.rows_kept == 0; }))
+    return trace::failure(r.path().string() + " is torn before its first GPU op (" + tearDescription(r.tear()) +
+                          "): its ops table cannot be read, so nothing of it can be analysed");
+  sortLikeTheModel(rows);
+  return {};
+}
+
+// Schema 2: the reader decodes the pages of api_calls, ops and nvtx_ranges (no SQL per row to
+// save); the tables it found torn are noted like those of readRowTables.
+trace::Status readPackedTables(const trace::StoreReader& r, StoreRows& rows) {
+  trace::Status s = r.forEachApiCall([&](const trace::ApiCallRow& c) {
+    rows.calls.push_back({c.id, c.start_ns, c.end_ns, c.correlation_id.value_or(kUnknown), c.thread_id, c.name_id, c.domain});
+  });
+  if (s) {
+    s = r.forEachOp([&](const trace::OpRow& o) {
+      rows.ops.push_back({o.id, o.start_ns, o.end_ns, o.correlation_id.value_or(kUnknown), o.bytes.value_or(kUnknown),
+                          o.event_id ? std::int64_t{*o.event_id} : kUnknown, o.stream_id.value_or(trace::kNoStream), o.name_id,
+                          o.kind, o.sync_kind ? static_cast<std::uint8_t>(*o.sync_kind) : std::uint8_t{255}});
+    });
+  }
+  if (s) {
+    s = r.forEachNvtxRange([&](const trace::NvtxRangeRow& n) {
+      rows.ranges.push_back({n.id, n.start_ns, n.end_ns, n.thread_id.value_or(trace::kNoThread),
+                             n.domain_id.value_or(trace::kNoString), n.name_id,
+                             n.depth ? std::int64_t{*n.depth} : std::int64_t{-1}});
+    });
+  }
+  if (!s) return trace::failure(s.message());
+  rows.torn = r.tear().tables;
+  return {};
+}
+
+// Schema 1: every row a SQLite row, read by column-subset SELECTs.
+trace::Status readRowTables(const trace::StoreReader& r, StoreRows& rows) {
   sqlite3* raw = nullptr;
   const int rc = trace::openUpToTear(r.path().string(), SQLITE_OPEN_NOMUTEX, &raw);
   std::unique_ptr<sqlite3, DbCloser> db(raw);
@@ -274,15 +316,7 @@ trace::Status readStore(const trace::StoreReader& r, std::size_t calls, std::siz
                                            static_cast<trace::StringId>(sqlite3_column_int64(q, 3)), sqlite3_column_int64(q, 6)});
                   },
                   rows.torn);
-  if (!s) return s;
-  // GPU ops are what an analysis measures: a store torn before its first one is refused, which
-  // says more than an analysis of nothing.
-  if (std::any_of(rows.torn.begin(), rows.torn.end(),
-                  [](const trace::TornTable& t) { return t.table == trace::tableName(trace::Table::Ops) && t.rows_kept == 0; }))
-    return trace::failure(r.path().string() + " is torn before its first GPU op (" + tearDescription(r.tear()) +
-                          "): its ops table cannot be read, so nothing of it can be analysed");
-  sortLikeTheModel(rows);
-  return {};
+  return s;
 }
 
 // One store's rows into the builder. Store-local ids (strings, streams, threads, correlation)

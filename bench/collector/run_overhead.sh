@@ -8,7 +8,7 @@
 #   cupti     recording, CUPTI timing (simgpu's libcupti; not on the null runtime)
 # on two runtimes: the null runtime (bench/collector/null_cudart.cpp: the runtime costs ~nothing,
 # so the difference is the collector's own cost) and simgpu. Then the highest launch rate that
-# is recorded with no drop, and the store's bytes per row.
+# is recorded with no drop (one launching thread, then four), and the store's bytes per row.
 # The recording configurations get a ring and an event pool large enough for the whole burst
 # (SYNCOPATE_BUFFER_RECORDS, SYNCOPATE_EVENT_PAIRS): a call whose records are dropped, or whose
 # op goes untimed, costs less than a recorded one, so a figure with drops would understate
@@ -58,20 +58,36 @@ for runtime in null simgpu; do
   done
 done
 
-echo "sustained rate (null runtime, events backend, one thread, 20x$calls paced calls):"
-best=0
-for rate in 25000 50000 75000 100000 150000 200000 300000 400000 500000; do
-  dir="$out/rate-$rate"
+# sustained THREADS RATE: THREADS launching threads, each paced at RATE launches/s for at least
+# two seconds (2x$calls launches each, more at high rates); prints the line and sets `whole` when
+# every launch is in the store and nothing was dropped or left untimed.
+sustained() {
+  local threads="$1" rate="$2" n dir line dropped untimed ops
+  n=$((calls * 2 > rate * 2 ? calls * 2 : rate * 2))
+  dir="$out/rate-$threads-$rate"
   line="$(env LD_LIBRARY_PATH="$build/lib/bench-null" LD_PRELOAD="$preload" SYNCOPATE_OUTPUT_DIR="$dir" \
-          SYNCOPATE_BACKEND=events "$bench" --calls "$((calls * 2))" --rate "$rate" 2>/dev/null | grep '^launch_bench')"
+          SYNCOPATE_BACKEND=events "$bench" --threads "$threads" --calls "$n" --rate "$rate" 2>/dev/null | grep '^launch_bench')"
   dropped="$(echo "$line" | field records_dropped)"; untimed="$(echo "$line" | field ops_untimed)"
   ops="$(sqlite3 "$dir"/*.sqlite 'select count(*) from ops where kind = 1')"
-  echo "  rate=$rate/s records_dropped=$dropped ops_untimed=$untimed kernel_rows=$ops"
-  if [ "$dropped" = 0 ] && [ "$untimed" = 0 ] && [ "$ops" = "$((calls * 2))" ]; then best="$rate"; else break; fi
+  echo "  threads=$threads rate=$rate/s each ($((threads * rate))/s in all) calls=$((threads * n))" \
+       "achieved=$(echo "$line" | field calls_per_s)/s records_dropped=$dropped ops_untimed=$untimed kernel_rows=$ops"
+  whole=0
+  if [ "$dropped" = 0 ] && [ "$untimed" = 0 ] && [ "$ops" = "$((threads * n))" ]; then whole=1; fi
+}
+
+echo "sustained rate (null runtime, events backend, one thread, paced calls, at least 2 s per rate):"
+best=0
+for rate in 25000 50000 75000 100000 150000 200000 300000 400000 500000 750000 1000000 1250000 1500000; do
+  sustained 1 "$rate"
+  if [ "$whole" = 1 ]; then best="$rate"; else break; fi
 done
 echo "  highest rate recorded whole: $best launches/s = $((best * 2)) records/s (an API call and its op each)"
 
-store="$(ls "$out"/rate-25000/*.sqlite)"
+echo "sustained rate, four launching threads (null runtime, events backend):"
+sustained 4 250000
+echo "  four threads at 250000 launches/s each recorded whole: $([ "$whole" = 1 ] && echo yes || echo no)"
+
+store="$(ls "$out"/rate-1-25000/*.sqlite)"
 rows="$(sqlite3 "$store" 'select (select count(*) from api_calls) + (select count(*) from ops) + (select count(*) from op_args) + (select count(*) from nvtx_ranges)')"
 bytes="$(sqlite3 "$store" 'select page_count * page_size from pragma_page_count(), pragma_page_size()')"
 echo "bytes per record in memory: 32 (trace/include/syncopate/trace/records.hpp; a launch is 2 records)"

@@ -1,8 +1,9 @@
 // A store torn at its end (its file cut at a page boundary or inside a page, or its last pages
 // overwritten) loads everything written before the tear, with one diagnostic per torn table.
-// The rows expected are SQLite's own account of the intact store: its dbstat table lists each
-// table's pages in tree order with their cells, and a scan of the torn store stops at the first
-// of them that is past the tear.
+// The rows expected are SQLite's own account of the intact store: its dbstat table lists the
+// pages of each table's pages (packed_pages: a row per page of rows) in tree order with their
+// cells and each cell's overflow pages, and a scan of the torn store stops at the first cell
+// stored on a page past the tear.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -23,7 +24,7 @@ namespace {
 
 using testing::ScratchDir;
 
-constexpr std::int64_t kRows = 30000;  // API calls, and as many ops
+constexpr std::int64_t kRows = 150000;  // API calls, and as many ops
 
 // One stream, one thread, kRows launches and their kernels, flushed every 500 of each so that
 // the pages of the two tables alternate through the file, as in a recording.
@@ -59,14 +60,20 @@ std::filesystem::path writeStore(const std::filesystem::path& dir) {
   return dir / "rank-0.sqlite";
 }
 
+// A page of the tree of a table of pages, in tree order: an interior page (no cells of its
+// own), or a leaf whose cells each need their overflow pages too.
 struct Page {
-  std::int64_t number, leaf_cells;  // leaf_cells: -1 for an interior page
+  std::int64_t number;
+  bool leaf;
+  std::vector<std::int64_t> cells;  // a leaf's cells: the highest page each is stored on
 };
 
-// SQLite's account of the intact store: its page size, and a table's pages in tree order.
+// SQLite's account of the intact store: its page size, and for each packed table its tree's
+// pages in tree order and the rows of each of its cells (pages of rows), in order.
 struct Layout {
   std::int64_t page_size = 0;
   std::vector<Page> ops, api_calls;
+  std::vector<std::int64_t> ops_rows, api_calls_rows;
 
   explicit Layout(const std::filesystem::path& file) {
     sqlite3* db = nullptr;
@@ -75,25 +82,52 @@ struct Layout {
     EXPECT_EQ(sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &s, nullptr), SQLITE_OK);
     if (sqlite3_step(s) == SQLITE_ROW) page_size = sqlite3_column_int64(s, 0);
     sqlite3_finalize(s);
-    EXPECT_EQ(sqlite3_prepare_v2(db, "SELECT name, pageno, pagetype, ncell FROM dbstat WHERE name IN ('ops', 'api_calls') ORDER BY name, path",
+    // Paths: "/" the root, "/00a/" a child, "/00a/003+000001" the second overflow page of the
+    // fourth cell of page "/00a/"; overflow pages come right after their leaf in path order.
+    EXPECT_EQ(sqlite3_prepare_v2(db,
+                                 "SELECT name, pageno, pagetype, ncell, path FROM dbstat "
+                                 "WHERE name IN ('ops_pages', 'api_calls_pages') ORDER BY name, path",
                                  -1, &s, nullptr),
               SQLITE_OK)
         << sqlite3_errmsg(db);
     while (sqlite3_step(s) == SQLITE_ROW) {
       const std::string table = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
       const std::string type = reinterpret_cast<const char*>(sqlite3_column_text(s, 2));
-      (table == "ops" ? ops : api_calls).push_back({sqlite3_column_int64(s, 1), type == "leaf" ? sqlite3_column_int64(s, 3) : -1});
+      const std::string path = reinterpret_cast<const char*>(sqlite3_column_text(s, 4));
+      std::vector<Page>& pages = table == "ops_pages" ? ops : api_calls;
+      const std::int64_t number = sqlite3_column_int64(s, 1);
+      if (type == "overflow") {
+        const std::size_t cell = std::stoul(path.substr(path.rfind('/') + 1, 3), nullptr, 16);
+        EXPECT_TRUE(!pages.empty() && pages.back().leaf && cell < pages.back().cells.size()) << path;
+        if (!pages.empty() && cell < pages.back().cells.size())
+          pages.back().cells[cell] = std::max(pages.back().cells[cell], number);
+      } else {
+        const bool leaf = type == "leaf";
+        pages.push_back({number, leaf, std::vector<std::int64_t>(leaf ? sqlite3_column_int64(s, 3) : 0, number)});
+      }
     }
     sqlite3_finalize(s);
+    for (auto [table, rows] : {std::pair{"ops_pages", &ops_rows}, std::pair{"api_calls_pages", &api_calls_rows}}) {
+      const std::string sql = std::string("SELECT row_count FROM ") + table + " ORDER BY first_id";
+      EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr), SQLITE_OK);
+      while (sqlite3_step(s) == SQLITE_ROW) rows->push_back(sqlite3_column_int64(s, 0));
+      sqlite3_finalize(s);
+    }
     sqlite3_close(db);
   }
 
-  // The rows a scan reads before the first page of the table numbered above `last_page`.
-  static std::int64_t rowsUpTo(const std::vector<Page>& pages, std::int64_t last_page) {
+  // The rows a scan reads before the first cell stored on a page numbered above `last_page`
+  // (its leaf, an overflow page of it, or an interior page above it).
+  static std::int64_t rowsUpTo(const std::vector<Page>& pages, const std::vector<std::int64_t>& cell_rows,
+                               std::int64_t last_page) {
     std::int64_t rows = 0;
+    std::size_t cell = 0;
     for (const Page& p : pages) {
-      if (p.number > last_page) break;
-      rows += std::max<std::int64_t>(p.leaf_cells, 0);
+      if (p.number > last_page) return rows;
+      for (const std::int64_t highest : p.cells) {
+        if (highest > last_page) return rows;
+        rows += cell < cell_rows.size() ? cell_rows[cell++] : 0;
+      }
     }
     return rows;
   }
@@ -119,7 +153,8 @@ std::string tornSentence(const std::string& how, const std::string& table, std::
 // The torn copy in `dir` reads as the rows before page `last_page`, in write order, through the
 // reader and through loadRun, which warns of each torn table.
 void expectPrefix(const std::filesystem::path& dir, const Layout& layout, std::int64_t last_page, const std::string& how) {
-  const std::int64_t ops = Layout::rowsUpTo(layout.ops, last_page), calls = Layout::rowsUpTo(layout.api_calls, last_page);
+  const std::int64_t ops = Layout::rowsUpTo(layout.ops, layout.ops_rows, last_page);
+  const std::int64_t calls = Layout::rowsUpTo(layout.api_calls, layout.api_calls_rows, last_page);
   ASSERT_LT(ops + calls, 2 * kRows);  // the tear loses rows
   ASSERT_GT(ops + calls, 0);
   auto reader = trace::StoreReader::open(dir / "rank-0.sqlite", trace::TornStores::KeepRowsBefore);
@@ -269,7 +304,7 @@ TEST(TornStore, TornBeforeItsFirstOpIsRefused) {
   ScratchDir scratch;
   const auto intact = writeStore(scratch / "intact");
   const Layout layout(intact);
-  const std::int64_t ops_page = rootPage(intact, "ops");
+  const std::int64_t ops_page = rootPage(intact, "ops_pages");  // the table that holds the ops
   const auto dir = tornCopy(scratch, intact, "no-ops");
   const std::int64_t cut = (ops_page - 1) * layout.page_size;
   std::filesystem::resize_file(dir / "rank-0.sqlite", static_cast<std::uintmax_t>(cut));

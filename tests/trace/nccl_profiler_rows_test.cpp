@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <string>
 #include <vector>
 
 #include "syncopate/trace/reader.hpp"
@@ -73,7 +74,7 @@ TEST(NcclProfilerRows, RecordsBecomeRowsExactly) {
   const Written w = writeStore(dir);
   auto reader = StoreReader::open(w.file);
   ASSERT_TRUE(reader.ok()) << reader.message();
-  EXPECT_EQ(reader->schemaVersion(), (SchemaVersion{1, 1}));
+  EXPECT_EQ(reader->schemaVersion(), kSchemaVersion);
   std::vector<NcclOpRow> ops;
   ASSERT_TRUE(reader->forEachNcclOp([&](const NcclOpRow& row) { ops.push_back(row); }).ok());
   ASSERT_EQ(ops.size(), 2u);
@@ -92,15 +93,23 @@ TEST(NcclProfilerRows, RecordsBecomeRowsExactly) {
   EXPECT_EQ(reader->rowCount(Table::NcclKernelChannels).value(), 3);
 }
 
-// What a 1.0 store is: the same tables but these two, and the version saying so.
+// What a 1.0 store is: the same tables but these two, every row a SQLite row (made here from
+// the views over the packed pages), and the version saying so.
 TEST(NcclProfilerRows, AStoreOfSchema10StillReadsWithoutThem) {
   TempDir dir;
   const Written w = writeStore(dir);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(w.file.c_str(), &db), SQLITE_OK);
+  std::string unpack;
+  for (const char* table : {"api_calls", "ops", "op_args", "nvtx_ranges"}) {
+    const std::string t = table;
+    unpack += "CREATE TABLE " + t + "_rows AS SELECT * FROM " + t + "; DROP VIEW " + t + "; DROP TABLE " + t +
+              "_pages; ALTER TABLE " + t + "_rows RENAME TO " + t + "; ";
+  }
   ASSERT_EQ(sqlite3_exec(db,
-                         "DROP TABLE nccl_ops; DROP TABLE nccl_kernel_channels; "
-                         "UPDATE meta SET value='1.0' WHERE key='schema_version';",
+                         (unpack + "DROP TABLE nccl_ops; DROP TABLE nccl_kernel_channels; "
+                                   "UPDATE meta SET value='1.0' WHERE key='schema_version';")
+                             .c_str(),
                          nullptr, nullptr, nullptr),
             SQLITE_OK)
       << sqlite3_errmsg(db);

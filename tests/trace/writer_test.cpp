@@ -65,7 +65,7 @@ TEST_F(WriterTest, CreatesAnIdentifiedStoreAtOnce) {
   auto reader = StoreReader::open(file);
   ASSERT_TRUE(reader.ok()) << reader.message();
   EXPECT_EQ(reader->schemaVersion(), kSchemaVersion);
-  EXPECT_EQ(reader->metaValue("schema_version"), "1.1");
+  EXPECT_EQ(reader->metaValue("schema_version"), toString(kSchemaVersion));
   EXPECT_EQ(reader->metaValue("tool_version"), toolVersion());
   EXPECT_EQ(reader->metaValue("clock"), "CLOCK_MONOTONIC");
   EXPECT_EQ(reader->metaValue("rank"), "-1");

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "packed_pages.hpp"
 #include "row_binding.hpp"
 #include "sqlite_util.hpp"
 #include "store_table.hpp"
@@ -108,6 +109,7 @@ struct StoreReader::Impl {
   std::optional<std::int64_t> pid;
   std::int64_t realtime_offset_ns = 0;
   TornStores torn_stores = TornStores::Refuse;
+  bool packed = false;     // schema 2: the big tables' rows are in pages (packed_pages.hpp)
   mutable StoreTear tear;  // grows as scans meet the tear
 
   ~Impl() {
@@ -171,11 +173,63 @@ struct StoreReader::Impl {
     return count > 0;
   }
 
+  // Every row of the pages of Row's table, in order; with KeepRowsBefore those before the first
+  // page that cannot be read (damaged, malformed, or not after the page before it).
+  template <class Row, class Fn>
+  Status forEachPackedRow(Fn&& fn) const {
+    const std::string table = detail::pagesTable<Row>();
+    const std::string columns = detail::pageColumnList<Row>();
+    const std::string sql = torn_stores == TornStores::Refuse ? "SELECT " + columns + " FROM " + table + " ORDER BY rowid"
+                                                              : selectUpToTear(columns, table);
+    sqlite3_stmt* raw = nullptr;
+    int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &raw, nullptr);
+    detail::Statement statement(raw);
+    const std::string_view name = detail::StoreTable<Row>::name;
+    if (rc != SQLITE_OK) return error(rc, "cannot read " + std::string(name));
+    Row row;
+    std::int64_t next_id = 1, rows = 0;
+    while ((rc = sqlite3_step(raw)) == SQLITE_ROW) {
+      if (!detail::readPage(raw, next_id, row, [&](const Row& r) { fn(r); ++rows; })) {
+        if (torn_stores == TornStores::KeepRowsBefore) {
+          noteTorn(name, rows);
+          return {};
+        }
+        return {StatusCode::Corrupt, path.string() + ": a page of " + std::string(name) +
+                                         " is malformed (the store is damaged or truncated)"};
+      }
+    }
+    if (torn_stores == TornStores::KeepRowsBefore && (rc & 0xff) == SQLITE_CORRUPT) {
+      noteTorn(name, rows);
+      return {};
+    }
+    if (rc != SQLITE_DONE) return error(rc, "cannot read " + std::string(name));
+    return {};
+  }
+
+  // The rows of Row's pages: their row counts summed (each bounded as a reader bounds it), or
+  // with KeepRowsBefore after damage, the rows before the tear counted one by one.
+  template <class Row>
+  Result<std::int64_t> countPacked() const {
+    const std::string sql = "SELECT coalesce(sum(min(max(row_count,0)," + std::to_string(detail::kMaxRowsPerPage) +
+                            ")),0) FROM " + detail::pagesTable<Row>();
+    std::int64_t count = 0;
+    Status s = scan(sql.c_str(), detail::StoreTable<Row>::name, [&](sqlite3_stmt* st) { count = sqlite3_column_int64(st, 0); });
+    if (s.code() == StatusCode::Corrupt && torn_stores == TornStores::KeepRowsBefore) {
+      count = 0;
+      s = forEachPackedRow<Row>([&](const Row&) { ++count; });
+    }
+    if (!s.ok()) return s;
+    return count;
+  }
+
   // Every row of Row's table, read into one reused row and handed to `fn`. A table added by a
   // later minor version reads as empty from a store written before it.
   template <class Row, class Fn>
   Status forEachRow(Fn&& fn) const {
     using Declared = detail::StoreTable<Row>;
+    if constexpr (detail::kPacked<Row>) {
+      if (packed) return forEachPackedRow<Row>(fn);
+    }
     if constexpr (Declared::added_in_minor > 0) {
       const Result<bool> present = hasTable(Declared::name);
       if (!present.ok()) return present.status();
@@ -249,8 +303,8 @@ struct StoreReader::Impl {
     if (!parseSchemaVersion(version_text->second, version)) {
       return {StatusCode::Corrupt, name + " has an unreadable schema_version '" + version_text->second + "'"};
     }
-    if (version.major != kSchemaVersion.major) {
-      const std::string ours = std::to_string(kSchemaVersion.major) + ".x";
+    if (version.major < kOldestReadableMajor || version.major > kSchemaVersion.major) {
+      const std::string ours = std::to_string(kOldestReadableMajor) + ".x to " + std::to_string(kSchemaVersion.major) + ".x";
       const std::string advice = version.major > kSchemaVersion.major
                                      ? "; read it with a newer syncopate"
                                      : "; it was written by an older syncopate, re-record or re-import the run";
@@ -258,6 +312,7 @@ struct StoreReader::Impl {
                                                   ", but this syncopate (" + std::string(toolVersion()) +
                                                   ") reads schema " + ours + " only" + advice};
     }
+    packed = version.major >= 2;
     if (Status s = loadStrings(); !s.ok()) return s;
 
     if (const auto r = metaInt("rank"); r && *r >= 0 && *r <= INT32_MAX) rank = static_cast<std::int32_t>(*r);
@@ -327,6 +382,15 @@ std::uint32_t StoreReader::maxStringId() const noexcept {
 
 Result<std::int64_t> StoreReader::rowCount(Table table) const noexcept {
   try {
+    if (impl_->packed) {
+      std::optional<Result<std::int64_t>> counted;
+      detail::forEachTable([&]<class Row>(std::type_identity<Row>) {
+        if constexpr (detail::kPacked<Row>) {
+          if (detail::StoreTable<Row>::name == tableName(table)) counted = impl_->countPacked<Row>();
+        }
+      });
+      if (counted) return *counted;
+    }
     const Result<bool> present = impl_->hasTable(tableName(table));
     if (!present.ok()) return present.status();
     if (!*present) return std::int64_t{0};

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <type_traits>
 
+#include "packed_pages.hpp"
 #include "store_table.hpp"
 
 #ifndef SYNCOPATE_VERSION
@@ -56,6 +57,43 @@ constexpr void putCommentLines(Text& out, std::string_view comment) {
   }
 }
 
+// The page table of a packed table (packed_pages.hpp): per column its base, its values and, when
+// nullable, its NULL bitmap.
+template <class Row, class Text>
+constexpr void putPages(Text& out) {
+  using Declared = StoreTable<Row>;
+  out.put("-- its rows packed into pages (see \"Packed pages\"); the view ");
+  out.put(Declared::name);
+  out.put(" shows its rows\n");
+  out.put("CREATE TABLE ");
+  out.put(Declared::name);
+  out.put(detail::kPagesSuffix);
+  out.put("(\n");
+  int remaining = 0;
+  detail::forEachColumn<Row>(true, [&](const Column&) { ++remaining; });
+  // One line: "  <name><suffix> <sql>," and its comment; ");" after the last.
+  const auto line = [&](std::string_view name, std::string_view suffix, std::string_view sql, bool last,
+                        std::string_view comment) {
+    out.put("  ");
+    out.put(name);
+    out.put(suffix);
+    out.put(" ");
+    out.put(sql);
+    out.put(last ? ");" : ",");
+    if (!comment.empty()) out.putComment(comment);
+    out.put("\n");
+  };
+  line("first_id", "", "INTEGER PRIMARY KEY", false, "rowid of the page's first row; row k is first_id + k");
+  line("row_count", "", "INTEGER NOT NULL", false, "");
+  line("checksum", "", "INTEGER NOT NULL", false, "CRC-32 of the page's blobs, in column order");
+  detail::forEachColumn<Row>(true, [&](const Column& column) {
+    const bool last = --remaining == 0;
+    line(column.name, "_base", "INTEGER", false, column.comment);
+    line(column.name, "", "BLOB NOT NULL", last && !column.nullable(), "");
+    if (column.nullable()) line(column.name, "_nulls", "BLOB", last, "");
+  });
+}
+
 // Every table of store_tables.inc as a CREATE TABLE statement, one column a line with its
 // comment, tables apart by a blank line.
 template <class Text>
@@ -66,6 +104,10 @@ constexpr void putSchema(Text& out) {
     if (!first) out.put("\n");
     first = false;
     putCommentLines(out, Declared::comment);
+    if constexpr (detail::kPacked<Row>) {
+      putPages<Row>(out);
+      return;
+    }
     out.put("CREATE TABLE ");
     out.put(Declared::name);
     out.put("(\n");

@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "packed_pages.hpp"
 #include "store_table.hpp"
 #include "syncopate/trace/schema.hpp"
 #include "syncopate/trace/store_tables.hpp"
@@ -70,7 +71,7 @@ Status StoreConnection::open(const std::filesystem::path& file, bool fresh) {
   wal_ = mode == "wal";
   if (Status s = exec(db_, kSessionPragmas, doing_); !s.ok()) return s;
   if (fresh) {
-    const std::string schema = "BEGIN;\n" + std::string(schemaSql()) + "COMMIT;";
+    const std::string schema = "BEGIN;\n" + std::string(schemaSql()) + packedViewSql() + "COMMIT;";
     if (Status s = exec(db_, schema.c_str(), doing_); !s.ok()) return s;
   }
   return prepareStatements();
@@ -117,11 +118,16 @@ Status StoreConnection::prepareStatements() {
       {&s.counter, insertSql<CounterRow>("INSERT OR REPLACE", 1)},
       {&s.diagnostic, insertSql<DiagnosticRow>("INSERT OR REPLACE", 1)},
   };
-  Status st = batched(std::type_identity<ApiCallRow>{}, s.api_call);
-  if (st.ok()) st = batched(std::type_identity<OpRow>{}, s.op);
-  if (st.ok()) st = batched(std::type_identity<CollectiveRow>{}, s.collective);
-  if (st.ok()) st = batched(std::type_identity<OpArgRow>{}, s.op_arg);
-  if (st.ok()) st = batched(std::type_identity<NvtxRangeRow>{}, s.nvtx);
+  Status st = batched(std::type_identity<CollectiveRow>{}, s.collective);
+  const std::pair<Statement*, std::string> pages[] = {
+      {&s.api_call_page, pageInsertSql<ApiCallRow>()},
+      {&s.op_page, pageInsertSql<OpRow>()},
+      {&s.op_arg_page, pageInsertSql<OpArgRow>()},
+      {&s.nvtx_page, pageInsertSql<NvtxRangeRow>()},
+  };
+  for (const auto& [statement, sql] : pages) {
+    if (st.ok()) st = prepare(db_, sql, *statement, doing_);
+  }
   for (const auto& [statement, sql] : single) {
     if (st.ok()) st = prepare(db_, sql, *statement, doing_);
   }

@@ -12,18 +12,20 @@
 
 namespace syncopate::trace::detail {
 
-// The big tables take their rows in groups of kRowsPerInsert per INSERT: SQLite's cost per
-// statement (opening a cursor, halting the VM) then falls on 32 rows instead of one.
+// collectives take their rows in groups of kRowsPerInsert per INSERT: SQLite's cost per
+// statement (opening a cursor, halting the VM) then falls on 32 rows instead of one. (The big
+// tables are packed into pages instead: packed_pages.hpp.)
 inline constexpr int kRowsPerInsert = 32;
 struct BatchedInsert {
   Statement one;   // INSERT ... VALUES(?,...)
   Statement many;  // INSERT ... VALUES(?,...),(?,...),... kRowsPerInsert times
 };
 
-// Every statement binds a row of its table with bindRow() (row_binding.hpp), except
-// free_allocation (free_ns, then id).
+// Every statement binds a row of its table with bindRow() (row_binding.hpp), except the pages
+// (PageEncoder::bind) and free_allocation (free_ns, then id).
 struct WriteStatements {
-  BatchedInsert api_call, op, collective, op_arg, nvtx;
+  Statement api_call_page, op_page, op_arg_page, nvtx_page;
+  BatchedInsert collective;
   Statement allocation, free_allocation;
   Statement nccl_op, nccl_kernel_channel;
   Statement string, stream, thread, device, communicator;

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "packed_pages.hpp"
 #include "record_rows.hpp"
 #include "row_binding.hpp"
 #include "sqlite_util.hpp"
@@ -30,6 +31,35 @@ using detail::Statement;
 using detail::writtenColumnCount;
 
 constexpr const char* kWriterSource = "trace.writer";
+
+// The open page of a packed table (packed_pages.hpp): its rows so far, and what of it the store
+// holds. A full page is written at once; the open one at every flush, replacing the shorter copy
+// the flush before wrote, so that every flush commits every row and pages still end up full.
+template <class Row>
+struct OpenPage {
+  std::vector<Row> rows;
+  std::int64_t first_id = 1;
+  // As of the last commit: the open page then, and how many of its rows it had.
+  std::int64_t committed_first_id = 1;
+  std::size_t committed_rows = 0;
+  detail::PageEncoder<Row> encoder;
+
+  bool unwritten() const { return first_id != committed_first_id || rows.size() != committed_rows; }
+  void committed() {
+    committed_first_id = first_id;
+    committed_rows = rows.size();
+  }
+  // The open batch was rolled back: the store holds the page as of the last commit.
+  void rolledBack() {
+    if (first_id == committed_first_id) {
+      rows.resize(committed_rows);
+    } else {  // it filled up and was written since: what the store has of it stays a short page
+      first_id = committed_first_id + static_cast<std::int64_t>(committed_rows);
+      rows.clear();
+      committed();
+    }
+  }
+};
 
 // How far the catalog has been written.
 struct CatalogMarks {
@@ -77,11 +107,11 @@ struct StoreWriter::Impl {
 
   bool in_batch = false;
   std::uint64_t batch_rows = 0;  // rows of data tables in the open batch, written or pending
-  std::vector<ApiCallRow> pending_api_calls;
-  std::vector<OpRow> pending_ops;
+  OpenPage<ApiCallRow> api_calls;
+  OpenPage<OpRow> ops;
+  OpenPage<OpArgRow> op_args;
+  OpenPage<NvtxRangeRow> nvtx_ranges;
   std::vector<CollectiveRow> pending_collectives;
-  std::vector<OpArgRow> pending_op_args;
-  std::vector<NvtxRangeRow> pending_nvtx;
   CatalogMarks committed, pending;
 
   std::map<std::string, std::string, std::less<>> meta;
@@ -140,7 +170,8 @@ struct StoreWriter::Impl {
   Status fail(Status status, std::uint64_t unwritten) {
     if (in_batch && sqlite3_get_autocommit(db()) == 0) sqlite3_exec(db(), "ROLLBACK", nullptr, nullptr, nullptr);
     in_batch = false;
-    dropAllPending();
+    pending_collectives.clear();
+    forEachOpenPage([](auto& page) { page.rolledBack(); });
     stats.rows_lost += batch_rows + unwritten;
     batch_rows = 0;
     pending = committed;
@@ -152,8 +183,35 @@ struct StoreWriter::Impl {
     if (end < start) ++negative_durations;
   }
 
-  // Rows of the batched tables, shared by records and the row API: buffered, and written
-  // kRowsPerInsert at a time (the rest at flush). They do not call fail(): the caller does.
+  template <class Fn>
+  void forEachOpenPage(Fn&& fn) {
+    fn(api_calls);
+    fn(ops);
+    fn(op_args);
+    fn(nvtx_ranges);
+  }
+
+  template <class Row>
+  Status writePage(sqlite3_stmt* statement, OpenPage<Row>& page) {
+    page.encoder.bind(statement, page.first_id, page.rows);
+    return run(statement);
+  }
+
+  // Rows of the packed tables, shared by records and the row API: kept in the open page, which
+  // is written when full and at every flush. They do not call fail(): the caller does.
+  template <class Row>
+  Status add(sqlite3_stmt* statement, OpenPage<Row>& page, const Row& row) {
+    if (Status s = begin(); !s.ok()) return s;
+    page.rows.push_back(row);
+    ++batch_rows;
+    if (page.rows.size() < detail::kRowsPerPage) return {};
+    if (Status s = writePage(statement, page); !s.ok()) return s;
+    page.first_id += static_cast<std::int64_t>(page.rows.size());
+    page.rows.clear();
+    return {};
+  }
+
+  // Rows of collectives: buffered, and written kRowsPerInsert at a time (the rest at flush).
   template <class Row>
   Status add(detail::BatchedInsert& insert, std::vector<Row>& rows, const Row& row) {
     if (Status s = begin(); !s.ok()) return s;
@@ -179,35 +237,27 @@ struct StoreWriter::Impl {
 
   Status writeAllPending() {
     auto& s = st();
-    Status status = writePending(s.api_call, pending_api_calls);
-    if (status.ok()) status = writePending(s.op, pending_ops);
-    if (status.ok()) status = writePending(s.collective, pending_collectives);
-    if (status.ok()) status = writePending(s.op_arg, pending_op_args);
-    if (status.ok()) status = writePending(s.nvtx, pending_nvtx);
+    Status status = writePending(s.collective, pending_collectives);
+    if (status.ok() && api_calls.unwritten()) status = writePage(s.api_call_page.get(), api_calls);
+    if (status.ok() && ops.unwritten()) status = writePage(s.op_page.get(), ops);
+    if (status.ok() && op_args.unwritten()) status = writePage(s.op_arg_page.get(), op_args);
+    if (status.ok() && nvtx_ranges.unwritten()) status = writePage(s.nvtx_page.get(), nvtx_ranges);
     return status;
-  }
-
-  void dropAllPending() {
-    pending_api_calls.clear();
-    pending_ops.clear();
-    pending_collectives.clear();
-    pending_op_args.clear();
-    pending_nvtx.clear();
   }
 
   Status insert(const ApiCallRow& r) {
     checkDuration(r.start_ns, r.end_ns);
-    return add(st().api_call, pending_api_calls, r);
+    return add(st().api_call_page.get(), api_calls, r);
   }
   Status insert(const OpRow& r) {
     checkDuration(r.start_ns, r.end_ns);
-    return add(st().op, pending_ops, r);
+    return add(st().op_page.get(), ops, r);
   }
   Status insert(const CollectiveRow& r) { return add(st().collective, pending_collectives, r); }
-  Status insert(const OpArgRow& r) { return add(st().op_arg, pending_op_args, r); }
+  Status insert(const OpArgRow& r) { return add(st().op_arg_page.get(), op_args, r); }
   Status insert(const NvtxRangeRow& r) {
     checkDuration(r.start_ns, r.end_ns);
-    return add(st().nvtx, pending_nvtx, r);
+    return add(st().nvtx_page.get(), nvtx_ranges, r);
   }
 
   // Rows of the small tables, written at once: allocations (few, and later updated by id) and
@@ -375,6 +425,7 @@ struct StoreWriter::Impl {
     }
     in_batch = false;
     committed = pending;
+    forEachOpenPage([](auto& page) { page.committed(); });
     stats.rows_written += batch_rows;
     batch_rows = 0;
     state_dirty = false;

@@ -9,15 +9,18 @@
 
 namespace syncopate::trace {
 
-// MAJOR changes what existing tables mean (readers refuse unknown majors); MINOR only adds
-// tables or nullable columns (older readers read newer minors).
+// MAJOR changes what existing tables mean or how they are kept (readers refuse unknown majors;
+// this build reads 1 and 2); MINOR only adds tables or nullable columns (older readers read
+// newer minors).
 struct SchemaVersion {
   int major = 0;
   int minor = 0;
   friend constexpr bool operator==(const SchemaVersion&, const SchemaVersion&) = default;
 };
 
-inline constexpr SchemaVersion kSchemaVersion{1, 1};
+inline constexpr SchemaVersion kSchemaVersion{2, 0};
+// The oldest major version this build reads (schema 1: every row a SQLite row).
+inline constexpr int kOldestReadableMajor = 1;
 
 // SQLite's header field for "which application's file is this": 'SYNC'.
 inline constexpr std::int32_t kApplicationId = 0x53594E43;
