@@ -118,6 +118,30 @@ TEST(StreamOrder, AWaitUsesTheRecordIssuedBeforeIt) {
   EXPECT_EQ(ops[1].start_ns, 1500);
 }
 
+TEST(StreamOrder, OpsOfSeveralThreadsOnOneStreamResolveInIssueOrder) {
+  preload::StreamOrder order;
+  ScriptedTiming timing;
+  preload::RecorderCounters counters;
+  // Two threads issue to stream 1 (as autograd's thread and the main thread do): thread A
+  // records event 7 on it at 1000; thread B makes stream 1 wait for event 8 at 3000. Stream 2
+  // waits for event 7 at 2000, then records event 8 at 2500. Thread B's ring is drained before
+  // thread A's, so stream 1's wait arrives before its earlier record.
+  order.add(pending(trace::OpKind::StreamWait, 2, 2, preload::kStreamOrderTicket, 7), 2000);
+  order.add(pending(trace::OpKind::EventRecord, 2, 3, preload::kStreamOrderTicket, 8), 2500);
+  order.add(pending(trace::OpKind::StreamWait, 1, 4, preload::kStreamOrderTicket, 8), 3000);  // thread B
+  order.add(pending(trace::OpKind::EventRecord, 1, 1, preload::kStreamOrderTicket, 7), 1000);  // thread A
+  auto ops = resolve(order, timing, counters);
+  ASSERT_EQ(ops.size(), 4u) << "a queue in drain order would deadlock: each stream's head waits on the other";
+  std::map<std::uint32_t, trace::OpRecord> by_correlation;
+  for (const auto& op : ops) by_correlation[op.correlation_id] = op;
+  EXPECT_EQ(by_correlation[1].start_ns, 1000);
+  EXPECT_EQ(by_correlation[2].start_ns, 2000);
+  EXPECT_EQ(by_correlation[3].start_ns, 2500);
+  EXPECT_EQ(by_correlation[4].start_ns, 3000);
+  EXPECT_EQ(order.pendingCount(), 0u);
+  EXPECT_EQ(counters.ops_untimed_timing_failed.load(), 0u);
+}
+
 TEST(StreamOrder, FailuresAreCountedAndNothingIsMadeUp) {
   preload::StreamOrder order;
   ScriptedTiming timing;

@@ -1,6 +1,7 @@
 #include "syncopate/collector/stream_order.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 namespace syncopate::preload {
 namespace {
@@ -21,7 +22,15 @@ constexpr std::int64_t kOvertakenGraceNs = 500'000'000;
 
 void StreamOrder::add(const trace::OpRecord& pending, std::int64_t issue_ns) {
   Ticket ticket = static_cast<Ticket>(pending.end_ns);
-  queues_[pending.stream_id].entries.push_back({pending, ticket, issue_ns});
+  // A stream runs its ops in the order they were issued, whichever thread issued them; the
+  // rings of several threads issuing to one stream are drained one after another, so an op can
+  // arrive here after one issued later. It takes its place by issue time: a queue out of issue
+  // order could put a wait ahead of the record it waits for while that record's stream waits on
+  // this one, and neither would ever resolve.
+  std::deque<Entry>& entries = queues_[pending.stream_id].entries;
+  auto at = entries.end();
+  while (at != entries.begin() && std::prev(at)->issue_ns > issue_ns) --at;
+  entries.insert(at, {pending, ticket, issue_ns});
   ++pending_;
   if (pending.kind == trace::OpKind::EventRecord) noteRecorded(pending.detail, issue_ns, -1);
 }
