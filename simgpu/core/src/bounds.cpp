@@ -11,8 +11,9 @@ constexpr int kMaxDepth = 64;
 
 TimeNs startBoundAt(const Stream& s, const Entry& e, const Entry* self, int depth);
 
-// The least time an op that has not been timed yet takes: its duration when known at enqueue.
-TimeNs leastDuration(const Entry& e) { return std::max<TimeNs>(0, e.op.duration_ns); }
+// The least time an op that has not been timed yet takes: its duration when known at enqueue,
+// or a lower bound on it.
+TimeNs leastDuration(const Entry& e) { return std::max({TimeNs{0}, e.op.duration_ns, e.op.least_duration_ns}); }
 
 TimeNs plus(TimeNs bound, TimeNs duration) { return bound == kNever ? kNever : bound + duration; }
 
@@ -48,7 +49,7 @@ TimeNs startBoundAt(const Stream& s, const Entry& e, const Entry* self, int dept
   TimeNs bound = std::max(e.ready_ns, s.clock);
   if (depth > kMaxDepth) return bound;
   for (const Watch& w : e.watches) {
-    bound = std::max(bound, w.done ? w.end : completionBound(*w.producer, self, depth));
+    bound = std::max(bound, w.timed ? w.end : completionBound(*w.producer, self, depth));
     if (bound == kNever) return kNever;
   }
   if (e.op.work_class == WorkClass::Compute) bound = std::max(bound, engineBound(*s.device, e, self));

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -30,11 +31,15 @@ struct Event;
 // "Wait until `producer` has completed its op number `seq`": the end of that op (model time)
 // is written here by the producer when it completes. Lives in the waiting entry's vector, so
 // its address is stable while the entry moves.
+// An op's dependency on op `seq` of another stream. Its model end is known (`timed`, `end`)
+// once the producer's worker has timed it, which may be long before its real work is done
+// (`done`): the waiter is timed from the first and runs its own real work after the second.
 struct Watch {
   Stream* producer = nullptr;
   std::uint64_t seq = 0;
   Stream* waiter = nullptr;
   TimeNs end = 0;
+  bool timed = false;
   bool done = false;
 };
 
@@ -63,6 +68,21 @@ struct Entry {
   TimeNs work_ns = 0;         // from Timed: the modelled duration at full speed
   TimeNs end_ns = 0;          // from Timed: the model end
   bool on_timeline = false;   // an interfering op on its device's timeline (Device::running)
+  bool abandoned = false;     // from timed: cut short by a reset or exit
+};
+
+// The real work of an op timed ahead of it (its body, or only its wait for other streams' real
+// work), and what running it needs.
+struct BodyJob {
+  std::uint64_t seq = 0;
+  std::function<OpTiming(const OpContext&)> body;  // empty for an op that only waits
+  std::string_view name;  // for the body's error message
+  OpContext context;      // what the body is given: device, stream, model start
+  TimeNs work_ns = 0;  // its modelled duration, to count overruns
+  // The op's watches (in its entry, whose vector's storage does not move): its real work
+  // waits until every producer's real work is done.
+  const Watch* watches = nullptr;
+  std::size_t watch_count = 0;
 };
 
 enum class StreamKind : std::uint8_t { LegacyDefault, PerThreadDefault, User };
@@ -80,9 +100,21 @@ struct Stream {
   // Written under Machine::mu; read without it by host threads spinning on a sync.
   std::atomic<std::uint64_t> completed{0};  // seq of the last op completed
   std::atomic<TimeNs> current_end{0};       // model end of the running op once known, else 0
-  TimeNs clock = 0;  // model end of the last completed op
+  TimeNs clock = 0;  // model end of the last op the worker has timed
+  std::uint64_t timed = 0;  // seq of the last op the worker has timed (its end final)
   std::vector<Watch*> watchers;  // other streams' entries waiting for ops of this one
   int host_waiters = 0;
+
+  // The real work of ops the worker timed ahead of it (docs/simgpu.md, "Real work slower than
+  // the model"), run in stream order by the stream's body thread, which also completes them.
+  RingQueue<BodyJob> bodies;     // not yet run
+  RingQueue<Entry> timed_ops;    // timed, completed once every body up to theirs has run
+  std::uint64_t body_running = 0;  // seq of the op whose body runs now, 0 when none
+  bool completing = false;         // the body thread is completing timed ops (lock released)
+  std::condition_variable body_cv;
+  std::thread body_thread;
+  bool body_thread_started = false;
+  bool body_thread_stop = false;
 
   std::condition_variable worker_cv;
   std::condition_variable host_cv;

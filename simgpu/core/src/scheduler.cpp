@@ -15,6 +15,8 @@
 #include "machine.hpp"
 
 #include <pthread.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -30,8 +32,24 @@ namespace {
 // catches up, and then what it would have told is known not to change the answer anyway.
 constexpr TimeNs kBoundWaitLimitNs = 1'000'000'000;
 
-bool allDone(const std::vector<Watch>& watches) {
-  return std::all_of(watches.begin(), watches.end(), [](const Watch& w) { return w.done; });
+bool allTimed(const std::vector<Watch>& watches) {
+  return std::all_of(watches.begin(), watches.end(), [](const Watch& w) { return w.timed; });
+}
+
+bool allDone(const Watch* watches, std::size_t count) {
+  return std::all_of(watches, watches + count, [](const Watch& w) { return w.done; });
+}
+
+bool allDone(const std::vector<Watch>& watches) { return allDone(watches.data(), watches.size()); }
+
+// Whether the worker times `e` before its real work has run: its duration is known at enqueue,
+// its timing step tells it (StreamOp::timing), or it has no real work. Otherwise only its body can tell (a collective's start waits for its
+// peers), so the worker runs it itself once every earlier body of the stream has run.
+bool timedAhead(const Entry& e) { return e.op.duration_ns >= 0 || !e.op.body || e.op.timing; }
+
+// No real work of the stream is pending on its body thread, and no op waits there to complete.
+bool bodiesDrained(const Stream& s) {
+  return s.bodies.empty() && s.body_running == 0 && s.timed_ops.empty() && !s.completing;
 }
 
 // Waits on `cv` until real time `target` (or a notification), learning how late timed waits
@@ -51,9 +69,13 @@ bool sleepUntil(std::unique_lock<std::mutex>& lock, Stream& s, TimeNs deadline) 
 }
 
 // Sleeps until the running op's model end (s.current_end, which interference may move while
-// it sleeps); the last stretch is spun rather than slept, since a timed sleep can wake tens of
-// microseconds late on a loaded machine. A late wake-up changes no model time, but a host
-// waiting on the op sees the end only when the worker reports it. The spin yields: measured
+// it sleeps); while a host waits on the stream, the last stretch is spun rather than slept,
+// since a timed sleep can wake tens of microseconds late on a loaded machine. A late wake-up
+// changes no model time, but a host waiting on the op sees the end only when the worker
+// reports it. With no host waiting the worker only sleeps: a worker that keeps pace with the
+// model, its real work on the body thread, would otherwise spin through every short op and
+// take the cores that real work and the host need (waitForSeq wakes it when a host comes to
+// wait). The spin yields: measured
 // under load on 2 cores (docs/simgpu.md, "Host waits"), sleeping to the end, or spinning
 // without yielding (which starves the threads the spinner waits for), puts the host-seen end
 // of ops of 1 ms and more 2-4.5 % late (median), against 0.3-0.8 % with the yielding spin.
@@ -64,6 +86,10 @@ bool sleepUntilEnd(std::unique_lock<std::mutex>& lock, Stream& s) {
     const TimeNs end = s.current_end.load();
     const TimeNs now = nowNs();
     if (now >= end) return true;
+    if (s.host_waiters == 0) {
+      waitUntil(s.worker_cv, lock, end);
+      continue;
+    }
     if (const TimeNs window = wakeLatency().spinWindow(); end - now > window) {
       waitUntil(s.worker_cv, lock, end - window);
       continue;
@@ -227,14 +253,27 @@ bool confirmEnd(std::unique_lock<std::mutex>& lock, Machine& m, Device& d, Strea
 
 // --- completion ----------------------------------------------------------------------------
 
+// Op s.timed ended at `end`, finally: the waiters on it and on the ops before it learn their end.
+void fulfilTimedWatchers(Stream& s, TimeNs end) {
+  for (Watch* w : s.watchers) {
+    if (w->timed || w->seq > s.timed) continue;
+    w->end = end;
+    w->timed = true;
+    w->waiter->worker_cv.notify_one();
+  }
+}
+
+// Op s.completed's real work is done: so is that of the ops the waiters wait for.
 void fulfilWatchers(Stream& s, TimeNs end) {
   auto& ws = s.watchers;
   for (std::size_t i = 0; i < ws.size();) {
     Watch* w = ws[i];
     if (w->seq <= s.completed) {
-      w->end = end;
+      if (!w->timed) w->end = end;
+      w->timed = true;
       w->done = true;
       w->waiter->worker_cv.notify_one();
+      w->waiter->body_cv.notify_one();
       ws[i] = ws.back();
       ws.pop_back();
     } else {
@@ -243,9 +282,16 @@ void fulfilWatchers(Stream& s, TimeNs end) {
   }
 }
 
-void completeEntry(Machine& m, Stream& s, Entry& e, TimeNs end, bool abandoned) {
+// The worker has timed `e` to its final end: the stream's clock moves on, and what waits for
+// `e` in model time can be timed, whether or not its real work has run.
+void finishTiming(Stream& s, const Entry& e, TimeNs end) {
   s.clock = std::max(s.clock, end);
   s.current_end.store(0);
+  s.timed = e.seq;
+  fulfilTimedWatchers(s, end);
+}
+
+void completeEntry(Machine& m, Stream& s, Entry& e, TimeNs end, bool abandoned) {
   s.completed.store(e.seq);
   fulfilWatchers(s, end);
   for (Watch& w : e.watches)
@@ -259,15 +305,14 @@ void completeEntry(Machine& m, Stream& s, Entry& e, TimeNs end, bool abandoned) 
   if (s.host_waiters > 0) s.host_cv.notify_all();
 }
 
-OpTiming runBody(const StreamOp& op, const OpContext& ctx) {
+OpTiming runBody(const std::function<OpTiming(const OpContext&)>& body, std::string_view name, const OpContext& ctx) {
   try {
-    return op.body(ctx);
+    return body(ctx);
   } catch (const std::exception& ex) {
-    std::fprintf(stderr, "simgpu: op %.*s failed: %s\n", static_cast<int>(op.name.size()),
-                 op.name.data(), ex.what());
+    std::fprintf(stderr, "simgpu: op %.*s failed: %s\n", static_cast<int>(name.size()), name.data(), ex.what());
   } catch (...) {
-    std::fprintf(stderr, "simgpu: op %.*s failed with an unknown exception\n",
-                 static_cast<int>(op.name.size()), op.name.data());
+    std::fprintf(stderr, "simgpu: op %.*s failed with an unknown exception\n", static_cast<int>(name.size()),
+                 name.data());
   }
   OpTiming failed;
   failed.error = cudaErrorLaunchFailure;
@@ -310,10 +355,92 @@ void setModelTimes(Machine& m, Device& d, Stream& s, Entry& e, TimeNs model_star
   if (s.host_waiters > 0) s.host_cv.notify_all();  // a spinning host can now plan its spin
 }
 
+// Completes, in stream order, the timed ops whose bodies (and every earlier body) have run.
+// The lock is released while observers are told; `completing` keeps the worker from completing
+// a later op meanwhile.
+void completeTimedOps(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s) {
+  s.completing = true;
+  while (!s.timed_ops.empty()) {
+    const std::uint64_t seq = s.timed_ops.front().seq;
+    if (s.body_running != 0 && s.body_running <= seq) break;
+    if (!s.bodies.empty() && s.bodies.front().seq <= seq) break;
+    Entry e = std::move(s.timed_ops.front());
+    s.timed_ops.pop();
+    const bool abandoned = e.abandoned || s.abandon;
+    notifyObserver(lock, m, s, e, e.model_start_ns, e.end_ns, abandoned);
+    completeEntry(m, s, e, e.end_ns, abandoned);
+  }
+  s.completing = false;
+}
+
+// The stream's body thread: runs the real work of the ops its worker timed ahead, in stream
+// order, each once the real work of what it waits for is done, and completes them. So a stream
+// whose real work lags far behind its model times (a CPU implementation of a large kernel on a
+// loaded machine) still has its model times decided in step with the other streams.
+void bodyThreadMain(Machine& m, Stream& s) {
+  char name[16];
+  std::snprintf(name, sizeof(name), "simgpu d%d b%llu", s.device->index, s.id);
+  pthread_setname_np(pthread_self(), name);
+  // Real work runs at a lower priority (nice 10: a tenth of a normal thread's share of a
+  // contended core) so that the workers, which keep the model's time, and the program's own
+  // threads come first, and a machine busy with real work still decides model times promptly
+  // (a rendezvous of every rank's worker per collective). Not SCHED_IDLE: threads that spin
+  // while they wait for real work (a host's sync, a peer's data) would starve it.
+  setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 10);
+  Device& d = *s.device;
+  std::unique_lock lock(m.mu);
+  for (;;) {
+    completeTimedOps(lock, m, s);
+    if (!s.bodies.empty()) {
+      BodyJob job = std::move(s.bodies.front());
+      s.bodies.pop();
+      s.body_running = job.seq;
+      s.body_cv.wait(lock, [&] { return s.abandon || allDone(job.watches, job.watch_count); });
+      if (!s.abandon && job.body) {
+        lock.unlock();
+        const TimeNs body_start = nowNs();
+        const OpTiming timing = runBody(job.body, job.name, job.context);
+        const TimeNs body_ns = nowNs() - body_start;
+        job.body = nullptr;  // what the body holds goes before the op completes, as on the worker
+        lock.lock();
+        if (timing.error != cudaSuccess && d.sticky == cudaSuccess) d.sticky = timing.error;
+        if (job.work_ns > 0 && body_ns > job.work_ns) ++m.stats.ops_overran;
+      }
+      s.body_running = 0;
+      continue;
+    }
+    if (bodiesDrained(s)) s.worker_cv.notify_one();  // a worker may wait to run a body itself
+    if (s.body_thread_stop && bodiesDrained(s)) break;
+    s.body_cv.wait(lock);
+  }
+}
+
+void runOnBodyThread(Machine& m, Stream& s, Entry& e, TimeNs start) {
+  BodyJob& job = s.bodies.push();
+  job.seq = e.seq;
+  job.body = std::move(e.op.body);
+  job.name = e.op.name;
+  job.context = OpContext{s.device->index, e.given, start};
+  job.work_ns = e.work_ns;
+  job.watches = e.watches.data();
+  job.watch_count = e.watches.size();
+  if (!s.body_thread_started) {
+    s.body_thread_started = true;
+    s.body_thread = std::thread([&m, &s] { bodyThreadMain(m, s); });
+  } else {
+    s.body_cv.notify_one();
+  }
+}
+
 void runEntry(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s, Entry& e) {
   Device& d = *s.device;
+  const bool ahead = timedAhead(e);
   e.phase = Phase::Waiting;
-  s.worker_cv.wait(lock, [&] { return s.abandon || allDone(e.watches); });
+  // Timed ahead, an op waits only for the model ends of what it waits for; an op whose body
+  // tells its timing waits for their real work, and for the stream's own earlier bodies.
+  s.worker_cv.wait(lock, [&] {
+    return s.abandon || (ahead ? allTimed(e.watches) : allDone(e.watches) && bodiesDrained(s));
+  });
   TimeNs start = std::max(e.ready_ns, s.clock);
   for (const Watch& w : e.watches) start = std::max(start, w.end);
 
@@ -333,29 +460,37 @@ void runEntry(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s, Entry& 
   TimeNs model_start = start;
   TimeNs end = 0;
   if (!abandoned) {
-    // An op whose duration is known is timed now, before its real work: other streams' decisions
-    // see its end while the body runs, however long that takes.
-    const bool timed_first = e.op.duration_ns >= 0;
-    if (timed_first) setModelTimes(m, d, s, e, start, e.op.duration_ns);
-    OpTiming timing;
-    TimeNs body_ns = 0;
-    if (e.op.body) {
+    if (ahead) {
+      // Timed now, before its real work: other streams' decisions see its end while the body
+      // runs, however long that takes.
+      if (e.op.timing) {
+        lock.unlock();
+        const OpTiming timing = runBody(e.op.timing, e.op.name, OpContext{d.index, e.given, start});
+        lock.lock();
+        if (timing.error != cudaSuccess && d.sticky == cudaSuccess) d.sticky = timing.error;
+        if (timing.model_start_ns != 0) model_start = timing.model_start_ns;
+        setModelTimes(m, d, s, e, model_start, std::max<TimeNs>(0, timing.duration_ns));
+      } else {
+        setModelTimes(m, d, s, e, start, std::max<TimeNs>(0, e.op.duration_ns));
+      }
+      // A body, or a wait for real work not done yet, goes to the body thread: the stream's later
+      // real work runs after it.
+      if (e.op.body || !allDone(e.watches)) runOnBodyThread(m, s, e, start);
+    } else {
       lock.unlock();
       const TimeNs body_start = nowNs();
-      timing = runBody(e.op, OpContext{d.index, e.given, start});
-      body_ns = nowNs() - body_start;
+      const OpTiming timing = runBody(e.op.body, e.op.name, OpContext{d.index, e.given, start});
+      const TimeNs body_ns = nowNs() - body_start;
       lock.lock();
-    }
-    if (timing.error != cudaSuccess && d.sticky == cudaSuccess) d.sticky = timing.error;
-    if (!timed_first) {
+      if (timing.error != cudaSuccess && d.sticky == cudaSuccess) d.sticky = timing.error;
       if (timing.model_start_ns != 0) model_start = timing.model_start_ns;
       setModelTimes(m, d, s, e, model_start, std::max<TimeNs>(0, timing.duration_ns));
+      // The real work (not waiting for the model start, which a body like a collective's does)
+      // took longer than the op's modelled time.
+      const TimeNs waited = std::max<TimeNs>(0, e.model_start_ns - start);
+      if (e.work_ns > 0 && body_ns - waited > e.work_ns) ++m.stats.ops_overran;
     }
     model_start = e.model_start_ns;
-    // The real work (not waiting for the model start, which a body like a collective's does)
-    // took longer than the op's modelled time.
-    const TimeNs waited = std::max<TimeNs>(0, model_start - start);
-    if (e.work_ns > 0 && body_ns - waited > e.work_ns) ++m.stats.ops_overran;
     abandoned = !confirmEnd(lock, m, d, s, e);
     end = abandoned ? std::min(e.end_ns, nowNs()) : e.end_ns;
     if (e.on_timeline) leaveTimeline(m, d, e, end);
@@ -363,6 +498,17 @@ void runEntry(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s, Entry& 
     model_start = end = nowNs();
   }
   if (uses_engine) releaseEngine(d, end);
+  finishTiming(s, e, end);
+  boundsMoved(m);
+  e.model_start_ns = model_start;
+  e.end_ns = end;
+  e.abandoned = abandoned;
+  if (!bodiesDrained(s)) {
+    // Its body, or an earlier one, has not run yet: the body thread completes it after them.
+    s.timed_ops.push() = std::move(e);
+    s.body_cv.notify_one();
+    return;
+  }
   notifyObserver(lock, m, s, e, model_start, end, abandoned);
   completeEntry(m, s, e, end, abandoned);
   boundsMoved(m);
@@ -382,6 +528,14 @@ void workerMain(Machine& m, Stream& s) {
     s.current = &e;
     runEntry(lock, m, s, e);
     s.current = nullptr;
+  }
+  if (s.body_thread_started) {
+    // The stream's last real work runs (or, abandoned, is dropped) before the stream goes.
+    s.body_thread_stop = true;
+    s.body_cv.notify_one();
+    lock.unlock();
+    s.body_thread.join();
+    lock.lock();
   }
   s.worker_exited = true;
   m.reaper_cv.notify_all();
@@ -439,10 +593,12 @@ cudaError_t enqueueLocked(Machine& m, Stream& s, cudaStream_t given, StreamOp&& 
   e.watches = std::move(watches);
   for (Watch& w : e.watches) {
     w.waiter = &s;
-    if (w.producer->completed >= w.seq)
-      w.done = true;  // already over: its end is in the past, before this op can start
-    else
+    if (w.producer->completed >= w.seq) {
+      w.timed = w.done = true;  // already over: its end is in the past, before this op can start
+    } else {
+      w.timed = w.producer->timed >= w.seq;  // likewise its end, though its real work still runs
       w.producer->watchers.push_back(&w);
+    }
   }
   e.event = std::move(event);
   e.event_gen = event_gen;
@@ -471,6 +627,7 @@ bool completesWithCurrent(Stream& s, std::uint64_t seq) {
 
 void waitForSeq(std::unique_lock<std::mutex>& lock, Stream& s, std::uint64_t seq, HostWait how) {
   ++s.host_waiters;
+  s.worker_cv.notify_one();  // a worker sleeping towards an end spins the last stretch from now on
   while (s.completed.load() < seq) {
     // The end is known once the op that completes `seq` is running towards it.
     const TimeNs end = completesWithCurrent(s, seq) ? s.current_end.load() : 0;
@@ -530,6 +687,7 @@ void abandonDevice(std::unique_lock<std::mutex>& lock, Machine& m, Device& d) {
   for (const auto& s : d.streams) {
     s->abandon = true;
     s->worker_cv.notify_one();
+    s->body_cv.notify_one();
   }
   // A worker stuck in a body that never returns (a collective whose peers are gone and that
   // does not poll shuttingDown) must not hang exit or reset forever.

@@ -127,6 +127,7 @@ void CommState::abort() {
         Status::error(ncclRemoteError, "rank " + std::to_string(plan_.rank) + " aborted " + endpoint_->label() + " (ncclCommAbort)"));
   }
   order.wakeAll();
+  timing_order.wakeAll();
 }
 
 void CommState::noteModelEnd(std::int64_t end_ns) {

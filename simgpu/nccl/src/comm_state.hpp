@@ -107,6 +107,9 @@ class CommState {
   std::string label();  // "rank 1 of communicator 1a2b3c4d"
 
   IssueOrder order;
+  // The same order for the step that times a collective ahead of its data (launch.cpp): the
+  // arrival exchange of one collective after another, each rank in the communicator's order.
+  IssueOrder timing_order;
   // The profiler plugin's context for this rank (set when it joined; see profiler.hpp).
   RankProfiler profiler;
   // Collectives issued so far per kind: the seqNumber of profiler Coll events (as NCCL's).

@@ -21,6 +21,12 @@ struct Fused {
   cudaStream_t stream = nullptr;
   std::vector<PendingCall> calls;
   std::vector<std::pair<std::shared_ptr<CommState>, std::uint64_t>> tickets;  // per communicator
+  // An operation of collectives only is timed ahead of its data (timeFused): its turns in each
+  // communicator's timing order (parallel to `tickets`), and what the timing step found.
+  bool timed_ahead = false;
+  std::vector<std::uint64_t> timing_tickets;
+  GroupTiming timing;
+  Status timing_status;
 };
 
 std::vector<Fused> fuseByStream(std::vector<PendingCall> calls) {
@@ -30,12 +36,37 @@ std::vector<Fused> fuseByStream(std::vector<PendingCall> calls) {
     auto it = std::find_if(out.begin(), out.end(),
                            [&](const Fused& f) { return f.device == device && f.stream == call.stream; });
     if (it == out.end()) {
-      out.push_back(Fused{device, call.stream, {}, {}});
+      Fused fused;
+      fused.device = device;
+      fused.stream = call.stream;
+      out.push_back(std::move(fused));
       it = out.end() - 1;
     }
     it->calls.push_back(std::move(call));
   }
   return out;
+}
+
+// A call's modelled duration at full speed and its lane, as the engine's tasks report them once
+// their peers have arrived (the same costs), known before any of them has. Its start is 0.
+TaskTiming callTiming(const PendingCall& c) {
+  const CostParams& cost = c.comm->plan().cost;
+  const Endpoint& ep = c.comm->endpoint();
+  if (c.is_p2p) {
+    const LinkLevel level =
+        linkLevel(ep.places()[static_cast<std::size_t>(ep.rank())], ep.places()[static_cast<std::size_t>(c.p2p.peer)]);
+    return {0, p2pDurationNs(cost, c.bytes, level), 2 * c.p2p.peer + (c.p2p.is_send ? 0 : 1)};
+  }
+  const std::size_t bytes = collectiveBytes(c.coll.kind, c.coll.count, datatypeSize(c.coll.datatype), ep.nranks());
+  return {0, collectiveDurationNs(cost, c.coll.kind, bytes, ep.places()), -1};
+}
+
+// The modelled duration of a fused operation at full speed (its calls combined as the engine
+// combines them).
+std::int64_t modelledDurationNs(const Fused& f) {
+  std::vector<TaskTiming> timings;
+  for (const PendingCall& c : f.calls) timings.push_back(callTiming(c));
+  return combineTimings(timings).duration_ns;
 }
 
 // Runs `fn` with the calling thread's current device set to `device` (NCCL does the same:
@@ -90,17 +121,57 @@ void stopOperationEvent(const PendingCall& call, void* event) {
   stopEvent(call.comm->profiler, call.is_p2p ? ncclProfileP2p : ncclProfileColl, event);
 }
 
-// The body of a fused operation, on the stream's worker.
-simgpu::OpTiming runFused(Fused& f, const simgpu::OpContext& ctx) {
-  const auto cancelled = [&] { return cancelledBy(ctx.device); };
+// Why an operation waiting on `c` must give up: the communicator was aborted, or the process
+// is exiting. Success while it may wait on.
+Status stopReason(CommState& c, int device) {
+  if (c.aborted()) return Status::error(ncclRemoteError, c.label() + " was aborted (ncclCommAbort)");
+  return cancelledBy(device);
+}
+
+// The timing step of an operation of collectives only, on the stream's worker: every rank's
+// arrival at each collective is exchanged, and nothing else, so that the operation is timed
+// (its start is the last rank's arrival) before its data moves, on the stream's body thread
+// (runFused). Data that lags far behind the model (large reductions on a loaded machine) then
+// holds up no decision other streams take in model time.
+simgpu::OpTiming timeFused(Fused& f, const simgpu::OpContext& ctx) {
   Status st;
   std::size_t held = 0;
+  for (std::size_t i = 0; i < f.tickets.size(); ++i) {
+    CommState& c = *f.tickets[i].first;
+    st = c.timing_order.waitTurn(f.timing_tickets[i], c.plan().timeout_ns, [&] { return stopReason(c, ctx.device); });
+    if (!st.ok()) break;
+    ++held;
+  }
+  for (std::size_t i = 0; st.ok() && i < f.tickets.size(); ++i) st = f.tickets[i].first->usable(f.calls.front().kernel.data());
+  TaskGroup group;
+  if (st.ok()) {
+    for (PendingCall& call : f.calls) {
+      call.coll.arrival_ns = ctx.start_ns;
+      group.addArrival(call.comm->endpoint(), call.coll, call.comm->plan().cost);
+    }
+    st = group.run([&] { return cancelledBy(ctx.device); });
+  }
+  for (std::size_t i = 0; i < f.tickets.size(); ++i) {
+    CommState& c = *f.tickets[i].first;
+    if (i < held) c.timing_order.done(f.timing_tickets[i]);
+    else c.timing_order.cancel(f.timing_tickets[i]);
+  }
+  f.timing_status = st;
+  if (!st.ok()) return simgpu::OpTiming{};
+  f.timing = group.timing();
+  return simgpu::OpTiming{f.timing.start_ns, f.timing.duration_ns, cudaSuccess};
+}
+
+// The body of a fused operation: on the stream's body thread after timeFused, or on its worker
+// (operations with point-to-point calls, whose start is their peer's arrival alone).
+simgpu::OpTiming runFused(Fused& f, const simgpu::OpContext& ctx) {
+  const auto cancelled = [&] { return cancelledBy(ctx.device); };
+  Status st = f.timing_status;  // a failed timing step moves no data
+  std::size_t held = 0;
   for (auto& [comm, ticket] : f.tickets) {
+    if (!st.ok()) break;
     CommState* c = comm.get();
-    st = c->order.waitTurn(ticket, c->plan().timeout_ns, [&] {
-      if (c->aborted()) return Status::error(ncclRemoteError, c->label() + " was aborted (ncclCommAbort)");
-      return cancelled();
-    });
+    st = c->order.waitTurn(ticket, c->plan().timeout_ns, [&] { return stopReason(*c, ctx.device); });
     if (!st.ok()) break;
     ++held;
   }
@@ -132,7 +203,7 @@ simgpu::OpTiming runFused(Fused& f, const simgpu::OpContext& ctx) {
     for (std::size_t i = 0; i < f.calls.size(); ++i) stopOperationEvent(f.calls[i], events[i]);
     return simgpu::OpTiming{};
   }
-  const GroupTiming timing = group.timing();
+  const GroupTiming timing = f.timed_ahead ? f.timing : group.timing();
   const std::int64_t start = timing.start_ns != 0 ? timing.start_ns : ctx.start_ns;
   for (auto& [comm, ticket] : f.tickets) comm->noteModelEnd(start + timing.duration_ns);
   for (std::size_t i = 0; i < f.calls.size(); ++i) {
@@ -152,6 +223,8 @@ simgpu::StreamOp makeStreamOp(std::shared_ptr<Fused> fused) {
   op.kind = first_collective != fused->calls.end() ? simgpu::OpKind::Collective : simgpu::OpKind::P2P;
   op.name = first_collective != fused->calls.end() ? first_collective->kernel : fused->calls.front().kernel;
   for (const PendingCall& c : fused->calls) op.bytes += c.bytes;
+  op.least_duration_ns = modelledDurationNs(*fused);
+  if (fused->timed_ahead) op.timing = [fused](const simgpu::OpContext& ctx) { return timeFused(*fused, ctx); };
   op.body = [fused](const simgpu::OpContext& ctx) { return runFused(*fused, ctx); };
   return op;
 }
@@ -191,9 +264,12 @@ Status launchCalls(std::vector<PendingCall> calls, const GroupApiEvent& group_ap
   }
   std::lock_guard lock(g_launch_mu);
   for (Fused& f : fused) {
+    f.timed_ahead = std::none_of(f.calls.begin(), f.calls.end(), [](const PendingCall& c) { return c.is_p2p; });
     for (const PendingCall& c : f.calls) {
       const bool seen = std::any_of(f.tickets.begin(), f.tickets.end(), [&](const auto& t) { return t.first == c.comm; });
-      if (!seen) f.tickets.emplace_back(c.comm, c.comm->order.take());
+      if (seen) continue;
+      f.tickets.emplace_back(c.comm, c.comm->order.take());
+      if (f.timed_ahead) f.timing_tickets.push_back(c.comm->timing_order.take());
     }
     auto shared = std::make_shared<Fused>(std::move(f));
     const int device = shared->device;
@@ -208,6 +284,9 @@ Status launchCalls(std::vector<PendingCall> calls, const GroupApiEvent& group_ap
     stopEvent(group_api.profiler, ncclProfileKernelLaunch, launch_event);
     if (err != cudaSuccess) {
       for (auto& [comm, ticket] : shared->tickets) comm->order.cancel(ticket);
+      for (std::size_t i = 0; i < shared->timing_tickets.size(); ++i) {
+        shared->tickets[i].first->timing_order.cancel(shared->timing_tickets[i]);
+      }
       return Status::error(ncclUnhandledCudaError, std::string("cannot enqueue ") + std::string(shared->calls.front().kernel) +
                                                        " on its stream (CUDA error " + std::to_string(static_cast<int>(err)) + ")");
     }
@@ -216,24 +295,8 @@ Status launchCalls(std::vector<PendingCall> calls, const GroupApiEvent& group_ap
 }
 
 float estimateMicroseconds(const std::vector<PendingCall>& calls) {
-  std::vector<Fused> fused = fuseByStream(calls);
   std::int64_t longest = 0;
-  for (const Fused& f : fused) {
-    std::vector<TaskTiming> timings;
-    for (const PendingCall& c : f.calls) {
-      const CostParams& cost = c.comm->plan().cost;
-      const Endpoint& ep = c.comm->endpoint();
-      if (c.is_p2p) {
-        const LinkLevel level = linkLevel(ep.places()[static_cast<std::size_t>(ep.rank())],
-                                          ep.places()[static_cast<std::size_t>(c.p2p.peer)]);
-        timings.push_back({0, p2pDurationNs(cost, c.bytes, level), 2 * c.p2p.peer + (c.p2p.is_send ? 0 : 1)});
-      } else {
-        const std::size_t bytes = collectiveBytes(c.coll.kind, c.coll.count, datatypeSize(c.coll.datatype), ep.nranks());
-        timings.push_back({0, collectiveDurationNs(cost, c.coll.kind, bytes, ep.places()), -1});
-      }
-    }
-    longest = std::max(longest, combineTimings(timings).duration_ns);
-  }
+  for (const Fused& f : fuseByStream(calls)) longest = std::max(longest, modelledDurationNs(f));
   return static_cast<float>(static_cast<double>(longest) / 1e3);
 }
 

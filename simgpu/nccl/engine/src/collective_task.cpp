@@ -41,18 +41,24 @@ std::string describeCall(const CollDesc& desc) {
   return out + ")";
 }
 
+CollDesc collDescOf(const CollectiveArgs& args) {
+  CollDesc desc;
+  desc.count = args.count;
+  desc.root = rooted(args.kind) ? args.root : -1;
+  desc.kind = static_cast<std::uint8_t>(args.kind);
+  desc.datatype = static_cast<std::uint8_t>(args.datatype);
+  desc.op = reduces(args.kind) ? static_cast<std::uint8_t>(args.op) : 0;
+  desc.premul = reduces(args.kind) && args.premul ? 1 : 0;
+  return desc;
+}
+
 CollectiveTask::CollectiveTask(Endpoint& endpoint, const CollectiveArgs& args, const CostParams& cost)
     : endpoint_(endpoint),
       args_(args),
       cost_(cost),
       element_size_(datatypeSize(args.datatype)),
       inputs_(static_cast<std::size_t>(endpoint.nranks())) {
-  desc_.count = args.count;
-  desc_.root = rooted(args.kind) ? args.root : -1;
-  desc_.kind = static_cast<std::uint8_t>(args.kind);
-  desc_.datatype = static_cast<std::uint8_t>(args.datatype);
-  desc_.op = reduces(args.kind) ? static_cast<std::uint8_t>(args.op) : 0;
-  desc_.premul = reduces(args.kind) && args.premul ? 1 : 0;
+  desc_ = collDescOf(args);
   const std::size_t chunk = endpoint.layout().geometry().chunk_bytes;
   const std::size_t segments = perPeerSegments(args.kind) ? static_cast<std::size_t>(endpoint.nranks()) : 1;
   elements_per_step_ = chunk / (segments * element_size_);

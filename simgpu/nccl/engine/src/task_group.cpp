@@ -16,6 +16,10 @@ void TaskGroup::addCollective(Endpoint& endpoint, const CollectiveArgs& args, co
   lane(endpoint, -1).tasks.push_back(std::make_unique<CollectiveTask>(endpoint, args, cost));
 }
 
+void TaskGroup::addArrival(Endpoint& endpoint, const CollectiveArgs& args, const CostParams& cost) {
+  lane(endpoint, -1).tasks.push_back(std::make_unique<ArrivalTask>(endpoint, args, cost));
+}
+
 void TaskGroup::addP2p(Endpoint& endpoint, const P2pArgs& args, const CostParams& cost) {
   lane(endpoint, 2 * args.peer + (args.is_send ? 0 : 1)).tasks.push_back(std::make_unique<P2pTask>(endpoint, args, cost));
 }

@@ -76,6 +76,17 @@ struct StreamOp {
   // work, which may take far longer than modelled (docs/simgpu.md, "Real work slower than the
   // model"). The body's own OpTiming then only reports errors.
   TimeNs duration_ns = -1;
+  // A lower bound on the modelled duration at full speed when only the start is unknown at
+  // enqueue (a collective: its duration follows from its size and links, its start from its
+  // peers). Bounds count it as they count duration_ns, so the ops queued behind a collective
+  // start no earlier than its start bound plus this, whether or not its real work is done yet.
+  TimeNs least_duration_ns = 0;
+  // For an op whose start only its peers can tell (a collective): run on the stream's worker
+  // once the op reaches its start, it reports the op's model start and duration (and errors)
+  // without doing the op's real work, which `body` then does on the stream's body thread. The
+  // op is then timed as one whose duration is known: decisions other streams take in model
+  // time need not wait for its real work. Empty for every other op.
+  std::function<OpTiming(const OpContext&)> timing;
 };
 
 // Enqueue on `stream` of the calling thread's current device, with CUDA's ordering rules

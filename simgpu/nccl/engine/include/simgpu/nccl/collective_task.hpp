@@ -76,6 +76,7 @@ class CollectiveTask final : public Task {
   std::vector<const char*> inputs_;
 };
 
+CollDesc collDescOf(const CollectiveArgs& args);  // what ranks compare
 std::string describeCall(const CollDesc& desc);  // "AllReduce(count=1024, float32, sum)"
 
 }  // namespace simgpu::nccl

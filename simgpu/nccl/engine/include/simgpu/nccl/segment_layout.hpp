@@ -3,7 +3,7 @@
 // creator then writes the geometry and publishes `magic` last.
 //
 //   SegmentHeader                      geometry, attach count, the communicator-wide abort
-//   RankRecord[n]                      identity, doorbell, bootstrap and collective counters
+//   RankRecord[n]                      identity, doorbell, bootstrap, arrival and collective counters
 //   CollStepHeader[n][2]               what each rank called, per staging buffer
 //   PairQueue[n][n]                    head/tail of the queue from rank s to rank d
 //   P2pSlotHeader[n][n][kP2pSlots]     one header per point-to-point slot
@@ -30,7 +30,7 @@
 namespace simgpu::nccl {
 
 inline constexpr std::uint64_t kSegmentMagic = 0x316c63636e6d6973ULL;  // "simnccl1"
-inline constexpr std::uint32_t kLayoutVersion = 2;
+inline constexpr std::uint32_t kLayoutVersion = 3;
 inline constexpr int kCollBuffers = 2;
 inline constexpr int kP2pSlots = 2;
 inline constexpr std::size_t kBootstrapBytes = 256;
@@ -73,6 +73,11 @@ struct alignas(64) RankRecord {
   alignas(64) std::atomic<std::uint64_t> boot_posted;
   std::atomic<std::uint64_t> boot_consumed;
   char boot_data[kBootstrapBytes];
+  // The arrival exchange of collectives timed ahead of their data (Endpoint::latestArrival),
+  // in rounds as the bootstrap's.
+  alignas(64) std::atomic<std::uint64_t> arrival_posted;
+  std::atomic<std::uint64_t> arrival_consumed;
+  std::int64_t arrival_ns;
   alignas(64) std::atomic<std::uint64_t> coll_posted;
   alignas(64) std::atomic<std::uint64_t> coll_reduced;
   alignas(64) std::atomic<std::uint64_t> coll_consumed;

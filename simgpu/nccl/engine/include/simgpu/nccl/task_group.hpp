@@ -7,6 +7,7 @@
 //     never deadlock whatever order each rank issued them in.
 #pragma once
 
+#include "simgpu/nccl/arrival_task.hpp"
 #include "simgpu/nccl/collective_task.hpp"
 #include "simgpu/nccl/p2p_task.hpp"
 #include "simgpu/nccl/task_runner.hpp"
@@ -21,6 +22,9 @@ class TaskGroup {
   // `cost` must outlive the group.
   void addCollective(Endpoint& endpoint, const CollectiveArgs& args, const CostParams& cost);
   void addP2p(Endpoint& endpoint, const P2pArgs& args, const CostParams& cost);
+  // Only the collective's arrival, exchanged in the communicator's collective order (an
+  // ArrivalTask): run() then times the collective without moving its data.
+  void addArrival(Endpoint& endpoint, const CollectiveArgs& args, const CostParams& cost);
   bool empty() const { return lanes_.empty(); }
 
   Status run(const std::function<Status()>& cancelled = {});  // see runTasks
