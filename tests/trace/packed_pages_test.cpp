@@ -12,11 +12,13 @@
 
 #include "syncopate/trace/reader.hpp"
 #include "syncopate/trace/writer.hpp"
+#include "read_all.hpp"
 #include "temp_dir.hpp"
 
 namespace syncopate::trace {
 namespace {
 
+using testing::readAll;
 using testing::TempDir;
 
 constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
@@ -88,14 +90,6 @@ Written writeStore(const std::filesystem::path& file) {
   }
   EXPECT_TRUE((*writer)->close().ok());
   return w;
-}
-
-template <class Row>
-std::vector<Row> readAll(const StoreReader& reader, Status (StoreReader::*scan)(FunctionRef<void(const Row&)>) const noexcept) {
-  std::vector<Row> rows;
-  const Status s = (reader.*scan)([&](const Row& r) { rows.push_back(r); });
-  EXPECT_TRUE(s.ok()) << s.message();
-  return rows;
 }
 
 TEST(PackedPages, EveryValueComesBack) {

@@ -6,20 +6,14 @@
 
 #include "syncopate/trace/reader.hpp"
 #include "syncopate/trace/writer.hpp"
+#include "read_all.hpp"
 #include "temp_dir.hpp"
 
 namespace syncopate::trace {
 namespace {
 
+using testing::readAll;
 using testing::TempDir;
-
-template <class Row>
-std::vector<Row> readAll(const StoreReader& reader, Status (StoreReader::*scan)(FunctionRef<void(const Row&)>) const noexcept) {
-  std::vector<Row> rows;
-  const Status s = (reader.*scan)([&](const Row& r) { rows.push_back(r); });
-  EXPECT_TRUE(s.ok()) << s.message();
-  return rows;
-}
 
 class RecordRoundTrip : public ::testing::Test {
  protected:
