@@ -50,7 +50,7 @@ for kind in "${kinds[@]}"; do
       cmake --build "$dir" -j "$jobs" --target trace_tests collector_unit_test analyzer_tests tuner_core_tests
       run "$dir" trace_tests 'SpscRing*:*Writer*:Crash*'
       run "$dir" collector_unit_test
-      run "$dir" analyzer_tests 'LoadRun*'
+      run "$dir" analyzer_tests 'LoadRun*:CriticalPath*'
       run "$dir" tuner_core_tests
       ;;
     *) echo "sanitize.sh: unknown sanitizer '$kind' (address or thread)" >&2; exit 2 ;;

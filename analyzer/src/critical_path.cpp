@@ -435,7 +435,9 @@ CriticalPath criticalPathTo(const RunModel& m, Index sink, std::int64_t window_s
 std::vector<CriticalPath> criticalPaths(const RunModel& m, const Iterations& its) {
   PathIndex index(m);
   std::vector<CriticalPath> out(its.numbers.size());
-  std::vector<bool> found(its.numbers.size(), false);
+  // One byte per iteration, not std::vector<bool>: its bits share words, and two threads setting
+  // neighbouring bits at once would lose one of the writes.
+  std::vector<unsigned char> found(its.numbers.size(), 0);
   // Iterations are independent walks over a shared, read-only index.
   parallelFor(its.numbers.size(), [&](std::size_t k) {
     const std::int64_t number = its.numbers[k];
@@ -466,11 +468,11 @@ std::vector<CriticalPath> criticalPaths(const RunModel& m, const Iterations& its
     p.end = m.ops.end[sink];
     p.segments = Walker(m, index, window_start).walkFrom(sink);
     out[k] = finish(std::move(p));
-    found[k] = true;
+    found[k] = 1;
   });
   std::vector<CriticalPath> paths;
   for (std::size_t k = 0; k < out.size(); ++k)
-    if (found[k]) paths.push_back(std::move(out[k]));
+    if (found[k] != 0) paths.push_back(std::move(out[k]));
   return paths;
 }
 
