@@ -1,11 +1,11 @@
 // framework_trainer end to end on simgpu, at the tiny configuration: 4 ranks under mpirun in
-// both synchronisation modes with every iteration's gradients checked by the program itself
-// (probes against the host's mirror, checksums across ranks), bit-identical gradients across
-// modes and bucket caps, the op counts of docs/framework_trainer.md, the torchrun-style launch,
-// NVTX's ProfilerStep#N ranges, and errors for bad arguments.
+// every synchronisation mode with every iteration's gradients (zero1: updated parameters)
+// checked by the program itself (probes against the host's mirror, checksums across ranks),
+// bit-identical results across modes and bucket caps, the op counts of
+// docs/framework_trainer.md, the torchrun-style launch, NVTX's ProfilerStep#N ranges, and
+// errors for bad arguments.
 #include "trainer_runs.hpp"
 
-#include "framework_trainer/ddp_buckets.hpp"
 #include "framework_trainer/model_config.hpp"
 #include "framework_trainer/op_counts.hpp"
 
@@ -37,15 +37,19 @@ TrainerRun runMpi(int ranks, const std::vector<std::string>& args) {
   return runUnderMpirun(kTrainer, ranks, args, kProfile);
 }
 
+constexpr std::size_t kHalfMiB = std::size_t{1} << 19;
+constexpr std::size_t kDefaultCap = std::size_t{25} << 20;
+
 // What every rank says one iteration issued, against the formulas of op_counts.hpp.
-void expectIterationCounts(const TrainerRun& run, SyncMode mode, int buckets) {
-  const OpCounts expected = iterationOpCounts(*findModelPreset("tiny"), mode, buckets);
+void expectIterationCounts(const TrainerRun& run, SyncMode mode, std::size_t bucket_bytes) {
+  const OpCounts expected = iterationOpCounts(*findModelPreset("tiny"), mode, bucket_bytes, 4);
   int seen = 0;
   for (const Fields& c : run.counts) {
     if (c.at("scope") != "iteration") continue;
     ++seen;
     EXPECT_EQ(c.at("kernels"), std::to_string(expected.kernels));
     EXPECT_EQ(c.at("memcpys"), std::to_string(expected.memcpys));
+    EXPECT_EQ(c.at("memsets"), std::to_string(expected.memsets));
     EXPECT_EQ(c.at("collectives"), std::to_string(expected.collectives));
   }
   EXPECT_EQ(seen, 4);
@@ -66,7 +70,7 @@ TEST(FrameworkTrainerOnSimgpu, NaiveOnFourRanksVerifiesEveryIteration) {
   EXPECT_EQ(run.config.at("params"), std::to_string(layout.totalNumel()));
   EXPECT_EQ(run.config.at("param_tensors"), std::to_string(layout.size()));
   // One all-reduce per parameter tensor.
-  expectIterationCounts(run, SyncMode::Naive, 0);
+  expectIterationCounts(run, SyncMode::Naive, kDefaultCap);
   // The caching allocator keeps blocks per stream, as PyTorch's does: one 256 MiB segment for
   // the compute stream's tensors and one for the check's.
   ASSERT_EQ(run.memory.size(), 4u);
@@ -79,25 +83,48 @@ TEST(FrameworkTrainerOnSimgpu, NaiveOnFourRanksVerifiesEveryIteration) {
 TEST(FrameworkTrainerOnSimgpu, DdpBucketsGiveBitIdenticalGradients) {
   // 0.5 MiB buckets of the 1.9 MB of tiny's gradients: DDP's buckets as assignBuckets makes them.
   const ParamLayout layout(*findModelPreset("tiny"));
-  std::vector<std::size_t> bytes;
-  for (const ParamSpec& p : layout.params()) bytes.push_back(p.bytes());
-  const int buckets = static_cast<int>(assignBuckets(bytes, std::size_t{1} << 19).size());
-  ASSERT_GT(buckets, 1);
+  const std::size_t buckets = modelBuckets(layout, kHalfMiB).size();
+  ASSERT_GT(buckets, 1u);
 
   const TrainerRun ddp = runMpi(4, tiny({"--mode", "ddp", "--bucket-mb", "0.5"}));
   expectVerified(ddp, 4, kTotalIterations);
   EXPECT_EQ(ddp.config.at("buckets"), std::to_string(buckets));
-  expectIterationCounts(ddp, SyncMode::Ddp, buckets);
+  expectIterationCounts(ddp, SyncMode::Ddp, kHalfMiB);
   ASSERT_EQ(naive().result.exit_code, 0);
   EXPECT_EQ(ddp.checksums, naive().checksums);
 
   // DDP's default caps: the first bucket closes at 1 MiB, the rest fits in one 25 MiB bucket;
   // the same gradients again.
-  ASSERT_EQ(assignBuckets(bytes, std::size_t{25} << 20).size(), 2u);
+  ASSERT_EQ(modelBuckets(layout, kDefaultCap).size(), 2u);
   const TrainerRun default_caps = runMpi(4, tiny({"--mode", "ddp"}));
   expectVerified(default_caps, 4, kTotalIterations);
   EXPECT_EQ(default_caps.config.at("buckets"), "2");
   EXPECT_EQ(default_caps.checksums, naive().checksums);
+}
+
+// zero1: each rank steps a quarter of every bucket and gathers the rest; every rank's updated
+// parameters match the host's mirror stepped with the average gradient, and each other's. The
+// buckets' bounds cannot change an element's average or its step: the same parameters, to the
+// bit, with 0.5 MiB buckets and DDP's default caps.
+TEST(FrameworkTrainerOnSimgpu, Zero1StepsShardsAndEveryRankHoldsTheSameParameters) {
+  const ParamLayout layout(*findModelPreset("tiny"));
+  const std::size_t buckets = modelBuckets(layout, kHalfMiB).size();
+  ASSERT_GT(buckets, 1u);
+  const TrainerRun small = runMpi(4, tiny({"--mode", "zero1", "--bucket-mb", "0.5"}));
+  expectVerified(small, 4, kTotalIterations);
+  EXPECT_EQ(small.config.at("mode"), "zero1");
+  EXPECT_EQ(small.config.at("buckets"), std::to_string(buckets));
+  expectIterationCounts(small, SyncMode::Zero1, kHalfMiB);
+  // The flat gradient and parameter buckets, padding zeroed once at set-up.
+  for (const Fields& c : small.counts) {
+    if (c.at("scope") != "setup") continue;
+    EXPECT_EQ(c.at("memsets"), std::to_string(2 * buckets));
+  }
+
+  const TrainerRun default_caps = runMpi(4, tiny({"--mode", "zero1"}));
+  expectVerified(default_caps, 4, kTotalIterations);
+  EXPECT_EQ(default_caps.config.at("buckets"), "2");
+  EXPECT_EQ(default_caps.checksums, small.checksums);
 }
 
 TEST(FrameworkTrainerLaunch, TorchrunStyleEnvironmentMatchesMpirun) {
@@ -115,7 +142,7 @@ std::vector<std::string> readLines(const std::string& path) {
 }
 
 TEST(FrameworkTrainerLaunch, NvtxMarksEveryProfilerStepAndItsPhases) {
-  for (const char* mode : {"naive", "ddp"}) {
+  for (const char* mode : {"naive", "ddp", "zero1"}) {
     SCOPED_TRACE(mode);
     const std::string path = ::testing::TempDir() + "framework_trainer_nvtx_" + mode + ".txt";
     ChildSpec spec;
@@ -134,12 +161,16 @@ TEST(FrameworkTrainerLaunch, NvtxMarksEveryProfilerStepAndItsPhases) {
         expected.push_back("push "s + phase);
         expected.push_back("pop");
       }
-      if (std::string(mode) == "naive") {
+      if (std::string(mode) != "ddp") {
         expected.push_back("push gradient_sync");
         expected.push_back("pop");
       }
       expected.push_back("push optimizer");
       expected.push_back("pop");
+      if (std::string(mode) == "zero1") {
+        expected.push_back("push parameter_gather");
+        expected.push_back("pop");
+      }
       expected.push_back("pop");
     }
     EXPECT_EQ(readLines(path), expected);
@@ -149,7 +180,7 @@ TEST(FrameworkTrainerLaunch, NvtxMarksEveryProfilerStepAndItsPhases) {
 TEST(FrameworkTrainerLaunch, BadArgumentsExitNonZeroWithAMessage) {
   const ChildResult mode = runChild({{kTrainer, "--mode", "fsdp"}, {}}, 30s);
   EXPECT_EQ(mode.exit_code, 2);
-  EXPECT_NE(mode.err.find("framework_trainer: --mode must be naive or ddp (got 'fsdp')"), std::string::npos)
+  EXPECT_NE(mode.err.find("framework_trainer: --mode must be naive, ddp or zero1 (got 'fsdp')"), std::string::npos)
       << mode.err;
   expectUnknownConfigAndIncompleteLaunchRefused(kTrainer);
 }

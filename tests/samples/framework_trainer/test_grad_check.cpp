@@ -52,7 +52,7 @@ TEST(GradRule, DependsOnRankIterationTensorAndContribution) {
 TEST(ProbeCheck, AcceptsTheAverageAndStepsItsMirrorAsTheDevice) {
   const ParamLayout layout(*findModelPreset("tiny"));
   constexpr float kLr = 0.1f;
-  ProbeCheck check(layout, kSeed, 4, kLr);
+  ProbeCheck check(layout, kSeed, 4, kLr, Probed::Gradients);
   std::vector<float> params;
   for (int t = 0; t < layout.size(); ++t) {
     params.push_back(math::initValue(kSeed, t, 0));
@@ -73,21 +73,54 @@ TEST(ProbeCheck, CatchesALostRankAStaleWeightAndAShortList) {
     params.push_back(math::initValue(kSeed, t, layout[t].numel() - 1));
   }
   {
-    ProbeCheck check(layout, kSeed, 4, 0.1f);
+    ProbeCheck check(layout, kSeed, 4, 0.1f, Probed::Gradients);
     const std::string problem = check.check(0, probes(layout, 3, 0, params));  // one rank missing
     EXPECT_NE(problem.find("iteration 0: the synchronised gradient of wte.weight at element 0 is"), std::string::npos)
         << problem;
   }
   {
-    ProbeCheck check(layout, kSeed, 2, 0.1f);
+    ProbeCheck check(layout, kSeed, 2, 0.1f, Probed::Gradients);
     ASSERT_EQ(check.check(0, probes(layout, 2, 0, params)), "");
     // Iteration 1 computed from the weights before the update: off.
     EXPECT_NE(check.check(1, probes(layout, 2, 1, params)), "");
   }
   {
-    ProbeCheck check(layout, kSeed, 2, 0.1f);
-    EXPECT_EQ(check.check(0, std::vector<float>(3)), "iteration 0: 3 probed gradients, expected 56");
+    ProbeCheck check(layout, kSeed, 2, 0.1f, Probed::Gradients);
+    EXPECT_EQ(check.check(0, std::vector<float>(3)), "iteration 0: 3 probed values, expected 56");
   }
+}
+
+// A sharded optimizer's check: the probes are the parameters after the step.
+TEST(ProbeCheck, AcceptsParametersSteppedWithTheAverageAndCatchesAStaleOrLostShard) {
+  const ParamLayout layout(*findModelPreset("tiny"));
+  constexpr float kLr = 0.1f;
+  std::vector<float> params;
+  for (int t = 0; t < layout.size(); ++t) {
+    params.push_back(math::initValue(kSeed, t, 0));
+    params.push_back(math::initValue(kSeed, t, layout[t].numel() - 1));
+  }
+  const auto stepped = [&](int ranks, int iteration, const std::vector<float>& weights) {
+    const std::vector<float> grads = probes(layout, ranks, iteration, weights);
+    std::vector<float> out;
+    for (std::size_t i = 0; i < weights.size(); ++i) out.push_back(math::sgdElement(weights[i], grads[i], kLr));
+    return out;
+  };
+  ProbeCheck check(layout, kSeed, 4, kLr, Probed::UpdatedParameters);
+  std::vector<float> weights = params;
+  for (int iteration = 0; iteration < 3; ++iteration) {
+    weights = stepped(4, iteration, weights);
+    EXPECT_EQ(check.check(iteration, weights), "") << iteration;
+  }
+  // A step that never reached the parameters (the all-gather left the old values).
+  ProbeCheck stale(layout, kSeed, 4, kLr, Probed::UpdatedParameters);
+  const std::string not_gathered = stale.check(0, params);
+  EXPECT_NE(not_gathered.find("iteration 0: the updated parameter of wte.weight at element 0 is"), std::string::npos)
+      << not_gathered;
+  EXPECT_NE(not_gathered.find("SGD with the average gradient over the 4 ranks should be"), std::string::npos)
+      << not_gathered;
+  // One rank's gradients missing from the average.
+  ProbeCheck lost(layout, kSeed, 4, kLr, Probed::UpdatedParameters);
+  EXPECT_NE(lost.check(0, stepped(3, 0, params)), "");
 }
 
 TEST(Checksum, TheDevicesChunkHashesFoldIntoOneValueWhateverTheLaunches) {

@@ -39,6 +39,10 @@ TEST(FrameworkOptions, ConfigOverridesAndMode) {
   EXPECT_EQ(p.options->bucketBytes(), 1u << 20);
   EXPECT_EQ(p.options->totalIterations(), 3);
   EXPECT_EQ(p.options->bootstrap, BootstrapKind::Env);
+  const ParseOutcome zero1 = parse({"--mode", "zero1"});
+  ASSERT_TRUE(zero1.options) << zero1.err;
+  EXPECT_EQ(zero1.options->mode, SyncMode::Zero1);
+  EXPECT_STREQ(toString(SyncMode::Zero1), "zero1");
 }
 
 TEST(FrameworkOptions, ErrorsExitTwoWithASentence) {
@@ -48,7 +52,7 @@ TEST(FrameworkOptions, ErrorsExitTwoWithASentence) {
     EXPECT_EQ(p.exit_code, 2);
     EXPECT_NE(p.err.find(says), std::string::npos) << p.err;
   };
-  expectError({"--mode", "overlap"}, "--mode must be naive or ddp (got 'overlap')");
+  expectError({"--mode", "overlap"}, "--mode must be naive, ddp or zero1 (got 'overlap')");
   expectError({"--config", "gpt-5"}, "unknown --config 'gpt-5'; known: gpt2-small, gpt2-small-8k, tiny");
   expectError({"--heads", "5"}, "must be a multiple of the heads");
   expectError({"--bootstrap", "slurm"}, "--bootstrap must be auto, mpi, env or single");
@@ -72,8 +76,13 @@ TEST(FrameworkOpCounts, WhatAnIterationIssues) {
   const ParamLayout layout(c);
   EXPECT_EQ(multiTensorLaunches(layout, 2), 7);  // 1966 chunks of 320 blocks at the most
   EXPECT_EQ(multiTensorLaunches(layout, 1), 7);
-  EXPECT_EQ(iterationOpCounts(c, SyncMode::Naive, 0), (OpCounts{164 + 293 + 7 + 7, 3, 196}));
-  EXPECT_EQ(iterationOpCounts(c, SyncMode::Ddp, 17), (OpCounts{164 + 293 + 7 + 7, 3 + 2 * 196, 17}));
+  constexpr std::size_t kCap = std::size_t{25} << 20;
+  EXPECT_EQ(iterationOpCounts(c, SyncMode::Naive, kCap, 4), (OpCounts{164 + 293 + 7 + 7, 3, 0, 196}));
+  ASSERT_EQ(modelBuckets(layout, kCap).size(), 17u);
+  EXPECT_EQ(iterationOpCounts(c, SyncMode::Ddp, kCap, 4), (OpCounts{164 + 293 + 7 + 7, 3 + 2 * 196, 0, 17}));
+  // zero1 on 4 ranks: the step covers a quarter of every bucket, the 17 shards in 2 launches of
+  // at most 320 blocks; a reduce-scatter and an all-gather per bucket.
+  EXPECT_EQ(iterationOpCounts(c, SyncMode::Zero1, kCap, 4), (OpCounts{164 + 293 + 2 + 7, 3 + 2 * 196, 0, 34}));
 }
 
 TEST(FrameworkReport, LinesOthersParse) {
@@ -90,7 +99,8 @@ TEST(FrameworkReport, LinesOthersParse) {
             "param_tensors=28 mode=naive bucket_mb=25 buckets=0 ranks=4 bootstrap=mpi lr=0.1 seed=1234 iterations=2 "
             "warmup=1");
   EXPECT_EQ(iterationLine(run.iterations[1]), "iter=1 phase=measured time_ms=60.000");
-  EXPECT_EQ(countsLine(3, "iteration", OpCounts{10, 3, 28}), "op_counts rank=3 scope=iteration kernels=10 memcpys=3 collectives=28");
+  EXPECT_EQ(countsLine(3, "iteration", OpCounts{10, 3, 1, 28}),
+            "op_counts rank=3 scope=iteration kernels=10 memcpys=3 memsets=1 collectives=28");
   EXPECT_EQ(memoryLine(1, CachingAllocator::Stats{2, 512u << 20, 100u << 20, 300u << 20}),
             "memory rank=1 segments=2 segment_mib=512.0 peak_allocated_mib=300.0");
   EXPECT_EQ(summaryLine(run),

@@ -4,7 +4,9 @@
 // iteration the program hashes all synchronised gradients on the device (one FNV-1a hash per
 // chunk, folded here into the iteration's checksum) and copies each tensor's first and last
 // element back; the host checks those against the average over all ranks of the rule, applied
-// to its mirror of the same weights, which it steps with the same SGD as the device.
+// to its mirror of the same weights, which it steps with the same SGD as the device. A sharded
+// optimizer (zero1) holds no rank's whole synchronised gradients: there the updated parameters
+// are hashed and probed instead, and checked against the mirror stepped with that average.
 #pragma once
 
 #include "framework_trainer/kernel_args.hpp"
@@ -24,19 +26,24 @@ GradRule gradRule(std::uint64_t seed, int rank, int iteration, int tensor, int c
 // The checksum of one iteration's gradients from its chunk hashes, in tensor then chunk order.
 std::uint64_t foldChunkHashes(std::span<const std::uint64_t> chunk_hashes);
 
+// What the check hashes and probes: the synchronised gradients, or the parameters the step
+// updated with them.
+enum class Probed { Gradients, UpdatedParameters };
+
 // The host's mirror of the probed weights (each tensor's first and last element) and the check
-// of each iteration's probed gradients.
+// of each iteration's probes.
 class ProbeCheck {
  public:
-  ProbeCheck(const ParamLayout& layout, std::uint64_t seed, int world_size, float lr);
+  ProbeCheck(const ParamLayout& layout, std::uint64_t seed, int world_size, float lr, Probed probed);
 
   // Checks iteration `iteration`'s probes (2 per tensor, as the checksum kernel writes them)
-  // against the all-rank average of the rule, then steps the mirror with them. Returns an empty
-  // string, or what differs.
+  // against the all-rank average of the rule (or the mirror stepped with it), then takes the
+  // step into the mirror. Returns an empty string, or what differs.
   std::string check(int iteration, std::span<const float> probes);
 
  private:
   const ParamLayout& layout_;
+  Probed probed_;
   std::uint64_t seed_;
   int world_size_;
   float lr_;

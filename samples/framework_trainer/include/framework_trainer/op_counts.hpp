@@ -3,25 +3,38 @@
 // the tests that read the counts.
 #pragma once
 
+#include "framework_trainer/ddp_buckets.hpp"
 #include "framework_trainer/options.hpp"
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace framework_trainer {
 
 struct OpCounts {
   std::int64_t kernels = 0;
   std::int64_t memcpys = 0;
+  std::int64_t memsets = 0;
   std::int64_t collectives = 0;
   bool operator==(const OpCounts&) const = default;
-  OpCounts operator-(const OpCounts& o) const { return {kernels - o.kernels, memcpys - o.memcpys, collectives - o.collectives}; }
+  OpCounts operator-(const OpCounts& o) const {
+    return {kernels - o.kernels, memcpys - o.memcpys, memsets - o.memsets, collectives - o.collectives};
+  }
+  OpCounts operator+(const OpCounts& o) const {
+    return {kernels + o.kernels, memcpys + o.memcpys, memsets + o.memsets, collectives + o.collectives};
+  }
 };
 
 int forwardKernels(int layers);
 int backwardKernels(int layers);
-// Every kernel, copy and collective of one iteration: forward, backward, the synchronisation of
-// the mode (`buckets` in ddp mode), the optimizer's and the check's multi-tensor launches.
-OpCounts iterationOpCounts(const ModelConfig& config, SyncMode mode, int buckets);
+// Every kernel, copy and collective of one iteration on one of `world_size` ranks: forward,
+// backward, the synchronisation of the mode (with buckets of `bucket_bytes` in ddp and zero1
+// modes), the optimizer's and the check's multi-tensor launches.
+OpCounts iterationOpCounts(const ModelConfig& config, SyncMode mode, std::size_t bucket_bytes, int world_size);
+
+// The buckets of the ddp and zero1 modes, as assignBuckets makes them for this model.
+std::vector<Bucket> modelBuckets(const ParamLayout& layout, std::size_t bucket_bytes);
 
 // Multi-tensor apply launches over every parameter tensor with that many lists.
 int multiTensorLaunches(const ParamLayout& layout, int depth);

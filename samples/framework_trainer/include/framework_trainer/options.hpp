@@ -14,8 +14,11 @@ namespace framework_trainer {
 inline constexpr const char* kProgram = "framework_trainer";
 
 // naive: after backward, one all-reduce per parameter gradient on the compute stream, as a
-// hand-written loop does. ddp: PyTorch DDP's reducer (reducer.hpp).
-enum class SyncMode { Naive, Ddp };
+// hand-written loop does. ddp: PyTorch DDP's reducer (reducer.hpp). zero1: a sharded optimizer
+// (ZeRO stage 1, zero_shards.hpp), all on the compute stream as a first hand-written version
+// is: after backward a reduce-scatter per gradient bucket, the step on this rank's shard, an
+// all-gather per bucket of the updated parameters.
+enum class SyncMode { Naive, Ddp, Zero1 };
 const char* toString(SyncMode mode);
 
 using sample_common::BootstrapKind;
@@ -23,7 +26,7 @@ using sample_common::BootstrapKind;
 struct Options {
   ModelConfig config;
   SyncMode mode = SyncMode::Naive;
-  double bucket_mb = 25.0;  // ddp: DDP's bucket_cap_mb
+  double bucket_mb = 25.0;  // ddp: DDP's bucket_cap_mb; zero1: the same buckets
   int iterations = 8;       // measured iterations
   int warmup = 1;           // iterations before them, checked but left out of the summary
   std::uint64_t seed = 1234;

@@ -5,7 +5,7 @@
 //   config name=gpt2-small-8k layers=16 ... mode=naive ... ranks=4 bootstrap=mpi
 //   iter=3 phase=measured time_ms=61.284
 //   grad_checksum iter=3 value=0123456789abcdef
-//   op_counts rank=1 scope=iteration kernels=... memcpys=3 collectives=196
+//   op_counts rank=1 scope=iteration kernels=... memcpys=3 memsets=0 collectives=196
 //   memory rank=1 segments=4 segment_mib=1024 peak_allocated_mib=965.3
 //   summary mode=naive ranks=4 iterations=8 mean_ms=... gradients=verified
 #pragma once
@@ -33,7 +33,7 @@ struct RunSummary {
   BootstrapKind bootstrap = BootstrapKind::Single;
   std::int64_t params = 0;
   int param_tensors = 0;
-  int buckets = 0;  // ddp mode
+  int buckets = 0;  // ddp and zero1 modes
   std::vector<IterationRecord> iterations;
 };
 

@@ -9,6 +9,8 @@
 // the host code that fills it (the plan).
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -42,6 +44,32 @@ struct TensorListLaunch {
 };
 
 std::vector<TensorListLaunch> planTensorLists(const std::vector<std::int64_t>& numels, int depth);
+
+// The structs of a plan's launches: tensor t of list l starts at addresses[l][t] and holds
+// numels[t] elements (the sizes the plan was made for).
+template <int depth>
+std::vector<TensorListMetadata<depth>> fillTensorLists(const std::vector<TensorListLaunch>& plan,
+                                                       const std::array<std::vector<const void*>, depth>& addresses,
+                                                       const std::vector<std::int64_t>& numels) {
+  std::vector<TensorListMetadata<depth>> out;
+  out.reserve(plan.size());
+  for (const TensorListLaunch& launch : plan) {
+    TensorListMetadata<depth>& md = out.emplace_back();
+    md = {};
+    for (int local = 0; local < launch.tensors; ++local) {
+      const auto tensor = static_cast<std::size_t>(launch.first_tensor + local);
+      for (std::size_t list = 0; list < depth; ++list) md.addresses[list][local] = addresses[list][tensor];
+      md.numel_for_tensor[local] = numels[tensor];
+    }
+    for (std::size_t block = 0; block < launch.block_to_chunk.size(); ++block) {
+      md.block_to_tensor[block] = launch.block_to_tensor[block];
+      md.block_to_chunk[block] = launch.block_to_chunk[block];
+    }
+    md.start_tensor_this_launch = launch.first_tensor;
+    md.blocks_this_launch = static_cast<int>(launch.block_to_chunk.size());
+  }
+  return out;
+}
 
 // Chunks of a tensor of `numel` elements.
 inline std::int64_t chunksOf(std::int64_t numel) { return (numel + kChunkSize - 1) / kChunkSize; }

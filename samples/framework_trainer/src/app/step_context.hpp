@@ -1,5 +1,5 @@
-// What the code that issues a step (forward.cpp, backward.cpp, reducer.cpp, trainer.cpp)
-// shares: the model's sizes, its parameter and gradient tensors, the caching allocator, the
+// What the code that issues a step (forward.cpp, backward.cpp, reducer.cpp, sharded_optimizer.cpp,
+// trainer.cpp) shares: the model's sizes, its parameter and gradient tensors, the caching allocator, the
 // compute stream, and the issuer through which every kernel, copy and collective goes, so
 // that each is checked and counted (framework_trainer/op_counts.hpp).
 #pragma once
@@ -25,6 +25,10 @@ class Issuer {
   void copy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t stream) {
     SAMPLE_CUDA(cudaMemcpyAsync(dst, src, bytes, kind, stream));
     ++counts_.memcpys;
+  }
+  void memset(void* dst, std::size_t bytes, cudaStream_t stream) {
+    SAMPLE_CUDA(cudaMemsetAsync(dst, 0, bytes, stream));
+    ++counts_.memsets;
   }
   void allReduce(float* data, std::size_t count, ncclComm_t comm, cudaStream_t stream) {
     SAMPLE_NCCL(ncclAllReduce(data, data, count, ncclFloat, ncclAvg, comm, stream));

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cstdio>
 
 namespace framework_trainer {
@@ -73,8 +74,14 @@ Trainer::Trainer(const Options& options, const sample_common::Membership& member
   SAMPLE_CUDA(cudaMemcpy(chunk_base_.get(), chunk_base.data(), chunk_base_.bytes(), cudaMemcpyHostToDevice));
   ++setup_counts_.memcpys;
   sgd_lists_ = tensorLists<2>({&params_, &grads_});
-  checksum_lists_ = tensorLists<1>({&grads_});
+  checksum_lists_ = tensorLists<1>({options_.mode == SyncMode::Zero1 ? &params_ : &grads_});
   initialiseParameters();
+  if (options_.mode == SyncMode::Zero1) sharded_.emplace(ctx_, comm_, membership_.world_size);
+  setup_counts_ = setup_counts_ + issue_.counts();
+}
+
+const char* Trainer::checkedTensors() const {
+  return options_.mode == SyncMode::Zero1 ? "updated parameters" : "synchronised gradients";
 }
 
 Trainer::~Trainer() {
@@ -85,23 +92,11 @@ template <int depth>
 std::vector<TensorListMetadata<depth>> Trainer::tensorLists(
     const std::vector<std::vector<DeviceTensor<float>>*>& lists) const {
   const std::vector<TensorListLaunch>& plan = depth == 2 ? sgd_plan_ : checksum_plan_;
-  std::vector<TensorListMetadata<depth>> out;
-  for (const TensorListLaunch& launch : plan) {
-    TensorListMetadata<depth>& md = out.emplace_back();
-    md = {};
-    for (int local = 0; local < launch.tensors; ++local) {
-      const auto tensor = static_cast<std::size_t>(launch.first_tensor + local);
-      for (int list = 0; list < depth; ++list) md.addresses[list][local] = (*lists[static_cast<std::size_t>(list)])[tensor].get();
-      md.numel_for_tensor[local] = layout_[launch.first_tensor + local].numel();
-    }
-    for (std::size_t block = 0; block < launch.block_to_chunk.size(); ++block) {
-      md.block_to_tensor[block] = launch.block_to_tensor[block];
-      md.block_to_chunk[block] = launch.block_to_chunk[block];
-    }
-    md.start_tensor_this_launch = launch.first_tensor;
-    md.blocks_this_launch = static_cast<int>(launch.block_to_chunk.size());
+  std::array<std::vector<const void*>, depth> addresses;
+  for (std::size_t list = 0; list < depth; ++list) {
+    for (const DeviceTensor<float>& t : *lists[list]) addresses[list].push_back(t.get());
   }
-  return out;
+  return fillTensorLists<depth>(plan, addresses, numels(layout_));
 }
 
 void Trainer::initialiseParameters() {
@@ -117,9 +112,6 @@ void Trainer::initialiseParameters() {
                                         compute_.get()));
   }
   SAMPLE_CUDA(cudaStreamSynchronize(compute_.get()));
-  const OpCounts counted = issue_.counts();
-  setup_counts_.kernels += counted.kernels;
-  setup_counts_.collectives += counted.collectives;
 }
 
 void Trainer::issueIteration(int n) {
@@ -150,7 +142,18 @@ void Trainer::issueIteration(int n) {
       issue_.allReduce(ctx_.grad(p), static_cast<std::size_t>(layout_[p].numel()), comm_, compute_.get());
     }
   }
-  {
+  if (sharded_) {
+    {
+      const NvtxRange range("gradient_sync");
+      sharded_->reduceScatterGradients();
+    }
+    {
+      const NvtxRange range("optimizer");
+      sharded_->stepShard();
+    }
+    const NvtxRange range("parameter_gather");
+    sharded_->gatherParameters();
+  } else {
     const NvtxRange range("optimizer");
     issueOptimizer();
   }
@@ -218,10 +221,10 @@ void Trainer::checkAcrossRanks(const std::vector<IterationRecord>& records) {
   for (std::size_t r = 0; r < ranks; ++r) {
     for (std::size_t i = 0; i < n; ++i) {
       if (all.get()[r * n + i] != records[i].checksum) {
-        throw VerificationError(fmt::format("iteration {}: rank {}'s synchronised gradients (checksum {:016x}) differ "
-                                            "from rank {}'s ({:016x})",
-                                            records[i].iteration, r, all.get()[r * n + i], membership_.rank,
-                                            records[i].checksum));
+        throw VerificationError(fmt::format("iteration {}: rank {}'s {} (checksum {:016x}) differ from rank {}'s "
+                                            "({:016x})",
+                                            records[i].iteration, r, checkedTensors(), all.get()[r * n + i],
+                                            membership_.rank, records[i].checksum));
       }
     }
   }
@@ -253,7 +256,8 @@ RunSummary Trainer::run(sample_common::Watchdog& watchdog) {
   // The last iteration ends where the next one would start.
   SAMPLE_CUDA(cudaEventRecord(step_start_[static_cast<std::size_t>(total)].get(), compute_.get()));
 
-  ProbeCheck probes(layout_, options_.seed, membership_.world_size, options_.lr);
+  ProbeCheck probes(layout_, options_.seed, membership_.world_size, options_.lr,
+                    sharded_ ? Probed::UpdatedParameters : Probed::Gradients);
   for (int n = 0; n < total; ++n) {
     watchdog.progress(fmt::format("iteration {} to complete", n));
     summary.iterations.push_back(checkIteration(n, probes));

@@ -5,6 +5,7 @@
 #include "autograd_thread.hpp"
 #include "device_allocator.hpp"
 #include "reducer.hpp"
+#include "sharded_optimizer.hpp"
 #include "step_context.hpp"
 
 #include "framework_trainer/grad_check.hpp"
@@ -23,7 +24,8 @@
 
 namespace framework_trainer {
 
-// Thrown when the synchronised gradients differ from the host's expectation, or between ranks.
+// Thrown when the synchronised gradients (zero1: the updated parameters) differ from the host's
+// expectation, or between ranks.
 using sample_common::VerificationError;
 
 class Trainer {
@@ -40,12 +42,16 @@ class Trainer {
   RunSummary run(sample_common::Watchdog& watchdog);
 
   OpCounts setupCounts() const { return setup_counts_; }
-  OpCounts iterationCounts() const { return iterationOpCounts(options_.config, options_.mode, buckets()); }
+  OpCounts iterationCounts() const {
+    return iterationOpCounts(options_.config, options_.mode, options_.bucketBytes(), membership_.world_size);
+  }
   OpCounts finishCounts() const { return finish_counts_; }
   CachingAllocator::Stats memory() const { return allocator_.stats(); }
 
  private:
-  int buckets() const { return reducer_ ? reducer_->buckets() : 0; }
+  int buckets() const { return reducer_ ? reducer_->buckets() : sharded_ ? sharded_->buckets() : 0; }
+  // What the check hashes and probes, in the words of its messages.
+  const char* checkedTensors() const;
   void initialiseParameters();
   void issueIteration(int iteration);
   void issueOptimizer();
@@ -69,6 +75,7 @@ class Trainer {
   StepContext ctx_;
   ncclComm_t comm_ = nullptr;
   std::optional<Reducer> reducer_;
+  std::optional<ShardedOptimizer> sharded_;
   AutogradThread autograd_;
 
   std::vector<TensorListLaunch> sgd_plan_, checksum_plan_;

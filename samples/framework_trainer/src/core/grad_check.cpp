@@ -30,8 +30,8 @@ std::uint64_t foldChunkHashes(std::span<const std::uint64_t> chunk_hashes) {
   return hash;
 }
 
-ProbeCheck::ProbeCheck(const ParamLayout& layout, std::uint64_t seed, int world_size, float lr)
-    : layout_(layout), seed_(seed), world_size_(world_size), lr_(lr) {
+ProbeCheck::ProbeCheck(const ParamLayout& layout, std::uint64_t seed, int world_size, float lr, Probed probed)
+    : layout_(layout), probed_(probed), seed_(seed), world_size_(world_size), lr_(lr) {
   for (int t = 0; t < layout.size(); ++t) {
     mirror_.push_back(math::initValue(seed, t, 0));
     mirror_.push_back(math::initValue(seed, t, layout[t].numel() - 1));
@@ -40,7 +40,7 @@ ProbeCheck::ProbeCheck(const ParamLayout& layout, std::uint64_t seed, int world_
 
 std::string ProbeCheck::check(int iteration, std::span<const float> probes) {
   if (probes.size() != mirror_.size()) {
-    return fmt::format("iteration {}: {} probed gradients, expected {}", iteration, probes.size(), mirror_.size());
+    return fmt::format("iteration {}: {} probed values, expected {}", iteration, probes.size(), mirror_.size());
   }
   const int contributions_of_wte = 2;  // the LM head's and the embedding's
   for (int t = 0; t < layout_.size(); ++t) {
@@ -53,19 +53,27 @@ std::string ProbeCheck::check(int iteration, std::span<const float> probes) {
         for (int c = 0; c < contributions; ++c) math::applyGradRule(gradRule(seed_, rank, iteration, t, c), mirror_[i], g);
         sum += g;
       }
-      const double expected = sum / world_size_;
+      const double average = sum / world_size_;
+      const bool gradients = probed_ == Probed::Gradients;
+      const double expected =
+          gradients ? average : math::sgdElement(mirror_[i], static_cast<float>(average), lr_);
       const double got = probes[i];
-      // Float rounding of a handful of operations and of the all-reduce's sum; a lost, doubled or
+      // Float rounding of a handful of operations and of the collective's sum; a lost, doubled or
       // stale rank, or a stale weight, is off by orders of magnitude more.
       if (!(std::fabs(got - expected) <= 1e-9 + 1e-5 * std::fabs(expected))) {
-        return fmt::format("iteration {}: the synchronised gradient of {} at element {} is {:.9g}, the average over "
-                           "the {} ranks should be {:.9g}",
-                           iteration, layout_[t].name, end == 0 ? 0 : layout_[t].numel() - 1, got, world_size_,
+        return fmt::format("iteration {}: the {} of {} at element {} is {:.9g}, {} should be {:.9g}", iteration,
+                           gradients ? "synchronised gradient" : "updated parameter", layout_[t].name,
+                           end == 0 ? 0 : layout_[t].numel() - 1, got,
+                           gradients ? fmt::format("the average over the {} ranks", world_size_)
+                                     : fmt::format("SGD with the average gradient over the {} ranks", world_size_),
                            expected);
       }
     }
   }
-  for (std::size_t i = 0; i < mirror_.size(); ++i) mirror_[i] = math::sgdElement(mirror_[i], probes[i], lr_);
+  // The device's values go on: the next gradients are computed from its weights.
+  for (std::size_t i = 0; i < mirror_.size(); ++i) {
+    mirror_[i] = probed_ == Probed::Gradients ? math::sgdElement(mirror_[i], probes[i], lr_) : probes[i];
+  }
   return {};
 }
 

@@ -1,6 +1,7 @@
 #include "framework_trainer/op_counts.hpp"
 
 #include "framework_trainer/tensor_lists.hpp"
+#include "framework_trainer/zero_shards.hpp"
 
 namespace framework_trainer {
 
@@ -23,17 +24,37 @@ int multiTensorLaunches(const ParamLayout& layout, int depth) {
   return static_cast<int>(planTensorLists(numels, depth).size());
 }
 
-OpCounts iterationOpCounts(const ModelConfig& config, SyncMode mode, int buckets) {
+std::vector<Bucket> modelBuckets(const ParamLayout& layout, std::size_t bucket_bytes) {
+  std::vector<std::size_t> bytes;
+  for (const ParamSpec& p : layout.params()) bytes.push_back(p.bytes());
+  return assignBuckets(bytes, bucket_bytes);
+}
+
+OpCounts iterationOpCounts(const ModelConfig& config, SyncMode mode, std::size_t bucket_bytes, int world_size) {
   const ParamLayout layout(config);
   OpCounts c;
-  c.kernels = forwardKernels(config.layers) + backwardKernels(config.layers) + multiTensorLaunches(layout, 2) +
-              multiTensorLaunches(layout, 1);
+  // The check hashes every parameter tensor (zero1) or gradient tensor (the others): one list.
+  c.kernels = forwardKernels(config.layers) + backwardKernels(config.layers) + multiTensorLaunches(layout, 1);
   c.memcpys = 3;  // the batch's tokens in; the check's chunk hashes and probes out
-  if (mode == SyncMode::Naive) {
-    c.collectives = layout.size();
-  } else {
-    c.memcpys += 2 * layout.size();  // each gradient into its bucket and back
-    c.collectives = buckets;
+  switch (mode) {
+    case SyncMode::Naive:
+      c.kernels += multiTensorLaunches(layout, 2);
+      c.collectives = layout.size();
+      break;
+    case SyncMode::Ddp:
+      c.kernels += multiTensorLaunches(layout, 2);
+      c.memcpys += 2 * layout.size();  // each gradient into its bucket and back
+      c.collectives = static_cast<std::int64_t>(modelBuckets(layout, bucket_bytes).size());
+      break;
+    case SyncMode::Zero1: {
+      const std::vector<ShardedBucket> shards = shardBuckets(modelBuckets(layout, bucket_bytes), world_size);
+      // The step over this rank's shard of each bucket; each gradient into its bucket, each
+      // updated parameter back out of its bucket; a reduce-scatter and an all-gather per bucket.
+      c.kernels += static_cast<std::int64_t>(planTensorLists(shardNumels(shards), 2).size());
+      c.memcpys += 2 * layout.size();
+      c.collectives = 2 * static_cast<std::int64_t>(shards.size());
+      break;
+    }
   }
   return c;
 }

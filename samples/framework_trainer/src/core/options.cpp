@@ -9,7 +9,14 @@
 
 namespace framework_trainer {
 
-const char* toString(SyncMode mode) { return mode == SyncMode::Naive ? "naive" : "ddp"; }
+const char* toString(SyncMode mode) {
+  switch (mode) {
+    case SyncMode::Naive: return "naive";
+    case SyncMode::Ddp: return "ddp";
+    case SyncMode::Zero1: return "zero1";
+  }
+  return "?";
+}
 
 namespace {
 
@@ -48,10 +55,12 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
   app.add_option("--micro-batch", micro_batch, "Override the sequences per rank per step")->check(CLI::PositiveNumber);
   std::string mode = "naive";
   app.add_option("--mode", mode,
-                 "Gradient synchronisation: naive (one all-reduce per gradient after backward, on the compute stream) "
-                 "or ddp (DDP's reducer: flat buckets all-reduced on their own stream during backward)")
+                 "Gradient synchronisation: naive (one all-reduce per gradient after backward, on the compute stream), "
+                 "ddp (DDP's reducer: flat buckets all-reduced on their own stream during backward) or zero1 (a sharded "
+                 "optimizer: after backward a reduce-scatter per bucket, the step on this rank's shard, an all-gather "
+                 "per bucket of the updated parameters, all on the compute stream)")
       ->capture_default_str();
-  app.add_option("--bucket-mb", options.bucket_mb, "ddp: bucket cap in MiB (DDP's bucket_cap_mb)")
+  app.add_option("--bucket-mb", options.bucket_mb, "ddp, zero1: bucket cap in MiB (DDP's bucket_cap_mb)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   command_line.addLoopOptions(options.iterations, options.warmup, options.seed,
@@ -63,10 +72,10 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
   command_line.addListConfigs("List the model configurations and exit", presetTable);
 
   if (std::optional<sample_common::ParseStop> stop = command_line.parse(argc, argv)) return *stop;
-  if (mode != "naive" && mode != "ddp") {
-    return command_line.failure(fmt::format("--mode must be naive or ddp (got '{}')", mode));
-  }
-  options.mode = mode == "ddp" ? SyncMode::Ddp : SyncMode::Naive;
+  if (mode == "naive") options.mode = SyncMode::Naive;
+  else if (mode == "ddp") options.mode = SyncMode::Ddp;
+  else if (mode == "zero1") options.mode = SyncMode::Zero1;
+  else return command_line.failure(fmt::format("--mode must be naive, ddp or zero1 (got '{}')", mode));
   if (std::optional<sample_common::ParseStop> stop = command_line.checkBootstrap()) return *stop;
   const std::optional<ModelConfig> preset = findModelPreset(config_name);
   if (!preset) {

@@ -22,8 +22,8 @@ std::string iterationLine(const IterationRecord& r) {
 }
 
 std::string countsLine(int rank, const char* scope, const OpCounts& c) {
-  return fmt::format("op_counts rank={} scope={} kernels={} memcpys={} collectives={}", rank, scope, c.kernels,
-                     c.memcpys, c.collectives);
+  return fmt::format("op_counts rank={} scope={} kernels={} memcpys={} memsets={} collectives={}", rank, scope,
+                     c.kernels, c.memcpys, c.memsets, c.collectives);
 }
 
 std::string memoryLine(int rank, const CachingAllocator::Stats& s) {
