@@ -20,6 +20,7 @@ TimeBreakdown divided(const TimeBreakdown& t, std::int64_t n) {
   r.busy_ns = t.busy_ns / n;
   r.idle_ns = t.idle_ns / n;
   r.non_compute_ns = t.non_compute_ns / n;
+  for (std::size_t g = 0; g < kCollectiveGroups; ++g) r.exposed_by_collective_ns[g] = t.exposed_by_collective_ns[g] / n;
   return r;
 }
 

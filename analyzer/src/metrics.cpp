@@ -15,17 +15,44 @@ TimeBreakdown& TimeBreakdown::operator+=(const TimeBreakdown& o) {
   busy_ns += o.busy_ns;
   idle_ns += o.idle_ns;
   non_compute_ns += o.non_compute_ns;
+  for (std::size_t g = 0; g < kCollectiveGroups; ++g) exposed_by_collective_ns[g] += o.exposed_by_collective_ns[g];
   return *this;
+}
+
+const char* toString(CollectiveGroup group) {
+  switch (group) {
+    case CollectiveGroup::AllReduce: return "all_reduce";
+    case CollectiveGroup::ReduceScatter: return "reduce_scatter";
+    case CollectiveGroup::AllGather: return "all_gather";
+    case CollectiveGroup::Other: return "other";
+  }
+  return "other";
+}
+
+CollectiveGroup collectiveGroup(trace::CollType type) {
+  switch (type) {
+    case trace::CollType::AllReduce: return CollectiveGroup::AllReduce;
+    case trace::CollType::ReduceScatter: return CollectiveGroup::ReduceScatter;
+    case trace::CollType::AllGather: return CollectiveGroup::AllGather;
+    default: return CollectiveGroup::Other;
+  }
 }
 
 RankActivity rankActivity(const RunModel& m, Index rank) {
   const RankInfo& r = m.ranks[rank];
   std::vector<Interval> compute, comm, memory;
+  std::array<std::vector<Interval>, kCollectiveGroups> by_group;
   for (Index op = r.first_op; op < r.first_op + r.op_count; ++op) {
     const Interval iv{m.ops.start[op], m.ops.end[op]};
     switch (m.ops.op_class[op]) {
       case OpClass::Compute: compute.push_back(iv); break;
-      case OpClass::Communication: comm.push_back(iv); break;
+      case OpClass::Communication: {
+        comm.push_back(iv);
+        const Index c = m.ops.collective[op];
+        const CollectiveGroup g = c == kNone ? CollectiveGroup::Other : collectiveGroup(m.collectives.coll_type[c]);
+        by_group[static_cast<std::size_t>(g)].push_back(iv);
+        break;
+      }
       case OpClass::Memory: memory.push_back(iv); break;
       case OpClass::Marker: break;
     }
@@ -36,6 +63,9 @@ RankActivity rankActivity(const RunModel& m, Index rank) {
   a.memory = IntervalSet::unionOf(std::move(memory));
   a.busy = a.compute.unite(a.communication).unite(a.memory);
   a.overlapped = a.communication.intersect(a.compute);
+  for (std::size_t g = 0; g < kCollectiveGroups; ++g) {
+    a.exposed_by_collective[g] = IntervalSet::unionOf(std::move(by_group[g])).subtract(a.compute);
+  }
   return a;
 }
 
@@ -48,6 +78,7 @@ TimeBreakdown breakdown(const RankActivity& a, std::int64_t start, std::int64_t 
   t.memory_ns = a.memory.measure(start, end);
   t.overlapped_communication_ns = a.overlapped.measure(start, end);
   t.exposed_communication_ns = t.communication_ns - t.overlapped_communication_ns;
+  for (std::size_t g = 0; g < kCollectiveGroups; ++g) t.exposed_by_collective_ns[g] = a.exposed_by_collective[g].measure(start, end);
   t.busy_ns = a.busy.measure(start, end);
   t.idle_ns = t.window_ns - t.busy_ns;
   t.non_compute_ns = t.busy_ns - t.compute_ns;

@@ -14,6 +14,13 @@ using nlohmann::json;
 double ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
 double us(std::int64_t ns) { return static_cast<double>(ns) / 1e3; }
 
+json exposedByCollective(const TimeBreakdown& t) {
+  json out = json::object();
+  for (std::size_t g = 0; g < kCollectiveGroups; ++g)
+    out[toString(static_cast<CollectiveGroup>(g))] = ms(t.exposed_by_collective_ns[g]);
+  return out;
+}
+
 json timeFields(const TimeBreakdown& t) {
   return {
       {"iteration_time_ms", ms(t.window_ns)},
@@ -22,6 +29,7 @@ json timeFields(const TimeBreakdown& t) {
       {"memory_ms", ms(t.memory_ns)},
       {"overlapped_communication_ms", ms(t.overlapped_communication_ns)},
       {"exposed_communication_ms", ms(t.exposed_communication_ns)},
+      {"exposed_by_collective_ms", exposedByCollective(t)},
       {"overlap_ratio", t.overlapRatio()},
       {"idle_ms", ms(t.idle_ns)},
       {"busy_ms", ms(t.busy_ns)},

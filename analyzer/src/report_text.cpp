@@ -20,6 +20,18 @@ std::string shortName(std::string_view name, std::size_t width) {
   return std::string(name.substr(0, width - 3)) + "...";
 }
 
+// Which collectives the exposed time is, when it is not all all-reduce (a sharded job's
+// all-gathers before forward and reduce-scatters after backward).
+void exposedByCollective(std::string& out, const TimeBreakdown& t) {
+  const auto& by = t.exposed_by_collective_ns;
+  if (by[static_cast<std::size_t>(CollectiveGroup::AllReduce)] == t.exposed_communication_ns) return;
+  static constexpr const char* kLabels[kCollectiveGroups] = {"all-reduce", "reduce-scatter", "all-gather", "other"};
+  for (std::size_t g = 0; g < kCollectiveGroups; ++g) {
+    if (by[g] == 0) continue;
+    out += fmt::format("      {:<19} {:>10.3f} ms  {:5.1f}%\n", kLabels[g], ms(by[g]), pct(by[g], t.window_ns));
+  }
+}
+
 void headline(std::string& out, const RunModel& m, const Analysis& a, const ReportOptions& o) {
   std::set<std::string> hosts;
   for (const RankInfo& r : m.ranks) hosts.insert(r.host);
@@ -41,6 +53,7 @@ void headline(std::string& out, const RunModel& m, const Analysis& a, const Repo
                      t.overlapRatio());
   out += fmt::format("    exposed               {:>10.3f} ms  {:5.1f}%\n", ms(t.exposed_communication_ns),
                      pct(t.exposed_communication_ns, t.window_ns));
+  exposedByCollective(out, t);
   out += fmt::format("  memory ops              {:>10.3f} ms\n", ms(t.memory_ns));
   out += fmt::format("  idle                    {:>10.3f} ms  {:5.1f}%\n", ms(t.idle_ns), pct(t.idle_ns, t.window_ns));
   out += fmt::format("  waiting in collectives  {:>10.3f} ms\n\n", ms(a.aggregate_collective_wait_ns));

@@ -28,7 +28,9 @@ CREATE TABLE iterations(rank_row INTEGER NOT NULL, iteration INTEGER NOT NULL,
   ops INTEGER NOT NULL, compute_ns INTEGER NOT NULL, communication_ns INTEGER NOT NULL,
   memory_ns INTEGER NOT NULL, overlapped_communication_ns INTEGER NOT NULL,
   exposed_communication_ns INTEGER NOT NULL, busy_ns INTEGER NOT NULL, idle_ns INTEGER NOT NULL,
-  collective_wait_ns INTEGER NOT NULL);
+  collective_wait_ns INTEGER NOT NULL, exposed_all_reduce_ns INTEGER NOT NULL,
+  exposed_reduce_scatter_ns INTEGER NOT NULL, exposed_all_gather_ns INTEGER NOT NULL,
+  exposed_other_collective_ns INTEGER NOT NULL);
 CREATE TABLE stream_idle(rank_row INTEGER NOT NULL, stream_handle INTEGER NOT NULL, device INTEGER NOT NULL,
   ops INTEGER NOT NULL, busy_ns INTEGER NOT NULL, host_wait_ns INTEGER NOT NULL,
   kernel_wait_ns INTEGER NOT NULL, other_ns INTEGER NOT NULL);
@@ -165,14 +167,15 @@ trace::Status writeTables(Writer& w, const RunModel& m, const Analysis& a) {
       SYNCOPATE_TRY(w.insert(s->get(), r, m.ranks[r].rank, m.ranks[r].host, m.ranks[r].store_path, m.ranks[r].to_aligned_ns));
   }
   {
-    auto s = w.prepare("INSERT INTO iterations VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    auto s = w.prepare("INSERT INTO iterations VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     if (!s) return s.status();
     for (const RankIterationMetrics& r : a.rank_iterations) {
       const TimeBreakdown& t = r.time;
       SYNCOPATE_TRY(w.insert(s->get(), r.rank, r.window.number, r.window.start, r.window.end, r.window.host_start,
                              r.window.host_end, r.window.op_count, t.compute_ns, t.communication_ns, t.memory_ns,
                              t.overlapped_communication_ns, t.exposed_communication_ns, t.busy_ns, t.idle_ns,
-                             r.collective_wait_ns));
+                             r.collective_wait_ns, t.exposed_by_collective_ns[0], t.exposed_by_collective_ns[1],
+                             t.exposed_by_collective_ns[2], t.exposed_by_collective_ns[3]));
     }
   }
   {

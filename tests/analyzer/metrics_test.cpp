@@ -3,6 +3,7 @@
 
 #include "run_sketch.hpp"
 #include "syncopate/analyzer/analysis.hpp"
+#include "syncopate/analyzer/report.hpp"
 
 namespace syncopate::analyzer {
 namespace {
@@ -93,6 +94,63 @@ TEST(Metrics, SerialCommunicationIsExposed) {
   EXPECT_DOUBLE_EQ(t3.overlapRatio(), 0.0);
   EXPECT_EQ(t3.idle_ns, 0);
   EXPECT_EQ(t3.non_compute_ns, us(40));
+}
+
+// A sharded step: the all-gather before forward waits alone, the reduce-scatter runs past the
+// end of backward, an all-reduce on a third stream overlaps the reduce-scatter's tail, and a send
+// ends the step. Each group's exposed time is its own ops less compute; the reduce-scatter's
+// and the all-reduce's common 5 us count for both, once in the total.
+TEST(Metrics, ExposedCommunicationOfEachCollectiveGroupApart) {
+  RunSketch s;
+  const Index rank = s.rank(0);
+  const Index compute = s.stream(rank, 7), gather = s.stream(rank, 20), other = s.stream(rank, 30);
+  const Index t = s.thread(rank, 1);
+  s.range(rank, t, "ProfilerStep#0", 0, us(100));
+  s.collective(gather, trace::CollType::AllGather, 5, 0, 1, 0, us(0), us(10), 256, trace::DataType::Float32);
+  s.kernel(compute, "fwd", us(10), us(40));
+  s.kernel(compute, "bwd", us(40), us(80));
+  s.collective(gather, trace::CollType::ReduceScatter, 5, 0, 1, 1, us(60), us(90), 256, trace::DataType::Float32);
+  s.allReduce(other, 6, 0, 1, 0, us(85), us(95));
+  s.collective(other, trace::CollType::Send, 7, 0, 2, 0, us(95), us(100), 16, trace::DataType::Float32, kNone, 1);
+  const RunModel m = s.build();
+  auto a = analyze(m);
+  ASSERT_TRUE(a.ok()) << a.message();
+  ASSERT_EQ(a->rank_iterations.size(), 1u);
+  const TimeBreakdown& t0 = a->rank_iterations[0].time;
+  EXPECT_EQ(t0.exposed_communication_ns, us(30));
+  const auto exposed = [&](CollectiveGroup g) { return t0.exposed_by_collective_ns[static_cast<std::size_t>(g)]; };
+  EXPECT_EQ(exposed(CollectiveGroup::AllGather), us(10));
+  EXPECT_EQ(exposed(CollectiveGroup::ReduceScatter), us(10));
+  EXPECT_EQ(exposed(CollectiveGroup::AllReduce), us(10));
+  EXPECT_EQ(exposed(CollectiveGroup::Other), us(5));
+
+  const nlohmann::json j = analysisToJson(m, *a);
+  const nlohmann::json& by = j.at("aggregate").at("exposed_by_collective_ms");
+  EXPECT_DOUBLE_EQ(by.at("all_gather").get<double>(), 0.010);
+  EXPECT_DOUBLE_EQ(by.at("reduce_scatter").get<double>(), 0.010);
+  EXPECT_DOUBLE_EQ(by.at("all_reduce").get<double>(), 0.010);
+  EXPECT_DOUBLE_EQ(by.at("other").get<double>(), 0.005);
+  const std::string text = analysisToText(m, *a);
+  EXPECT_NE(text.find("      reduce-scatter           0.010 ms   10.0%\n"
+                      "      all-gather               0.010 ms   10.0%\n"),
+            std::string::npos)
+      << text;
+}
+
+// A step whose exposed time is all all-reduce lists no groups in the text report.
+TEST(Metrics, AllReduceOnlyExposureListsNoGroups) {
+  RunSketch s;
+  const Index rank = s.rank(0);
+  const Index st = s.stream(rank, 7);
+  const Index t = s.thread(rank, 1);
+  s.range(rank, t, "ProfilerStep#0", 0, us(100));
+  s.kernel(st, "compute", us(0), us(50));
+  s.allReduce(st, 5, 0, 1, 0, us(50), us(80));
+  const RunModel m = s.build();
+  auto a = analyze(m);
+  ASSERT_TRUE(a.ok()) << a.message();
+  EXPECT_EQ(a->aggregate.exposed_by_collective_ns[static_cast<std::size_t>(CollectiveGroup::AllReduce)], us(30));
+  EXPECT_EQ(analysisToText(m, *a).find("      all-reduce"), std::string::npos);
 }
 
 // Five kernels, each launched 3us after the previous one finished: the host is the bottleneck.

@@ -101,7 +101,7 @@ TEST(ResultsStore, WritesJsonAndTablesIntoTheRunDirectory) {
   EXPECT_EQ(count("SELECT straggler_rank_row FROM collectives"), 1);
   EXPECT_EQ(count("SELECT count(*) FROM collective_participants"), 2);
   EXPECT_EQ(count("SELECT wait_ns FROM collective_participants WHERE rank_row = 0"), 15000);
-  EXPECT_EQ(count("SELECT count(*) FROM meta WHERE key = 'schema_version' AND value = '1.0'"), 1);
+  EXPECT_EQ(count("SELECT count(*) FROM meta WHERE key = 'schema_version' AND value = '1.1'"), 1);
   sqlite3_close(db);
   // Writing again replaces the results.
   ASSERT_TRUE(writeAnalysisResults(dir.path(), f.model, f.analysis, doc).ok());

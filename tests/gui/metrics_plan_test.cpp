@@ -88,6 +88,13 @@ class MetricsPlanTest : public QObject {
     QVERIFY(row >= 0);
     QCOMPARE(table.data(table.index(row, MetricsTableModel::IterationTime), Qt::DisplayRole).toString(), QString("0.100"));
     QCOMPARE(table.data(table.index(row, MetricsTableModel::Exposed), MetricsTableModel::SortRole).toLongLong(), us(30));
+    // All of it all-reduce: a sharded job's exposed all-gathers and reduce-scatters have columns of their own.
+    QCOMPARE(table.data(table.index(row, MetricsTableModel::ExposedAllGather), MetricsTableModel::SortRole).toLongLong(),
+             qlonglong{0});
+    QCOMPARE(table.data(table.index(row, MetricsTableModel::ExposedReduceScatter), MetricsTableModel::SortRole).toLongLong(),
+             qlonglong{0});
+    QCOMPARE(table.headerData(MetricsTableModel::ExposedAllGather, Qt::Horizontal, Qt::DisplayRole).toString(),
+             QString("Exposed all-gather (ms)"));
     QCOMPARE(table.data(table.index(row, MetricsTableModel::OverlapRatio), Qt::DisplayRole).toString(), QString("0.0 %"));
     const JumpTarget t = table.target(row);
     QCOMPARE(t.iteration, 1);

@@ -56,6 +56,10 @@ QVariant MetricsTableModel::data(const QModelIndex& index, int role) const {
     case Communication: return ms(t.communication_ns, role);
     case Overlapped: return ms(t.overlapped_communication_ns, role);
     case Exposed: return ms(t.exposed_communication_ns, role);
+    case ExposedAllGather:
+      return ms(t.exposed_by_collective_ns[static_cast<std::size_t>(analyzer::CollectiveGroup::AllGather)], role);
+    case ExposedReduceScatter:
+      return ms(t.exposed_by_collective_ns[static_cast<std::size_t>(analyzer::CollectiveGroup::ReduceScatter)], role);
     case OverlapRatio: return percent(t.overlapRatio(), role);
     case Idle: return ms(t.idle_ns, role);
     case CollectiveWait: return ms(row.metrics->collective_wait_ns, role);
@@ -74,6 +78,8 @@ QVariant MetricsTableModel::headerData(int section, Qt::Orientation orientation,
     case Communication: return QStringLiteral("Comm (ms)");
     case Overlapped: return QStringLiteral("Overlapped (ms)");
     case Exposed: return QStringLiteral("Exposed comm (ms)");
+    case ExposedAllGather: return QStringLiteral("Exposed all-gather (ms)");
+    case ExposedReduceScatter: return QStringLiteral("Exposed reduce-scatter (ms)");
     case OverlapRatio: return QStringLiteral("Overlap");
     case Idle: return QStringLiteral("Idle (ms)");
     case CollectiveWait: return QStringLiteral("Coll. wait (ms)");

@@ -4,6 +4,10 @@
 //   memory         = |union of memcpy and memset|          (HTA: memory kernels)
 //   overlapped     = |communication ∩ compute|             (HTA: comm/comp overlap)
 //   exposed        = communication - overlapped
+//   exposed by collective group = |group's ops - compute| for all-reduce, reduce-scatter,
+//                    all-gather and the rest (p2p, broadcast, ...): a sharded job's exposed
+//                    all-gathers and reduce-scatters apart (groups running at once on different
+//                    streams are each counted, so these may sum to more than exposed)
 //   busy           = |union of every GPU op|;  idle = window - busy
 //   non_compute    = busy - compute                        (HTA temporal breakdown)
 // plus HTA's per-stream idle breakdown and the kernel statistics.
@@ -18,11 +22,19 @@
 
 namespace syncopate::analyzer {
 
+// The collectives whose exposed time is reported apart.
+enum class CollectiveGroup : std::uint8_t { AllReduce = 0, ReduceScatter = 1, AllGather = 2, Other = 3 };
+inline constexpr std::size_t kCollectiveGroups = 4;
+// "all_reduce", "reduce_scatter", "all_gather", "other": the JSON keys and table columns.
+const char* toString(CollectiveGroup group);
+CollectiveGroup collectiveGroup(trace::CollType type);
+
 struct TimeBreakdown {
   std::int64_t window_ns = 0;
   std::int64_t compute_ns = 0, communication_ns = 0, memory_ns = 0;
   std::int64_t overlapped_communication_ns = 0, exposed_communication_ns = 0;
   std::int64_t busy_ns = 0, idle_ns = 0, non_compute_ns = 0;
+  std::array<std::int64_t, kCollectiveGroups> exposed_by_collective_ns{};  // by CollectiveGroup
 
   // overlapped / communication; 0 when the window holds no communication.
   double overlapRatio() const {
@@ -34,6 +46,7 @@ struct TimeBreakdown {
 // The unions of one rank's GPU activity, built once and measured in any window.
 struct RankActivity {
   IntervalSet compute, communication, memory, busy, overlapped;
+  std::array<IntervalSet, kCollectiveGroups> exposed_by_collective;  // each group's ops less compute
 };
 RankActivity rankActivity(const RunModel& model, Index rank);
 TimeBreakdown breakdown(const RankActivity& activity, std::int64_t start, std::int64_t end);

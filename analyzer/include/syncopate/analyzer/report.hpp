@@ -18,7 +18,7 @@ namespace syncopate::analyzer {
 inline constexpr const char* kAnalysisJsonSchema = "syncopate.analysis/1";
 inline constexpr const char* kAnalysisJsonFile = "analysis.json";
 inline constexpr const char* kAnalysisStoreFile = "analysis.sqlite";
-inline constexpr const char* kAnalysisStoreVersion = "1.0";
+inline constexpr const char* kAnalysisStoreVersion = "1.1";
 
 struct ReportOptions {
   std::size_t top_kernels = 10;

@@ -25,8 +25,8 @@ class MetricsTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   enum Column {
-    Run, Iteration, Rank, IterationTime, Compute, Communication, Overlapped, Exposed, OverlapRatio, Idle,
-    CollectiveWait, ColumnCount
+    Run, Iteration, Rank, IterationTime, Compute, Communication, Overlapped, Exposed, ExposedAllGather,
+    ExposedReduceScatter, OverlapRatio, Idle, CollectiveWait, ColumnCount
   };
   static constexpr int SortRole = Qt::UserRole;  // numbers as numbers
 
