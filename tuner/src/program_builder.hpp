@@ -32,8 +32,10 @@ class ProgramBuilder : public Executor {
  public:
   ProgramBuilder(const WhatIfModel& model, ProgramContext& ctx, std::uint32_t rank);
 
-  // Feed one recorded call: `simulate` says whether it lies in the simulated window.
-  void beginCall(const RecordedCall& call, bool simulate, double cpu_before_ns);
+  // Feed one recorded call: `simulate` says whether it lies in the simulated window; `host`:
+  // the simulated host thread that makes it (the rank's own index, unless the replay gives
+  // each thread of an imported trace its own).
+  void beginCall(const RecordedCall& call, bool simulate, double cpu_before_ns, std::uint32_t host);
   void endCall(double cpu_after_ns);
 
   std::array<std::uint64_t, kFallbackCount> fallbacks{};
@@ -74,6 +76,7 @@ class ProgramBuilder : public Executor {
   const WhatIfModel& model_;
   ProgramContext& ctx_;
   std::uint32_t rank_;
+  std::uint32_t host_;
   const RecordedCall* current_ = nullptr;
   bool simulate_ = false;
   std::vector<std::pair<StreamHandle, std::uint32_t>> streams_;  // handle -> sim stream

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include <fmt/format.h>
-
 namespace syncopate::tuner {
 
 namespace {
@@ -13,9 +11,15 @@ using analyzer::kNone;
 
 struct Entry {
   std::int64_t start = 0, end = 0;
-  Index op = kNone;    // an op, or
-  Index sync = kNone;  // a host sync
+  Index thread = kNone;
+  Index op = kNone;                        // an op, or
+  Index sync = kNone;                      // a host sync, or
+  const InferredWait* inferred = nullptr;  // a wait only a runtime call shows, or
+  Index record_after = kNone;              // the point such a wait waits for: just after this op
+  std::uint64_t event = 0;                 // inferred, record_after: the (first) event it records or waits for
 };
+
+Index threadOf(const analyzer::RunModel& m, Index call) { return call == kNone ? kNone : m.api_calls.thread[call]; }
 
 StreamHandle handleOf(const analyzer::RunModel& m, Index stream) {
   if (stream == kNone) return kLegacyStream;
@@ -39,6 +43,11 @@ Call RecordedRank::call(std::size_t i) const {
 trace::Result<RecordedRun> recordedCalls(const analyzer::RunModel& m, const analyzer::Iterations& iterations,
                                          const OpPointers& pointers) {
   RecordedRun out;
+  const InferredWaits inferred = inferWaits(m);
+  out.assumptions.blocking_calls_inferred = inferred.blocking_calls;
+  out.assumptions.stream_waits_inferred = inferred.stream_waits;
+  out.assumptions.stream_waits_unplaced = inferred.stream_waits_unplaced;
+  std::uint64_t inferred_events = 0;
   for (Index r = 0; r < m.ranks.size(); ++r) {
     const analyzer::RankInfo& info = m.ranks[r];
     std::vector<Entry> entries;
@@ -46,13 +55,26 @@ trace::Result<RecordedRun> recordedCalls(const analyzer::RunModel& m, const anal
     for (Index op = info.first_op; op < info.first_op + info.op_count; ++op) {
       const Index call = m.ops.launch[op];
       if (call != kNone) {
-        entries.push_back({m.api_calls.start[call], m.api_calls.end[call], op, kNone});
+        entries.push_back({m.api_calls.start[call], m.api_calls.end[call], m.api_calls.thread[call], op, kNone});
       } else {
-        entries.push_back({m.ops.start[op], m.ops.start[op], op, kNone});
+        entries.push_back({m.ops.start[op], m.ops.start[op], kNone, op, kNone});
       }
     }
     for (Index s = info.first_host_sync; s < info.first_host_sync + info.host_sync_count; ++s) {
-      entries.push_back({m.host_syncs.start[s], m.host_syncs.end[s], kNone, s});
+      const Index call = m.host_syncs.api_call[s];
+      entries.push_back({m.host_syncs.start[s], m.host_syncs.end[s], call == kNone ? kNone : m.api_calls.thread[call], kNone, s});
+    }
+    for (const InferredWait& w : inferred.per_rank[r]) {
+      // An event recorded just after each op waited for (sorted after the op's own launch,
+      // which has the same start and came first), and the wait for those events.
+      const std::uint64_t first_event = inferred_events + 1;
+      for (const Index op : w.after) {
+        const Index launch = m.ops.launch[op];
+        const std::int64_t at = launch == kNone ? m.ops.start[op] : m.api_calls.start[launch];
+        entries.push_back({at, at, threadOf(m, launch), kNone, kNone, nullptr, op, kInferredEventBit | ++inferred_events});
+      }
+      entries.push_back({m.api_calls.start[w.call], m.api_calls.end[w.call], m.api_calls.thread[w.call], kNone, kNone,
+                         &w, kNone, kInferredEventBit | first_event});
     }
     std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.start < b.start; });
 
@@ -73,10 +95,39 @@ trace::Result<RecordedRun> recordedCalls(const analyzer::RunModel& m, const anal
       RecordedCall rc;
       rc.start = e.start;
       rc.end = e.end;
+      rc.thread = e.thread;
       rc.iteration = iterationAt(e.start);
       rc.touch_begin = static_cast<std::uint32_t>(rank.touches.size());
       Call& c = rc.call;
       c.id = static_cast<std::uint32_t>(rank.calls.size());
+      if (e.record_after != kNone) {
+        c.kind = CallKind::EventRecord;
+        c.stream = handleOf(m, m.ops.stream[e.record_after]);
+        c.event = e.event;
+        rank.calls.push_back(rc);
+        continue;
+      }
+      if (e.inferred != nullptr) {
+        // One wait per event, the host time the call's once; a blocking call that can have
+        // waited for nothing is host time only (as a query is).
+        const InferredWait& w = *e.inferred;
+        if (w.after.empty() && w.kind == InferredWait::Kind::HostBlocks) c.kind = CallKind::EventQuery;
+        for (std::size_t k = 0; k < w.after.size(); ++k) {
+          RecordedCall wait = rc;
+          wait.end = k + 1 == w.after.size() ? rc.end : rc.start;
+          wait.call.id = static_cast<std::uint32_t>(rank.calls.size());
+          wait.call.event = e.event + k;
+          if (w.kind == InferredWait::Kind::HostBlocks) {
+            wait.call.kind = CallKind::EventSync;
+          } else {
+            wait.call.kind = CallKind::StreamWait;
+            wait.call.stream = handleOf(m, w.stream);
+          }
+          rank.calls.push_back(wait);
+        }
+        if (c.kind == CallKind::EventQuery) rank.calls.push_back(rc);
+        continue;
+      }
       if (e.sync != kNone) {
         switch (m.host_syncs.sync_kind[e.sync]) {
           case trace::SyncKind::Stream:
@@ -115,7 +166,14 @@ trace::Result<RecordedRun> recordedCalls(const analyzer::RunModel& m, const anal
         case trace::OpKind::P2P: {
           c.kind = CallKind::Collective;
           const Index row = m.ops.collective[op];
-          if (row == kNone) return trace::failure(fmt::format("rank {}: a collective op has no collective row", info.rank));
+          if (row == kNone) {
+            // A transfer whose peer and size the trace does not give (Kineto's SendRecv kernels):
+            // replayed as the kernel it is, with its measured time, matched with no other rank.
+            c.kind = CallKind::Kernel;
+            c.unknown_pointers = true;
+            ++out.assumptions.p2p_without_arguments;
+            break;
+          }
           CollectiveArgs& a = c.collective;
           const std::int64_t comm = m.collectives.comm_id[row];
           auto ci = std::find(rank.comm_ids.begin(), rank.comm_ids.end(), comm);
@@ -133,12 +191,7 @@ trace::Result<RecordedRun> recordedCalls(const analyzer::RunModel& m, const anal
           a.recv = pointers.address(op, 1);
           const bool needs_send = a.type != trace::CollType::Recv;
           const bool needs_recv = a.type != trace::CollType::Send;
-          if ((needs_send && a.send == 0) || (needs_recv && a.recv == 0)) {
-            return trace::failure(fmt::format(
-                "rank {}: collectives carry no buffer addresses, so the tuner cannot tell which kernels produce and "
-                "consume them; record the run with `syncopate record` (imported traces lack them)",
-                info.rank));
-          }
+          if ((needs_send && a.send == 0) || (needs_recv && a.recv == 0)) ++out.assumptions.collectives_without_buffers;
           break;
         }
         case trace::OpKind::EventRecord:

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,7 @@ class WhatIfModel {
   std::int64_t first_ = 0, last_ = 0;
   std::vector<std::int64_t> predicted_;
   std::vector<std::pair<std::size_t, std::size_t>> window_;
+  std::set<std::uint64_t> partial_comms_;  // communicators with ranks absent from the run
   double measured_ns_ = 0;
   std::vector<double> measured_per_iteration_;
 };
