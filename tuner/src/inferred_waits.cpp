@@ -40,6 +40,24 @@ std::vector<Index> lastEnded(const analyzer::RunModel& m, Index rank, Index exce
   return out;
 }
 
+// The first op of `stream` issued after `t`, or kNone. A stream runs its ops in issue order,
+// so its ops are in issue order too.
+Index firstIssuedAfter(const analyzer::RunModel& m, Index stream, std::int64_t t) {
+  const analyzer::StreamInfo& s = m.streams[stream];
+  Index lo = s.first_op, hi = s.first_op + s.op_count;
+  while (lo < hi) {
+    const Index mid = lo + (hi - lo) / 2;
+    if (issueTime(m, mid) <= t) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  for (Index i = lo; i < s.first_op + s.op_count; ++i)
+    if (!isMarker(m.ops.kind[i])) return i;
+  return kNone;
+}
+
 }  // namespace
 
 InferredWaits inferWaits(const analyzer::RunModel& m) {
@@ -83,8 +101,12 @@ InferredWaits inferWaits(const analyzer::RunModel& m) {
         ++out.stream_waits_unplaced;
         continue;
       }
+      // The stream waits from the call on, so the first op issued to it after the call, from
+      // whatever thread, already started after the event.
       const Index stream = m.ops.stream[next_launch];
-      list.push_back({c, InferredWait::Kind::StreamWaits, stream, lastEnded(m, rank, stream, start, m.ops.start[next_launch])});
+      const Index first = firstIssuedAfter(m, stream, start);
+      const std::int64_t by = m.ops.start[first == kNone ? next_launch : first];
+      list.push_back({c, InferredWait::Kind::StreamWaits, stream, lastEnded(m, rank, stream, start, by)});
       ++out.stream_waits;
     }
   }
