@@ -1,6 +1,7 @@
 #include "syncopate/tuner/inferred_waits.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "syncopate/analyzer/sync_calls.hpp"
 
@@ -15,15 +16,10 @@ bool isMarker(trace::OpKind k) {
   return k == trace::OpKind::EventRecord || k == trace::OpKind::StreamWait || k == trace::OpKind::HostSync;
 }
 
-std::int64_t issueTime(const analyzer::RunModel& m, Index op) {
-  const Index call = m.ops.launch[op];
-  return call == kNone ? m.ops.start[op] : m.api_calls.start[call];
-}
-
 // On every stream of `rank` but `except`: the last op issued by `issued_by` that had ended by
 // `by` (ops of a stream run in order, so only the few that started before `by` are looked at).
-std::vector<Index> lastEnded(const analyzer::RunModel& m, Index rank, Index except, std::int64_t issued_by,
-                             std::int64_t by) {
+std::vector<Index> lastEnded(const analyzer::RunModel& m, const std::vector<std::int64_t>& issued, Index rank,
+                             Index except, std::int64_t issued_by, std::int64_t by) {
   std::vector<Index> out;
   const analyzer::RankInfo& r = m.ranks[rank];
   for (Index st = r.first_stream; st < r.first_stream + r.stream_count; ++st) {
@@ -32,7 +28,7 @@ std::vector<Index> lastEnded(const analyzer::RunModel& m, Index rank, Index exce
     const auto first = m.ops.start.begin() + s.first_op;
     Index i = static_cast<Index>(std::upper_bound(first, first + s.op_count, by) - m.ops.start.begin());
     while (i-- > s.first_op) {
-      if (isMarker(m.ops.kind[i]) || m.ops.end[i] > by || issueTime(m, i) > issued_by) continue;
+      if (isMarker(m.ops.kind[i]) || m.ops.end[i] > by || issued[i] > issued_by) continue;
       out.push_back(i);
       break;
     }
@@ -42,12 +38,13 @@ std::vector<Index> lastEnded(const analyzer::RunModel& m, Index rank, Index exce
 
 // The first op of `stream` issued after `t`, or kNone. A stream runs its ops in issue order,
 // so its ops are in issue order too.
-Index firstIssuedAfter(const analyzer::RunModel& m, Index stream, std::int64_t t) {
+Index firstIssuedAfter(const analyzer::RunModel& m, const std::vector<std::int64_t>& issued, Index stream,
+                       std::int64_t t) {
   const analyzer::StreamInfo& s = m.streams[stream];
   Index lo = s.first_op, hi = s.first_op + s.op_count;
   while (lo < hi) {
     const Index mid = lo + (hi - lo) / 2;
-    if (issueTime(m, mid) <= t) {
+    if (issued[mid] <= t) {
       lo = mid + 1;
     } else {
       hi = mid;
@@ -60,7 +57,20 @@ Index firstIssuedAfter(const analyzer::RunModel& m, Index stream, std::int64_t t
 
 }  // namespace
 
-InferredWaits inferWaits(const analyzer::RunModel& m) {
+std::vector<std::int64_t> issueTimes(const analyzer::RunModel& m) {
+  std::vector<std::int64_t> out(m.ops.size());
+  for (const analyzer::StreamInfo& s : m.streams) {
+    std::int64_t next = std::numeric_limits<std::int64_t>::max();
+    for (Index op = s.first_op + s.op_count; op-- > s.first_op;) {
+      const Index call = m.ops.launch[op];
+      out[op] = call != kNone ? m.api_calls.start[call] : std::min(m.ops.start[op], next);
+      next = std::min(next, out[op]);
+    }
+  }
+  return out;
+}
+
+InferredWaits inferWaits(const analyzer::RunModel& m, const std::vector<std::int64_t>& issued) {
   InferredWaits out;
   out.per_rank.resize(m.ranks.size());
   const std::size_t calls = m.api_calls.size();
@@ -94,7 +104,7 @@ InferredWaits inferWaits(const analyzer::RunModel& m) {
     auto& list = out.per_rank[rank];
     const std::int64_t start = m.api_calls.start[c];
     if (sync->what == analyzer::SyncCallClass::Blocks) {
-      list.push_back({c, InferredWait::Kind::HostBlocks, kNone, lastEnded(m, rank, kNone, start, m.api_calls.end[c])});
+      list.push_back({c, InferredWait::Kind::HostBlocks, kNone, lastEnded(m, issued, rank, kNone, start, m.api_calls.end[c])});
       ++out.blocking_calls;
     } else if (sync->what == analyzer::SyncCallClass::StreamWait) {
       if (next_launch == kNone) {
@@ -104,9 +114,9 @@ InferredWaits inferWaits(const analyzer::RunModel& m) {
       // The stream waits from the call on, so the first op issued to it after the call, from
       // whatever thread, already started after the event.
       const Index stream = m.ops.stream[next_launch];
-      const Index first = firstIssuedAfter(m, stream, start);
+      const Index first = firstIssuedAfter(m, issued, stream, start);
       const std::int64_t by = m.ops.start[first == kNone ? next_launch : first];
-      list.push_back({c, InferredWait::Kind::StreamWaits, stream, lastEnded(m, rank, stream, start, by)});
+      list.push_back({c, InferredWait::Kind::StreamWaits, stream, lastEnded(m, issued, rank, stream, start, by)});
       ++out.stream_waits;
     }
   }

@@ -1,6 +1,8 @@
 #include "syncopate/tuner/recorded_calls.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <unordered_map>
 
 namespace syncopate::tuner {
 
@@ -14,12 +16,14 @@ struct Entry {
   Index thread = kNone;
   Index op = kNone;                        // an op, or
   Index sync = kNone;                      // a host sync, or
-  const InferredWait* inferred = nullptr;  // a wait only a runtime call shows, or
-  Index record_after = kNone;              // the point such a wait waits for: just after this op
-  std::uint64_t event = 0;                 // inferred, record_after: the (first) event it records or waits for
+  const InferredWait* inferred = nullptr;  // a wait only a runtime call shows
+  std::uint64_t event = 0;                 // inferred: the first event it waits for
+  // When its iteration is decided, if not at `start`: an op issued by no call belongs to the
+  // step it started in (as the analyzer assigns it).
+  std::int64_t step_at = std::numeric_limits<std::int64_t>::min();
 };
 
-Index threadOf(const analyzer::RunModel& m, Index call) { return call == kNone ? kNone : m.api_calls.thread[call]; }
+
 
 StreamHandle handleOf(const analyzer::RunModel& m, Index stream) {
   if (stream == kNone) return kLegacyStream;
@@ -43,7 +47,8 @@ Call RecordedRank::call(std::size_t i) const {
 trace::Result<RecordedRun> recordedCalls(const analyzer::RunModel& m, const analyzer::Iterations& iterations,
                                          const OpPointers& pointers) {
   RecordedRun out;
-  const InferredWaits inferred = inferWaits(m);
+  const std::vector<std::int64_t> issued = issueTimes(m);
+  const InferredWaits inferred = inferWaits(m, issued);
   out.assumptions.blocking_calls_inferred = inferred.blocking_calls;
   out.assumptions.stream_waits_inferred = inferred.stream_waits;
   out.assumptions.stream_waits_unplaced = inferred.stream_waits_unplaced;
@@ -51,30 +56,25 @@ trace::Result<RecordedRun> recordedCalls(const analyzer::RunModel& m, const anal
   for (Index r = 0; r < m.ranks.size(); ++r) {
     const analyzer::RankInfo& info = m.ranks[r];
     std::vector<Entry> entries;
+    std::unordered_map<Index, std::vector<std::uint64_t>> records_after;  // op -> events recorded just after it
     entries.reserve(info.op_count + info.host_sync_count);
     for (Index op = info.first_op; op < info.first_op + info.op_count; ++op) {
       const Index call = m.ops.launch[op];
       if (call != kNone) {
         entries.push_back({m.api_calls.start[call], m.api_calls.end[call], m.api_calls.thread[call], op, kNone});
       } else {
-        entries.push_back({m.ops.start[op], m.ops.start[op], kNone, op, kNone});
+        entries.push_back({issued[op], issued[op], kNone, op, kNone, nullptr, 0, m.ops.start[op]});
       }
-    }
-    for (Index s = info.first_host_sync; s < info.first_host_sync + info.host_sync_count; ++s) {
+    }    for (Index s = info.first_host_sync; s < info.first_host_sync + info.host_sync_count; ++s) {
       const Index call = m.host_syncs.api_call[s];
       entries.push_back({m.host_syncs.start[s], m.host_syncs.end[s], call == kNone ? kNone : m.api_calls.thread[call], kNone, s});
     }
     for (const InferredWait& w : inferred.per_rank[r]) {
-      // An event recorded just after each op waited for (sorted after the op's own launch,
-      // which has the same start and came first), and the wait for those events.
+      // An event recorded just after each op waited for, and the wait for those events.
       const std::uint64_t first_event = inferred_events + 1;
-      for (const Index op : w.after) {
-        const Index launch = m.ops.launch[op];
-        const std::int64_t at = launch == kNone ? m.ops.start[op] : m.api_calls.start[launch];
-        entries.push_back({at, at, threadOf(m, launch), kNone, kNone, nullptr, op, kInferredEventBit | ++inferred_events});
-      }
+      for (const Index op : w.after) records_after[op].push_back(kInferredEventBit | ++inferred_events);
       entries.push_back({m.api_calls.start[w.call], m.api_calls.end[w.call], m.api_calls.thread[w.call], kNone, kNone,
-                         &w, kNone, kInferredEventBit | first_event});
+                         &w, kInferredEventBit | first_event});
     }
     std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.start < b.start; });
 
@@ -96,17 +96,10 @@ trace::Result<RecordedRun> recordedCalls(const analyzer::RunModel& m, const anal
       rc.start = e.start;
       rc.end = e.end;
       rc.thread = e.thread;
-      rc.iteration = iterationAt(e.start);
+      rc.iteration = iterationAt(e.step_at == std::numeric_limits<std::int64_t>::min() ? e.start : e.step_at);
       rc.touch_begin = static_cast<std::uint32_t>(rank.touches.size());
       Call& c = rc.call;
       c.id = static_cast<std::uint32_t>(rank.calls.size());
-      if (e.record_after != kNone) {
-        c.kind = CallKind::EventRecord;
-        c.stream = handleOf(m, m.ops.stream[e.record_after]);
-        c.event = e.event;
-        rank.calls.push_back(rc);
-        continue;
-      }
       if (e.inferred != nullptr) {
         // One wait per event, the host time the call's once; a blocking call that can have
         // waited for nothing is host time only (as a query is).
@@ -203,6 +196,17 @@ trace::Result<RecordedRun> recordedCalls(const analyzer::RunModel& m, const anal
       }
       rc.touch_count = static_cast<std::uint32_t>(rank.touches.size()) - rc.touch_begin;
       rank.calls.push_back(rc);
+      if (auto after = records_after.find(op); after != records_after.end()) {
+        for (const std::uint64_t event : after->second) {
+          RecordedCall record = rc;
+          record.end = record.start;
+          record.touch_count = 0;
+          record.call.id = static_cast<std::uint32_t>(rank.calls.size());
+          record.call.kind = CallKind::EventRecord;
+          record.call.event = event;
+          rank.calls.push_back(record);
+        }
+      }
     }
     for (std::size_t i = 0; i < rank.calls.size(); ++i) {
       const std::int64_t it = rank.calls[i].iteration;

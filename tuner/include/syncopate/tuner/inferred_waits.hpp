@@ -34,6 +34,11 @@ struct InferredWaits {
   std::uint64_t stream_waits_unplaced = 0;  // no launch followed on their thread before its next wait: no edge
 };
 
-InferredWaits inferWaits(const analyzer::RunModel& model);
+// When each op was issued: the start of the call that launched it; for an op whose launch the
+// trace lacks, its own start, or the issue of the next op of its stream whose launch is known
+// if that was earlier (a stream runs its ops in issue order).
+std::vector<std::int64_t> issueTimes(const analyzer::RunModel& model);
+
+InferredWaits inferWaits(const analyzer::RunModel& model, const std::vector<std::int64_t>& issued);
 
 }  // namespace syncopate::tuner
