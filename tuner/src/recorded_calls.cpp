@@ -30,10 +30,15 @@ StreamHandle handleOf(const analyzer::RunModel& m, Index stream) {
   return static_cast<StreamHandle>(m.streams[stream].handle);
 }
 
+// A copy the host waits for: a synchronous call, or an asynchronous copy from the device to
+// pageable host memory, which CUDA returns from only once the copy is done (Kineto names the
+// memory kind: "Memcpy DtoH (Device -> Pageable)").
 bool synchronousCopy(const analyzer::RunModel& m, Index op) {
   const Index call = m.ops.launch[op];
   if (call == kNone) return false;
-  return m.str(m.api_calls.name[call]).find("Async") == std::string_view::npos;
+  if (m.str(m.api_calls.name[call]).find("Async") == std::string_view::npos) return true;
+  const std::string_view name = m.str(m.ops.name[op]);
+  return name.find("DtoH") != std::string_view::npos && name.find("Pageable") != std::string_view::npos;
 }
 
 }  // namespace
