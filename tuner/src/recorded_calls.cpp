@@ -18,8 +18,8 @@ struct Entry {
   Index sync = kNone;                      // a host sync, or
   const InferredWait* inferred = nullptr;  // a wait only a runtime call shows
   std::uint64_t event = 0;                 // inferred: the first event it waits for
-  // When its iteration is decided, if not at `start`: an op issued by no call belongs to the
-  // step it started in (as the analyzer assigns it).
+  // An op issued by no call: when it started (it belongs to the step it started in, as the
+  // analyzer assigns it); `start` is when its stream had it.
   std::int64_t step_at = std::numeric_limits<std::int64_t>::min();
 };
 
@@ -98,10 +98,15 @@ trace::Result<RecordedRun> recordedCalls(const analyzer::RunModel& m, const anal
     rank.calls.reserve(entries.size());
     for (const Entry& e : entries) {
       RecordedCall rc;
-      rc.start = e.start;
-      rc.end = e.end;
+      // An op issued by no call in the trace takes its place in the sequence from when its stream
+      // had it (above), and is taken to have been issued when it started: the latest it can have
+      // been, as nothing says what held it back (a CUDA graph's nodes waiting on an event from
+      // outside the trace, say).
+      const bool unlaunched = e.step_at != std::numeric_limits<std::int64_t>::min();
+      rc.start = unlaunched ? e.step_at : e.start;
+      rc.end = unlaunched ? e.step_at : e.end;
       rc.thread = e.thread;
-      rc.iteration = iterationAt(e.step_at == std::numeric_limits<std::int64_t>::min() ? e.start : e.step_at);
+      rc.iteration = iterationAt(rc.start);
       rc.touch_begin = static_cast<std::uint32_t>(rank.touches.size());
       Call& c = rc.call;
       c.id = static_cast<std::uint32_t>(rank.calls.size());
@@ -113,6 +118,11 @@ trace::Result<RecordedRun> recordedCalls(const analyzer::RunModel& m, const anal
         for (std::size_t k = 0; k < w.after.size(); ++k) {
           RecordedCall wait = rc;
           wait.end = k + 1 == w.after.size() ? rc.end : rc.start;
+          if (k + 1 == w.after.size() && w.kind == InferredWait::Kind::HostBlocks) {
+            std::int64_t waited_end = rc.start;
+            for (const Index op : w.after) waited_end = std::max(waited_end, m.ops.end[op]);
+            wait.blocked_after_gpu_ns = rc.end - waited_end;
+          }
           wait.call.id = static_cast<std::uint32_t>(rank.calls.size());
           wait.call.event = e.event + k;
           if (w.kind == InferredWait::Kind::HostBlocks) {

@@ -257,14 +257,17 @@ Prediction WhatIfModel::predict(const ScheduleRules* rules, bool delayed) const 
     // (an imported trace), one per recorded thread, so that one thread blocked in a sync or a
     // long copy does not hold up the launches another thread made meanwhile.
     const bool thread_hosts = rules == nullptr && !calls_.buffersKnown();
+    // Ops issued by no recorded call get a host per stream, which issues each when it started.
     // Each host is busy over the union of its calls (several threads on one host overlap).
-    std::map<analyzer::Index, std::pair<std::uint32_t, std::int64_t>> hosts;  // thread -> host, busy until
+    std::map<std::pair<analyzer::Index, StreamHandle>, std::pair<std::uint32_t, std::int64_t>> hosts;  // -> host, busy until
     const std::int64_t window_start = begin < end ? rank.calls[begin].start : 0;
     for (std::size_t i = 0; i < end; ++i) {
       const RecordedCall& rc = rank.calls[i];
       const bool simulate = i >= begin;
-      auto [h, inserted] = hosts.try_emplace(thread_hosts ? rc.thread : analyzer::kNone, r,
-                                             std::numeric_limits<std::int64_t>::min());
+      const auto key = !thread_hosts                     ? std::make_pair(analyzer::kNone, StreamHandle{0})
+                       : rc.thread != analyzer::kNone ? std::make_pair(rc.thread, StreamHandle{0})
+                                                      : std::make_pair(analyzer::kNone, rc.call.stream);
+      auto [h, inserted] = hosts.try_emplace(key, r, std::numeric_limits<std::int64_t>::min());
       if (inserted && hosts.size() > 1) h->second.first = next_host++;
       auto& [host, busy_until] = h->second;
       const double gap =
@@ -277,7 +280,8 @@ Prediction WhatIfModel::predict(const ScheduleRules* rules, bool delayed) const 
         builder.passthrough(c);
       }
       const std::int64_t from = std::max(rc.start, busy_until);
-      builder.endCall(blocking(c) ? 0.0 : std::max<double>(0, static_cast<double>(rc.end - from)));
+      builder.endCall(blocking(c) ? static_cast<double>(rc.blocked_after_gpu_ns)
+                                  : std::max<double>(0, static_cast<double>(rc.end - from)));
       busy_until = std::max(busy_until, rc.end);
     }
     if (scheduler) {
