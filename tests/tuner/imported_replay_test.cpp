@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,53 @@ TEST(ImportedReplay, HandMadeTraceReplaysEachIterationAsMeasured) {
   EXPECT_TRUE(json["recommendations"].empty());
   EXPECT_NE(json["recommendations_note"].get<std::string>().find("no buffer addresses"), std::string::npos);
   EXPECT_TRUE(json["candidates"].empty());
+}
+
+// The replay-error table of docs/tuner.md ("Imported traces"): every trace of a distributed
+// job in ../shared/traces/kineto, its median and worst iteration, in percent to 0.01.
+struct DocumentedReplay {
+  const char* folder;
+  double median_percent, worst_percent;
+  const char* confidence;
+};
+constexpr DocumentedReplay kDocumented[] = {
+    {"trace_filter", -0.01, -0.01, "high"},
+    {"nccl_parser_config", 0.00, 0.00, "high"},
+    {"negative_queue_length_values_check", 7.33, -61.34, "low"},
+    {"df_index_resolver", -0.00, 0.00, "high"},
+    {"trace_diff/control", 0.18, 0.69, "high"},
+    {"trace_diff/test", 19.59, 25.72, "low"},
+};
+
+TEST(ImportedReplay, EveryDistributedTraceOfTheSharedFolderIsReplayedAsDocumented) {
+  for (const DocumentedReplay& d : kDocumented) {
+    SCOPED_TRACE(d.folder);
+    const std::filesystem::path folder = std::filesystem::path("kineto") / d.folder;
+    ASSERT_TRUE(analyzer::testing::tracesPresent(folder));
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(analyzer::testing::tracesDir() / folder))
+      if (entry.path().string().ends_with(".json.gz")) files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    ScratchDir dir;
+    auto report = tuneRun(importInto(dir, files), TuneOptions{});
+    ASSERT_TRUE(report.ok()) << report.message();
+
+    const nlohmann::json json = tuneReportJson(*report);
+    ASSERT_TRUE(json.contains("replay_error"));
+    EXPECT_TRUE(json["recommendations"].empty());
+    EXPECT_FALSE(json["recommendations_note"].get<std::string>().empty());
+
+    std::vector<double> errors = report->replay_error_per_iteration;
+    ASSERT_FALSE(errors.empty());
+    std::sort(errors.begin(), errors.end());
+    const double median = (errors[(errors.size() - 1) / 2] + errors[errors.size() / 2]) / 2;
+    const double worst = *std::max_element(report->replay_error_per_iteration.begin(),
+                                           report->replay_error_per_iteration.end(),
+                                           [](double a, double b) { return std::abs(a) < std::abs(b); });
+    EXPECT_NEAR(100 * median, d.median_percent, 0.005);
+    EXPECT_NEAR(100 * worst, d.worst_percent, 0.005);
+    EXPECT_EQ(report->confidence, d.confidence);
+  }
 }
 
 }  // namespace
