@@ -214,6 +214,7 @@ trace::Result<RecordedRun> recordedCalls(const analyzer::RunModel& m, const anal
       if (auto after = records_after.find(op); after != records_after.end()) {
         for (const std::uint64_t event : after->second) {
           RecordedCall record = rc;
+          record.op = kNone;  // the op is the call's before it
           record.end = record.start;
           record.touch_count = 0;
           record.call.id = static_cast<std::uint32_t>(rank.calls.size());
