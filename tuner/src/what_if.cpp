@@ -113,13 +113,18 @@ trace::Result<std::pair<std::int64_t, std::int64_t>> steadyWindow(const analyzer
   return std::make_pair(steady[best_begin + best_len - len], steady[best_begin + best_len - 1]);
 }
 
-// The iterations every rank has a measured window of, ascending.
-std::vector<std::int64_t> iterationsOnEveryRank(const analyzer::Analysis& a, std::size_t ranks) {
+// The iterations every rank with any iteration has a measured window of, ascending (a process
+// of an import that ran no step, a launcher say, is replayed without one).
+std::vector<std::int64_t> iterationsOnEveryRank(const analyzer::Analysis& a) {
   std::map<std::int64_t, std::size_t> count;
-  for (const analyzer::RankIterationMetrics& ri : a.rank_iterations) ++count[ri.window.number];
+  std::set<analyzer::Index> ranks;
+  for (const analyzer::RankIterationMetrics& ri : a.rank_iterations) {
+    ++count[ri.window.number];
+    ranks.insert(ri.rank);
+  }
   std::vector<std::int64_t> out;
   for (const auto& [n, c] : count)
-    if (c == ranks) out.push_back(n);
+    if (c == ranks.size()) out.push_back(n);
   return out;
 }
 
@@ -154,8 +159,8 @@ trace::Result<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, const
     // do: every one measured on every rank is predicted, from one whole iteration up (the
     // first starts on an idle GPU, the last ends with its own last op, as the analyzer
     // measures it).
-    w.predicted_ = iterationsOnEveryRank(a, w.calls_.ranks.size());
-    if (w.predicted_.empty()) return trace::failure("the run has no iteration measured on every rank to model");
+    w.predicted_ = iterationsOnEveryRank(a);
+    if (w.predicted_.empty()) return trace::failure("the run has no iteration measured on every rank that has steps");
     w.first_ = w.predicted_.front();
     w.last_ = w.predicted_.back();
   }
@@ -182,7 +187,9 @@ trace::Result<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, const
       if (n == w.first_) begin = first;
       if (n == w.last_ + 1) end = first;
     }
-    if (begin == rank.calls.size()) return trace::failure("a rank has no call in the modelled iterations");
+    if (begin == rank.calls.size() && w.calls_.buffersKnown()) {
+      return trace::failure("a rank has no call in the modelled iterations");
+    }
     w.window_.emplace_back(begin, end);
   }
 
