@@ -23,8 +23,6 @@ struct Entry {
   std::int64_t step_at = std::numeric_limits<std::int64_t>::min();
 };
 
-
-
 StreamHandle handleOf(const analyzer::RunModel& m, Index stream) {
   if (stream == kNone) return kLegacyStream;
   return static_cast<StreamHandle>(m.streams[stream].handle);
@@ -70,9 +68,11 @@ trace::Result<RecordedRun> recordedCalls(const analyzer::RunModel& m, const anal
       } else {
         entries.push_back({issued[op], issued[op], kNone, op, kNone, nullptr, 0, m.ops.start[op]});
       }
-    }    for (Index s = info.first_host_sync; s < info.first_host_sync + info.host_sync_count; ++s) {
+    }
+    for (Index s = info.first_host_sync; s < info.first_host_sync + info.host_sync_count; ++s) {
       const Index call = m.host_syncs.api_call[s];
-      entries.push_back({m.host_syncs.start[s], m.host_syncs.end[s], call == kNone ? kNone : m.api_calls.thread[call], kNone, s});
+      const Index thread = call == kNone ? kNone : m.api_calls.thread[call];
+      entries.push_back({m.host_syncs.start[s], m.host_syncs.end[s], thread, kNone, s});
     }
     for (const InferredWait& w : inferred.per_rank[r]) {
       // An event recorded just after each op waited for, and the wait for those events.

@@ -83,7 +83,8 @@ void setConfidence(TuneReport& r, const WhatIfModel& model) {
   std::size_t present = model.ranks(), job = present;
   for (const RecordedRank& rank : model.calls().ranks)
     for (const RecordedCall& rc : rank.calls)
-      if (rc.call.kind == CallKind::Collective) job = std::max(job, static_cast<std::size_t>(rc.call.collective.comm_size));
+      if (rc.call.kind == CallKind::Collective)
+        job = std::max(job, static_cast<std::size_t>(rc.call.collective.comm_size));
   if (job > present) {
     why.push_back(fmt::format("{} of the job's {} or more ranks are in the run: collectives with absent ranks are "
                               "replayed with their measured times (the waits for the others included)",
@@ -127,7 +128,9 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
   } else {
     if (progress) progress("replaying", 0, 1);
     r.search.baseline = model.predict(nullptr);
-    if (!r.search.baseline.ok) return trace::failure("the replay of the recorded schedule failed: " + r.search.baseline.error);
+    if (!r.search.baseline.ok) {
+      return trace::failure("the replay of the recorded schedule failed: " + r.search.baseline.error);
+    }
     r.recommendations_note =
         "the run's collectives carry no buffer addresses (an imported trace), so no schedule of the runtime can be "
         "predicted for it, and settings of the framework (DDP's bucket_cap_mb and the like) are not modelled yet; "
@@ -135,9 +138,10 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
   }
   r.replay_ms = ms(r.search.baseline.iteration_ns);
   r.replay_error = r.measured_ms > 0 ? (r.replay_ms - r.measured_ms) / r.measured_ms : 0;
-  for (std::size_t i = 0; i < r.search.baseline.per_iteration_ns.size() && i < model.measuredPerIteration().size(); ++i) {
+  const std::vector<double>& replayed = r.search.baseline.per_iteration_ns;
+  for (std::size_t i = 0; i < replayed.size() && i < model.measuredPerIteration().size(); ++i) {
     const double measured = ms(model.measuredPerIteration()[i]);
-    const double replay = ms(r.search.baseline.per_iteration_ns[i]);
+    const double replay = ms(replayed[i]);
     r.measured_per_iteration_ms.push_back(measured);
     r.replay_per_iteration_ms.push_back(replay);
     r.replay_error_per_iteration.push_back(measured > 0 ? (replay - measured) / measured : 0);

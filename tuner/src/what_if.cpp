@@ -66,8 +66,9 @@ SchedulerLimits limitsFor(const RecordedRank& rank) {
 // longest run of consecutive steady iterations (after the first, with the calls each rank
 // makes most often, on every rank). The first fills the pipeline, the last closes the one
 // before it.
-trace::Result<std::pair<std::int64_t, std::int64_t>> steadyWindow(const analyzer::RunModel& m, const analyzer::Analysis& a,
-                                                                  const RecordedRun& calls, int size) {
+trace::Result<std::pair<std::int64_t, std::int64_t>> steadyWindow(const analyzer::RunModel& m,
+                                                                  const analyzer::Analysis& a, const RecordedRun& calls,
+                                                                  int size) {
   std::vector<std::int64_t> steady;
   {
     std::vector<std::map<std::int64_t, std::uint64_t>> sigs;
@@ -266,7 +267,8 @@ Prediction WhatIfModel::predict(const ScheduleRules* rules, bool delayed) const 
     const bool thread_hosts = rules == nullptr && !calls_.buffersKnown();
     // Ops issued by no recorded call get a host per stream, which issues each when it started.
     // Each host is busy over the union of its calls (several threads on one host overlap).
-    std::map<std::pair<analyzer::Index, StreamHandle>, std::pair<std::uint32_t, std::int64_t>> hosts;  // -> host, busy until
+    // (thread, stream of an unlaunched op) -> (host, busy until)
+    std::map<std::pair<analyzer::Index, StreamHandle>, std::pair<std::uint32_t, std::int64_t>> hosts;
     const std::int64_t window_start = begin < end ? rank.calls[begin].start : 0;
     for (std::size_t i = 0; i < end; ++i) {
       const RecordedCall& rc = rank.calls[i];
