@@ -28,13 +28,18 @@ StreamHandle handleOf(const analyzer::RunModel& m, Index stream) {
   return static_cast<StreamHandle>(m.streams[stream].handle);
 }
 
-// A copy the host waits for: a synchronous call, or an asynchronous copy from the device to
-// pageable host memory, which CUDA returns from only once the copy is done (Kineto names the
-// memory kind: "Memcpy DtoH (Device -> Pageable)").
+// A copy the host waits for: one made by a synchronous copy or fill call, or by an
+// asynchronous copy from the device to pageable host memory, which CUDA returns from only once
+// the copy is done (Kineto names the memory kind: "Memcpy DtoH (Device -> Pageable)"). A copy
+// a graph launch made never blocks its host.
 bool synchronousCopy(const analyzer::RunModel& m, Index op) {
   const Index call = m.ops.launch[op];
   if (call == kNone) return false;
-  if (m.str(m.api_calls.name[call]).find("Async") == std::string_view::npos) return true;
+  const std::string_view call_name = m.str(m.api_calls.name[call]);
+  const bool copy_call = call_name.starts_with("cudaMemcpy") || call_name.starts_with("cudaMemset") ||
+                         call_name.starts_with("cuMemcpy") || call_name.starts_with("cuMemset");
+  if (!copy_call) return false;
+  if (call_name.find("Async") == std::string_view::npos) return true;
   const std::string_view name = m.str(m.ops.name[op]);
   return name.find("DtoH") != std::string_view::npos && name.find("Pageable") != std::string_view::npos;
 }
