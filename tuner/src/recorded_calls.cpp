@@ -29,9 +29,10 @@ StreamHandle handleOf(const analyzer::RunModel& m, Index stream) {
 }
 
 // A copy the host waits for: one made by a synchronous copy or fill call, or by an
-// asynchronous copy from the device to pageable host memory, which CUDA returns from only once
-// the copy is done (Kineto names the memory kind: "Memcpy DtoH (Device -> Pageable)"). A copy
-// a graph launch made never blocks its host.
+// asynchronous copy from or to pageable host memory (Kineto names the memory kind: "Memcpy DtoH
+// (Device -> Pageable)"). CUDA returns from one to pageable memory once the copy is done, and
+// from one out of it once its stream's earlier work is done and the data is staged: taken as
+// done too, the latest it can be. A copy a graph launch made never blocks its host.
 bool synchronousCopy(const analyzer::RunModel& m, Index op) {
   const Index call = m.ops.launch[op];
   if (call == kNone) return false;
@@ -41,7 +42,7 @@ bool synchronousCopy(const analyzer::RunModel& m, Index op) {
   if (!copy_call) return false;
   if (call_name.find("Async") == std::string_view::npos) return true;
   const std::string_view name = m.str(m.ops.name[op]);
-  return name.find("DtoH") != std::string_view::npos && name.find("Pageable") != std::string_view::npos;
+  return name.find("Pageable") != std::string_view::npos;
 }
 
 }  // namespace
@@ -170,6 +171,7 @@ trace::Result<RecordedRun> recordedCalls(const analyzer::RunModel& m, const anal
         case trace::OpKind::Memset: {
           c.kind = m.ops.kind[op] == trace::OpKind::Memcpy ? CallKind::Memcpy : CallKind::Memset;
           c.synchronous = synchronousCopy(m, op);
+          if (c.synchronous) rc.blocked_after_gpu_ns = std::max<std::int64_t>(0, rc.end - m.ops.end[op]);
           const auto bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(m.ops.bytes[op], 0));
           for (const PointerArg& a : pointers.of(op))
             if (a.index <= 1 && a.address != 0 && bytes > 0) rank.touches.push_back({a.address, bytes});

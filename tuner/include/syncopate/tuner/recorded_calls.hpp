@@ -27,9 +27,9 @@ struct RecordedCall {
   // the model matches it across ranks, whatever calls another rank's store lost.
   std::int64_t collective_seq = -1;
   std::uint32_t touch_begin = 0, touch_count = 0;
-  // A blocking call whose wait the model inferred: how long it went on blocking after the GPU
-  // work it can have waited for had ended (waiting for another thread, another rank or the
-  // CPU: nothing the trace shows), replayed as host time after the wait.
+  // A synchronous copy, or a blocking call whose wait the model inferred: how long it went on
+  // blocking after the GPU work it can have waited for had ended (the copy's host side, another
+  // thread, another rank, the CPU: nothing the trace shows), replayed as host time after the wait.
   std::int64_t blocked_after_gpu_ns = 0;
 };
 
