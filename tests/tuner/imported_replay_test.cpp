@@ -116,14 +116,13 @@ struct DocumentedReplay {
   const char* confidence;
 };
 constexpr DocumentedReplay kDocumented[] = {
-    {"trace_filter", -0.01, -0.01, "high"},
+    {"trace_filter", 0.45, 0.90, "high"},
     {"nccl_parser_config", 0.00, 0.00, "high"},
-    {"negative_queue_length_values_check", 7.33, -61.34, "low"},
+    {"negative_queue_length_values_check", -0.00, -2.41, "high"},
     {"df_index_resolver", -0.00, 0.00, "high"},
-    {"trace_diff/control", 0.18, 0.69, "high"},
-    {"trace_diff/test", 19.59, 25.72, "low"},
+    {"trace_diff/control", 0.20, 0.70, "high"},
+    {"trace_diff/test", 0.57, 1.90, "high"},
 };
-
 TEST(ImportedReplay, EveryDistributedTraceOfTheSharedFolderIsReplayedAsDocumented) {
   for (const DocumentedReplay& d : kDocumented) {
     SCOPED_TRACE(d.folder);

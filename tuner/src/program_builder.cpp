@@ -7,6 +7,16 @@ namespace syncopate::tuner {
 ProgramBuilder::ProgramBuilder(const WhatIfModel& model, ProgramContext& ctx, std::uint32_t rank)
     : model_(model), ctx_(ctx), rank_(rank), host_(rank) {
   if (ctx_.program.hosts.size() <= rank_) ctx_.program.hosts.resize(rank_ + 1);
+  const RecordedRank& calls = model_.calls().ranks[rank_];
+  const std::size_t first = model_.windowCalls(rank_).first;
+  if (first < calls.calls.size()) origin_ = calls.calls[first].start;
+}
+
+void ProgramBuilder::keepAbsentPeers(std::uint32_t sim_op, analyzer::Index op) {
+  if (sim_op == kNoOp || op == analyzer::kNone) return;
+  if (const auto start = model_.absentPeersStart(op)) {
+    ctx_.program.ops[sim_op].not_before_ns = static_cast<double>(*start - origin_);
+  }
 }
 
 void ProgramBuilder::beginCall(const RecordedCall& call, bool simulate, double cpu_before_ns, std::uint32_t host) {
@@ -62,7 +72,8 @@ std::uint32_t ProgramBuilder::matchOf(std::int64_t comm, std::int64_t seq, std::
 void ProgramBuilder::collective(StreamHandle handle, const CollectiveArgs& args, analyzer::Index measured_op,
                                 std::int64_t seq, std::uint64_t offset) {
   const std::uint32_t match = matchOf(static_cast<std::int64_t>(args.comm), seq, offset, args.comm_size);
-  addOp(handle, OpClass::Communication, model_.collectiveNs(args, measured_op), kNoOp, match);
+  keepAbsentPeers(addOp(handle, OpClass::Communication, model_.collectiveNs(args, measured_op), kNoOp, match),
+                  measured_op);
 }
 
 bool ProgramBuilder::prepareEvents(std::uint32_t count) {
@@ -78,6 +89,7 @@ void ProgramBuilder::passthrough(const Call& call) {
     case CallKind::Memset: {
       const analyzer::Index op = current_->op;
       const std::uint32_t o = addOp(call.stream, model_.opClass(op), model_.standaloneNs(op));
+      keepAbsentPeers(o, op);
       if (call.synchronous) hostWaitFor(o);
       break;
     }

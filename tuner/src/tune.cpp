@@ -77,7 +77,7 @@ void setConfidence(TuneReport& r, const WhatIfModel& model) {
   }
   if (a.p2p_without_arguments > 0) {
     why.push_back(fmt::format("{} point-to-point transfer(s) carry no peer or size: replayed with their measured "
-                              "times",
+                              "times, starting no earlier than they did (their peers arrive when they did)",
                               a.p2p_without_arguments));
   }
   std::size_t present = model.ranks(), job = present;
@@ -87,7 +87,8 @@ void setConfidence(TuneReport& r, const WhatIfModel& model) {
         job = std::max(job, static_cast<std::size_t>(rc.call.collective.comm_size));
   if (job > present) {
     why.push_back(fmt::format("{} of the job's {} or more ranks are in the run: collectives with absent ranks are "
-                              "replayed with their measured times (the waits for the others included)",
+                              "replayed with their measured times (the waits for the others included), starting no "
+                              "earlier than they did (the absent ranks arrive when they did)",
                               present, job));
   }
 }

@@ -179,6 +179,14 @@ trace::Result<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, const
     }
     for (const auto& [comm, seen] : members)
       if (static_cast<std::int32_t>(seen.first.size()) < seen.second) w.partial_comms_.insert(comm);
+    for (const RecordedRank& rank : w.calls_.ranks) {
+      for (const RecordedCall& rc : rank.calls) {
+        if (rc.op == analyzer::kNone) continue;
+        const bool transfer = m.ops.kind[rc.op] == trace::OpKind::Collective || m.ops.kind[rc.op] == trace::OpKind::P2P;
+        const bool partial = rc.call.kind == CallKind::Collective && w.partial_comms_.count(rc.call.collective.comm) != 0;
+        if (partial || (transfer && rc.call.kind != CallKind::Collective)) w.absent_peers_start_[rc.op] = m.ops.start[rc.op];
+      }
+    }
   }
 
   // The calls of each rank that the simulation covers.
