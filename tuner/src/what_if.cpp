@@ -61,7 +61,6 @@ SchedulerLimits limitsFor(const RecordedRank& rank) {
   return l;
 }
 
-
 // The window of a run whose schedules can be predicted: the latest (at most `size`) of the
 // longest run of consecutive steady iterations (after the first, with the calls each rank
 // makes most often, on every rank). The first fills the pipeline, the last closes the one
@@ -129,6 +128,42 @@ std::vector<std::int64_t> iterationsOnEveryRank(const analyzer::Analysis& a) {
   return out;
 }
 
+// Communicators some of whose ranks are not in the run (one rank's trace of a larger job):
+// their calls are taken as measured, the waits for the absent ranks included.
+std::set<std::uint64_t> partialCommunicators(const RecordedRun& calls) {
+  std::map<std::uint64_t, std::pair<std::set<analyzer::Index>, std::int32_t>> members;
+  for (const RecordedRank& rank : calls.ranks) {
+    for (const RecordedCall& rc : rank.calls) {
+      if (rc.call.kind != CallKind::Collective) continue;
+      auto& [present, size] = members[rc.call.collective.comm];
+      present.insert(rank.rank);
+      size = std::max(size, rc.call.collective.comm_size);
+    }
+  }
+  std::set<std::uint64_t> out;
+  for (const auto& [comm, seen] : members)
+    if (static_cast<std::int32_t>(seen.first.size()) < seen.second) out.insert(comm);
+  return out;
+}
+
+// When each transfer with absent ranks started: the collectives of those communicators, and the
+// transfers the trace gives no arguments for (their peers are unknown).
+std::unordered_map<Index, std::int64_t> absentPeersStarts(const analyzer::RunModel& m, const RecordedRun& calls,
+                                                         const std::set<std::uint64_t>& partial) {
+  std::unordered_map<Index, std::int64_t> out;
+  for (const RecordedRank& rank : calls.ranks) {
+    for (const RecordedCall& rc : rank.calls) {
+      if (rc.op == analyzer::kNone) continue;
+      const bool collective = rc.call.kind == CallKind::Collective;
+      const trace::OpKind kind = m.ops.kind[rc.op];
+      const bool transfer = kind == trace::OpKind::Collective || kind == trace::OpKind::P2P;
+      if ((collective && partial.count(rc.call.collective.comm) != 0) || (transfer && !collective)) {
+        out[rc.op] = m.ops.start[rc.op];
+      }
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -165,29 +200,8 @@ trace::Result<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, const
     w.first_ = w.predicted_.front();
     w.last_ = w.predicted_.back();
   }
-  // Communicators some of whose ranks are not in the run (one rank's trace of a larger job):
-  // their calls are taken as measured, the waits for the absent ranks included.
-  {
-    std::map<std::uint64_t, std::pair<std::set<analyzer::Index>, std::int32_t>> members;
-    for (const RecordedRank& rank : w.calls_.ranks) {
-      for (const RecordedCall& rc : rank.calls) {
-        if (rc.call.kind != CallKind::Collective) continue;
-        auto& [present, size] = members[rc.call.collective.comm];
-        present.insert(rank.rank);
-        size = std::max(size, rc.call.collective.comm_size);
-      }
-    }
-    for (const auto& [comm, seen] : members)
-      if (static_cast<std::int32_t>(seen.first.size()) < seen.second) w.partial_comms_.insert(comm);
-    for (const RecordedRank& rank : w.calls_.ranks) {
-      for (const RecordedCall& rc : rank.calls) {
-        if (rc.op == analyzer::kNone) continue;
-        const bool transfer = m.ops.kind[rc.op] == trace::OpKind::Collective || m.ops.kind[rc.op] == trace::OpKind::P2P;
-        const bool partial = rc.call.kind == CallKind::Collective && w.partial_comms_.count(rc.call.collective.comm) != 0;
-        if (partial || (transfer && rc.call.kind != CallKind::Collective)) w.absent_peers_start_[rc.op] = m.ops.start[rc.op];
-      }
-    }
-  }
+  w.partial_comms_ = partialCommunicators(w.calls_);
+  w.absent_peers_start_ = absentPeersStarts(m, w.calls_, w.partial_comms_);
 
   // The calls of each rank that the simulation covers.
   for (const RecordedRank& rank : w.calls_.ranks) {
