@@ -132,7 +132,7 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
     if (!r.search.baseline.ok) {
       return trace::failure("the replay of the recorded schedule failed: " + r.search.baseline.error);
     }
-    r.recommendations_note =
+    r.search.note =
         "the run's collectives carry no buffer addresses (an imported trace), so no schedule of the runtime can be "
         "predicted for it, and settings of the framework (DDP's bucket_cap_mb and the like) are not modelled yet; "
         "the replay of the recorded schedule is all this report predicts";
@@ -158,7 +158,7 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
                                  "compute and communication fully overlapped), the most any schedule could gain",
                                  r.measured_ms, 100.0 * (r.measured_ms - ideal_ms) / r.measured_ms, ideal_ms);
   }
-  if (r.recommendations_note.empty() && !r.plan) r.recommendations_note = r.search.note;
+  if (!r.plan) r.recommendations_note = r.search.note;
   return r;
 }
 

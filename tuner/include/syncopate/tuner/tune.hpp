@@ -48,8 +48,8 @@ struct TuneReport {
   double launch_latency_ns = 0;
   SearchResult search;
   std::optional<Plan> plan;        // the recommended plan, if any
-  // Why `recommendations` is empty (none is yet made for imported runs; schedules need buffer
-  // addresses): with the search's note, what `--json` says under `recommendations_note`.
+  // Why `recommendations` is empty (the search's note, also what the GUI shows): what `--json`
+  // says under `recommendations_note`.
   std::string recommendations_note;
 };
 
