@@ -64,6 +64,7 @@ trace::Result<RecordedRun> recordedCalls(const analyzer::RunModel& m, const anal
   std::uint64_t inferred_events = 0;
   for (Index r = 0; r < m.ranks.size(); ++r) {
     const analyzer::RankInfo& info = m.ranks[r];
+    out.imported |= info.source.starts_with("import");
     std::vector<Entry> entries;
     std::unordered_map<Index, std::vector<std::uint64_t>> records_after;  // op -> events recorded just after it
     entries.reserve(info.op_count + info.host_sync_count);

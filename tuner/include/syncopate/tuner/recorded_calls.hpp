@@ -59,10 +59,11 @@ struct RunAssumptions {
 struct RecordedRun {
   std::vector<RecordedRank> ranks;
   RunAssumptions assumptions;
+  bool imported = false;  // some store came from `syncopate import`: no op carries its pointer arguments
   // Schedules that move collectives need to know which kernels produce and consume them, and
   // every transfer's arguments; without them only the recorded schedule can be replayed.
   bool buffersKnown() const {
-    return assumptions.collectives_without_buffers == 0 && assumptions.p2p_without_arguments == 0;
+    return !imported && assumptions.collectives_without_buffers == 0 && assumptions.p2p_without_arguments == 0;
   }
 };
 
