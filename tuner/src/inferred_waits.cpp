@@ -74,8 +74,8 @@ InferredWaits inferWaits(const analyzer::RunModel& m, const std::vector<std::int
   InferredWaits out;
   out.per_rank.resize(m.ranks.size());
   const std::size_t calls = m.api_calls.size();
-  // What each call issued: the stream of the GPU work it launched, and whether the trace
-  // already holds the wait it made (a stream-wait op, a host-sync row).
+  // What each call issued: the first GPU op it launched, and whether the trace already holds
+  // the wait it made (a stream-wait op, a host-sync row).
   std::vector<Index> launched(calls, kNone);
   std::vector<bool> recorded_wait(calls, false);
   for (Index op = 0; op < m.ops.size(); ++op) {
@@ -104,7 +104,8 @@ InferredWaits inferWaits(const analyzer::RunModel& m, const std::vector<std::int
     auto& list = out.per_rank[rank];
     const std::int64_t start = m.api_calls.start[c];
     if (sync->what == analyzer::SyncCallClass::Blocks) {
-      list.push_back({c, InferredWait::Kind::HostBlocks, kNone, lastEnded(m, issued, rank, kNone, start, m.api_calls.end[c])});
+      list.push_back(
+          {c, InferredWait::Kind::HostBlocks, kNone, lastEnded(m, issued, rank, kNone, start, m.api_calls.end[c])});
       ++out.blocking_calls;
     } else if (sync->what == analyzer::SyncCallClass::StreamWait) {
       if (next_launch == kNone) {

@@ -206,7 +206,8 @@ bool ProgramBuilder::agree(std::uint64_t, std::span<const HeldCollective> group)
     digest.comm_size = static_cast<std::int32_t>(model_.ranks());
     const auto& comm_ids = model_.calls().ranks[rank_].comm_ids;
     digest.comm = comm_ids.empty() ? 0 : static_cast<std::uint64_t>(comm_ids.front());
-    ctx_.program.hosts[host_].push_back({SimProgram::StepKind::Barrier, std::max(0.0, model_.collectiveNs(digest)), barrier});
+    ctx_.program.hosts[host_].push_back(
+        {SimProgram::StepKind::Barrier, std::max(0.0, model_.collectiveNs(digest)), barrier});
   }
   return true;
 }

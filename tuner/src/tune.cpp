@@ -133,9 +133,9 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
       return trace::failure("the replay of the recorded schedule failed: " + r.search.baseline.error);
     }
     r.search.note =
-        "the run's collectives carry no buffer addresses (an imported trace), so no schedule of the runtime can be "
-        "predicted for it, and settings of the framework (DDP's bucket_cap_mb and the like) are not modelled yet; "
-        "the replay of the recorded schedule is all this report predicts";
+        "an imported trace carries no buffer addresses, so no schedule of the runtime can be predicted for it, and "
+        "settings of the framework (DDP's bucket_cap_mb and the like) are not modelled yet; the replay of the "
+        "recorded schedule is all this report predicts";
   }
   r.replay_ms = ms(r.search.baseline.iteration_ns);
   r.replay_error = r.measured_ms > 0 ? (r.replay_ms - r.measured_ms) / r.measured_ms : 0;

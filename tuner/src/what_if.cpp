@@ -337,7 +337,9 @@ Prediction WhatIfModel::predict(const ScheduleRules* rules, bool delayed) const 
   // starts, or, when n + 1 is not simulated, with its own last op (the analyzer's windows).
   const std::size_t ranks = calls_.ranks.size();
   const std::int64_t span = last_ - first_ + 1;
-  const auto at = [&](std::size_t r, std::int64_t n) { return r * static_cast<std::size_t>(span) + static_cast<std::size_t>(n - first_); };
+  const auto at = [&](std::size_t r, std::int64_t n) {
+    return r * static_cast<std::size_t>(span) + static_cast<std::size_t>(n - first_);
+  };
   std::vector<double> first_start(ranks * static_cast<std::size_t>(span), -1);
   std::vector<double> last_end(ranks * static_cast<std::size_t>(span), -1);
   for (std::size_t o = 0; o < ctx.program.ops.size(); ++o) {
