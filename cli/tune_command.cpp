@@ -79,8 +79,10 @@ void addTuneCommand(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "tune",
       "Replay a recorded run under other gradient synchronisation schedules, rank them by predicted iteration time, "
-      "and write the best as DIR/plan.json when it is predicted to gain enough");
-  sub->add_option("dir", args->dir, "run directory (recorded with syncopate record)")->required();
+      "and write the best as DIR/plan.json when it is predicted to gain enough; an imported trace is replayed as "
+      "recorded, with its error on every iteration");
+  sub->add_option("dir", args->dir, "run directory (recorded with syncopate record, or made by syncopate import)")
+      ->required();
   sub->add_flag("--json", args->json, "print the report as JSON (also saved as DIR/tune.json)");
   sub->add_option("--iteration-marker", args->marker,
                   "NVTX range that marks an iteration (default: ProfilerStep#N, as `analyze`)");

@@ -6,7 +6,7 @@
 
 #include "issue_order.hpp"
 #include "parallel.hpp"
-#include "sync_calls.hpp"
+#include "syncopate/analyzer/sync_calls.hpp"
 
 namespace syncopate::analyzer {
 

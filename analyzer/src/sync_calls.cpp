@@ -1,4 +1,4 @@
-#include "sync_calls.hpp"
+#include "syncopate/analyzer/sync_calls.hpp"
 
 #include <array>
 #include <utility>

@@ -29,6 +29,20 @@ TEST(Simulator, OneStreamRunsInIssueOrder) {
   EXPECT_DOUBLE_EQ(r.end[2], 60);
 }
 
+TEST(Simulator, AnOpStartsNoEarlierThanItsNotBefore) {
+  SimProgram p;
+  const auto s1 = p.addStream(0), s2 = p.addStream(0);
+  const auto held = p.addOp(s1, OpClass::Communication, 10);
+  p.ops[held].not_before_ns = 50;  // a transfer whose absent peers arrived at 50
+  issue(p, 0, held);
+  issue(p, 0, p.addOp(s1, OpClass::Compute, 5));   // behind it on its stream
+  issue(p, 0, p.addOp(s2, OpClass::Compute, 5));   // another stream is not held
+  const SimResult r = run(p);
+  EXPECT_DOUBLE_EQ(r.start[0], 50);
+  EXPECT_DOUBLE_EQ(r.start[1], 60);
+  EXPECT_DOUBLE_EQ(r.start[2], 0);
+}
+
 TEST(Simulator, ComputeOpsOfOneDeviceTakeTurnsAndCopiesDoNot) {
   SimProgram p;
   const auto s1 = p.addStream(0), s2 = p.addStream(0), s3 = p.addStream(0);

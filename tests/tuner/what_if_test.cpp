@@ -216,14 +216,24 @@ TEST(WhatIf, TooFewIterationsIsAClearError) {
   EXPECT_NE(model.message().find("record more iterations"), std::string::npos);
 }
 
-TEST(WhatIf, RunWithoutBufferAddressesIsAClearError) {
+TEST(WhatIf, RunWithoutBufferAddressesIsReplayedButNoScheduleIsPredicted) {
   const SyntheticTrainer t = baseTrainer();
   testing::SyntheticRun run = testing::makeRun(t);
   auto analysis = analyzer::analyze(run.model);
   ASSERT_TRUE(analysis.ok());
-  auto model = WhatIfModel::build(run.model, *analysis, OpPointers(run.model.ops.size()));
-  ASSERT_FALSE(model.ok());
-  EXPECT_NE(model.message().find("buffer addresses"), std::string::npos);
+  auto model = WhatIfModel::build(run.model, *analysis, OpPointers(run.model.ops.size()), noInterference());
+  ASSERT_TRUE(model.ok()) << model.message();
+  EXPECT_FALSE(model->calls().buffersKnown());
+  // Every measured iteration is predicted, the first and the last included.
+  EXPECT_EQ(model->predictedIterations().size(), static_cast<std::size_t>(t.iterations));
+  const Prediction replay = model->predict(nullptr);
+  ASSERT_TRUE(replay.ok) << replay.error;
+  for (std::size_t i = 0; i < replay.per_iteration_ns.size(); ++i)
+    EXPECT_NEAR(replay.per_iteration_ns[i], model->measuredPerIteration()[i], 2.0) << "iteration " << i;
+  const ScheduleRules rules = perLayerReverse(*model);
+  const Prediction schedule = model->predict(&rules);
+  EXPECT_FALSE(schedule.ok);
+  EXPECT_NE(schedule.error.find("buffer addresses"), std::string::npos);
 }
 
 }  // namespace

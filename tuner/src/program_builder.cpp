@@ -5,18 +5,30 @@
 namespace syncopate::tuner {
 
 ProgramBuilder::ProgramBuilder(const WhatIfModel& model, ProgramContext& ctx, std::uint32_t rank)
-    : model_(model), ctx_(ctx), rank_(rank) {
+    : model_(model), ctx_(ctx), rank_(rank), host_(rank) {
   if (ctx_.program.hosts.size() <= rank_) ctx_.program.hosts.resize(rank_ + 1);
+  const RecordedRank& calls = model_.calls().ranks[rank_];
+  const std::size_t first = model_.windowCalls(rank_).first;
+  if (first < calls.calls.size()) origin_ = calls.calls[first].start;
 }
 
-void ProgramBuilder::beginCall(const RecordedCall& call, bool simulate, double cpu_before_ns) {
+void ProgramBuilder::keepAbsentPeers(std::uint32_t sim_op, analyzer::Index op) {
+  if (sim_op == kNoOp || op == analyzer::kNone) return;
+  if (const auto start = model_.absentPeersStart(op)) {
+    ctx_.program.ops[sim_op].not_before_ns = static_cast<double>(*start - origin_);
+  }
+}
+
+void ProgramBuilder::beginCall(const RecordedCall& call, bool simulate, double cpu_before_ns, std::uint32_t host) {
   current_ = &call;
   simulate_ = simulate;
-  if (simulate_ && cpu_before_ns > 0) ctx_.program.hosts[rank_].push_back({SimProgram::StepKind::Cpu, cpu_before_ns, 0});
+  host_ = host;
+  if (ctx_.program.hosts.size() <= host_) ctx_.program.hosts.resize(host_ + 1);
+  if (simulate_ && cpu_before_ns > 0) ctx_.program.hosts[host_].push_back({SimProgram::StepKind::Cpu, cpu_before_ns, 0});
 }
 
 void ProgramBuilder::endCall(double cpu_after_ns) {
-  if (simulate_ && cpu_after_ns > 0) ctx_.program.hosts[rank_].push_back({SimProgram::StepKind::Cpu, cpu_after_ns, 0});
+  if (simulate_ && cpu_after_ns > 0) ctx_.program.hosts[host_].push_back({SimProgram::StepKind::Cpu, cpu_after_ns, 0});
 }
 
 std::uint32_t ProgramBuilder::stream(StreamHandle handle) {
@@ -36,7 +48,7 @@ std::uint32_t ProgramBuilder::addOp(StreamHandle handle, OpClass c, double work_
   const std::span<const std::uint32_t> waits = dep == kNoOp ? std::span<const std::uint32_t>{} : std::span(deps);
   const std::uint32_t op =
       ctx_.program.addOp(s, c, std::max(0.0, work_ns), waits, match, static_cast<std::int32_t>(current_->iteration));
-  ctx_.program.hosts[rank_].push_back({SimProgram::StepKind::Issue, 0, op});
+  ctx_.program.hosts[host_].push_back({SimProgram::StepKind::Issue, 0, op});
   last_op_[s] = op;
   if (match != kNoMatch) ++ctx_.match_participants[match];
   return op;
@@ -44,7 +56,7 @@ std::uint32_t ProgramBuilder::addOp(StreamHandle handle, OpClass c, double work_
 
 void ProgramBuilder::hostWaitFor(std::uint32_t op) {
   if (!simulate_ || op == kNoOp) return;
-  ctx_.program.hosts[rank_].push_back({SimProgram::StepKind::Wait, 0, op});
+  ctx_.program.hosts[host_].push_back({SimProgram::StepKind::Wait, 0, op});
 }
 
 std::uint32_t ProgramBuilder::matchOf(std::int64_t comm, std::int64_t seq, std::uint64_t offset, std::int32_t ranks) {
@@ -60,7 +72,8 @@ std::uint32_t ProgramBuilder::matchOf(std::int64_t comm, std::int64_t seq, std::
 void ProgramBuilder::collective(StreamHandle handle, const CollectiveArgs& args, analyzer::Index measured_op,
                                 std::int64_t seq, std::uint64_t offset) {
   const std::uint32_t match = matchOf(static_cast<std::int64_t>(args.comm), seq, offset, args.comm_size);
-  addOp(handle, OpClass::Communication, model_.collectiveNs(args, measured_op), kNoOp, match);
+  keepAbsentPeers(addOp(handle, OpClass::Communication, model_.collectiveNs(args, measured_op), kNoOp, match),
+                  measured_op);
 }
 
 bool ProgramBuilder::prepareEvents(std::uint32_t count) {
@@ -76,6 +89,7 @@ void ProgramBuilder::passthrough(const Call& call) {
     case CallKind::Memset: {
       const analyzer::Index op = current_->op;
       const std::uint32_t o = addOp(call.stream, model_.opClass(op), model_.standaloneNs(op));
+      keepAbsentPeers(o, op);
       if (call.synchronous) hostWaitFor(o);
       break;
     }
@@ -192,7 +206,8 @@ bool ProgramBuilder::agree(std::uint64_t, std::span<const HeldCollective> group)
     digest.comm_size = static_cast<std::int32_t>(model_.ranks());
     const auto& comm_ids = model_.calls().ranks[rank_].comm_ids;
     digest.comm = comm_ids.empty() ? 0 : static_cast<std::uint64_t>(comm_ids.front());
-    ctx_.program.hosts[rank_].push_back({SimProgram::StepKind::Barrier, std::max(0.0, model_.collectiveNs(digest)), barrier});
+    ctx_.program.hosts[host_].push_back(
+        {SimProgram::StepKind::Barrier, std::max(0.0, model_.collectiveNs(digest)), barrier});
   }
   return true;
 }

@@ -32,8 +32,10 @@ class ProgramBuilder : public Executor {
  public:
   ProgramBuilder(const WhatIfModel& model, ProgramContext& ctx, std::uint32_t rank);
 
-  // Feed one recorded call: `simulate` says whether it lies in the simulated window.
-  void beginCall(const RecordedCall& call, bool simulate, double cpu_before_ns);
+  // Feed one recorded call: `simulate` says whether it lies in the simulated window; `host`:
+  // the simulated host thread that makes it (the rank's own index, unless the replay gives
+  // each thread of an imported trace its own).
+  void beginCall(const RecordedCall& call, bool simulate, double cpu_before_ns, std::uint32_t host);
   void endCall(double cpu_after_ns);
 
   std::array<std::uint64_t, kFallbackCount> fallbacks{};
@@ -60,6 +62,8 @@ class ProgramBuilder : public Executor {
   std::uint32_t addOp(StreamHandle handle, OpClass c, double work_ns, std::uint32_t dep = kNoOp,
                       std::uint32_t match = kNoMatch);
   std::uint32_t marker(StreamHandle handle, std::uint32_t dep = kNoOp) { return addOp(handle, OpClass::Marker, 0, dep); }
+  // A transfer whose absent peers arrived when they did starts no earlier than it did.
+  void keepAbsentPeers(std::uint32_t sim_op, analyzer::Index op);
   void hostWaitFor(std::uint32_t op);
   // The match id of the NCCL call this rank makes for the recorded call `seq` on `comm` (the
   // part of it from element `offset` on, for a unit): by the store's sequence numbers, not by
@@ -74,6 +78,8 @@ class ProgramBuilder : public Executor {
   const WhatIfModel& model_;
   ProgramContext& ctx_;
   std::uint32_t rank_;
+  std::uint32_t host_;
+  std::int64_t origin_ = 0;  // the recorded time of the simulation's start on this rank
   const RecordedCall* current_ = nullptr;
   bool simulate_ = false;
   std::vector<std::pair<StreamHandle, std::uint32_t>> streams_;  // handle -> sim stream

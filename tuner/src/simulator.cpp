@@ -166,7 +166,7 @@ class Simulation {
         case SimProgram::StepKind::Issue: {
           OpState& o = op_[st.target];
           o.released = true;
-          o.release = h.t + p_.launch_latency_ns;
+          o.release = std::max(h.t + p_.launch_latency_ns, p_.ops[st.target].not_before_ns);
           if (o.release > now_) {
             push(o.release, EventType::TryStream, p_.ops[st.target].stream);
           } else {

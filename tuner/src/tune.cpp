@@ -49,6 +49,62 @@ std::string whyOf(const TuneReport& r, const Candidate& c) {
   return why;
 }
 
+// How sure the model is: by the worst replay error over the measured iterations (the only
+// direct evidence), and why it may be less sure than that says.
+void setConfidence(TuneReport& r, const WhatIfModel& model) {
+  double worst = 0;
+  for (double e : r.replay_error_per_iteration) worst = std::max(worst, std::abs(e));
+  r.confidence = worst <= 0.05 ? "high" : worst <= 0.15 ? "medium" : "low";
+  auto& why = r.confidence_reasons;
+  why.push_back(fmt::format("the replay is within {:.1f}% of the measurement on each of {} iteration(s)", 100.0 * worst,
+                            r.replay_error_per_iteration.size()));
+  const RunAssumptions& a = r.assumptions;
+  if (a.blocking_calls_inferred > 0) {
+    why.push_back(fmt::format("{} blocking call(s) name no stream or event in the trace: taken to wait, on every "
+                              "stream, for the last op issued before them that had ended when they returned",
+                              a.blocking_calls_inferred));
+  }
+  if (a.stream_waits_inferred > 0) {
+    why.push_back(fmt::format("{} cudaStreamWaitEvent call(s) name no stream or event in the trace: the stream of the "
+                              "next launch of their thread is taken to wait, on every other stream, for the last op "
+                              "issued before them that had ended when that launch started",
+                              a.stream_waits_inferred));
+  }
+  if (a.stream_waits_unplaced > 0) {
+    why.push_back(fmt::format("{} cudaStreamWaitEvent call(s) have no launch after them on their thread: no "
+                              "dependency is known for them",
+                              a.stream_waits_unplaced));
+  }
+  if (a.p2p_without_arguments > 0) {
+    why.push_back(fmt::format("{} point-to-point transfer(s) carry no peer or size: replayed with their measured "
+                              "times, starting no earlier than they did (their peers arrive when they did)",
+                              a.p2p_without_arguments));
+  }
+  std::size_t present = model.ranks(), job = present;
+  for (const RecordedRank& rank : model.calls().ranks)
+    for (const RecordedCall& rc : rank.calls)
+      if (rc.call.kind == CallKind::Collective)
+        job = std::max(job, static_cast<std::size_t>(rc.call.collective.comm_size));
+  if (job > present) {
+    why.push_back(fmt::format("{} of the job's {} or more ranks are in the run: collectives with absent ranks are "
+                              "replayed with their measured times (the waits for the others included), starting no "
+                              "earlier than they did (the absent ranks arrive when they did)",
+                              present, job));
+  }
+}
+
+// Each predicted iteration, measured and replayed, with the median and the worst error.
+nlohmann::json replayPerIterationJson(const TuneReport& r) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (std::size_t i = 0; i < r.replay_error_per_iteration.size(); ++i) {
+    rows.push_back({{"iteration", r.predicted_iterations[i]},
+                    {"measured_ms", r.measured_per_iteration_ms[i]},
+                    {"replay_ms", r.replay_per_iteration_ms[i]},
+                    {"error", r.replay_error_per_iteration[i]}});
+  }
+  return rows;
+}
+
 }  // namespace
 
 trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_dir, std::int32_t ranks,
@@ -62,13 +118,36 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
   r.interference = model.interference();
   r.communication = model.communication();
   r.launch_latency_ns = model.hostTimings().launch_latency_ns;
-  auto result = search(model, options.search, [&](std::size_t done, std::size_t total) {
-    if (progress) progress("searching", done, total);
-  });
-  if (!result.ok()) return result.status();
-  r.search = std::move(result).value();
+  r.assumptions = model.calls().assumptions;
+  r.model_buffers_known = model.calls().buffersKnown();
+  if (model.calls().buffersKnown()) {
+    auto result = search(model, options.search, [&](std::size_t done, std::size_t total) {
+      if (progress) progress("searching", done, total);
+    });
+    if (!result.ok()) return result.status();
+    r.search = std::move(result).value();
+  } else {
+    if (progress) progress("replaying", 0, 1);
+    r.search.baseline = model.predict(nullptr);
+    if (!r.search.baseline.ok) {
+      return trace::failure("the replay of the recorded schedule failed: " + r.search.baseline.error);
+    }
+    r.search.note =
+        "an imported trace carries no buffer addresses, so no schedule of the runtime can be predicted for it, and "
+        "settings of the framework (DDP's bucket_cap_mb and the like) are not modelled yet; the replay of the "
+        "recorded schedule is all this report predicts";
+  }
   r.replay_ms = ms(r.search.baseline.iteration_ns);
   r.replay_error = r.measured_ms > 0 ? (r.replay_ms - r.measured_ms) / r.measured_ms : 0;
+  const std::vector<double>& replayed = r.search.baseline.per_iteration_ns;
+  for (std::size_t i = 0; i < replayed.size() && i < model.measuredPerIteration().size(); ++i) {
+    const double measured = ms(model.measuredPerIteration()[i]);
+    const double replay = ms(replayed[i]);
+    r.measured_per_iteration_ms.push_back(measured);
+    r.replay_per_iteration_ms.push_back(replay);
+    r.replay_error_per_iteration.push_back(measured > 0 ? (replay - measured) / measured : 0);
+  }
+  setConfidence(r, model);
   if (r.search.recommended >= 0) {
     r.plan = planFor(r, r.search.candidates[static_cast<std::size_t>(r.search.recommended)]);
   } else if (!r.search.note.empty() && r.measured_ms > 0) {
@@ -79,6 +158,7 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
                                  "compute and communication fully overlapped), the most any schedule could gain",
                                  r.measured_ms, 100.0 * (r.measured_ms - ideal_ms) / r.measured_ms, ideal_ms);
   }
+  if (!r.plan) r.recommendations_note = r.search.note;
   return r;
 }
 
@@ -133,6 +213,14 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
   j["measured_iteration_ms"] = r.measured_ms;
   j["replay_iteration_ms"] = r.replay_ms;
   j["replay_error"] = r.replay_error;
+  j["replay_per_iteration"] = replayPerIterationJson(r);
+  j["confidence"] = r.confidence;
+  j["confidence_reasons"] = r.confidence_reasons;
+  j["assumptions"] = {{"collectives_without_buffers", r.assumptions.collectives_without_buffers},
+                      {"p2p_without_arguments", r.assumptions.p2p_without_arguments},
+                      {"blocking_calls_inferred", r.assumptions.blocking_calls_inferred},
+                      {"stream_waits_inferred", r.assumptions.stream_waits_inferred},
+                      {"stream_waits_unplaced", r.assumptions.stream_waits_unplaced}};
   j["compute_ms"] = ms(r.bounds.compute_ns);
   j["communication_ms"] = ms(r.bounds.communication_ns);
   j["ideal_iteration_ms"] = ms(r.bounds.ideal_ns);
@@ -178,6 +266,17 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
   j["candidates"] = candidates;
   j["recommended"] = r.search.recommended;
   if (!r.search.note.empty()) j["note"] = r.search.note;
+  json recommendations = json::array();
+  if (r.plan) {
+    recommendations.push_back(
+        {{"setting", "gradient synchronisation schedule (Syncopate's runtime)"},
+         {"value", describe(r.plan->knobs)},
+         {"how_to_apply", "syncopate run --plan PLAN -o DIR2 -- <the same command>, PLAN being plan_file"},
+         {"predicted_iteration_ms", r.plan->prediction.iteration_ms},
+         {"gain", r.search.candidates[static_cast<std::size_t>(r.search.recommended)].gain}});
+  }
+  j["recommendations"] = recommendations;
+  if (!r.recommendations_note.empty()) j["recommendations_note"] = r.recommendations_note;
   if (r.plan) {
     j["plan"] = {{"schedule", describe(r.plan->knobs)},
                  {"predicted_iteration_ms", r.plan->prediction.iteration_ms},
@@ -193,6 +292,15 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
                               r.predicted_iterations.empty() ? 0 : r.predicted_iterations.back());
   t += fmt::format("  measured iteration     {:9.3f} ms\n", r.measured_ms);
   t += fmt::format("  replay (the model)     {:9.3f} ms   error {}\n", r.replay_ms, percent(r.replay_error));
+  if (r.replay_error_per_iteration.size() > 1) {
+    for (std::size_t i = 0; i < r.replay_error_per_iteration.size(); ++i) {
+      t += fmt::format("    iteration {:<8}     {:9.3f} ms measured, {:9.3f} ms replayed, error {}\n",
+                       r.predicted_iterations[i], r.measured_per_iteration_ms[i], r.replay_per_iteration_ms[i],
+                       percent(r.replay_error_per_iteration[i]));
+    }
+  }
+  t += fmt::format("  confidence: {}\n", r.confidence);
+  for (const std::string& why : r.confidence_reasons) t += fmt::format("    - {}\n", why);
   t += fmt::format("  compute alone          {:9.3f} ms\n", ms(r.bounds.compute_ns));
   t += fmt::format("  communication alone    {:9.3f} ms   ({:.0f}% of the step)\n", ms(r.bounds.communication_ns),
                    r.measured_ms > 0 ? 100.0 * ms(r.bounds.communication_ns) / r.measured_ms : 0.0);
@@ -206,6 +314,10 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
                      f.latency_identified ? "" : " (not identifiable: one shape of call)",
                      bandwidthText(f.ns_per_byte > 0 ? 1.0 / f.ns_per_byte : 0.0), 100.0 * f.rms_relative_error,
                      f.samples);
+  }
+  if (!r.model_buffers_known) {
+    t += fmt::format("\nNo recommendation: {}.\n", r.recommendations_note);
+    return t;
   }
   t += "\n   #  predicted ms     gain  schedule\n";
   std::size_t shown = 0;

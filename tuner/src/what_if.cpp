@@ -1,6 +1,7 @@
 #include "syncopate/tuner/what_if.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -60,30 +61,18 @@ SchedulerLimits limitsFor(const RecordedRank& rank) {
   return l;
 }
 
-}  // namespace
-
-double WhatIfModel::collectiveNs(const CollectiveArgs& a, Index fallback_op) const {
-  const double fitted = comm_.durationNs(static_cast<std::int64_t>(a.comm), a.type, a.comm_size, a.count, a.dtype);
-  if (fitted >= 0) return fitted;
-  return fallback_op == analyzer::kNone ? 0.0 : standalone_[fallback_op];
-}
-
-trace::Result<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, const analyzer::Analysis& a,
-                                              const OpPointers& pointers, const ModelOptions& options) {
-  if (options.window_iterations < 3) return trace::failure("the model needs a window of at least 3 iterations");
-  auto calls = recordedCalls(m, a.iterations, pointers);
-  if (!calls.ok()) return calls.status();
-  WhatIfModel w;
-  w.calls_ = std::move(calls).value();
-  if (w.calls_.ranks.empty()) return trace::failure("the run has no rank to model");
-  if (a.iterations.numbers.empty()) return trace::failure("the run has no iteration to model");
-
-  // Steady iterations: after the first, with the calls each rank makes most often, on every rank.
+// The window of a run whose schedules can be predicted: the latest (at most `size`) of the
+// longest run of consecutive steady iterations (after the first, with the calls each rank
+// makes most often, on every rank). The first fills the pipeline, the last closes the one
+// before it.
+trace::Result<std::pair<std::int64_t, std::int64_t>> steadyWindow(const analyzer::RunModel& m,
+                                                                  const analyzer::Analysis& a, const RecordedRun& calls,
+                                                                  int size) {
   std::vector<std::int64_t> steady;
   {
     std::vector<std::map<std::int64_t, std::uint64_t>> sigs;
     std::vector<std::uint64_t> usual;
-    for (const RecordedRank& rank : w.calls_.ranks) {
+    for (const RecordedRank& rank : calls.ranks) {
       sigs.push_back(signatures(m, rank));
       std::map<std::uint64_t, int> counts;
       for (const auto& [n, s] : sigs.back())
@@ -120,10 +109,99 @@ trace::Result<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, const
   }
   // The latest iterations of that run: start-up effects (first launches, allocations, the
   // launcher still settling) fade with time.
-  const std::size_t len = std::min<std::size_t>(best_len, static_cast<std::size_t>(options.window_iterations));
-  w.first_ = steady[best_begin + best_len - len];
-  w.last_ = steady[best_begin + best_len - 1];
-  for (std::int64_t n = w.first_ + 1; n < w.last_; ++n) w.predicted_.push_back(n);
+  const std::size_t len = std::min<std::size_t>(best_len, static_cast<std::size_t>(size));
+  return std::make_pair(steady[best_begin + best_len - len], steady[best_begin + best_len - 1]);
+}
+
+// The iterations every rank with any iteration has a measured window of, ascending (a process
+// of an import that ran no step, a launcher say, is replayed without one).
+std::vector<std::int64_t> iterationsOnEveryRank(const analyzer::Analysis& a) {
+  std::map<std::int64_t, std::size_t> count;
+  std::set<analyzer::Index> ranks;
+  for (const analyzer::RankIterationMetrics& ri : a.rank_iterations) {
+    ++count[ri.window.number];
+    ranks.insert(ri.rank);
+  }
+  std::vector<std::int64_t> out;
+  for (const auto& [n, c] : count)
+    if (c == ranks.size()) out.push_back(n);
+  return out;
+}
+
+// Communicators some of whose ranks are not in the run (one rank's trace of a larger job):
+// their calls are taken as measured, the waits for the absent ranks included.
+std::set<std::uint64_t> partialCommunicators(const RecordedRun& calls) {
+  std::map<std::uint64_t, std::pair<std::set<analyzer::Index>, std::int32_t>> members;
+  for (const RecordedRank& rank : calls.ranks) {
+    for (const RecordedCall& rc : rank.calls) {
+      if (rc.call.kind != CallKind::Collective) continue;
+      auto& [present, size] = members[rc.call.collective.comm];
+      present.insert(rank.rank);
+      size = std::max(size, rc.call.collective.comm_size);
+    }
+  }
+  std::set<std::uint64_t> out;
+  for (const auto& [comm, seen] : members)
+    if (static_cast<std::int32_t>(seen.first.size()) < seen.second) out.insert(comm);
+  return out;
+}
+
+// When each transfer with absent ranks started: the collectives of those communicators, and the
+// transfers the trace gives no arguments for (their peers are unknown).
+std::unordered_map<Index, std::int64_t> absentPeersStarts(const analyzer::RunModel& m, const RecordedRun& calls,
+                                                         const std::set<std::uint64_t>& partial) {
+  std::unordered_map<Index, std::int64_t> out;
+  for (const RecordedRank& rank : calls.ranks) {
+    for (const RecordedCall& rc : rank.calls) {
+      if (rc.op == analyzer::kNone) continue;
+      const bool collective = rc.call.kind == CallKind::Collective;
+      const trace::OpKind kind = m.ops.kind[rc.op];
+      const bool transfer = kind == trace::OpKind::Collective || kind == trace::OpKind::P2P;
+      if ((collective && partial.count(rc.call.collective.comm) != 0) || (transfer && !collective)) {
+        out[rc.op] = m.ops.start[rc.op];
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+double WhatIfModel::collectiveNs(const CollectiveArgs& a, Index fallback_op) const {
+  if (fallback_op != analyzer::kNone && partial_comms_.count(a.comm) != 0) return standalone_[fallback_op];
+  const double fitted = comm_.durationNs(static_cast<std::int64_t>(a.comm), a.type, a.comm_size, a.count, a.dtype);
+  if (fitted >= 0) return fitted;
+  return fallback_op == analyzer::kNone ? 0.0 : standalone_[fallback_op];
+}
+
+trace::Result<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, const analyzer::Analysis& a,
+                                              const OpPointers& pointers, const ModelOptions& options) {
+  if (options.window_iterations < 3) return trace::failure("the model needs a window of at least 3 iterations");
+  auto calls = recordedCalls(m, a.iterations, pointers);
+  if (!calls.ok()) return calls.status();
+  WhatIfModel w;
+  w.calls_ = std::move(calls).value();
+  if (w.calls_.ranks.empty()) return trace::failure("the run has no rank to model");
+  if (a.iterations.numbers.empty()) return trace::failure("the run has no iteration to model");
+
+  if (w.calls_.buffersKnown()) {
+    auto window = steadyWindow(m, a, w.calls_, options.window_iterations);
+    if (!window.ok()) return window.status();
+    w.first_ = window->first;
+    w.last_ = window->second;
+    for (std::int64_t n = w.first_ + 1; n < w.last_; ++n) w.predicted_.push_back(n);
+  } else {
+    // Without buffer addresses only the recorded schedule is replayed, so any iteration will
+    // do: every one measured on every rank is predicted, from one whole iteration up (the
+    // first starts on an idle GPU, the last ends with its own last op, as the analyzer
+    // measures it).
+    w.predicted_ = iterationsOnEveryRank(a);
+    if (w.predicted_.empty()) return trace::failure("the run has no iteration measured on every rank that has steps");
+    w.first_ = w.predicted_.front();
+    w.last_ = w.predicted_.back();
+  }
+  w.partial_comms_ = partialCommunicators(w.calls_);
+  w.absent_peers_start_ = absentPeersStarts(m, w.calls_, w.partial_comms_);
 
   // The calls of each rank that the simulation covers.
   for (const RecordedRank& rank : w.calls_.ranks) {
@@ -132,7 +210,9 @@ trace::Result<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, const
       if (n == w.first_) begin = first;
       if (n == w.last_ + 1) end = first;
     }
-    if (begin == rank.calls.size()) return trace::failure("a rank has no call in the modelled iterations");
+    if (begin == rank.calls.size() && w.calls_.buffersKnown()) {
+      return trace::failure("a rank has no call in the modelled iterations");
+    }
     w.window_.emplace_back(begin, end);
   }
 
@@ -146,9 +226,10 @@ trace::Result<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, const
   w.host_ = measureHostTimings(m);
 
   // Measured iteration times of the predicted iterations, and the bounds.
+  const std::set<std::int64_t> predicted(w.predicted_.begin(), w.predicted_.end());
   std::map<std::int64_t, std::pair<double, int>> measured;
   for (const analyzer::RankIterationMetrics& ri : a.rank_iterations) {
-    if (ri.window.number <= w.first_ || ri.window.number >= w.last_) continue;
+    if (predicted.count(ri.window.number) == 0) continue;
     auto& acc = measured[ri.window.number];
     acc.first += static_cast<double>(ri.window.end - ri.window.start);
     acc.second += 1;
@@ -165,7 +246,7 @@ trace::Result<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, const
   for (const RecordedRank& rank : w.calls_.ranks) {
     double compute = 0, comm = 0;
     for (const RecordedCall& rc : rank.calls) {
-      if (rc.iteration <= w.first_ || rc.iteration >= w.last_ || rc.op == analyzer::kNone) continue;
+      if (predicted.count(rc.iteration) == 0 || rc.op == analyzer::kNone) continue;
       const analyzer::OpClass c = m.ops.op_class[rc.op];
       if (rc.call.kind == CallKind::Collective) {
         comm += w.collectiveNs(rc.call.collective, rc.op);
@@ -182,30 +263,57 @@ trace::Result<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, const
 }
 
 Prediction WhatIfModel::predict(const ScheduleRules* rules, bool delayed) const {
+  Prediction p;
+  std::uint32_t next_host = static_cast<std::uint32_t>(calls_.ranks.size());  // hosts of threads beyond a rank's first
+  if (rules != nullptr && !calls_.buffersKnown()) {
+    p.error = "collectives carry no buffer addresses, so the tuner cannot tell which kernels produce and consume "
+              "them and can replay only the recorded schedule; record the run with `syncopate record` (imported "
+              "traces lack them)";
+    return p;
+  }
   ProgramContext ctx;
   ctx.delayed = delayed;
   ctx.program.launch_latency_ns = host_.launch_latency_ns;
   ctx.program.compute_slowdown = interference_.compute.slowdown;
   ctx.program.communication_slowdown = interference_.communication.slowdown;
-  Prediction p;
   for (std::uint32_t r = 0; r < calls_.ranks.size(); ++r) {
     const RecordedRank& rank = calls_.ranks[r];
     ProgramBuilder builder(*this, ctx, r);
     std::unique_ptr<Scheduler> scheduler;
     if (rules != nullptr) scheduler = std::make_unique<Scheduler>(*rules, builder, limitsFor(rank));
     const auto [begin, end] = window_[r];
+    // Host threads: one per rank where a scheduler decides (the runtime's decisions follow the
+    // process's one sequence of calls); in a replay of a run no schedule can be predicted for
+    // (an imported trace), one per recorded thread, so that one thread blocked in a sync or a
+    // long copy does not hold up the launches another thread made meanwhile.
+    const bool thread_hosts = rules == nullptr && !calls_.buffersKnown();
+    // Ops issued by no recorded call get a host per stream, which issues each when it started.
+    // Each host is busy over the union of its calls (several threads on one host overlap).
+    // (thread, stream of an unlaunched op) -> (host, busy until)
+    std::map<std::pair<analyzer::Index, StreamHandle>, std::pair<std::uint32_t, std::int64_t>> hosts;
+    const std::int64_t window_start = begin < end ? rank.calls[begin].start : 0;
     for (std::size_t i = 0; i < end; ++i) {
       const RecordedCall& rc = rank.calls[i];
       const bool simulate = i >= begin;
-      const double gap = simulate && i > begin ? std::max<double>(0, static_cast<double>(rc.start - rank.calls[i - 1].end)) : 0;
-      builder.beginCall(rc, simulate, gap);
+      const auto key = !thread_hosts                     ? std::make_pair(analyzer::kNone, StreamHandle{0})
+                       : rc.thread != analyzer::kNone ? std::make_pair(rc.thread, StreamHandle{0})
+                                                      : std::make_pair(analyzer::kNone, rc.call.stream);
+      auto [h, inserted] = hosts.try_emplace(key, r, std::numeric_limits<std::int64_t>::min());
+      if (inserted && hosts.size() > 1) h->second.first = next_host++;
+      auto& [host, busy_until] = h->second;
+      const double gap =
+          simulate ? std::max<double>(0, static_cast<double>(rc.start - std::max(busy_until, window_start))) : 0;
+      builder.beginCall(rc, simulate, gap, host);
       const Call c = rank.call(i);
       if (scheduler) {
         scheduler->onCall(c);
       } else {
         builder.passthrough(c);
       }
-      builder.endCall(blocking(c) ? 0.0 : static_cast<double>(rc.end - rc.start));
+      const std::int64_t from = std::max(rc.start, busy_until);
+      builder.endCall(blocking(c) ? static_cast<double>(rc.blocked_after_gpu_ns)
+                                  : std::max<double>(0, static_cast<double>(rc.end - from)));
+      busy_until = std::max(busy_until, rc.end);
     }
     if (scheduler) {
       if (r == 0) p.stats = scheduler->stats();
@@ -225,26 +333,32 @@ Prediction WhatIfModel::predict(const ScheduleRules* rules, bool delayed) const 
     p.error = sim.error;
     return p;
   }
-  // Iteration n starts at its first GPU op (markers aside) on each rank.
+  // Iteration n starts at its first GPU op (markers aside) on each rank and ends where n + 1
+  // starts, or, when n + 1 is not simulated, with its own last op (the analyzer's windows).
   const std::size_t ranks = calls_.ranks.size();
   const std::int64_t span = last_ - first_ + 1;
+  const auto at = [&](std::size_t r, std::int64_t n) {
+    return r * static_cast<std::size_t>(span) + static_cast<std::size_t>(n - first_);
+  };
   std::vector<double> first_start(ranks * static_cast<std::size_t>(span), -1);
+  std::vector<double> last_end(ranks * static_cast<std::size_t>(span), -1);
   for (std::size_t o = 0; o < ctx.program.ops.size(); ++o) {
     const SimProgram::Op& op = ctx.program.ops[o];
     if (op.op_class == OpClass::Marker || op.tag < first_ || op.tag > last_) continue;
     const std::size_t r = ctx.program.streams[op.stream].rank;
-    double& f = first_start[r * static_cast<std::size_t>(span) + static_cast<std::size_t>(op.tag - first_)];
+    double& f = first_start[at(r, op.tag)];
     if (f < 0 || sim.start[o] < f) f = sim.start[o];
+    last_end[at(r, op.tag)] = std::max(last_end[at(r, op.tag)], sim.end[o]);
   }
   double total = 0;
   for (std::int64_t n : predicted_) {
     double sum = 0;
     int count = 0;
     for (std::size_t r = 0; r < ranks; ++r) {
-      const double a = first_start[r * static_cast<std::size_t>(span) + static_cast<std::size_t>(n - first_)];
-      const double b = first_start[r * static_cast<std::size_t>(span) + static_cast<std::size_t>(n + 1 - first_)];
+      const double a = first_start[at(r, n)];
+      const double b = n < last_ && first_start[at(r, n + 1)] >= 0 ? first_start[at(r, n + 1)] : last_end[at(r, n)];
       if (a < 0 || b < 0) continue;
-      sum += b - a;
+      sum += std::max(0.0, b - a);
       ++count;
     }
     if (count == 0) {

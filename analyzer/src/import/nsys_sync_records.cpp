@@ -3,7 +3,7 @@
 #include <map>
 #include <string>
 
-#include "sync_calls.hpp"
+#include "syncopate/analyzer/sync_calls.hpp"
 
 namespace syncopate::analyzer::import {
 

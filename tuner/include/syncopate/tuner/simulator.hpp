@@ -6,7 +6,7 @@
 //   - compute ops of one device run one at a time (a saturating kernel fills the GPU), the
 //     waiting one on the highest-priority stream first, then first come;
 //   - a collective starts on every rank when the last rank's op can start, and takes its
-//     modelled time from there;
+//     modelled time from there; an op never starts before its `not_before_ns`;
 //   - while compute and communication run together on a device, compute progresses at
 //     1/(1+compute_slowdown) and communication at 1/(1+communication_slowdown) of its speed;
 //   - copies and event markers neither use the compute engine nor interfere.
@@ -40,6 +40,7 @@ struct SimProgram {
     std::uint32_t match = kNoMatch; // collectives: every rank's op of one call shares it
     std::uint32_t dep_begin = 0, dep_count = 0;  // range in `deps`: ops it waits for
     std::int32_t tag = -1;          // the caller's label (the model: iteration number)
+    double not_before_ns = 0;       // it starts no earlier (a collective whose peers are not simulated)
   };
   enum class StepKind : std::uint8_t { Cpu = 0, Issue = 1, Wait = 2, Barrier = 3 };
   struct Step {

@@ -35,12 +35,22 @@ struct TuneReport {
   double measured_ms = 0;          // mean iteration time of the predicted iterations
   double replay_ms = 0;            // the model's replay of the recorded schedule
   double replay_error = 0;         // (replay - measured) / measured
+  // Per predicted iteration: measured and replayed (ms), and the replay's error.
+  std::vector<double> measured_per_iteration_ms, replay_per_iteration_ms, replay_error_per_iteration;
+  // What the run lacked and the model assumed instead, and how sure it is therefore.
+  RunAssumptions assumptions;
+  bool model_buffers_known = true;    // false: only the replay, no schedule was searched
+  std::string confidence;             // "high", "medium" or "low"
+  std::vector<std::string> confidence_reasons;
   Bounds bounds;
   Interference interference;
   CommModel communication;
   double launch_latency_ns = 0;
   SearchResult search;
   std::optional<Plan> plan;        // the recommended plan, if any
+  // Why `recommendations` is empty (the search's note, also what the GUI shows): what `--json`
+  // says under `recommendations_note`.
+  std::string recommendations_note;
 };
 
 trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const TuneOptions& options,

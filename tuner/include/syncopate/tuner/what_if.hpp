@@ -12,7 +12,10 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
+#include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "syncopate/analyzer/analysis.hpp"
@@ -83,6 +86,13 @@ class WhatIfModel {
   // `fallback_op` when the communicator has no fit).
   double collectiveNs(const CollectiveArgs& args, analyzer::Index fallback_op = analyzer::kNone) const;
   double standaloneNs(analyzer::Index op) const { return standalone_[op]; }
+  // A transfer with ranks the run lacks (a collective of a communicator some of whose ranks are
+  // absent, a send/receive without arguments): when it started, since the absent ranks arrived
+  // when they did, whatever the replay does; nullopt for any other op.
+  std::optional<std::int64_t> absentPeersStart(analyzer::Index op) const {
+    auto it = absent_peers_start_.find(op);
+    return it == absent_peers_start_.end() ? std::nullopt : std::optional<std::int64_t>(it->second);
+  }
   analyzer::OpClass opClass(analyzer::Index op) const { return op_class_[op]; }
   // The window of calls of rank row `r` that is simulated: [begin, end).
   std::pair<std::size_t, std::size_t> windowCalls(std::size_t r) const { return window_[r]; }
@@ -100,6 +110,8 @@ class WhatIfModel {
   std::int64_t first_ = 0, last_ = 0;
   std::vector<std::int64_t> predicted_;
   std::vector<std::pair<std::size_t, std::size_t>> window_;
+  std::set<std::uint64_t> partial_comms_;  // communicators with ranks absent from the run
+  std::unordered_map<analyzer::Index, std::int64_t> absent_peers_start_;
   double measured_ns_ = 0;
   std::vector<double> measured_per_iteration_;
 };

@@ -1,0 +1,158 @@
+// The model of imported traces, whose waits are bare runtime calls: on a hand-made Kineto trace
+// (tests/fixtures/kineto_waits) with exactly known waits and times, and on the real traces of
+// distributed jobs in ../shared/traces/kineto, read in place.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "scratch_dir.hpp"
+#include "shared_traces.hpp"
+#include "syncopate/analyzer/importers.hpp"
+#include "syncopate/analyzer/run_loader.hpp"
+#include "syncopate/tuner/inferred_waits.hpp"
+#include "syncopate/tuner/tune.hpp"
+
+namespace syncopate::tuner {
+namespace {
+
+using analyzer::testing::ScratchDir;
+
+// One rank of a two-rank job, two steps of 100 µs. In each, at o µs: gemm_bwd on stream 7
+// [o+10, o+40) (launched at o); cudaEventRecord, cudaStreamWaitEvent at o+15; the all-reduce on
+// stream 20 [o+40, o+70) (launched at o+20); cudaEventRecord, cudaStreamWaitEvent at o+30;
+// sgd_update on stream 7 [o+70, o+95) (launched at o+35); cudaStreamSynchronize [o+50, o+95).
+// A last cudaStreamWaitEvent at 300 µs has no launch after it. No call names a stream or event.
+const std::filesystem::path kHandMade = SYNCOPATE_FIXTURES_DIR "/kineto_waits/input/rank-0.json";
+
+std::filesystem::path importInto(const ScratchDir& dir, const std::vector<std::filesystem::path>& files) {
+  const std::filesystem::path run = dir / "run";
+  auto report = analyzer::importKineto(files, run);
+  EXPECT_TRUE(report.ok()) << report.message();
+  return run;
+}
+
+// "gemm_bwd@0": an op by its name (up to its parameters) and its start in µs from the first op.
+std::string opText(const analyzer::RunModel& m, analyzer::Index op, std::int64_t t0) {
+  const std::string_view name = m.str(m.ops.name[op]);
+  return std::string(name.substr(0, name.find('('))) + "@" + std::to_string((m.ops.start[op] - t0) / 1000);
+}
+
+std::string waitText(const analyzer::RunModel& m, const InferredWait& w, std::int64_t t0) {
+  std::vector<std::string> after;
+  for (analyzer::Index op : w.after) after.push_back(opText(m, op, t0));
+  std::sort(after.begin(), after.end());
+  std::string text = w.kind == InferredWait::Kind::HostBlocks
+                         ? "the host"
+                         : "stream " + std::to_string(m.streams[w.stream].handle);
+  text += " waits for";
+  for (const std::string& a : after) text += " " + a;
+  return text;
+}
+
+TEST(InferredWaits, BareRuntimeCallsOfAHandMadeTraceWaitForWhatEndedBeforeTheWaitWasOver) {
+  ScratchDir dir;
+  auto model = analyzer::loadRun(importInto(dir, {kHandMade}));
+  ASSERT_TRUE(model.ok()) << model.message();
+  const analyzer::RunModel& m = *model;
+  std::int64_t t0 = m.ops.start[0];
+  for (analyzer::Index op = 0; op < m.ops.size(); ++op) t0 = std::min(t0, m.ops.start[op]);
+
+  const InferredWaits waits = inferWaits(m, issueTimes(m));
+  EXPECT_EQ(waits.blocking_calls, 2u);
+  EXPECT_EQ(waits.stream_waits, 4u);
+  EXPECT_EQ(waits.stream_waits_unplaced, 1u);  // the last wait: no launch follows it
+  ASSERT_EQ(waits.per_rank.size(), 1u);
+  std::vector<std::string> got;
+  for (const InferredWait& w : waits.per_rank[0]) got.push_back(waitText(m, w, t0));
+  // The all-reduce's stream waits for the gemm (ended when the all-reduce started), the
+  // update's stream for the all-reduce; the sync returned when the update ended, so it can
+  // have waited for both streams' last ops, and for no later one.
+  const std::vector<std::string> expected = {
+      "stream 20 waits for gemm_bwd@0",
+      "stream 7 waits for ncclKernel_AllReduce_RING_LL_Sum_float@30",
+      "the host waits for ncclKernel_AllReduce_RING_LL_Sum_float@30 sgd_update@60",
+      "stream 20 waits for gemm_bwd@100",
+      "stream 7 waits for ncclKernel_AllReduce_RING_LL_Sum_float@130",
+      "the host waits for ncclKernel_AllReduce_RING_LL_Sum_float@130 sgd_update@160",
+  };
+  EXPECT_EQ(got, expected);
+}
+
+TEST(ImportedReplay, HandMadeTraceReplaysEachIterationAsMeasured) {
+  ScratchDir dir;
+  auto report = tuneRun(importInto(dir, {kHandMade}), TuneOptions{});
+  ASSERT_TRUE(report.ok()) << report.message();
+  // Step 1 runs from its gemm (110 µs) to step 2's (210 µs); step 2, the last, to its own
+  // last op (295 µs). The last gets there only through the inferred waits: without them the
+  // update would start at 245 µs (its launch at 235 plus the 10 µs launch latency), before the
+  // all-reduce it waits for ended (270 µs).
+  EXPECT_EQ(report->predicted_iterations, (std::vector<std::int64_t>{1, 2}));
+  ASSERT_EQ(report->replay_per_iteration_ms.size(), 2u);
+  EXPECT_NEAR(report->measured_per_iteration_ms[0], 0.100, 1e-9);
+  EXPECT_NEAR(report->measured_per_iteration_ms[1], 0.085, 1e-9);
+  EXPECT_NEAR(report->replay_per_iteration_ms[0], 0.100, 1e-9);
+  EXPECT_NEAR(report->replay_per_iteration_ms[1], 0.085, 1e-9);
+  EXPECT_NEAR(report->replay_error, 0.0, 1e-9);
+  EXPECT_FALSE(report->model_buffers_known);
+  EXPECT_EQ(report->assumptions.collectives_without_buffers, 2u);
+  EXPECT_EQ(report->confidence, "high");
+
+  const nlohmann::json json = tuneReportJson(*report);
+  ASSERT_TRUE(json.contains("replay_error"));
+  EXPECT_TRUE(json["recommendations"].is_array());
+  EXPECT_TRUE(json["recommendations"].empty());
+  EXPECT_NE(json["recommendations_note"].get<std::string>().find("no buffer addresses"), std::string::npos);
+  EXPECT_TRUE(json["candidates"].empty());
+}
+
+// The replay-error table of docs/tuner.md ("Imported traces"): every trace of a distributed
+// job in ../shared/traces/kineto, its median and worst iteration, in percent to 0.01.
+struct DocumentedReplay {
+  const char* folder;
+  double median_percent, worst_percent;
+  const char* confidence;
+};
+constexpr DocumentedReplay kDocumented[] = {
+    {"trace_filter", 0.45, 0.90, "high"},
+    {"nccl_parser_config", 0.00, 0.00, "high"},
+    {"negative_queue_length_values_check", -0.00, -2.41, "high"},
+    {"df_index_resolver", -0.00, 0.00, "high"},
+    {"trace_diff/control", 0.20, 0.70, "high"},
+    {"trace_diff/test", 0.57, 1.90, "high"},
+};
+TEST(ImportedReplay, EveryDistributedTraceOfTheSharedFolderIsReplayedAsDocumented) {
+  for (const DocumentedReplay& d : kDocumented) {
+    SCOPED_TRACE(d.folder);
+    const std::filesystem::path folder = std::filesystem::path("kineto") / d.folder;
+    ASSERT_TRUE(analyzer::testing::tracesPresent(folder));
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(analyzer::testing::tracesDir() / folder))
+      if (entry.path().string().ends_with(".json.gz")) files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    ScratchDir dir;
+    auto report = tuneRun(importInto(dir, files), TuneOptions{});
+    ASSERT_TRUE(report.ok()) << report.message();
+
+    const nlohmann::json json = tuneReportJson(*report);
+    ASSERT_TRUE(json.contains("replay_error"));
+    EXPECT_TRUE(json["recommendations"].empty());
+    EXPECT_FALSE(json["recommendations_note"].get<std::string>().empty());
+
+    std::vector<double> errors = report->replay_error_per_iteration;
+    ASSERT_FALSE(errors.empty());
+    std::sort(errors.begin(), errors.end());
+    const double median = (errors[(errors.size() - 1) / 2] + errors[errors.size() / 2]) / 2;
+    const double worst = *std::max_element(report->replay_error_per_iteration.begin(),
+                                           report->replay_error_per_iteration.end(),
+                                           [](double a, double b) { return std::abs(a) < std::abs(b); });
+    EXPECT_NEAR(100 * median, d.median_percent, 0.005);
+    EXPECT_NEAR(100 * worst, d.worst_percent, 0.005);
+    EXPECT_EQ(report->confidence, d.confidence);
+  }
+}
+
+}  // namespace
+}  // namespace syncopate::tuner
