@@ -1,29 +1,19 @@
-// Writes a synthetic data-parallel training run — by default 10 million GPU ops over 64 ranks
-// on 8 hosts — as run stores, for the analyzer's scale benchmark (bench/analyzer/run_benchmarks.sh).
-//
-// Every rank runs the same iterations: ~94% compute kernels of a training step, gradient
-// all-reduce buckets on an NCCL stream that start as backward produces them, then optimizer
-// copies that wait (event record -> stream wait) for the last bucket. Each op is launched by an
-// API call on the rank's main thread, which runs ahead of the GPU and synchronises at the end of
-// each ProfilerStep#N range.
-// Rank 13 computes 5% slower (a straggler); each host's realtime clock is off by up to 30 us
-// (for clock alignment to find). Everything is a deterministic function of its arguments.
-//
-// Usage: syncopate_synthetic_run OUT_DIR [OPS [RANKS [RANKS_PER_HOST]]]
+#include "synthetic_run.hpp"
+
+#include <algorithm>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "syncopate/trace/catalog.hpp"
 #include "syncopate/trace/writer.hpp"
 
+namespace syncopate::synthetic {
+
 namespace {
 
 using namespace syncopate::trace;
 
-constexpr int kOpsPerIteration = 1000;
 constexpr int kBuckets = 40;           // all-reduces per iteration
 constexpr int kCopies = 20;            // memcpys per iteration (optimizer / data)
 // Each bucket is three ops (event record on the compute stream, stream wait on the NCCL stream,
@@ -72,7 +62,8 @@ Timeline timelineFor(double speed, double slowest) {
   return t;
 }
 
-int writeRank(const std::string& dir, int rank, int ranks, int ranks_per_host, std::int64_t iterations) {
+Status writeRank(const std::string& dir, int rank, int ranks, int ranks_per_host, std::int64_t iterations) {
+  const auto failed = [rank] { return failure("the synthetic store of rank " + std::to_string(rank) + " could not be written"); };
   const int host = rank / ranks_per_host;
   const std::int64_t host_offset = 1'700'000'000'000'000'000LL + host * 123'456'789LL;
   const std::int64_t clock_error = static_cast<std::int64_t>(mix(77 + static_cast<std::uint64_t>(host)) % 60000) - 30000;
@@ -81,10 +72,7 @@ int writeRank(const std::string& dir, int rank, int ranks, int ranks_per_host, s
 
   Catalog catalog;
   auto created = StoreWriter::create(dir, {"host" + std::to_string(host), 1000 + rank, rank, "synthetic"}, catalog);
-  if (!created.ok()) {
-    std::fprintf(stderr, "syncopate_synthetic_run: %s\n", created.message().c_str());
-    return 1;
-  }
+  if (!created.ok()) return created.status();
   StoreWriter& w = **created;
   // The store's clock: true time minus the host's offset, off by the host's clock error.
   const std::int64_t to_store = -host_offset + clock_error;
@@ -143,7 +131,7 @@ int writeRank(const std::string& dir, int rank, int ranks, int ranks_per_host, s
       const std::int64_t s = base + t.kernel_start[static_cast<std::size_t>(k)];
       const std::int64_t e = s + static_cast<std::int64_t>(static_cast<double>(kernelNs(k)) * speed);
       if (!issue(launch, ApiDomain::CudaRuntime).ok() || !op(OpKind::Kernel, compute, kernel_names[static_cast<std::size_t>(k % kKernelNames)], s, e).ok())
-        return 1;
+        return failed();
       while (bucket < kBuckets && kernelOfBucket(bucket) == k) {
         const std::int64_t previous_end = bucket > 0 ? base + t.bucket_end[static_cast<std::size_t>(bucket - 1)] : 0;
         const std::int64_t start = std::max(e, previous_end);
@@ -151,12 +139,12 @@ int writeRank(const std::string& dir, int rank, int ranks, int ranks_per_host, s
         // As PyTorch's DDP does: the NCCL stream waits for the gradient on the compute stream.
         const EventId ready = catalog.eventId(0x100 + static_cast<std::uint64_t>(bucket));
         if (!issue(record_call, ApiDomain::CudaRuntime).ok() || !op(OpKind::EventRecord, compute, record_call, e, e, ready).ok())
-          return 1;
+          return failed();
         const std::int64_t wait_issued = host_time;
         if (!issue(wait_call, ApiDomain::CudaRuntime).ok() ||
             !op(OpKind::StreamWait, nccl, wait_call, wait_issued, wait_issued, ready).ok())
-          return 1;
-        if (!issue(all_reduce, ApiDomain::Nccl).ok() || !op(OpKind::Collective, nccl, nccl_kernel, start, end).ok()) return 1;
+          return failed();
+        if (!issue(all_reduce, ApiDomain::Nccl).ok() || !op(OpKind::Collective, nccl, nccl_kernel, start, end).ok()) return failed();
         CollectiveRow c;
         c.correlation_id = correlation;
         c.comm_id = 0x5eed;
@@ -168,7 +156,7 @@ int writeRank(const std::string& dir, int rank, int ranks, int ranks_per_host, s
         c.red_op = RedOp::Sum;
         c.count = 4u << 20;
         c.bytes = 16u << 20;
-        if (!w.writeCollective(c).ok()) return 1;
+        if (!w.writeCollective(c).ok()) return failed();
         ++bucket;
       }
     }
@@ -176,16 +164,16 @@ int writeRank(const std::string& dir, int rank, int ranks, int ranks_per_host, s
     const std::int64_t grads_end = base + t.bucket_end.back();
     if (!issue(record_call, ApiDomain::CudaRuntime).ok() ||
         !op(OpKind::EventRecord, nccl, record_call, grads_end, grads_end, grads_ready).ok())
-      return 1;
+      return failed();
     const std::int64_t wait_at = host_time;
     if (!issue(wait_call, ApiDomain::CudaRuntime).ok() ||
         !op(OpKind::StreamWait, compute, wait_call, wait_at, wait_at, grads_ready).ok())
-      return 1;
+      return failed();
     std::int64_t last_end = 0;
     for (int c = 0; c < kCopies; ++c) {
       const std::int64_t s = grads_end + 2000 + c * 6000;
       last_end = s + 5000;
-      if (!issue(memcpy_call, ApiDomain::CudaRuntime).ok() || !op(OpKind::Memcpy, compute, memcpy_name, s, last_end).ok()) return 1;
+      if (!issue(memcpy_call, ApiDomain::CudaRuntime).ok() || !op(OpKind::Memcpy, compute, memcpy_name, s, last_end).ok()) return failed();
     }
     // The step ends with the host waiting for the GPU.
     ApiCallRow sync;
@@ -194,7 +182,7 @@ int writeRank(const std::string& dir, int rank, int ranks, int ranks_per_host, s
     sync.start_ns = host_time + to_store;
     sync.end_ns = last_end + 3000 + to_store;
     sync.correlation_id = ++correlation;
-    if (!w.writeApiCall(sync).ok()) return 1;
+    if (!w.writeApiCall(sync).ok()) return failed();
     OpRow blocked;
     blocked.kind = OpKind::HostSync;
     blocked.device_id = 0;
@@ -204,43 +192,31 @@ int writeRank(const std::string& dir, int rank, int ranks, int ranks_per_host, s
     blocked.end_ns = sync.end_ns;
     blocked.correlation_id = correlation;
     blocked.sync_kind = SyncKind::Stream;
-    if (!w.writeOp(blocked).ok()) return 1;
+    if (!w.writeOp(blocked).ok()) return failed();
     step.end_ns = sync.end_ns + 5000;
     step.depth = 0;
-    if (!w.writeNvtxRange(step).ok()) return 1;
+    if (!w.writeNvtxRange(step).ok()) return failed();
     base = last_end + 3000 + 5000 + 60000;  // the next step starts when the host does
-    if (it % 16 == 15 && !w.flush().ok()) return 1;
+    if (it % 16 == 15 && !w.flush().ok()) return failed();
   }
-  const Status closed = w.close();
-  if (!closed.ok()) {
-    std::fprintf(stderr, "syncopate_synthetic_run: %s\n", closed.message().c_str());
-    return 1;
-  }
-  return 0;
+  return w.close();
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: syncopate_synthetic_run OUT_DIR [OPS [RANKS [RANKS_PER_HOST]]]\n");
-    return 2;
-  }
-  const std::string dir = argv[1];
-  const std::int64_t ops = argc > 2 ? std::atoll(argv[2]) : 10'000'000;
-  const int ranks = argc > 3 ? std::atoi(argv[3]) : 64;
-  const int per_host = argc > 4 ? std::atoi(argv[4]) : 8;
-  if (ops <= 0 || ranks <= 0 || per_host <= 0) {
-    std::fprintf(stderr, "syncopate_synthetic_run: OPS, RANKS and RANKS_PER_HOST must be positive\n");
-    return 2;
-  }
-  const std::int64_t iterations = std::max<std::int64_t>(1, ops / ranks / kOpsPerIteration);
-  for (int r = 0; r < ranks; ++r) {
-    if (int rc = writeRank(dir, r, ranks, per_host, iterations); rc != 0) return rc;
-    std::fprintf(stderr, "\rsyncopate_synthetic_run: rank %d/%d", r + 1, ranks);
-  }
-  std::fprintf(stderr, "\nwrote %lld ops (%lld iterations x %d ops x %d ranks) to %s\n",
-               static_cast<long long>(iterations * kOpsPerIteration * ranks), static_cast<long long>(iterations),
-               kOpsPerIteration, ranks, dir.c_str());
-  return 0;
+std::int64_t syntheticIterations(const SyntheticRunShape& shape) {
+  return std::max<std::int64_t>(1, shape.ops / shape.ranks / kOpsPerIteration);
 }
+
+trace::Status writeSyntheticRun(const std::filesystem::path& dir, const SyntheticRunShape& shape,
+                                const std::function<void(int written)>& progress) {
+  if (shape.ops <= 0 || shape.ranks <= 0 || shape.ranks_per_host <= 0)
+    return trace::failure("a synthetic run needs a positive number of ops, ranks and ranks per host");
+  for (int r = 0; r < shape.ranks; ++r) {
+    if (Status s = writeRank(dir.string(), r, shape.ranks, shape.ranks_per_host, syntheticIterations(shape)); !s) return s;
+    if (progress) progress(r + 1);
+  }
+  return {};
+}
+
+}  // namespace syncopate::synthetic
