@@ -1,0 +1,87 @@
+#!/bin/sh
+# Distributed analysis at scale (docs/analyzer.md, "Distributed analysis"): a synthetic run of
+# RANKS ranks, 8 per host, each ITERATIONS iterations of 1000 ops with all-reduces matched across
+# all ranks, analysed once by a plain `syncopate analyze` (the reference) and then under mpirun by
+# 1 and 2 processes. Per run: wall time, the peak RSS of the largest process (the root, which
+# builds the model), the bytes the processes exchanged, and whether analysis.json and
+# analysis.sqlite equal the reference's byte for byte. Then a model fitted to the runs,
+# extrapolated to 16384 ranks on 2048 nodes (one process per node).
+#
+# Usage: bench/analyzer/scale_out.sh [--json] BUILD_DIR [RANKS [ITERATIONS]]   (default 1024 20)
+# --json prints one object: {"ranks", "ops", "identical", "runs": [{"processes", "wall_s",
+# "peak_rss_mb_per_process", "bytes_exchanged"}], "extrapolation": {...}}; the rest goes to stderr.
+set -eu
+json=no
+if [ "${1:-}" = "--json" ]; then json=yes; shift; fi
+BUILD=$(cd "$1" && pwd)
+RANKS=${2:-1024}
+ITERATIONS=${3:-20}
+OPS=$((RANKS * ITERATIONS * 1000))
+SYNCOPATE=$BUILD/bin/syncopate
+MPIRUN="mpirun --oversubscribe --bind-to none --mca btl self,vader"
+if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+RUN=$BUILD/bench-data/scale-out-$RANKS-$ITERATIONS
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+say() { if [ "$json" = yes ]; then echo "$@" >&2; else echo "$@"; fi; }
+
+if [ ! -f "$RUN/rank-$((RANKS - 1)).sqlite" ] || [ ! -f "$RUN/written" ]; then
+  rm -rf "$RUN"
+  "$BUILD/bin/syncopate_synthetic_run" "$RUN" "$OPS" "$RANKS" 8 2>"$WORK/synthetic.log" || { cat "$WORK/synthetic.log" >&2; exit 1; }
+  touch "$RUN/written"
+fi
+say "== $RANKS ranks, $OPS ops ($ITERATIONS iterations of 1000 ops per rank, 8 ranks per host), stores: $(du -sh "$RUN" | cut -f1)"
+
+# time_run NAME COMMAND...: wall seconds and peak RSS (KB, the largest process of the tree) into
+# $WORK/NAME.time, stderr (the --timings table) into $WORK/NAME.err.
+time_run() {
+  name=$1
+  shift
+  /usr/bin/time -f "%e %M" -o "$WORK/$name.time" "$@" analyze "$RUN" --timings >/dev/null 2>"$WORK/$name.err" ||
+    { cat "$WORK/$name.err" >&2; exit 1; }
+}
+phase() { awk -v p="$2" '$0 ~ "^"p" " { print $(NF - 1) }' "$WORK/$1.err"; }
+
+time_run plain "$SYNCOPATE"
+mkdir "$WORK/reference" && cp "$RUN/analysis.json" "$RUN/analysis.sqlite" "$WORK/reference/"
+say "plain syncopate analyze: wall $(cut -d' ' -f1 "$WORK/plain.time") s, peak RSS $(($(cut -d' ' -f2 "$WORK/plain.time") / 1024)) MB"
+identical=true
+runs=""
+for p in 1 2; do
+  rm -f "$RUN/analysis.json" "$RUN/analysis.sqlite"
+  time_run "mpi$p" $MPIRUN -n "$p" "$SYNCOPATE"
+  same=true
+  for f in analysis.json analysis.sqlite; do cmp -s "$WORK/reference/$f" "$RUN/$f" || same=false; done
+  [ "$same" = true ] || identical=false
+  wall=$(cut -d' ' -f1 "$WORK/mpi$p.time")
+  rss=$(($(cut -d' ' -f2 "$WORK/mpi$p.time") / 1024))
+  bytes=$(sed -n 's/.*; \([0-9]*\) bytes exchanged$/\1/p' "$WORK/mpi$p.err")
+  bytes=${bytes:-0}
+  say "mpirun -n $p syncopate analyze: wall $wall s, peak RSS of the largest process $rss MB, $bytes bytes exchanged, results identical to the plain run's: $same"
+  say "  root's phases (wall s): reading and receiving stores into the model $(phase "mpi$p" 'read stores into rows'), the rest (build, align, analyse, write) $(awk '/^total / { t = $(NF - 1) } /^read stores into rows / { r = $(NF - 1) } END { printf "%.2f", t - r }' "$WORK/mpi$p.err")"
+  runs="$runs${runs:+, }{\"processes\": $p, \"wall_s\": $wall, \"peak_rss_mb_per_process\": $rss, \"bytes_exchanged\": $bytes}"
+done
+say "machine load while measuring: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+
+# The model: reading stores is shared among the processes; the root's merge (turning every
+# store's rows into the model, clock alignment, the analysis, the results) is serial and grows
+# with the ops; memory is the root's model; the bytes exchanged are the rows of the stores the root does
+# not read itself. Per-op constants come from the runs above.
+extrapolation=$(awk -v ops="$OPS" -v iters="$ITERATIONS" \
+  -v read1="$(phase mpi1 'read stores into rows')" -v read2="$(phase mpi2 'read stores into rows')" \
+  -v total1="$(phase mpi1 total)" -v rss1="$(cut -d' ' -f2 "$WORK/mpi1.time")" \
+  -v bytes2="$(sed -n 's/.*; \([0-9]*\) bytes exchanged$/\1/p' "$WORK/mpi2.err")" 'BEGIN {
+    ranks = 16384; nodes = 2048; big = ranks * iters * 1000
+    # The root'"'"'s reading phase is read(P) = serial + shared / P: the stores read by P processes,
+    # and turned into model rows by the root alone. Two runs fit the two terms.
+    shared = 2 * (read1 - read2); if (shared < 0) shared = 0
+    serial = read1 - shared
+    bytes_per_op = bytes2 / (ops / 2)  # with 2 processes, half the stores travel
+    read_s = shared / ops * big / nodes; rest_s = (serial + total1 - read1) / ops * big
+    printf "{\"ranks\": %d, \"nodes\": %d, \"processes\": %d, \"ops\": %d, \"wall_s\": %.0f, \"store_reading_s\": %.1f, \"root_merge_s\": %.0f, \"root_rss_gb\": %.0f, \"bytes_exchanged\": %.0f}",
+      ranks, nodes, nodes, big, read_s + rest_s, read_s, rest_s, rss1 / 1024 / 1024 / ops * big, bytes_per_op * big * (nodes - 1) / nodes
+  }')
+say "extrapolated to 16384 ranks on 2048 nodes (one process per node): $extrapolation"
+if [ "$json" = yes ]; then
+  echo "{\"ranks\": $RANKS, \"ops\": $OPS, \"identical\": $identical, \"runs\": [$runs], \"extrapolation\": $extrapolation}"
+fi
