@@ -56,7 +56,8 @@ std::optional<analyzer::RunModel> loadDistributed(const AnalyzeArgs& args, const
   if (args.timings) {
     fmt::print(stderr, "distributed load: {} processes, stores read per process:", mpi->size());
     for (int n : loaded->stores_per_process) fmt::print(stderr, " {}", n);
-    fmt::print(stderr, "; {} bytes exchanged\n", loaded->bytes_exchanged);
+    fmt::print(stderr, "; the root read its stores in {:.2f} s; {} bytes exchanged\n", loaded->root_read_s,
+               loaded->bytes_exchanged);
   }
   return std::move(loaded->model);
 }

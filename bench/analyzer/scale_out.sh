@@ -63,23 +63,22 @@ for p in 1 2; do
 done
 say "machine load while measuring: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 
-# The model: reading stores is shared among the processes; the root's merge (turning every
-# store's rows into the model, clock alignment, the analysis, the results) is serial and grows
-# with the ops; memory is the root's model; the bytes exchanged are the rows of the stores the root does
-# not read itself. Per-op constants come from the runs above.
-extrapolation=$(awk -v ops="$OPS" -v iters="$ITERATIONS" \
-  -v read1="$(phase mpi1 'read stores into rows')" -v read2="$(phase mpi2 'read stores into rows')" \
-  -v total1="$(phase mpi1 total)" -v rss1="$(cut -d' ' -f2 "$WORK/mpi1.time")" \
+# The model, from the run by one process: reading a store (timed on the root's read-ahead
+# thread) is shared among the processes, each reading its node's 8; the root's merge (turning
+# every store's rows into the model, clock alignment, the analysis, the results) is serial and
+# grows with the ops, and reading overlaps it; memory is the root's model; the bytes exchanged are
+# the rows of every store but the root's own (bytes per op from the run by two processes).
+read_stat() { sed -n 's/.*the root read its stores in \([0-9.]*\) s.*/\1/p' "$WORK/$1.err"; }
+extrapolation=$(awk -v ops="$OPS" -v ranks_here="$RANKS" -v iters="$ITERATIONS" \
+  -v read1="$(read_stat mpi1)" -v total1="$(phase mpi1 total)" -v rss1="$(cut -d' ' -f2 "$WORK/mpi1.time")" \
   -v bytes2="$(sed -n 's/.*; \([0-9]*\) bytes exchanged$/\1/p' "$WORK/mpi2.err")" 'BEGIN {
     ranks = 16384; nodes = 2048; big = ranks * iters * 1000
-    # The root'"'"'s reading phase is read(P) = serial + shared / P: the stores read by P processes,
-    # and turned into model rows by the root alone. Two runs fit the two terms.
-    shared = 2 * (read1 - read2); if (shared < 0) shared = 0
-    serial = read1 - shared
-    bytes_per_op = bytes2 / (ops / 2)  # with 2 processes, half the stores travel
-    read_s = shared / ops * big / nodes; rest_s = (serial + total1 - read1) / ops * big
-    printf "{\"ranks\": %d, \"nodes\": %d, \"processes\": %d, \"ops\": %d, \"wall_s\": %.0f, \"store_reading_s\": %.1f, \"root_merge_s\": %.0f, \"root_rss_gb\": %.0f, \"bytes_exchanged\": %.0f}",
-      ranks, nodes, nodes, big, read_s + rest_s, read_s, rest_s, rss1 / 1024 / 1024 / ops * big, bytes_per_op * big * (nodes - 1) / nodes
+    read_s = read1 / ranks_here * ranks / nodes
+    merge_s = total1 / ops * big
+    bytes_per_op = bytes2 / (ops / 2)
+    printf "{\"ranks\": %d, \"nodes\": %d, \"processes\": %d, \"ops\": %d, \"wall_s\": %.0f, \"store_reading_s_per_process\": %.2f, \"root_merge_s\": %.0f, \"root_rss_gb\": %.1f, \"bytes_exchanged\": %.0f}",
+      ranks, nodes, nodes, big, (read_s > merge_s ? read_s : merge_s), read_s, merge_s, rss1 / 1024 / 1024 / ops * big,
+      bytes_per_op * big * (nodes - 1) / nodes
   }')
 say "extrapolated to 16384 ranks on 2048 nodes (one process per node): $extrapolation"
 if [ "$json" = yes ]; then

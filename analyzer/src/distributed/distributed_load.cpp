@@ -3,12 +3,13 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <charconv>
+#include <chrono>
 #include <climits>
 #include <future>
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -79,6 +80,30 @@ RunStores unionOf(const std::vector<std::string>& listings, const std::filesyste
   return out;
 }
 
+// Open MPI's blocking calls spin while they wait, taking a core from the threads that read
+// stores (and, where processes outnumber cores, from the other processes): waits poll instead,
+// sleeping between polls, which costs a store's message at most a poll's delay.
+constexpr auto kPollDelay = std::chrono::microseconds(200);
+
+void sendPolling(const void* data, int count, MPI_Datatype type, int tag) {
+  MPI_Request request;
+  MPI_Isend(data, count, type, 0, tag, MPI_COMM_WORLD, &request);
+  for (int done = 0;;) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    std::this_thread::sleep_for(kPollDelay);
+  }
+}
+
+MPI_Status probePolling(int source) {
+  MPI_Status status;
+  for (int found = 0;;) {
+    MPI_Iprobe(source, MPI_ANY_TAG, MPI_COMM_WORLD, &found, &status);
+    if (found) return status;
+    std::this_thread::sleep_for(kPollDelay);
+  }
+}
+
 std::string processName(const MpiSession& mpi) {
   char host[MPI_MAX_PROCESSOR_NAME] = {};
   int length = 0;
@@ -101,11 +126,11 @@ std::uint64_t sendStores(const MpiSession& mpi, const RunStores& run, const std:
     if (store.ok() && store->size() > static_cast<std::size_t>(INT_MAX))
       store = trace::failure(fmt::format("its rows take {} bytes, more than one MPI message carries", store->size()));
     if (store.ok()) {
-      MPI_Send(store->data(), static_cast<int>(store->size()), MPI_BYTE, 0, kRowsTag, MPI_COMM_WORLD);
+      sendPolling(store->data(), static_cast<int>(store->size()), MPI_BYTE, kRowsTag);
       sent += store->size();
     } else {
       const std::string why = processName(mpi) + ": " + store.message();
-      MPI_Send(why.data(), static_cast<int>(why.size()), MPI_CHAR, 0, kFailureTag, MPI_COMM_WORLD);
+      sendPolling(why.data(), static_cast<int>(why.size()), MPI_CHAR, kFailureTag);
       sent += why.size();
     }
   }
@@ -123,8 +148,7 @@ class StoreReceiver {
       readAheadFrom(i + 1);
       return store;
     }
-    MPI_Status status;
-    MPI_Probe(owner_[i], MPI_ANY_TAG, MPI_COMM_WORLD, &status);
+    const MPI_Status status = probePolling(owner_[i]);
     int count = 0;
     MPI_Get_count(&status, MPI_BYTE, &count);
     PackedStore bytes(static_cast<std::size_t>(count));
@@ -133,14 +157,24 @@ class StoreReceiver {
     return bytes;
   }
 
+  // Wall time of the root's own reads, once every store was taken.
+  double readSeconds() const { return read_s_; }
+
  private:
   void readAheadFrom(std::size_t i) {
     while (i < owner_.size() && owner_[i] != 0) ++i;
-    if (i < owner_.size()) ahead_ = std::async(std::launch::async, readPackedStore, run_.files[i].path);
+    if (i >= owner_.size()) return;
+    ahead_ = std::async(std::launch::async, [this, path = run_.files[i].path] {
+      const auto start = std::chrono::steady_clock::now();
+      trace::Result<PackedStore> store = readPackedStore(path);
+      read_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return store;
+    });
   }
   const RunStores& run_;
   const std::vector<int>& owner_;
   std::future<trace::Result<PackedStore>> ahead_;
+  double read_s_ = 0;  // written by one read-ahead task at a time, each after the last was taken
 };
 
 }  // namespace
@@ -189,6 +223,7 @@ trace::Result<DistributedLoad> loadRunDistributed(const MpiSession& mpi, const s
   if (mpi.root()) {
     StoreReceiver receive(run, owner);
     auto model = loadPackedRun(run.files, std::ref(receive), options);
+    out.root_read_s = receive.readSeconds();
     if (model.ok()) out.model = std::move(model).value();
     else status = model.status();
   } else {

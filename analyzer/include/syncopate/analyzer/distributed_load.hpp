@@ -20,6 +20,7 @@ struct DistributedLoad {
   std::optional<RunModel> model;       // on the root only
   std::uint64_t bytes_exchanged = 0;   // on the root: sent by all processes, listings and rows
   std::vector<int> stores_per_process;  // how many stores each process read
+  double root_read_s = 0;               // wall time the root spent reading its own stores
 };
 
 // Called by every process of the session with the same `run_dir`.
