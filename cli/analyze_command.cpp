@@ -56,8 +56,10 @@ std::optional<analyzer::RunModel> loadDistributed(const AnalyzeArgs& args, const
   if (args.timings) {
     fmt::print(stderr, "distributed load: {} processes, stores read per process:", mpi->size());
     for (int n : loaded->stores_per_process) fmt::print(stderr, " {}", n);
-    fmt::print(stderr, "; the root read its stores in {:.2f} s; {} bytes exchanged\n", loaded->root_read_s,
-               loaded->bytes_exchanged);
+    fmt::print(stderr, "; the root read its stores in {:.2f} s; {} bytes exchanged; peak RSS per process (MB):",
+               loaded->root_read_s, loaded->bytes_exchanged);
+    for (long kb : loaded->peak_rss_kb) fmt::print(stderr, " {}", kb / 1024);
+    fmt::print(stderr, "\n");
   }
   return std::move(loaded->model);
 }

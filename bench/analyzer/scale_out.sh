@@ -3,13 +3,14 @@
 # RANKS ranks, 8 per host, each ITERATIONS iterations of 1000 ops with all-reduces matched across
 # all ranks, analysed once by a plain `syncopate analyze` (the reference) and then under mpirun by
 # 1 and 2 processes. Per run: wall time, the peak RSS of the largest process (the root, which
-# builds the model), the bytes the processes exchanged, and whether analysis.json and
+# builds the model) and of each process once its part of the load was done, the bytes the processes exchanged, and whether analysis.json and
 # analysis.sqlite equal the reference's byte for byte. Then a model fitted to the runs,
 # extrapolated to 16384 ranks on 2048 nodes (one process per node).
 #
 # Usage: bench/analyzer/scale_out.sh [--json] BUILD_DIR [RANKS [ITERATIONS]]   (default 1024 20)
 # --json prints one object: {"ranks", "ops", "identical", "runs": [{"processes", "wall_s",
-# "peak_rss_mb_per_process", "bytes_exchanged"}], "extrapolation": {...}}; the rest goes to stderr.
+# "peak_rss_mb_per_process" (the largest), "peak_rss_mb_of_each_process_after_loading",
+# "bytes_exchanged"}], "extrapolation": {...}}; the rest goes to stderr.
 set -eu
 json=no
 if [ "${1:-}" = "--json" ]; then json=yes; shift; fi
@@ -55,11 +56,11 @@ for p in 1 2; do
   [ "$same" = true ] || identical=false
   wall=$(cut -d' ' -f1 "$WORK/mpi$p.time")
   rss=$(($(cut -d' ' -f2 "$WORK/mpi$p.time") / 1024))
-  bytes=$(sed -n 's/.*; \([0-9]*\) bytes exchanged$/\1/p' "$WORK/mpi$p.err")
-  bytes=${bytes:-0}
-  say "mpirun -n $p syncopate analyze: wall $wall s, peak RSS of the largest process $rss MB, $bytes bytes exchanged, results identical to the plain run's: $same"
+  bytes=$(sed -n 's/.*; \([0-9]*\) bytes exchanged;.*/\1/p' "$WORK/mpi$p.err")
+  each=$(sed -n 's/.*peak RSS per process (MB): \(.*\)$/\1/p' "$WORK/mpi$p.err")
+  say "mpirun -n $p syncopate analyze: wall $wall s, peak RSS of the largest process $rss MB (per process once its part of the load was done: $each MB), $bytes bytes exchanged, results identical to the plain run's: $same"
   say "  root's phases (wall s): reading and receiving stores into the model $(phase "mpi$p" 'read stores into rows'), the rest (build, align, analyse, write) $(awk '/^total / { t = $(NF - 1) } /^read stores into rows / { r = $(NF - 1) } END { printf "%.2f", t - r }' "$WORK/mpi$p.err")"
-  runs="$runs${runs:+, }{\"processes\": $p, \"wall_s\": $wall, \"peak_rss_mb_per_process\": $rss, \"bytes_exchanged\": $bytes}"
+  runs="$runs${runs:+, }{\"processes\": $p, \"wall_s\": $wall, \"peak_rss_mb_per_process\": $rss, \"peak_rss_mb_of_each_process_after_loading\": [$(echo "$each" | sed 's/ /, /g')], \"bytes_exchanged\": $bytes}"
 done
 say "machine load while measuring: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 
@@ -71,7 +72,7 @@ say "machine load while measuring: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) 
 read_stat() { sed -n 's/.*the root read its stores in \([0-9.]*\) s.*/\1/p' "$WORK/$1.err"; }
 extrapolation=$(awk -v ops="$OPS" -v ranks_here="$RANKS" -v iters="$ITERATIONS" \
   -v read1="$(read_stat mpi1)" -v total1="$(phase mpi1 total)" -v rss1="$(cut -d' ' -f2 "$WORK/mpi1.time")" \
-  -v bytes2="$(sed -n 's/.*; \([0-9]*\) bytes exchanged$/\1/p' "$WORK/mpi2.err")" 'BEGIN {
+  -v bytes2="$(sed -n 's/.*; \([0-9]*\) bytes exchanged;.*/\1/p' "$WORK/mpi2.err")" 'BEGIN {
     ranks = 16384; nodes = 2048; big = ranks * iters * 1000
     read_s = read1 / ranks_here * ranks / nodes
     merge_s = total1 / ops * big

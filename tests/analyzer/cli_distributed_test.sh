@@ -20,7 +20,7 @@ for f in analysis.json analysis.sqlite; do
   cmp -s "$WORK/single/$f" "$WORK/run/$f" && echo "ok: $f of two processes equals one process's" ||
     { echo "FAIL: $f of two processes differs from one process's"; failures=$((failures + 1)); }
 done
-expect 0 "distributed load: 2 processes, stores read per process: 4 4; [0-9]* bytes exchanged" -- \
+expect 0 "distributed load: 2 processes, stores read per process: 4 4; the root read its stores in [0-9.]* s; [0-9]* bytes exchanged; peak RSS per process (MB): [0-9]* [0-9]*$" -- \
   "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --timings --distributed
 expect nonzero "^syncopate analyze: 9 processes were started for the 8 stores of $WORK/run: start at most one process per store" -- \
   "$MPIEXEC" "$@" -n 9 "$SYNCOPATE" analyze "$WORK/run" --no-save

@@ -1,10 +1,11 @@
 #include "syncopate/analyzer/distributed_load.hpp"
 
 #include <mpi.h>
+#include <sys/resource.h>
 
-#include <algorithm>
 #include <chrono>
 #include <climits>
+#include <functional>
 #include <future>
 #include <map>
 #include <sstream>
@@ -232,6 +233,11 @@ trace::Result<DistributedLoad> loadRunDistributed(const MpiSession& mpi, const s
   unsigned long long mine = sent, total = 0;
   MPI_Reduce(&mine, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   out.bytes_exchanged = total;
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  long peak_kb = usage.ru_maxrss;
+  out.peak_rss_kb.resize(static_cast<std::size_t>(mpi.size()));
+  MPI_Gather(&peak_kb, 1, MPI_LONG, out.peak_rss_kb.data(), 1, MPI_LONG, 0, MPI_COMM_WORLD);
   if (!status) return status;
   return out;
 }

@@ -21,6 +21,8 @@ struct DistributedLoad {
   std::uint64_t bytes_exchanged = 0;   // on the root: sent by all processes, listings and rows
   std::vector<int> stores_per_process;  // how many stores each process read
   double root_read_s = 0;               // wall time the root spent reading its own stores
+  std::vector<long> peak_rss_kb;        // on the root: each process's peak RSS once its part was done
+                                        // (the root's when its model was built)
 };
 
 // Called by every process of the session with the same `run_dir`.
