@@ -138,11 +138,9 @@ std::vector<std::byte> packStore(const StoreFacts& facts, const StoreRows& rows)
 
 trace::Status unpackStore(std::span<const std::byte> bytes, StoreFacts& facts, StoreRows& rows) {
   Unpacker u(bytes);
-  auto io = [&u](auto&& v) {
-    if constexpr (!std::is_const_v<std::remove_reference_t<decltype(v)>>) u.get(v);
-  };
+  auto io = [&u](auto& v) { u.get(v); };
   transfer(io, facts, rows);
-  if (!u.done()) return trace::failure("the rows of " + facts.path + " arrived damaged (" + std::to_string(bytes.size()) + " bytes)");
+  if (!u.done()) return trace::failure("its rows arrived damaged (" + std::to_string(bytes.size()) + " bytes that do not decode)");
   return {};
 }
 
