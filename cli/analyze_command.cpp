@@ -1,12 +1,16 @@
 // syncopate analyze DIR [--json] [--iteration-marker NAME] [--top N] [--no-critical-path] [--no-save] [--timings]
+//                       [--distributed]
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "command_support.hpp"
 #include "commands.hpp"
 #include "syncopate/analyzer/analysis.hpp"
+#include "syncopate/analyzer/distributed_load.hpp"
+#include "syncopate/analyzer/mpi_session.hpp"
 #include "syncopate/analyzer/report.hpp"
 #include "syncopate/analyzer/run_loader.hpp"
 #include "syncopate/trace/json_text.hpp"
@@ -23,6 +27,7 @@ struct AnalyzeArgs {
   bool no_critical_path = false;
   bool no_save = false;
   bool timings = false;
+  bool distributed = false;
 };
 
 // The phases' wall and CPU time, on stderr (stdout stays the report, JSON included).
@@ -36,16 +41,51 @@ void printTimings(const analyzer::PhaseTimings& timings) {
   fmt::print(stderr, "{:<28} {:>8.2f} {:>8.2f}\n", "total", wall, cpu);
 }
 
+// Under an MPI launcher, the processes read the stores where they lie and the root builds the
+// model (docs/analyzer.md, "Distributed analysis"); every other process returns nullopt. A
+// failure all processes share is printed once, by the root; the others end with status 1.
+std::optional<analyzer::RunModel> loadDistributed(const AnalyzeArgs& args, const analyzer::LoadOptions& load) {
+  auto mpi = analyzer::MpiSession::start();
+  if (!mpi) fail("analyze", mpi.message());
+  auto loaded = analyzer::loadRunDistributed(*mpi, args.dir, load);
+  if (!loaded) {
+    if (mpi->root()) fail("analyze", loaded.message());
+    throw CLI::RuntimeError(1);
+  }
+  if (!mpi->root()) return std::nullopt;
+  if (args.timings) {
+    fmt::print(stderr, "distributed load: {} processes, stores read per process:", mpi->size());
+    for (int n : loaded->stores_per_process) fmt::print(stderr, " {}", n);
+    fmt::print(stderr, "; the root read its stores in {:.2f} s; {} bytes exchanged; peak RSS per process (MB):",
+               loaded->root_read_s, loaded->bytes_exchanged);
+    for (long kb : loaded->peak_rss_kb) fmt::print(stderr, " {}", kb / 1024);
+    fmt::print(stderr, "\n");
+  }
+  return std::move(loaded->model);
+}
+
 void run(const AnalyzeArgs& args) {
+  const bool launched = analyzer::startedByMpiLauncher();
+  if (args.distributed && !launched)
+    fail("analyze", "--distributed needs the processes of an MPI job: start it with mpirun or srun (for example "
+                    "'mpirun -n 2 syncopate analyze DIR'); this process was not started by an MPI launcher "
+                    "(none of OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_RANK is set)");
   Progress progress("analyze");
   analyzer::PhaseTimings timings;
   analyzer::PhaseTimings* timed = args.timings ? &timings : nullptr;
   analyzer::LoadOptions load;
   load.timings = timed;
   load.progress = [&](std::string_view what, std::size_t done, std::size_t total) { progress(what, done, total); };
-  auto model = analyzer::loadRun(args.dir, load);
-  progress.finish();
-  if (!model) fail("analyze", model.message());
+  std::optional<analyzer::RunModel> model;
+  if (launched) {
+    model = loadDistributed(args, load);
+    if (!model) return;  // not the root: its stores are sent
+  } else {
+    auto loaded = analyzer::loadRun(args.dir, load);
+    progress.finish();
+    if (!loaded) fail("analyze", loaded.message());
+    model = std::move(loaded).value();
+  }
 
   analyzer::AnalysisOptions options;
   options.iterations.marker = args.marker;
@@ -92,6 +132,9 @@ void addAnalyzeCommand(CLI::App& app) {
   sub->add_flag("--no-critical-path", args->no_critical_path, "skip the critical path");
   sub->add_flag("--no-save", args->no_save, "do not write analysis.json and analysis.sqlite into DIR");
   sub->add_flag("--timings", args->timings, "print the wall and CPU time of each phase (loading, analysis, output) on stderr");
+  sub->add_flag("--distributed", args->distributed,
+                "insist on analysing across the processes of an MPI job (started by mpirun or srun, it does so "
+                "anyway): each reads the stores it can see, the first writes the results");
   sub->callback([args] { run(*args); });
 }
 

@@ -44,7 +44,9 @@ std::pair<std::int64_t, std::int64_t> spread(const std::vector<Sample>& samples,
 }
 
 // The cross-host samples, with each sample's participants grouped by host, so that the mean of
-// the other hosts' end times is a few per-host sums rather than a pass over every participant.
+// the other hosts' end times is the sample's totals less the host's own group, rather than a
+// pass over every participant or every other host (which, with a call on every host, made each
+// Gauss-Seidel round hosts² × calls). The totals follow the hosts' moves (move()).
 // End times are wall-clock ns (about 1.8e18): summed as they are, six of them overflow, so each
 // sum is of distances from the sample's first end time (`origin`).
 class HostGroupedSamples {
@@ -70,7 +72,8 @@ class HostGroupedSamples {
       ends_[g.first_end + g.filled++] = s.end[i];
     }
     for (std::size_t i = 0; i < s.end.size(); ++i) group_at_[s.host[i]] = kNone;
-    GroupedSample out{s.end[0], 0, s.host[0], s.host[0], first_group, groups_.size() - first_group};
+    GroupedSample out{s.end[0], 0, s.host[0], s.host[0], first_group, groups_.size() - first_group, 0, 0, 0};
+    for (std::size_t g = first_group; g < groups_.size(); ++g) out.sum += groups_[g].sum, out.count += groups_[g].count;
     for (std::size_t i = 0; i < s.end.size() && out.alt_host == out.first_host; ++i)
       if (s.host[i] != out.first_host) out.alt_host = s.host[i], out.alt_rel = s.end[i] - s.end[0];
     samples_.push_back(out);
@@ -82,21 +85,24 @@ class HostGroupedSamples {
     std::vector<std::int64_t> out;
     for (const auto& [sample, own] : of_host_[h]) {
       const GroupedSample& s = samples_[sample];
-      std::int64_t sum = 0, n = 0;
-      for (std::size_t g = s.first_group; g < s.first_group + s.group_count; ++g) {
-        if (g == own) continue;
-        sum += groups_[g].sum + groups_[g].count * delta[groups_[g].host];
-        n += groups_[g].count;
-      }
+      const Group& mine = groups_[own];
+      // The other groups' (sum + count * their host's delta), summed: the same integers as a
+      // pass over them.
+      const std::int64_t sum = s.sum - mine.sum + s.moved - mine.count * delta[h];
+      const std::int64_t n = s.count - mine.count;
       if (n == 0) continue;
       // Relative to the first end time of another host, as a plain pass over the participants
       // takes it, so that the rounding of the mean is the same.
       const std::int64_t base = h != s.first_host ? delta[s.first_host] : s.alt_rel + delta[s.alt_host];
       const std::int64_t others = s.origin + base + (sum - n * base) / n;
-      const Group& mine = groups_[own];
       for (std::size_t e = mine.first_end; e < mine.first_end + mine.count; ++e) out.push_back(others - ends_[e]);
     }
     return out;
+  }
+
+  // Host `h`'s delta moved from `from` to `to`: the totals of its samples follow.
+  void move(Index h, std::int64_t from, std::int64_t to) {
+    for (const auto& [sample, own] : of_host_[h]) samples_[sample].moved += groups_[own].count * (to - from);
   }
 
  private:
@@ -109,6 +115,8 @@ class HostGroupedSamples {
     std::int64_t origin, alt_rel;  // alt: the first participant not on first_host
     Index first_host, alt_host;
     std::size_t first_group, group_count;
+    std::int64_t sum, count;  // over its groups
+    std::int64_t moved;       // over its groups: count * its host's delta
   };
   std::vector<GroupedSample> samples_;
   std::vector<Group> groups_;
@@ -185,6 +193,7 @@ ClockAlignment alignClocks(RunModel& m, const ClockAlignmentOptions& options) {
         if (votes.size() < options.min_samples) continue;
         const std::int64_t next = median(std::move(votes));
         moved = std::max(moved, std::abs(next - delta[h]));
+        cross_host.move(h, delta[h], next);
         delta[h] = next;
       }
       if (moved <= 1) break;

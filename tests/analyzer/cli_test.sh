@@ -16,6 +16,8 @@ expect 1 "holds no run store" -- "$SYNCOPATE" analyze "$WORK/empty"
 mkdir "$WORK/garbage" && echo "hello, not a database" >"$WORK/garbage/rank-0.sqlite"
 expect 1 "not a SQLite database" -- "$SYNCOPATE" analyze "$WORK/garbage"
 expect nonzero "subcommand is required" -- "$SYNCOPATE"
+expect 1 "^syncopate analyze: --distributed needs the processes of an MPI job: start it with mpirun or srun" -- \
+  env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMIX_RANK "$SYNCOPATE" analyze "$WORK/garbage" --distributed
 expect 0 "import" -- "$SYNCOPATE" --help
 
 SMALL=$TRACES/kineto/nccl_parser_config/nccl_data.json.gz

@@ -151,7 +151,8 @@ std::string tornSentence(const std::string& how, const std::string& table, std::
 }
 
 // The torn copy in `dir` reads as the rows before page `last_page`, in write order, through the
-// reader and through loadRun, which warns of each torn table.
+// reader and through loadRun (also from the store packed into bytes), which warns of each torn
+// table.
 void expectPrefix(const std::filesystem::path& dir, const Layout& layout, std::int64_t last_page, const std::string& how) {
   const std::int64_t ops = Layout::rowsUpTo(layout.ops, layout.ops_rows, last_page);
   const std::int64_t calls = Layout::rowsUpTo(layout.api_calls, layout.api_calls_rows, last_page);
@@ -181,6 +182,15 @@ void expectPrefix(const std::filesystem::path& dir, const Layout& layout, std::i
   if (ops < kRows) expected.push_back(tornSentence(how, "ops", ops));
   std::sort(torn.begin(), torn.end());
   EXPECT_EQ(torn, expected);
+
+  // Read and packed where it lies, loaded elsewhere (distributed analysis): the same rows and
+  // the same sentences.
+  const trace::StoreFile store{dir / "rank-0.sqlite", 0, std::nullopt};
+  auto packed = loadPackedRun({store}, [&](std::size_t) { return readPackedStore(store.path); });
+  ASSERT_TRUE(packed.ok()) << packed.message();
+  EXPECT_EQ(packed->ops.size(), m->ops.size());
+  EXPECT_EQ(packed->api_calls.size(), m->api_calls.size());
+  EXPECT_EQ(packed->diagnostics, m->diagnostics);
 }
 
 std::filesystem::path tornCopy(const ScratchDir& scratch, const std::filesystem::path& intact, const std::string& name) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 #include <filesystem>
 #include <functional>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include "syncopate/trace/status.hpp"
 #include "syncopate/analyzer/phase_timings.hpp"
 #include "syncopate/analyzer/run_model.hpp"
+#include "syncopate/trace/run_dir.hpp"
 
 namespace syncopate::analyzer {
 
@@ -26,6 +28,20 @@ struct LoadOptions {
 // Fails with a sentence naming the file when the directory holds no store, or a store cannot
 // be opened (not a store, unknown schema version, truncated) or is damaged.
 trace::Result<RunModel> loadRun(const std::filesystem::path& run_dir, const LoadOptions& options = {});
+
+// Distributed analysis reads each store where it is and builds the model elsewhere: one
+// store's rows, read and packed into bytes by the process that can read it, and a run built from
+// every store's bytes. The model is the one loadRun() builds from the same stores.
+using PackedStore = std::vector<std::byte>;
+trace::Result<PackedStore> readPackedStore(const std::filesystem::path& store);
+
+// `next(i)` gives store i of `stores` (called once per store, in order, on this thread), or why
+// it could not be had: such a store is left out, and the model's diagnostics say so, naming it
+// (load_store_missing). Fails only when no store is left, or when the stores' rows do not fit
+// together.
+using NextPackedStore = std::function<trace::Result<PackedStore>(std::size_t i)>;
+trace::Result<RunModel> loadPackedRun(const std::vector<trace::StoreFile>& stores, const NextPackedStore& next,
+                                      const LoadOptions& options = {});
 
 // Meta keys an importer sets for the window its source trace covers, on the store's clock
 // (the writer's own start_ns/end_ns are when the store was written).

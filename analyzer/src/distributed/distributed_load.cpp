@@ -1,0 +1,245 @@
+#include "syncopate/analyzer/distributed_load.hpp"
+
+#include <mpi.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <climits>
+#include <functional>
+#include <future>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <tuple>
+
+#include <fmt/format.h>
+
+namespace syncopate::analyzer {
+
+namespace {
+
+constexpr int kRowsTag = 1, kFailureTag = 2;
+
+// A store listing as text, one "<r|p|-> <number> <file name>" line per store.
+std::string listingText(const std::vector<trace::StoreFile>& files) {
+  std::string out;
+  for (const trace::StoreFile& f : files) {
+    const char kind = f.rank ? 'r' : f.pid ? 'p' : '-';
+    const std::int64_t number = f.rank ? *f.rank : f.pid.value_or(0);
+    out += fmt::format("{} {} {}\n", kind, number, f.path.filename().string());
+  }
+  return out;
+}
+
+// Every process's text, gathered on every process.
+std::vector<std::string> allGather(const std::string& mine, int size) {
+  const int length = static_cast<int>(mine.size());
+  std::vector<int> lengths(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
+  MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  int total = 0;
+  for (int p = 0; p < size; ++p) offsets[static_cast<std::size_t>(p)] = total, total += lengths[static_cast<std::size_t>(p)];
+  std::string all(static_cast<std::size_t>(total), '\0');
+  MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, MPI_COMM_WORLD);
+  std::vector<std::string> out;
+  for (int p = 0; p < size; ++p)
+    out.push_back(all.substr(static_cast<std::size_t>(offsets[static_cast<std::size_t>(p)]),
+                             static_cast<std::size_t>(lengths[static_cast<std::size_t>(p)])));
+  return out;
+}
+
+// The union of the processes' listings, in listStores' order (by rank, then by pid), and who
+// sees each store.
+struct RunStores {
+  std::vector<trace::StoreFile> files;
+  std::vector<std::vector<bool>> sees;
+};
+
+RunStores unionOf(const std::vector<std::string>& listings, const std::filesystem::path& dir) {
+  std::map<std::tuple<int, std::int64_t, std::string>, std::vector<bool>> seen;
+  for (std::size_t p = 0; p < listings.size(); ++p) {
+    std::istringstream lines(listings[p]);
+    char kind = 0;
+    std::int64_t number = 0;
+    std::string name;
+    while (lines >> kind >> number >> name) {
+      const int order = kind == 'r' ? 0 : kind == 'p' ? 1 : 2;
+      auto& who = seen[{order, number, name}];
+      who.resize(listings.size());
+      who[p] = true;
+    }
+  }
+  RunStores out;
+  for (auto& [key, who] : seen) {
+    const auto& [order, number, name] = key;
+    trace::StoreFile f{dir / name, std::nullopt, std::nullopt};
+    if (order == 0) f.rank = static_cast<std::int32_t>(number);
+    if (order == 1) f.pid = number;
+    out.files.push_back(std::move(f));
+    out.sees.push_back(std::move(who));
+  }
+  return out;
+}
+
+// Open MPI's blocking calls spin while they wait, taking a core from the threads that read
+// stores (and, where processes outnumber cores, from the other processes): waits poll instead,
+// sleeping between polls, which costs a store's message at most a poll's delay.
+constexpr auto kPollDelay = std::chrono::microseconds(200);
+
+void sendPolling(const void* data, int count, MPI_Datatype type, int tag) {
+  MPI_Request request;
+  MPI_Isend(data, count, type, 0, tag, MPI_COMM_WORLD, &request);
+  for (int done = 0;;) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
+    std::this_thread::sleep_for(kPollDelay);
+  }
+}
+
+MPI_Status probePolling(int source) {
+  MPI_Status status;
+  for (int found = 0;;) {
+    MPI_Iprobe(source, MPI_ANY_TAG, MPI_COMM_WORLD, &found, &status);
+    if (found) return status;
+    std::this_thread::sleep_for(kPollDelay);
+  }
+}
+
+std::string processName(const MpiSession& mpi) {
+  char host[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  MPI_Get_processor_name(host, &length);
+  return fmt::format("process {} of {} on {}", mpi.rank(), mpi.size(), std::string(host, static_cast<std::size_t>(length)));
+}
+
+// Reads this process's stores in order, one ahead of the one being sent, and sends each to the
+// root: its rows, or why it could not be read. Returns the bytes sent.
+std::uint64_t sendStores(const MpiSession& mpi, const RunStores& run, const std::vector<int>& owner) {
+  std::vector<std::size_t> mine;
+  for (std::size_t i = 0; i < owner.size(); ++i)
+    if (owner[i] == mpi.rank()) mine.push_back(i);
+  std::uint64_t sent = 0;
+  std::future<trace::Result<PackedStore>> ahead;
+  if (!mine.empty()) ahead = std::async(std::launch::async, readPackedStore, run.files[mine[0]].path);
+  for (std::size_t k = 0; k < mine.size(); ++k) {
+    trace::Result<PackedStore> store = ahead.get();
+    if (k + 1 < mine.size()) ahead = std::async(std::launch::async, readPackedStore, run.files[mine[k + 1]].path);
+    if (store.ok() && store->size() > static_cast<std::size_t>(INT_MAX))
+      store = trace::failure(fmt::format("its rows take {} bytes, more than one MPI message carries", store->size()));
+    if (store.ok()) {
+      sendPolling(store->data(), static_cast<int>(store->size()), MPI_BYTE, kRowsTag);
+      sent += store->size();
+    } else {
+      const std::string why = processName(mpi) + ": " + store.message();
+      sendPolling(why.data(), static_cast<int>(why.size()), MPI_CHAR, kFailureTag);
+      sent += why.size();
+    }
+  }
+  return sent;
+}
+
+// Store i from the process that read it (the root reads its own, one ahead).
+class StoreReceiver {
+ public:
+  StoreReceiver(const RunStores& run, const std::vector<int>& owner) : run_(run), owner_(owner) { readAheadFrom(0); }
+
+  trace::Result<PackedStore> operator()(std::size_t i) {
+    if (owner_[i] == 0) {
+      trace::Result<PackedStore> store = ahead_.get();
+      readAheadFrom(i + 1);
+      return store;
+    }
+    const MPI_Status status = probePolling(owner_[i]);
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    PackedStore bytes(static_cast<std::size_t>(count));
+    MPI_Recv(bytes.data(), count, MPI_BYTE, owner_[i], status.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (status.MPI_TAG == kFailureTag) return trace::failure(std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    return bytes;
+  }
+
+  // Wall time of the root's own reads, once every store was taken.
+  double readSeconds() const { return read_s_; }
+
+ private:
+  void readAheadFrom(std::size_t i) {
+    while (i < owner_.size() && owner_[i] != 0) ++i;
+    if (i >= owner_.size()) return;
+    ahead_ = std::async(std::launch::async, [this, path = run_.files[i].path] {
+      const auto start = std::chrono::steady_clock::now();
+      trace::Result<PackedStore> store = readPackedStore(path);
+      read_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return store;
+    });
+  }
+  const RunStores& run_;
+  const std::vector<int>& owner_;
+  std::future<trace::Result<PackedStore>> ahead_;
+  double read_s_ = 0;  // written by one read-ahead task at a time, each after the last was taken
+};
+
+}  // namespace
+
+std::vector<int> assignStores(const std::vector<std::vector<bool>>& sees, int processes) {
+  const std::size_t n = sees.size();
+  std::vector<int> owner(n, -1), load(static_cast<std::size_t>(processes), 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    int pick = static_cast<int>(i * static_cast<std::size_t>(processes) / n);
+    if (!sees[i][static_cast<std::size_t>(pick)]) {
+      pick = -1;
+      for (int p = 0; p < processes; ++p)
+        if (sees[i][static_cast<std::size_t>(p)] && (pick < 0 || load[static_cast<std::size_t>(p)] < load[static_cast<std::size_t>(pick)]))
+          pick = p;
+    }
+    owner[i] = pick;
+    if (pick >= 0) ++load[static_cast<std::size_t>(pick)];
+  }
+  return owner;
+}
+
+trace::Result<DistributedLoad> loadRunDistributed(const MpiSession& mpi, const std::filesystem::path& run_dir,
+                                                  const LoadOptions& options) {
+  PhaseScope phase(options.timings, "list and assign stores");
+  // A process that cannot list the directory (not mounted on its node) reads none of it.
+  auto listed = trace::listStores(run_dir);
+  const std::string listing = listed.ok() ? listingText(*listed) : std::string();
+  const std::vector<std::string> listings = allGather(listing, mpi.size());
+  std::uint64_t sent = listing.size() * static_cast<std::uint64_t>(mpi.size() - 1);
+  // Every process decides the checks below from the same listings: all fail together or none.
+  const RunStores run = unionOf(listings, run_dir);
+  if (run.files.empty())
+    return trace::failure(run_dir.string() + " holds no run store (rank-<R>.sqlite or pid-<P>.sqlite) that any of the " +
+                          std::to_string(mpi.size()) + " processes can see" + (listed.ok() ? "" : " (" + listed.message() + ")"));
+  if (static_cast<std::size_t>(mpi.size()) > run.files.size())
+    return trace::failure(fmt::format("{} processes were started for the {} stores of {}: start at most one process per "
+                                      "store (mpirun -n {} syncopate analyze {})",
+                                      mpi.size(), run.files.size(), run_dir.string(), run.files.size(), run_dir.string()));
+  const std::vector<int> owner = assignStores(run.sees, mpi.size());
+  DistributedLoad out;
+  out.stores_per_process.assign(static_cast<std::size_t>(mpi.size()), 0);
+  for (int o : owner)
+    if (o >= 0) ++out.stores_per_process[static_cast<std::size_t>(o)];
+
+  trace::Status status;
+  if (mpi.root()) {
+    StoreReceiver receive(run, owner);
+    auto model = loadPackedRun(run.files, std::ref(receive), options);
+    out.root_read_s = receive.readSeconds();
+    if (model.ok()) out.model = std::move(model).value();
+    else status = model.status();
+  } else {
+    sent += sendStores(mpi, run, owner);
+  }
+  unsigned long long mine = sent, total = 0;
+  MPI_Reduce(&mine, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  out.bytes_exchanged = total;
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  long peak_kb = usage.ru_maxrss;
+  out.peak_rss_kb.resize(static_cast<std::size_t>(mpi.size()));
+  MPI_Gather(&peak_kb, 1, MPI_LONG, out.peak_rss_kb.data(), 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  if (!status) return status;
+  return out;
+}
+
+}  // namespace syncopate::analyzer

@@ -1,0 +1,32 @@
+#!/bin/sh
+# `syncopate analyze` under mpirun, end to end: two processes print and save what one process
+# does; a store one process cannot read leaves a partial analysis that names it; more processes
+# than stores is refused with a sentence and a non-zero exit.
+# Usage: cli_distributed_test.sh SYNCOPATE SYNTHETIC_RUN MPIEXEC [MPIRUN_FLAGS...]
+set -u
+SYNCOPATE=$1 SYNTHETIC=$2 MPIEXEC=$3
+shift 3
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+
+. "$(dirname "$0")/../cli_expect.sh"
+
+"$SYNTHETIC" "$WORK/run" 16000 8 4 2>/dev/null || { echo "FAIL: the synthetic run could not be written"; exit 1; }
+expect 0 "Per iteration" -- "$SYNCOPATE" analyze "$WORK/run"
+mkdir "$WORK/single" && cp "$WORK/run/analysis.json" "$WORK/run/analysis.sqlite" "$WORK/single/"
+expect 0 "Per iteration" -- "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run"
+for f in analysis.json analysis.sqlite; do
+  cmp -s "$WORK/single/$f" "$WORK/run/$f" && echo "ok: $f of two processes equals one process's" ||
+    { echo "FAIL: $f of two processes differs from one process's"; failures=$((failures + 1)); }
+done
+expect 0 "distributed load: 2 processes, stores read per process: 4 4; the root read its stores in [0-9.]* s; [0-9]* bytes exchanged; peak RSS per process (MB): [0-9]* [0-9]*$" -- \
+  "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --timings --distributed
+expect nonzero "^syncopate analyze: 9 processes were started for the 8 stores of $WORK/run: start at most one process per store" -- \
+  "$MPIEXEC" "$@" -n 9 "$SYNCOPATE" analyze "$WORK/run" --no-save
+echo "not a store" >"$WORK/run/rank-7.sqlite"
+expect 0 "rank-7.sqlite: the analysis is partial: the store of rank 7 (rank-7.sqlite) could not be read by the process it was given to (process 1 of 2 on" -- \
+  "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save
+
+[ "$failures" -eq 0 ] && echo "all distributed CLI checks passed" || echo "$failures distributed CLI check(s) failed"
+[ "$failures" -eq 0 ]

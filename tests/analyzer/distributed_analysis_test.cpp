@@ -1,0 +1,159 @@
+// Distributed analysis, run under mpirun with two processes: the root's model, analysis and
+// results from stores read by both processes equal those of one process reading them all;
+// a store one process cannot read leaves a partial run that names it; more processes than
+// stores is refused by every process alike.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <optional>
+#include <string>
+
+#include "scratch_dir.hpp"
+#include "synthetic_run.hpp"
+#include "syncopate/analyzer/analysis.hpp"
+#include "syncopate/analyzer/distributed_load.hpp"
+#include "syncopate/analyzer/report.hpp"
+#include "syncopate/analyzer/run_loader.hpp"
+
+namespace syncopate::analyzer {
+namespace {
+
+using testing::ScratchDir;
+
+const MpiSession* session = nullptr;
+
+// The root's directory, made by the root and named to every process.
+class SharedDir {
+ public:
+  SharedDir() {
+    std::string path;
+    if (session->root()) dir_.emplace(), path = dir_->path().string();
+    int length = static_cast<int>(path.size());
+    MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    path.resize(static_cast<std::size_t>(length));
+    MPI_Bcast(path.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
+    path_ = path;
+  }
+  ~SharedDir() { MPI_Barrier(MPI_COMM_WORLD); }  // nobody still reads it when the root removes it
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::optional<ScratchDir> dir_;
+  std::filesystem::path path_;
+};
+
+// The root writes a synthetic run of two iterations per rank into `dir`; all wait for it.
+void writeRun(const std::filesystem::path& dir, int ranks) {
+  trace::Status written;
+  if (session->root())
+    written = synthetic::writeSyntheticRun(dir, {.ops = std::int64_t{ranks} * 2 * synthetic::kOpsPerIteration,
+                                                 .ranks = ranks, .ranks_per_host = 8});
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_TRUE(written.ok()) << written.message();
+}
+
+struct Results {
+  std::string json, sqlite;
+};
+
+// What `syncopate analyze` writes for `model`, written into `out` and read back.
+Results resultsOf(const RunModel& model, const std::filesystem::path& run_dir, const std::filesystem::path& out) {
+  auto analysis = analyze(model);
+  EXPECT_TRUE(analysis.ok()) << analysis.message();
+  if (!analysis.ok()) return {};
+  const nlohmann::json doc = analysisToJson(model, *analysis, {.top_kernels = 10, .run_dir = run_dir.string()});
+  std::filesystem::create_directories(out);
+  const trace::Status written = writeAnalysisResults(out, model, *analysis, doc);
+  EXPECT_TRUE(written.ok()) << written.message();
+  return {testing::readFile(out / "analysis.json"), testing::readFile(out / "analysis.sqlite")};
+}
+
+void expectDistributedEqualsSingle(int ranks) {
+  SharedDir dir;
+  writeRun(dir.path(), ranks);
+  auto distributed = loadRunDistributed(*session, dir.path());
+  ASSERT_TRUE(distributed.ok()) << distributed.message();
+  EXPECT_EQ(distributed->stores_per_process, (std::vector<int>{ranks / 2, ranks / 2}));
+  if (!session->root()) {
+    EXPECT_FALSE(distributed->model.has_value());
+    return;
+  }
+  ASSERT_TRUE(distributed->model.has_value());
+  EXPECT_GT(distributed->bytes_exchanged, 0u);
+  auto single = loadRun(dir.path());
+  ASSERT_TRUE(single.ok()) << single.message();
+  ASSERT_EQ(distributed->model->ranks.size(), static_cast<std::size_t>(ranks));
+  ScratchDir out;
+  const Results one = resultsOf(*single, dir.path(), out / "single");
+  const Results many = resultsOf(*distributed->model, dir.path(), out / "distributed");
+  ASSERT_FALSE(one.json.empty());
+  EXPECT_TRUE(one.json == many.json) << "analysis.json differs";
+  EXPECT_TRUE(one.sqlite == many.sqlite) << "analysis.sqlite differs";
+}
+
+TEST(DistributedAnalysis, EqualsSingleProcessOn64Ranks) { expectDistributedEqualsSingle(64); }
+
+TEST(DistributedAnalysis, EqualsSingleProcessOn256Ranks) { expectDistributedEqualsSingle(256); }
+
+TEST(DistributedAnalysis, StoreItsProcessCannotReadLeavesAPartialRunNamingIt) {
+  SharedDir dir;
+  writeRun(dir.path(), 8);
+  // Rank 7 falls in the second process's block (7 * 2 / 8 = 1).
+  if (session->root()) testing::writeFile(dir.path() / "rank-7.sqlite", "not a store");
+  MPI_Barrier(MPI_COMM_WORLD);
+  auto distributed = loadRunDistributed(*session, dir.path());
+  ASSERT_TRUE(distributed.ok()) << distributed.message();
+  if (!session->root()) return;
+  ASSERT_TRUE(distributed->model.has_value());
+  const RunModel& model = *distributed->model;
+  EXPECT_EQ(model.ranks.size(), 7u);
+  std::size_t missing = 0;
+  for (const trace::DiagnosticRow& d : model.diagnostics) {
+    if (d.message.find("the analysis is partial") == std::string::npos) continue;
+    ++missing;
+    EXPECT_EQ(d.severity, trace::Severity::Error);
+    EXPECT_EQ(d.source, "rank-7.sqlite");
+    EXPECT_NE(d.message.find("the store of rank 7 (rank-7.sqlite) could not be read by the process it was given to "
+                             "(process 1 of 2 on "),
+              std::string::npos)
+        << d.message;
+  }
+  EXPECT_EQ(missing, 1u);
+}
+
+TEST(DistributedAnalysis, MoreProcessesThanStoresIsRefusedByEveryProcess) {
+  SharedDir dir;
+  writeRun(dir.path(), 1);
+  auto distributed = loadRunDistributed(*session, dir.path());
+  ASSERT_FALSE(distributed.ok());
+  EXPECT_EQ(distributed.message(), "2 processes were started for the 1 stores of " + dir.path().string() +
+                                       ": start at most one process per store (mpirun -n 1 syncopate analyze " +
+                                       dir.path().string() + ")");
+}
+
+TEST(DistributedAnalysis, StoresGoInBlocksToProcessesThatSeeThem) {
+  // Four stores, two processes; the second process cannot see store 3.
+  const std::vector<std::vector<bool>> sees = {{true, true}, {true, true}, {true, true}, {true, false}};
+  EXPECT_EQ(assignStores(sees, 2), (std::vector<int>{0, 0, 1, 0}));
+  // Stores only one process sees all go to it.
+  EXPECT_EQ(assignStores({{false, true}, {false, true}, {true, false}}, 2), (std::vector<int>{1, 1, 0}));
+}
+
+}  // namespace
+}  // namespace syncopate::analyzer
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  auto mpi = syncopate::analyzer::MpiSession::start();
+  if (!mpi.ok()) {
+    std::fprintf(stderr, "%s\n", mpi.message().c_str());
+    return 1;
+  }
+  syncopate::analyzer::session = &*mpi;
+  // One report, the root's; every process's failures count in the exit status.
+  if (!mpi->root()) delete ::testing::UnitTest::GetInstance()->listeners().Release(
+      ::testing::UnitTest::GetInstance()->listeners().default_result_printer());
+  int failed = RUN_ALL_TESTS() != 0 ? 1 : 0, any = 0;
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return any;
+}
