@@ -85,15 +85,24 @@ class Unpacker {
       get(n);
       using E = typename T::value_type;
       // Each element takes at least one byte, so a count beyond the rest is damage, caught
-      // before it sizes a vector.
+      // before it sizes a vector; a vector grows only by what the message really holds.
       if (!fits(n)) return;
-      v.resize(n);
       if constexpr (std::is_trivially_copyable_v<E>) {
-        if (!fits(n * sizeof(E))) return;
-        std::memcpy(v.data(), in_.data() + at_, n * sizeof(E));
+        if (n > (in_.size() - at_) / sizeof(E) || !fits(n * sizeof(E))) {
+          ok_ = false;
+          return;
+        }
+        v.resize(n);
+        // An empty vector's data() may be null, which memcpy must not be given even for 0 bytes.
+        if (n > 0) std::memcpy(v.data(), in_.data() + at_, n * sizeof(E));
         at_ += n * sizeof(E);
       } else {
-        for (auto& e : v) get(e);
+        v.clear();
+        for (std::uint64_t i = 0; i < n && ok_; ++i) {
+          E e{};
+          get(e);
+          v.push_back(std::move(e));
+        }
       }
     } else if constexpr (StoreRow<T>) {
       forEachField(v, [this](auto& field) { get(field); });

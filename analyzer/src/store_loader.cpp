@@ -98,7 +98,9 @@ class StoreLoader {
     const auto [lo_it, hi_it] = std::minmax_element(calls_by_correlation_.begin(), calls_by_correlation_.end(),
                                                     [](const auto& a, const auto& b) { return a.first < b.first; });
     const std::int64_t lo = lo_it->first, hi = hi_it->first;
-    if (hi - lo < 4 * static_cast<std::int64_t>(calls_by_correlation_.size()) + 1024) {
+    // Unsigned: the ids of a damaged store may lie far enough apart to overflow a signed span.
+    const std::uint64_t span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);
+    if (span < 4 * static_cast<std::uint64_t>(calls_by_correlation_.size()) + 1024) {
       first_correlation_ = lo;
       call_at_.assign(static_cast<std::size_t>(hi - lo + 1), kNone);
       for (const auto& [corr, call] : calls_by_correlation_)

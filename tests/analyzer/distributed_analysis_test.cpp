@@ -150,6 +150,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   syncopate::analyzer::session = &*mpi;
+  // The tests' figures (stores per process, "process 1 of 2") are those of two processes.
+  if (mpi->size() != 2) {
+    std::fprintf(stderr, "distributed_analysis_test runs under mpirun -n 2 (started with %d processes)\n", mpi->size());
+    return 1;
+  }
   // One report, the root's; every process's failures count in the exit status.
   if (!mpi->root()) delete ::testing::UnitTest::GetInstance()->listeners().Release(
       ::testing::UnitTest::GetInstance()->listeners().default_result_printer());

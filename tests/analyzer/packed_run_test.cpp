@@ -9,12 +9,21 @@
 #include "syncopate/analyzer/analysis.hpp"
 #include "syncopate/analyzer/report.hpp"
 #include "syncopate/analyzer/run_loader.hpp"
+#include "scratch_dir.hpp"
 #include "syncopate/trace/run_dir.hpp"
 
 namespace syncopate::analyzer {
 namespace {
 
 const std::filesystem::path kFixtures = SYNCOPATE_FIXTURES_DIR;
+
+// A copy of a fixture's input folder: a store opened in place would leave SQLite's -shm and
+// -wal files in the source tree (and a read-only checkout cannot take them).
+std::filesystem::path copyOfFixture(const testing::ScratchDir& scratch, const std::filesystem::path& relative) {
+  const std::filesystem::path copy = scratch / relative.filename().string();
+  std::filesystem::copy(kFixtures / relative, copy, std::filesystem::copy_options::recursive);
+  return copy;
+}
 
 std::vector<trace::StoreFile> storesOf(const std::filesystem::path& dir) {
   auto stores = trace::listStores(dir);
@@ -29,7 +38,8 @@ nlohmann::json documentOf(const RunModel& model) {
 }
 
 TEST(PackedRun, RecordedRunEqualsLoadRun) {
-  const std::filesystem::path dir = kFixtures / "dp_trainer" / "input";
+  const testing::ScratchDir scratch;
+  const std::filesystem::path dir = copyOfFixture(scratch, std::filesystem::path("dp_trainer") / "input");
   const std::vector<trace::StoreFile> stores = storesOf(dir);
   ASSERT_EQ(stores.size(), 2u);
   auto direct = loadRun(dir);
@@ -45,7 +55,8 @@ TEST(PackedRun, RecordedRunEqualsLoadRun) {
 
 TEST(PackedRun, BrokenStoresFailWithLoadRunsSentence) {
   for (const char* name : {"damaged-page", "foreign-sqlite", "not-sqlite", "schema-3.0", "truncated"}) {
-    const std::filesystem::path dir = kFixtures / "broken" / "input" / name;
+    const testing::ScratchDir scratch;
+    const std::filesystem::path dir = copyOfFixture(scratch, std::filesystem::path("broken") / "input" / name);
     auto direct = loadRun(dir);
     ASSERT_FALSE(direct.ok()) << name;
     auto packed = readPackedStore(dir / "rank-0.sqlite");
@@ -55,7 +66,8 @@ TEST(PackedRun, BrokenStoresFailWithLoadRunsSentence) {
 }
 
 TEST(PackedRun, StoreThatDidNotArriveLeavesTheRestMarkedPartial) {
-  const std::filesystem::path dir = kFixtures / "dp_trainer" / "input";
+  const testing::ScratchDir scratch;
+  const std::filesystem::path dir = copyOfFixture(scratch, std::filesystem::path("dp_trainer") / "input");
   const std::vector<trace::StoreFile> stores = storesOf(dir);
   ASSERT_EQ(stores.size(), 2u);
   auto packed = loadPackedRun(stores, [&](std::size_t i) -> trace::Result<PackedStore> {
@@ -75,7 +87,8 @@ TEST(PackedRun, StoreThatDidNotArriveLeavesTheRestMarkedPartial) {
 }
 
 TEST(PackedRun, DamagedBytesAreAMissingStoreAndNoStoreLeftIsAFailure) {
-  const std::filesystem::path dir = kFixtures / "dp_trainer" / "input";
+  const testing::ScratchDir scratch;
+  const std::filesystem::path dir = copyOfFixture(scratch, std::filesystem::path("dp_trainer") / "input");
   const std::vector<trace::StoreFile> stores = storesOf(dir);
   auto whole = readPackedStore(stores[0].path);
   ASSERT_TRUE(whole.ok()) << whole.message();

@@ -4,10 +4,13 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <algorithm>
 #include <climits>
 #include <functional>
 #include <future>
+#include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -32,11 +35,16 @@ std::string listingText(const std::vector<trace::StoreFile>& files) {
   return out;
 }
 
-// Every process's text, gathered on every process.
-std::vector<std::string> allGather(const std::string& mine, int size) {
-  const int length = static_cast<int>(mine.size());
+// Every process's text, gathered on every process; nothing when they add up to more than MPI's
+// int counts can say (every process sees the same lengths, so all of them give up together).
+std::optional<std::vector<std::string>> allGather(const std::string& mine, int size) {
+  constexpr std::int64_t kMaxTotal = std::numeric_limits<int>::max();
+  const int length = static_cast<int>(std::min<std::int64_t>(static_cast<std::int64_t>(mine.size()), kMaxTotal));
   std::vector<int> lengths(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
   MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  std::int64_t sum = 0;
+  for (int p = 0; p < size; ++p) sum += lengths[static_cast<std::size_t>(p)];
+  if (sum >= kMaxTotal) return std::nullopt;
   int total = 0;
   for (int p = 0; p < size; ++p) offsets[static_cast<std::size_t>(p)] = total, total += lengths[static_cast<std::size_t>(p)];
   std::string all(static_cast<std::size_t>(total), '\0');
@@ -203,7 +211,12 @@ trace::Result<DistributedLoad> loadRunDistributed(const MpiSession& mpi, const s
   // A process that cannot list the directory (not mounted on its node) reads none of it.
   auto listed = trace::listStores(run_dir);
   const std::string listing = listed.ok() ? listingText(*listed) : std::string();
-  const std::vector<std::string> listings = allGather(listing, mpi.size());
+  const std::optional<std::vector<std::string>> gathered = allGather(listing, mpi.size());
+  if (!gathered)
+    return trace::failure(fmt::format("the {} processes' listings of {} add up to 2 GiB or more, more than one exchange "
+                                      "can carry: start fewer processes",
+                                      mpi.size(), run_dir.string()));
+  const std::vector<std::string>& listings = *gathered;
   std::uint64_t sent = listing.size() * static_cast<std::uint64_t>(mpi.size() - 1);
   // Every process decides the checks below from the same listings: all fail together or none.
   const RunStores run = unionOf(listings, run_dir);
