@@ -1,5 +1,5 @@
 // syncopate analyze DIR [--json] [--iteration-marker NAME] [--top N] [--no-critical-path] [--no-save] [--timings]
-//                       [--distributed]
+//                       [--distributed | --single-process]
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -28,6 +28,7 @@ struct AnalyzeArgs {
   bool no_save = false;
   bool timings = false;
   bool distributed = false;
+  bool single_process = false;
 };
 
 // The phases' wall and CPU time, on stderr (stdout stays the report, JSON included).
@@ -65,7 +66,9 @@ std::optional<analyzer::RunModel> loadDistributed(const AnalyzeArgs& args, const
 }
 
 void run(const AnalyzeArgs& args) {
-  const bool launched = analyzer::startedByMpiLauncher();
+  // A launcher's variables are inherited: a job's script that runs `syncopate analyze` on one of
+  // its ranks passes them on, and that one process must not join an MPI job of its own.
+  const bool launched = !args.single_process && analyzer::startedByMpiLauncher();
   if (args.distributed && !launched)
     fail("analyze", "--distributed needs the processes of an MPI job: start it with mpirun or srun (for example "
                     "'mpirun -n 2 syncopate analyze DIR'); this process was not started by an MPI launcher "
@@ -135,6 +138,10 @@ void addAnalyzeCommand(CLI::App& app) {
   sub->add_flag("--distributed", args->distributed,
                 "insist on analysing across the processes of an MPI job (started by mpirun or srun, it does so "
                 "anyway): each reads the stores it can see, the first writes the results");
+  sub->add_flag("--single-process", args->single_process,
+                "analyse in this process alone, even where MPI launcher variables are set (a training job's own "
+                "script calling syncopate analyze on one of its ranks inherits them)")
+      ->excludes("--distributed");
   sub->callback([args] { run(*args); });
 }
 

@@ -20,12 +20,17 @@ expect 1 "^syncopate analyze: --distributed needs the processes of an MPI job: s
   env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMIX_RANK "$SYNCOPATE" analyze "$WORK/garbage" --distributed
 expect 0 "import" -- "$SYNCOPATE" --help
 
+expect nonzero "excludes" -- "$SYNCOPATE" analyze "$WORK/garbage" --distributed --single-process
+
 SMALL=$TRACES/kineto/nccl_parser_config/nccl_data.json.gz
+[ -f "$SMALL" ] || { echo "FAIL: $SMALL, a shared trace these checks read, is missing"; failures=$((failures + 1)); }
 if [ -f "$SMALL" ]; then
   expect 0 "imported 1 store" -- "$SYNCOPATE" import kineto "$SMALL" -o "$WORK/run"
   expect 1 "rank-0.sqlite: File exists" -- "$SYNCOPATE" import kineto "$SMALL" -o "$WORK/run"
   expect 0 "Per iteration" -- "$SYNCOPATE" analyze "$WORK/run"
   expect 0 '"overlap_ratio"' -- "$SYNCOPATE" analyze "$WORK/run" --json
+  # A launcher's variables inherited by one process (a job's script analysing on one rank).
+  expect 0 "Per iteration" -- env OMPI_COMM_WORLD_SIZE=4 "$SYNCOPATE" analyze --no-save --single-process "$WORK/run"
   [ -f "$WORK/run/analysis.json" ] && [ -f "$WORK/run/analysis.sqlite" ] || { echo "FAIL: results not saved"; failures=$((failures + 1)); }
   expect 1 "no rank has an NVTX range named 'no_such_step'" -- "$SYNCOPATE" analyze "$WORK/run" --iteration-marker no_such_step
   expect 0 "wrote $WORK/t.json" -- "$SYNCOPATE" export "$WORK/run" --format chrome -o "$WORK/t.json"

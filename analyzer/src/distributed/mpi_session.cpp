@@ -16,6 +16,12 @@ trace::Result<MpiSession> MpiSession::start() {
   int provided = 0;
   if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
     return trace::failure("MPI could not be initialised, although an MPI launcher started this process");
+  // The reading threads never call MPI, but the main thread does while they run.
+  if (provided < MPI_THREAD_FUNNELED) {
+    MPI_Finalize();
+    return trace::failure("the MPI library offers no thread support (MPI_THREAD_FUNNELED): distributed analysis "
+                          "needs it; run `syncopate analyze --single-process DIR`");
+  }
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
