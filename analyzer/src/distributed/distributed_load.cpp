@@ -35,25 +35,40 @@ std::string listingText(const std::vector<trace::StoreFile>& files) {
   return out;
 }
 
-// Every process's text, gathered on every process; nothing when they add up to more than MPI's
-// int counts can say (every process sees the same lengths, so all of them give up together).
-std::optional<std::vector<std::string>> allGather(const std::string& mine, int size) {
+// Every process's text, gathered on the root (the others get nothing back); nothing, on every
+// process, when the texts add up to more than MPI's int counts can say.
+std::optional<std::vector<std::string>> gatherOnRoot(const std::string& mine, const MpiSession& mpi) {
   constexpr std::int64_t kMaxTotal = std::numeric_limits<int>::max();
+  const auto size = static_cast<std::size_t>(mpi.size());
   const int length = static_cast<int>(std::min<std::int64_t>(static_cast<std::int64_t>(mine.size()), kMaxTotal));
-  std::vector<int> lengths(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
-  MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  std::vector<int> lengths(mpi.root() ? size : 0), offsets(mpi.root() ? size : 0);
+  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
   std::int64_t sum = 0;
-  for (int p = 0; p < size; ++p) sum += lengths[static_cast<std::size_t>(p)];
-  if (sum >= kMaxTotal) return std::nullopt;
+  for (int l : lengths) sum += l;
+  int fits = sum < kMaxTotal ? 1 : 0;
+  MPI_Bcast(&fits, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (fits == 0) return std::nullopt;
   int total = 0;
-  for (int p = 0; p < size; ++p) offsets[static_cast<std::size_t>(p)] = total, total += lengths[static_cast<std::size_t>(p)];
+  for (std::size_t p = 0; p < lengths.size(); ++p) offsets[p] = total, total += lengths[p];
   std::string all(static_cast<std::size_t>(total), '\0');
-  MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, MPI_COMM_WORLD);
+  MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
   std::vector<std::string> out;
-  for (int p = 0; p < size; ++p)
-    out.push_back(all.substr(static_cast<std::size_t>(offsets[static_cast<std::size_t>(p)]),
-                             static_cast<std::size_t>(lengths[static_cast<std::size_t>(p)])));
+  for (std::size_t p = 0; p < lengths.size(); ++p)
+    out.push_back(all.substr(static_cast<std::size_t>(offsets[p]), static_cast<std::size_t>(lengths[p])));
   return out;
+}
+
+// The root's text, on every process (in pieces MPI's int counts can say).
+std::string broadcastFromRoot(std::string text, const MpiSession& mpi) {
+  unsigned long long length = text.size();
+  MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+  if (!mpi.root()) text.assign(static_cast<std::size_t>(length), '\0');
+  constexpr std::size_t kPiece = std::size_t{1} << 30;
+  for (std::size_t at = 0; at < text.size(); at += kPiece) {
+    const int count = static_cast<int>(std::min(kPiece, text.size() - at));
+    MPI_Bcast(text.data() + at, count, MPI_CHAR, 0, MPI_COMM_WORLD);
+  }
+  return text;
 }
 
 // The union of the processes' listings, in listStores' order (by rank, then by pid), and who
@@ -87,6 +102,37 @@ RunStores unionOf(const std::vector<std::string>& listings, const std::filesyste
     out.sees.push_back(std::move(who));
   }
   return out;
+}
+
+// The root's decision, as every process reads it: why the run cannot be analysed ("!" and the
+// sentence), or each store of the run, in order, with the process that reads it.
+std::string planText(const RunStores& run, const std::vector<int>& owner) {
+  std::string out;
+  for (std::size_t i = 0; i < run.files.size(); ++i) {
+    const trace::StoreFile& f = run.files[i];
+    const char kind = f.rank ? 'r' : f.pid ? 'p' : '-';
+    const std::int64_t number = f.rank ? *f.rank : f.pid.value_or(0);
+    out += fmt::format("{} {} {} {}\n", kind, number, f.path.filename().string(), owner[i]);
+  }
+  return out;
+}
+
+trace::Status readPlan(const std::string& text, const std::filesystem::path& dir, RunStores& run,
+                       std::vector<int>& owner) {
+  if (!text.empty() && text.front() == '!') return trace::failure(text.substr(1));
+  std::istringstream lines(text);
+  char kind = 0;
+  std::int64_t number = 0;
+  std::string name;
+  int process = -1;
+  while (lines >> kind >> number >> name >> process) {
+    trace::StoreFile f{dir / name, std::nullopt, std::nullopt};
+    if (kind == 'r') f.rank = static_cast<std::int32_t>(number);
+    if (kind == 'p') f.pid = number;
+    run.files.push_back(std::move(f));
+    owner.push_back(process);
+  }
+  return trace::Status();
 }
 
 // Open MPI's blocking calls spin while they wait, taking a core from the threads that read
@@ -208,26 +254,34 @@ std::vector<int> assignStores(const std::vector<std::vector<bool>>& sees, int pr
 trace::Result<DistributedLoad> loadRunDistributed(const MpiSession& mpi, const std::filesystem::path& run_dir,
                                                   const LoadOptions& options) {
   PhaseScope phase(options.timings, "list and assign stores");
-  // A process that cannot list the directory (not mounted on its node) reads none of it.
+  // A process that cannot list the directory (not mounted on its node) reads none of it. The
+  // listings go to the root alone, which decides and tells every process the same: the run's
+  // stores and who reads each, or why there is nothing to analyse (all fail together).
   auto listed = trace::listStores(run_dir);
   const std::string listing = listed.ok() ? listingText(*listed) : std::string();
-  const std::optional<std::vector<std::string>> gathered = allGather(listing, mpi.size());
+  const std::optional<std::vector<std::string>> gathered = gatherOnRoot(listing, mpi);
   if (!gathered)
     return trace::failure(fmt::format("the {} processes' listings of {} add up to 2 GiB or more, more than one exchange "
                                       "can carry: start fewer processes",
                                       mpi.size(), run_dir.string()));
-  const std::vector<std::string>& listings = *gathered;
-  std::uint64_t sent = listing.size() * static_cast<std::uint64_t>(mpi.size() - 1);
-  // Every process decides the checks below from the same listings: all fail together or none.
-  const RunStores run = unionOf(listings, run_dir);
-  if (run.files.empty())
-    return trace::failure(run_dir.string() + " holds no run store (rank-<R>.sqlite or pid-<P>.sqlite) that any of the " +
-                          std::to_string(mpi.size()) + " processes can see" + (listed.ok() ? "" : " (" + listed.message() + ")"));
-  if (static_cast<std::size_t>(mpi.size()) > run.files.size())
-    return trace::failure(fmt::format("{} processes were started for the {} stores of {}: start at most one process per "
-                                      "store (mpirun -n {} syncopate analyze {})",
-                                      mpi.size(), run.files.size(), run_dir.string(), run.files.size(), run_dir.string()));
-  const std::vector<int> owner = assignStores(run.sees, mpi.size());
+  std::string plan;
+  if (mpi.root()) {
+    const RunStores seen = unionOf(*gathered, run_dir);
+    if (seen.files.empty())
+      plan = "!" + run_dir.string() + " holds no run store (rank-<R>.sqlite or pid-<P>.sqlite) that any of the " +
+             std::to_string(mpi.size()) + " processes can see" + (listed.ok() ? "" : " (" + listed.message() + ")");
+    else if (static_cast<std::size_t>(mpi.size()) > seen.files.size())
+      plan = fmt::format("!{} processes were started for the {} stores of {}: start at most one process per store "
+                         "(mpirun -n {} syncopate analyze {})",
+                         mpi.size(), seen.files.size(), run_dir.string(), seen.files.size(), run_dir.string());
+    else
+      plan = planText(seen, assignStores(seen.sees, mpi.size()));
+  }
+  plan = broadcastFromRoot(std::move(plan), mpi);
+  std::uint64_t sent = mpi.root() ? plan.size() * static_cast<std::uint64_t>(mpi.size() - 1) : listing.size();
+  RunStores run;
+  std::vector<int> owner;
+  if (trace::Status decided = readPlan(plan, run_dir, run, owner); !decided) return decided;
   DistributedLoad out;
   out.stores_per_process.assign(static_cast<std::size_t>(mpi.size()), 0);
   for (int o : owner)
