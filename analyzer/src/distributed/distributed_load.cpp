@@ -24,14 +24,25 @@ namespace {
 
 constexpr int kRowsTag = 1, kFailureTag = 2;
 
-// A store listing as text, one "<r|p|-> <number> <file name>" line per store.
+// A store as the words of the texts the processes exchange: "<r|p|-> <number> <file name>".
+std::string storeWords(const trace::StoreFile& f) {
+  const char kind = f.rank ? 'r' : f.pid ? 'p' : '-';
+  const std::int64_t number = f.rank ? *f.rank : f.pid.value_or(0);
+  return fmt::format("{} {} {}", kind, number, f.path.filename().string());
+}
+
+// The store those words name, in `dir`.
+trace::StoreFile storeFile(const std::filesystem::path& dir, char kind, std::int64_t number, const std::string& name) {
+  trace::StoreFile f{dir / name, std::nullopt, std::nullopt};
+  if (kind == 'r') f.rank = static_cast<std::int32_t>(number);
+  if (kind == 'p') f.pid = number;
+  return f;
+}
+
+// A store listing as text, one line of storeWords per store.
 std::string listingText(const std::vector<trace::StoreFile>& files) {
   std::string out;
-  for (const trace::StoreFile& f : files) {
-    const char kind = f.rank ? 'r' : f.pid ? 'p' : '-';
-    const std::int64_t number = f.rank ? *f.rank : f.pid.value_or(0);
-    out += fmt::format("{} {} {}\n", kind, number, f.path.filename().string());
-  }
+  for (const trace::StoreFile& f : files) out += storeWords(f) + "\n";
   return out;
 }
 
@@ -95,10 +106,7 @@ RunStores unionOf(const std::vector<std::string>& listings, const std::filesyste
   RunStores out;
   for (auto& [key, who] : seen) {
     const auto& [order, number, name] = key;
-    trace::StoreFile f{dir / name, std::nullopt, std::nullopt};
-    if (order == 0) f.rank = static_cast<std::int32_t>(number);
-    if (order == 1) f.pid = number;
-    out.files.push_back(std::move(f));
+    out.files.push_back(storeFile(dir, "rp-"[order], number, name));
     out.sees.push_back(std::move(who));
   }
   return out;
@@ -108,12 +116,7 @@ RunStores unionOf(const std::vector<std::string>& listings, const std::filesyste
 // sentence), or each store of the run, in order, with the process that reads it.
 std::string planText(const RunStores& run, const std::vector<int>& owner) {
   std::string out;
-  for (std::size_t i = 0; i < run.files.size(); ++i) {
-    const trace::StoreFile& f = run.files[i];
-    const char kind = f.rank ? 'r' : f.pid ? 'p' : '-';
-    const std::int64_t number = f.rank ? *f.rank : f.pid.value_or(0);
-    out += fmt::format("{} {} {} {}\n", kind, number, f.path.filename().string(), owner[i]);
-  }
+  for (std::size_t i = 0; i < run.files.size(); ++i) out += fmt::format("{} {}\n", storeWords(run.files[i]), owner[i]);
   return out;
 }
 
@@ -126,10 +129,7 @@ trace::Status readPlan(const std::string& text, const std::filesystem::path& dir
   std::string name;
   int process = -1;
   while (lines >> kind >> number >> name >> process) {
-    trace::StoreFile f{dir / name, std::nullopt, std::nullopt};
-    if (kind == 'r') f.rank = static_cast<std::int32_t>(number);
-    if (kind == 'p') f.pid = number;
-    run.files.push_back(std::move(f));
+    run.files.push_back(storeFile(dir, kind, number, name));
     owner.push_back(process);
   }
   return trace::Status();
