@@ -6,6 +6,7 @@
 // errors for bad arguments.
 #include "trainer_runs.hpp"
 
+#include "framework_trainer/ddp_buckets.hpp"
 #include "framework_trainer/model_config.hpp"
 #include "framework_trainer/op_counts.hpp"
 

@@ -1,3 +1,4 @@
+#include "framework_trainer/ddp_buckets.hpp"
 #include "framework_trainer/op_counts.hpp"
 #include "framework_trainer/options.hpp"
 #include "framework_trainer/report.hpp"

@@ -5,6 +5,8 @@
 // cap (25 MiB by default, bucket_cap_mb) for the others.
 #pragma once
 
+#include "framework_trainer/model_config.hpp"
+
 #include <cstddef>
 #include <vector>
 
@@ -20,5 +22,8 @@ inline constexpr std::size_t kFirstBucketBytes = std::size_t{1} << 20;
 
 // `param_bytes` in registration order. Every parameter is in exactly one bucket.
 std::vector<Bucket> assignBuckets(const std::vector<std::size_t>& param_bytes, std::size_t bucket_cap_bytes);
+
+// The buckets of the model's parameters (the ddp and zero1 modes').
+std::vector<Bucket> modelBuckets(const ParamLayout& layout, std::size_t bucket_cap_bytes);
 
 }  // namespace framework_trainer

@@ -3,12 +3,10 @@
 // the tests that read the counts.
 #pragma once
 
-#include "framework_trainer/ddp_buckets.hpp"
 #include "framework_trainer/options.hpp"
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 namespace framework_trainer {
 
@@ -32,9 +30,6 @@ int backwardKernels(int layers);
 // backward, the synchronisation of the mode (with buckets of `bucket_bytes` in ddp and zero1
 // modes), the optimizer's and the check's multi-tensor launches.
 OpCounts iterationOpCounts(const ModelConfig& config, SyncMode mode, std::size_t bucket_bytes, int world_size);
-
-// The buckets of the ddp and zero1 modes, as assignBuckets makes them for this model.
-std::vector<Bucket> modelBuckets(const ParamLayout& layout, std::size_t bucket_bytes);
 
 // Multi-tensor apply launches over every parameter tensor with that many lists.
 int multiTensorLaunches(const ParamLayout& layout, int depth);

@@ -2,8 +2,6 @@
 
 #include "kernels.hpp"
 
-#include "framework_trainer/op_counts.hpp"
-
 #include <array>
 
 namespace framework_trainer {

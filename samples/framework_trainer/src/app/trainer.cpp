@@ -73,15 +73,12 @@ Trainer::Trainer(const Options& options, const sample_common::Membership& member
   hashes_host_ = PinnedBuffer<std::uint64_t>(static_cast<std::size_t>(chunks_ * options.totalIterations()));
   SAMPLE_CUDA(cudaMemcpy(chunk_base_.get(), chunk_base.data(), chunk_base_.bytes(), cudaMemcpyHostToDevice));
   ++setup_counts_.memcpys;
-  sgd_lists_ = tensorLists<2>({&params_, &grads_});
-  checksum_lists_ = tensorLists<1>({options_.mode == SyncMode::Zero1 ? &params_ : &grads_});
+  const bool sharded = options_.mode == SyncMode::Zero1;
+  if (!sharded) sgd_lists_ = tensorLists<2>({&params_, &grads_});
+  checksum_lists_ = tensorLists<1>({sharded ? &params_ : &grads_});
   initialiseParameters();
-  if (options_.mode == SyncMode::Zero1) sharded_.emplace(ctx_, comm_, membership_.world_size);
+  if (sharded) sharded_.emplace(ctx_, comm_, membership_.world_size);
   setup_counts_ = setup_counts_ + issue_.counts();
-}
-
-const char* Trainer::checkedTensors() const {
-  return options_.mode == SyncMode::Zero1 ? "updated parameters" : "synchronised gradients";
 }
 
 Trainer::~Trainer() {
@@ -223,8 +220,9 @@ void Trainer::checkAcrossRanks(const std::vector<IterationRecord>& records) {
       if (all.get()[r * n + i] != records[i].checksum) {
         throw VerificationError(fmt::format("iteration {}: rank {}'s {} (checksum {:016x}) differ from rank {}'s "
                                             "({:016x})",
-                                            records[i].iteration, r, checkedTensors(), all.get()[r * n + i],
-                                            membership_.rank, records[i].checksum));
+                                            records[i].iteration, r,
+                                            checked() == Probed::Gradients ? "synchronised gradients" : "updated parameters",
+                                            all.get()[r * n + i], membership_.rank, records[i].checksum));
       }
     }
   }
@@ -256,8 +254,7 @@ RunSummary Trainer::run(sample_common::Watchdog& watchdog) {
   // The last iteration ends where the next one would start.
   SAMPLE_CUDA(cudaEventRecord(step_start_[static_cast<std::size_t>(total)].get(), compute_.get()));
 
-  ProbeCheck probes(layout_, options_.seed, membership_.world_size, options_.lr,
-                    sharded_ ? Probed::UpdatedParameters : Probed::Gradients);
+  ProbeCheck probes(layout_, options_.seed, membership_.world_size, options_.lr, checked());
   for (int n = 0; n < total; ++n) {
     watchdog.progress(fmt::format("iteration {} to complete", n));
     summary.iterations.push_back(checkIteration(n, probes));

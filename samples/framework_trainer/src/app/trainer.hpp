@@ -50,8 +50,8 @@ class Trainer {
 
  private:
   int buckets() const { return reducer_ ? reducer_->buckets() : sharded_ ? sharded_->buckets() : 0; }
-  // What the check hashes and probes, in the words of its messages.
-  const char* checkedTensors() const;
+  // What the check hashes and probes: the synchronised gradients, or zero1's updated parameters.
+  Probed checked() const { return options_.mode == SyncMode::Zero1 ? Probed::UpdatedParameters : Probed::Gradients; }
   void initialiseParameters();
   void issueIteration(int iteration);
   void issueOptimizer();

@@ -22,4 +22,10 @@ std::vector<Bucket> assignBuckets(const std::vector<std::size_t>& param_bytes, s
   return buckets;
 }
 
+std::vector<Bucket> modelBuckets(const ParamLayout& layout, std::size_t bucket_cap_bytes) {
+  std::vector<std::size_t> bytes;
+  for (const ParamSpec& p : layout.params()) bytes.push_back(p.bytes());
+  return assignBuckets(bytes, bucket_cap_bytes);
+}
+
 }  // namespace framework_trainer

@@ -1,5 +1,6 @@
 #include "framework_trainer/op_counts.hpp"
 
+#include "framework_trainer/ddp_buckets.hpp"
 #include "framework_trainer/tensor_lists.hpp"
 #include "framework_trainer/zero_shards.hpp"
 
@@ -22,12 +23,6 @@ int multiTensorLaunches(const ParamLayout& layout, int depth) {
   std::vector<std::int64_t> numels;
   for (const ParamSpec& p : layout.params()) numels.push_back(p.numel());
   return static_cast<int>(planTensorLists(numels, depth).size());
-}
-
-std::vector<Bucket> modelBuckets(const ParamLayout& layout, std::size_t bucket_bytes) {
-  std::vector<std::size_t> bytes;
-  for (const ParamSpec& p : layout.params()) bytes.push_back(p.bytes());
-  return assignBuckets(bytes, bucket_bytes);
 }
 
 OpCounts iterationOpCounts(const ModelConfig& config, SyncMode mode, std::size_t bucket_bytes, int world_size) {
