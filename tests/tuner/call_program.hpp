@@ -54,6 +54,21 @@ class CallProgram {
     c.collective.recv = recv == 0 ? address : recv;
     return c;
   }
+  // A float reduce-scatter (sum) on communicator 0 of 4 ranks: `count` elements to each rank,
+  // from send[0, 4 * count) into recv[0, count). In place: recv is the rank's slice of send.
+  Call reduceScatter(StreamHandle s, std::uint64_t send, std::uint64_t count, std::uint64_t recv) {
+    Call c = allReduce(s, send, count, recv);
+    c.collective.type = trace::CollType::ReduceScatter;
+    return c;
+  }
+  // A float all-gather on communicator 0 of 4 ranks: `count` elements from each rank, from
+  // send[0, count) into recv[0, 4 * count). In place: send is the rank's slice of recv.
+  Call allGather(StreamHandle s, std::uint64_t send, std::uint64_t count, std::uint64_t recv) {
+    Call c = allReduce(s, send, count, recv);
+    c.collective.type = trace::CollType::AllGather;
+    c.collective.op = trace::RedOp::None;
+    return c;
+  }
   Call broadcast(StreamHandle s, std::uint64_t address, std::uint64_t count) {
     Call c = allReduce(s, address, count);
     c.collective.type = trace::CollType::Broadcast;

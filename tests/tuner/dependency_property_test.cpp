@@ -1,6 +1,7 @@
 // Invariant 2 of the runtime (docs/tuner.md, "The runtime's invariants"), as a property: for
-// random programs (kernels, copies, fills and all-reduces on several streams, events, waits,
-// host syncs, kernels of unknown layout) under random plans, every two accesses to a common
+// random programs (kernels, copies, fills, all-reduces, reduce-scatters and all-gathers on
+// several streams, events, waits, host syncs, kernels of unknown layout) under random plans,
+// every two accesses to a common
 // buffer that the original program orders (by stream order, events or host syncs) are still
 // ordered in the schedule the scheduler makes, whatever the durations of the ops. The schedule
 // is executed on the simulator with random durations; the ordering the original program
@@ -38,6 +39,36 @@ struct GenCall {
   bool is_op = false;  // runs on a stream (kernel, copy, fill, collective)
 };
 
+// Half are all-reduces in place. The others are reduce-scatters and all-gathers: in place
+// among 4 ranks (one buffer holds the other: the rank's slice of the whole), or out of place
+// between two buffers (a single rank, so that both are whole buffers).
+void randomCollective(std::mt19937& rng, CollectiveArgs& a, std::set<int>& tensors) {
+  std::uniform_int_distribution<int> tensor(0, kTensors - 1);
+  const int t = tensor(rng);
+  tensors.insert(t);
+  a.comm = 0x77;
+  a.comm_size = 1;
+  a.type = trace::CollType::AllReduce;
+  a.dtype = trace::DataType::Float32;
+  a.op = trace::RedOp::Sum;
+  a.count = kTensorBytes / 4;
+  a.send = a.recv = tensorAddress(t);
+  const int kind = static_cast<int>(rng() % 4);
+  if (kind < 2) return;
+  a.type = kind == 2 ? trace::CollType::ReduceScatter : trace::CollType::AllGather;
+  if (a.type == trace::CollType::AllGather) a.op = trace::RedOp::None;
+  if (rng() % 2 == 0) {
+    a.comm_size = 4;
+    a.count = kTensorBytes / 4 / 4;
+    const std::uint64_t slice = tensorAddress(t) + (rng() % 4) * (kTensorBytes / 4);
+    (a.type == trace::CollType::ReduceScatter ? a.recv : a.send) = slice;
+  } else {
+    const int u = tensor(rng);
+    tensors.insert(u);
+    a.recv = tensorAddress(u);
+  }
+}
+
 std::vector<GenCall> randomProgram(std::mt19937& rng, int length) {
   std::vector<GenCall> program;
   std::uniform_int_distribution<int> pick(0, 99), stream(0, kStreams - 1), tensor(0, kTensors - 1), event(0, kEvents - 1);
@@ -56,17 +87,9 @@ std::vector<GenCall> randomProgram(std::mt19937& rng, int length) {
         g.touches.push_back({tensorAddress(t), 0});
       }
       g.is_op = true;
-    } else if (p < 60) {  // all-reduce in place
+    } else if (p < 60) {  // an all-reduce, a reduce-scatter or an all-gather
       c.kind = CallKind::Collective;
-      const int t = tensor(rng);
-      g.tensors.insert(t);
-      c.collective.comm = 0x77;
-      c.collective.comm_size = 1;
-      c.collective.type = trace::CollType::AllReduce;
-      c.collective.dtype = trace::DataType::Float32;
-      c.collective.op = trace::RedOp::Sum;
-      c.collective.count = kTensorBytes / 4;
-      c.collective.send = c.collective.recv = tensorAddress(t);
+      randomCollective(rng, c.collective, g.tensors);
       g.is_op = true;
     } else if (p < 68) {  // copy or fill over a range of two tensors
       c.kind = pick(rng) % 2 ? CallKind::Memcpy : CallKind::Memset;
@@ -157,6 +180,7 @@ class TaggedProgram : public Executor {
   std::mt19937* rng = nullptr;
   EventSlot touch_base = 0;  // the first producer event's slot (the scheduler's layout)
   std::uint64_t touch_records = 0;
+  std::uint64_t sharded_units = 0;  // reduce-scatters and all-gathers issued as planned
 
   TaggedProgram() { program.hosts.resize(1); }
   bool prepareEvents(std::uint32_t count) override {
@@ -199,6 +223,7 @@ class TaggedProgram : public Executor {
   void hostWait(EventSlot e) override { waitFor(slot_op_[e]); }
   void queryWith(const Call&, EventSlot) override {}
   void issueUnit(const UnitIssue& u) override {
+    if (u.members.front().args.type != trace::CollType::AllReduce) ++sharded_units;
     // The members whose elements this part covers.
     std::vector<int> calls;
     std::uint64_t at = 0;
@@ -270,9 +295,14 @@ ScheduleRules randomRules(std::mt19937& rng, const std::vector<std::vector<Colle
     GroupPlan g;
     g.signature = sig.value();
     g.members = static_cast<std::uint32_t>(members.size());
+    // Most plans keep each reduce-scatter and all-gather a bucket of its own in one part, as the
+    // search makes them; the others fuse or split them at random, which the scheduler refuses.
+    const bool as_searched = rng() % 5 != 0;
+    auto alone = [&](std::uint32_t i) { return as_searched && members[i].type != trace::CollType::AllReduce; };
     for (std::uint32_t i = 0; i < g.members; ++i)
-      if (i == 0 || rng() % 2 == 0) g.bucket_first.push_back(i);
-    for (std::size_t b = 0; b < g.bucket_first.size(); ++b) g.parts.push_back(static_cast<std::uint16_t>(1 + rng() % 3));
+      if (i == 0 || alone(i) || alone(i - 1) || rng() % 2 == 0) g.bucket_first.push_back(i);
+    for (std::size_t b = 0; b < g.bucket_first.size(); ++b)
+      g.parts.push_back(alone(g.bucket_first[b]) ? 1 : static_cast<std::uint16_t>(1 + rng() % 3));
     for (std::uint16_t b = 0; b < g.bucket_first.size(); ++b)
       for (std::uint16_t p = 0; p < g.parts[b]; ++p) g.order.push_back({b, p});
     std::shuffle(g.order.begin(), g.order.end(), rng);
@@ -291,6 +321,7 @@ bool conflict(const GenCall& a, const GenCall& b) {
 struct Coverage {
   int checked_pairs = 0;
   int programs_with_units = 0;
+  int programs_with_sharded_units = 0;
   int programs_wrapping_rings = 0;  // more units, or producer events, than their ring holds
   int programs_disabled_by_capacity = 0;
 };
@@ -317,6 +348,7 @@ Coverage checkProgramsUnder(const SchedulerLimits& limits) {
     for (const GenCall& g : program) s.onCall(g.call);
     s.finish();
     if (s.stats().units > 0) ++cov.programs_with_units;
+    if (schedule.sharded_units > 0) ++cov.programs_with_sharded_units;
     if (s.stats().units > limits.units || schedule.touch_records > limits.touch_events) ++cov.programs_wrapping_rings;
     if (s.stats().fallbacks[static_cast<std::size_t>(Fallback::CapacityExceeded)] > 0) ++cov.programs_disabled_by_capacity;
 
@@ -361,6 +393,7 @@ TEST(DependencyProperty, OrderedConflictingAccessesStayOrderedUnderEveryPlan) {
   const Coverage cov = checkProgramsUnder(limits);
   EXPECT_GT(cov.checked_pairs, 5000);
   EXPECT_GT(cov.programs_with_units, 250);
+  EXPECT_GT(cov.programs_with_sharded_units, 250);
 }
 
 // The same property where the rings are smaller than what one flush issues (done events reused

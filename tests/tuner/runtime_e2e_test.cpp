@@ -426,7 +426,7 @@ struct StoppedRank {
   int exit_code = -1;
   int watchdog_lines = 0;     // "waited N s for the other ranks to agree", "an all-reduce ... has not completed"
   int peer_failed_lines = 0;  // "the agreement between ranks at a flush failed", "an all-reduce ... failed"
-  int failed_all_reduce_lines = 0;  // the last of these: stopped at a host synchronisation
+  int failed_collective_lines = 0;  // the last of these: stopped at a host synchronisation
 };
 
 std::vector<StoppedRank> stoppedRanks(const JobRun& job, const std::filesystem::path& exits) {
@@ -435,13 +435,13 @@ std::vector<StoppedRank> stoppedRanks(const JobRun& job, const std::filesystem::
     std::ifstream in(exits / ("rank-" + std::to_string(r)));
     in >> ranks[static_cast<std::size_t>(r)].exit_code;
   }
-  const std::regex line(R"(runtime \(rank (\d)\): (waited \d+ s for the other ranks to agree|an all-reduce the plan issued has not completed for \d+ s|the agreement between ranks at a flush failed after [0-9.]+ s \(NCCL error \d+: [^)]*\); another rank has died or left|an all-reduce the plan issued failed \(NCCL error \d+: [^)]*\); another rank has died or left))");
+  const std::regex line(R"(runtime \(rank (\d)\): (waited \d+ s for the other ranks to agree|a collective the plan issued has not completed for \d+ s|the agreement between ranks at a flush failed after [0-9.]+ s \(NCCL error \d+: [^)]*\); another rank has died or left|a collective the plan issued failed \(NCCL error \d+: [^)]*\); another rank has died or left))");
   for (std::sregex_iterator it(job.result.err.begin(), job.result.err.end(), line), end; it != end; ++it) {
     StoppedRank& r = ranks.at(static_cast<std::size_t>(std::stoi((*it)[1].str())));
     const std::string cause = (*it)[2].str();
-    const bool failed_all_reduce = cause.rfind("an all-reduce the plan issued failed", 0) == 0;
-    ++(cause.rfind("the agreement", 0) == 0 || failed_all_reduce ? r.peer_failed_lines : r.watchdog_lines);
-    r.failed_all_reduce_lines += failed_all_reduce ? 1 : 0;
+    const bool failed_collective = cause.rfind("a collective the plan issued failed", 0) == 0;
+    ++(cause.rfind("the agreement", 0) == 0 || failed_collective ? r.peer_failed_lines : r.watchdog_lines);
+    r.failed_collective_lines += failed_collective ? 1 : 0;
   }
   return ranks;
 }
@@ -564,7 +564,7 @@ TEST_F(RuntimeE2E, RankThatExitsStopsTheOthersAtTheirNextAgreementOrSynchronisat
   }
   for (int r = 0; r < 3; ++r) {
     expectStoreKeptUpToTheStop(tuned, r, /*gpu_may_hang=*/false,
-                               /*at_host_sync=*/ranks[static_cast<std::size_t>(r)].failed_all_reduce_lines == 1);
+                               /*at_host_sync=*/ranks[static_cast<std::size_t>(r)].failed_collective_lines == 1);
   }
 }
 
@@ -584,10 +584,10 @@ TEST_F(RuntimeE2E, RankThatDiesAfterAgreeingStopsTheOthersBeforeTheyReadItsAllRe
     std::ifstream(exits / ("rank-" + std::to_string(r))) >> status;
     EXPECT_EQ(status, r == 3 ? 9 : 3) << "rank " << r << ": " << tuned.result.err;
     if (r == 3) continue;
-    const std::string line = "runtime (rank " + std::to_string(r) + "): an all-reduce the plan issued failed (NCCL error 6";
+    const std::string line = "runtime (rank " + std::to_string(r) + "): a collective the plan issued failed (NCCL error 6";
     EXPECT_EQ(occurrences(tuned.result.err, line), 1u) << tuned.result.err;
     const nlohmann::json report = runtimeReport(tuned.dir, r);
-    EXPECT_NE(report["watchdog"].get<std::string>().find("an all-reduce the plan issued failed"), std::string::npos)
+    EXPECT_NE(report["watchdog"].get<std::string>().find("a collective the plan issued failed"), std::string::npos)
         << report.dump();
   }
   EXPECT_EQ(tuned.result.err.find("mismatches"), std::string::npos) << tuned.result.err;

@@ -378,6 +378,104 @@ TEST(Scheduler, WithoutCommunicationStreamBucketsWaitForTheirPositions) {
   EXPECT_EQ(log.lines, expected);
 }
 
+// One iteration of a ZeRO-1 step of two buckets on stream S, as Megatron's distributed
+// optimizer lays it out: gradients and parameters are views of flat buckets; each gradient
+// bucket is reduce-scattered in place (this rank, 1 of 4, keeps the second quarter), the
+// sharded update reads the gradient shards and writes the parameter shards, each parameter
+// bucket is all-gathered in place, and the next forward reads bucket 1's layer first.
+struct ShardedStep {
+  static constexpr std::uint64_t kShard = 64;                 // floats per rank and bucket
+  static constexpr std::uint64_t kBucketBytes = 4 * kShard * 4;
+  static std::uint64_t gradBucket(int b) { return kGrads + static_cast<std::uint64_t>(b) * kBucketBytes; }
+  static std::uint64_t paramBucket(int b) { return kParams + static_cast<std::uint64_t>(b) * kBucketBytes; }
+  static std::uint64_t mine(std::uint64_t bucket) { return bucket + kShard * 4; }
+
+  explicit ShardedStep(CallProgram& program) : p(program) {}
+  CallProgram& p;
+  std::vector<Call> calls, scatters, gathers;
+  void build() {
+    calls.push_back(p.kernel(kS, {gradBucket(1) + 8, kActs}));  // backward, last layers first
+    calls.push_back(p.kernel(kS, {gradBucket(0) + 8, kActs}));
+    for (int b : {1, 0}) {
+      scatters.push_back(p.reduceScatter(kS, gradBucket(b), kShard, mine(gradBucket(b))));
+      calls.push_back(scatters.back());
+    }
+    calls.push_back(p.kernel(kS, {mine(gradBucket(0)), mine(gradBucket(1)), mine(paramBucket(0)), mine(paramBucket(1))}));
+    for (int b : {1, 0}) {
+      gathers.push_back(p.allGather(kS, mine(paramBucket(b)), kShard, paramBucket(b)));
+      calls.push_back(gathers.back());
+    }
+    calls.push_back(p.kernel(kS, {paramBucket(0) + 8, kActs}));  // the next forward: first layers first
+    calls.push_back(p.kernel(kS, {paramBucket(1) + 8, kActs}));
+  }
+};
+
+TEST(Scheduler, ReduceScattersAndAllGathersAreHeldEachABucketOfItsOwn) {
+  CallProgram p;
+  ShardedStep first(p), second(p);
+  first.build();
+  second.build();
+  ScheduleRules rules;
+  // Ready order for the reduce-scatters; the all-gathers in the order the next forward needs them.
+  rules.groups.push_back(planOf(first.scatters, {0, 1}, {1, 1}, {{0, 0}, {1, 0}}));
+  rules.groups.push_back(planOf(first.gathers, {0, 1}, {1, 1}, {{1, 0}, {0, 0}}));
+  std::sort(rules.groups.begin(), rules.groups.end(),
+            [](const GroupPlan& a, const GroupPlan& b) { return a.signature < b.signature; });
+  ActionLog log;
+  Scheduler s(rules, log, smallLimits());
+  for (const Call& c : first.calls) s.onCall(c);
+  const std::size_t mark = log.lines.size();
+  for (const Call& c : second.calls) s.onCall(c);
+  const Lines expected_second = {
+      // Backward's kernels now touch the gradient buckets (in place, each one buffer); the
+      // forward before them already waited for every unit of the last step.
+      "call 10", "record 20 on s1",
+      "call 11", "record 21 on s1",
+      // Both reduce-scatters held: their producers are proven, no positions recorded.
+      "agree",  // the update reads both shards: the group goes
+      "wait comm 20", "unit 12 [0+64] contiguous on comm", "record 12 on comm",  // after call 10 only
+      "wait comm 21", "unit 13 [0+64] contiguous on comm", "record 13 on comm",
+      "wait s1 13", "call 14", "record 22 on s1",
+      "agree",  // the forward's first kernel reads parameter bucket 0: the all-gathers go
+      "wait comm 22", "unit 16 [0+64] contiguous on comm", "record 14 on comm",  // bucket 0's first
+      "unit 15 [0+64] contiguous on comm", "record 15 on comm",
+      "wait s1 14", "call 17", "record 23 on s1",  // waits for its own bucket's all-gather only
+      "wait s1 15", "call 18", "record 24 on s1"};
+  EXPECT_EQ(log.since(mark), expected_second);
+  EXPECT_EQ(s.stats().planned_groups, 4u);
+  EXPECT_EQ(s.stats().unplanned_groups, 0u);
+  EXPECT_EQ(s.stats().fallbacks[static_cast<std::size_t>(Fallback::OverlappingBuffer)], 0u);
+  EXPECT_TRUE(s.active());
+  // Each unit is the application's own call, whole: its type, buffers and count.
+  ASSERT_EQ(log.unit_members.size(), 8u);
+  const CollectiveArgs& gathered = log.unit_members[6].front().args;
+  EXPECT_EQ(gathered.type, trace::CollType::AllGather);
+  EXPECT_EQ(gathered.send, ShardedStep::mine(ShardedStep::paramBucket(0)));
+  EXPECT_EQ(gathered.recv, ShardedStep::paramBucket(0));
+  EXPECT_EQ(log.units[6].count, ShardedStep::kShard);
+}
+
+TEST(Scheduler, APlanThatFusesOrSplitsReduceScattersIsNotApplied) {
+  for (const bool fuse : {true, false}) {
+    CallProgram p;
+    ShardedStep step(p);
+    step.build();
+    ScheduleRules rules;
+    rules.groups.push_back(fuse ? planOf(step.scatters, {0}, {1}, {{0, 0}})
+                                : planOf(step.scatters, {0, 1}, {2, 1}, {{0, 0}, {0, 1}, {1, 0}}));
+    ActionLog log;
+    Scheduler s(rules, log, smallLimits());
+    for (std::size_t i = 0; i < 5; ++i) s.onCall(step.calls[i]);
+    // Their slices interleave across ranks: no single call is the fusion or the part, so the
+    // group keeps its original order, on its own stream.
+    EXPECT_EQ(s.stats().planned_groups, 0u) << fuse;
+    EXPECT_EQ(s.stats().unplanned_groups, 1u) << fuse;
+    EXPECT_EQ(std::count(log.lines.begin(), log.lines.end(), "held 3 on s1"), 1) << fuse;
+    EXPECT_EQ(std::count(log.lines.begin(), log.lines.end(), "held 4 on s1"), 1) << fuse;
+    EXPECT_TRUE(log.units.empty()) << fuse;
+  }
+}
+
 TEST(Scheduler, OtherCollectivesAndNcclGroupsKeepTheirPlace) {
   CallProgram p;
   const Call ar = p.allReduce(kS, grad(0), kLayerFloats);

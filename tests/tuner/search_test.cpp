@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "synthetic_trainer.hpp"
 #include "syncopate/analyzer/analysis.hpp"
@@ -136,13 +137,35 @@ TEST(Plan, RoundTripKeepsEverythingAndTheChecksumGuardsIt) {
   EXPECT_NE(tampered.message().find("checksum"), std::string::npos);
 
   std::string other = text;
-  other.replace(other.find("\"1.0\""), 5, "\"2.0\"");
+  other.replace(other.find("\"1.1\""), 5, "\"2.1\"");
   auto newer = parsePlan(other);
   ASSERT_FALSE(newer.ok());
   EXPECT_NE(newer.message().find("version"), std::string::npos);
 
   EXPECT_FALSE(parsePlan("{not json").ok());
   EXPECT_FALSE(parsePlan("{\"format\": \"something else\"}").ok());
+}
+
+// Plans written before reduce-scatters, all-gathers and the need order (version 1.0) still
+// load: one that an earlier build's `syncopate tune` wrote for dp_trainer.
+TEST(Plan, AVersionOnePointZeroPlanStillLoads) {
+  auto old = readPlan(std::filesystem::path(SYNCOPATE_SOURCE_DIR) / "tests/fuzz/seeds/plan/dp_trainer.plan.json");
+  ASSERT_TRUE(old.ok()) << old.message();
+  EXPECT_EQ(old->version, "1.0");
+  EXPECT_EQ(old->knobs.order, Order::Ready);
+  EXPECT_FALSE(old->groups.empty());
+  EXPECT_EQ(old->rules().groups.size(), old->groups.size());
+}
+
+TEST(Plan, TheNeedOrderRoundTrips) {
+  Plan plan;
+  plan.knobs.order = Order::Need;
+  plan.why = "the next forward's gathers first";
+  auto back = parsePlan(planJson(plan));
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(back->version, "1.1");
+  EXPECT_EQ(back->knobs.order, Order::Need);
+  EXPECT_EQ(describe(back->knobs), "start at producers, no fusion, need order");
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 namespace syncopate::tuner {
 
 namespace {
@@ -15,12 +17,25 @@ std::string bytesText(std::uint64_t b) {
 
 }  // namespace
 
-std::string_view toString(Order o) { return o == Order::Program ? "program" : "ready"; }
+std::string_view toString(Order o) {
+  switch (o) {
+    case Order::Program: return "program";
+    case Order::Ready: return "ready";
+    case Order::Need: return "need";
+  }
+  return "?";
+}
+
+std::optional<Order> orderNamed(std::string_view name) {
+  for (Order o : {Order::Program, Order::Ready, Order::Need})
+    if (toString(o) == name) return o;
+  return std::nullopt;
+}
 
 std::string describe(const Knobs& k) {
   std::string s = k.communication_stream ? "start at producers" : "start at original positions";
   s += k.bucket_bytes == 0 ? ", no fusion" : ", buckets <= " + bytesText(k.bucket_bytes);
-  if (k.communication_stream) s += k.order == Order::Ready ? ", ready order" : ", program order";
+  if (k.communication_stream) s += fmt::format(", {} order", toString(k.order));
   if (k.priority_tail > 0) s += fmt::format(", last {} first layers first", k.priority_tail);
   if (k.split_bytes > 0) s += ", parts <= " + bytesText(k.split_bytes);
   if (!k.per_bucket_waits) s += ", updates wait for all";

@@ -149,8 +149,13 @@ trace::Result<Plan> parsePlan(std::string_view text) {
     p.knobs.communication_stream = field<bool>(k, "communication_stream", "\"knobs\"");
     p.knobs.bucket_bytes = field<std::uint64_t>(k, "bucket_bytes", "\"knobs\"");
     const std::string order = field<std::string>(k, "order", "\"knobs\"");
-    if (order != "ready" && order != "program") return trace::failure("the plan's order must be \"ready\" or \"program\"");
-    p.knobs.order = order == "ready" ? Order::Ready : Order::Program;
+    const std::optional<Order> named = orderNamed(order);
+    // "need" came with version 1.1: a 1.0 plan names one of the others.
+    if (!named || (minor < 1 && *named == Order::Need)) {
+      return trace::failure(minor < 1 ? "the plan's order must be \"ready\" or \"program\""
+                                      : "the plan's order must be \"ready\", \"program\" or \"need\"");
+    }
+    p.knobs.order = *named;
     p.knobs.priority_tail = field<std::uint32_t>(k, "priority_tail", "\"knobs\"");
     p.knobs.split_bytes = field<std::uint64_t>(k, "split_bytes", "\"knobs\"");
     p.knobs.per_bucket_waits = field<bool>(k, "per_bucket_waits", "\"knobs\"");

@@ -348,8 +348,8 @@ void Scheduler::onCollective(const Call& call) {
     return;
   }
   const CollectiveArgs& a = call.collective;
-  const bool holdable = a.type == trace::CollType::AllReduce && nccl_group_depth_ == 0 && a.count > 0 &&
-                        trace::dataTypeSize(a.dtype) > 0;
+  const bool holdable =
+      rescheduled(a.type) && nccl_group_depth_ == 0 && a.count > 0 && trace::dataTypeSize(a.dtype) > 0;
   if (holdable) {
     hold(call);
     return;
@@ -373,11 +373,21 @@ void Scheduler::hold(const Call& call) {
     exec_.passthrough(call);
     return;
   }
-  const std::uint32_t send = tensorFor(a.send, a.send + a.send_bytes(), call);
-  const std::uint32_t recv =
-      send == kNone ? kNone
-                    : (a.recv == a.send && a.recv_bytes() == a.send_bytes() ? send
-                                                                            : tensorFor(a.recv, a.recv + a.recv_bytes(), call));
+  // In place, one buffer holds the other (an all-reduce's are the same; a reduce-scatter's
+  // result is the rank's own slice of its input, an all-gather's input the rank's own slice of
+  // its result): one tensor, the larger range.
+  const std::uint64_t send_end = a.send + a.send_bytes(), recv_end = a.recv + a.recv_bytes();
+  const bool recv_inside = a.recv >= a.send && recv_end <= send_end;
+  const bool send_inside = a.send >= a.recv && send_end <= recv_end;
+  std::uint32_t send = kNone, recv = kNone;
+  if (recv_inside) {
+    send = recv = tensorFor(a.send, send_end, call);
+  } else if (send_inside) {
+    send = recv = tensorFor(a.recv, recv_end, call);
+  } else {
+    send = tensorFor(a.send, send_end, call);
+    recv = send == kNone ? kNone : tensorFor(a.recv, recv_end, call);
+  }
   if (send == kNone || recv == kNone) {  // tensorFor disabled the plan
     exec_.passthrough(call);
     return;
@@ -577,7 +587,7 @@ void Scheduler::flush() {
     disable(Fallback::RanksDisagree, callOf(held_.front()));
     return;
   }
-  if (plan != nullptr && homogeneousBuckets(*plan)) {
+  if (plan != nullptr && executable(*plan)) {
     issuePlanned(*plan);
     ++stats_.planned_groups;
   } else {
@@ -589,9 +599,16 @@ void Scheduler::flush() {
   held_meta_.clear();
 }
 
-bool Scheduler::homogeneousBuckets(const GroupPlan& plan) const {
+bool Scheduler::executable(const GroupPlan& plan) const {
   for (std::uint32_t b = 0; b < plan.bucketCount(); ++b) {
-    for (std::uint32_t i = plan.bucket_first[b] + 1; i < plan.bucketEnd(b); ++i) {
+    const std::uint32_t first = plan.bucket_first[b];
+    // Only all-reduces fuse and split: the elements of a reduce-scatter's or an all-gather's
+    // per-rank slices interleave, so neither a concatenation of two nor a part of one is a
+    // single call.
+    if (held_[first].args.type != trace::CollType::AllReduce && (plan.bucketEnd(b) - first != 1 || plan.parts[b] != 1)) {
+      return false;
+    }
+    for (std::uint32_t i = first + 1; i < plan.bucketEnd(b); ++i) {
       if (!sameReduction(held_[i].args, held_[i - 1].args)) return false;
     }
   }

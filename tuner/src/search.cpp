@@ -59,8 +59,21 @@ std::size_t producerOf(const RecordedRank& rank, std::size_t call) {
   return call;
 }
 
-bool sameReduction(const CollectiveArgs& a, const CollectiveArgs& b) {
-  return a.comm == b.comm && a.type == b.type && a.dtype == b.dtype && a.op == b.op;
+// The first call after `call` that reads or writes the member's buffers: where the program
+// first needs its result. The rank's last call + 1 when nothing after it does.
+std::size_t consumerOf(const RecordedRank& rank, std::size_t call, std::size_t end) {
+  const CollectiveArgs& a = rank.calls[call].call.collective;
+  for (std::size_t i = call + 1; i < end; ++i) {
+    const Call c = rank.call(i);
+    if (touches(c, a.send, a.send + a.send_bytes()) || touches(c, a.recv, a.recv + a.recv_bytes())) return i;
+  }
+  return end;
+}
+
+// Only all-reduces of one reduction fuse (Scheduler::executable says why).
+bool fusible(const CollectiveArgs& a, const CollectiveArgs& b) {
+  return a.type == trace::CollType::AllReduce && a.comm == b.comm && a.type == b.type && a.dtype == b.dtype &&
+         a.op == b.op;
 }
 
 GroupPlan planGroup(const Knobs& k, const RecordedGroup& g) {
@@ -72,7 +85,7 @@ GroupPlan planGroup(const Knobs& k, const RecordedGroup& g) {
     const std::uint32_t start = i;
     std::uint64_t bytes = g.members[i].send_bytes();
     ++i;
-    while (i < p.members && k.bucket_bytes > 0 && sameReduction(g.members[i], g.members[start]) &&
+    while (i < p.members && k.bucket_bytes > 0 && fusible(g.members[i], g.members[start]) &&
            bytes + g.members[i].send_bytes() <= k.bucket_bytes) {
       bytes += g.members[i].send_bytes();
       ++i;
@@ -83,7 +96,8 @@ GroupPlan planGroup(const Knobs& k, const RecordedGroup& g) {
   const std::uint32_t buckets = p.bucketCount();
   for (std::uint32_t b = 0; b < buckets; ++b) {
     std::uint64_t parts = 1;
-    if (k.split_bytes > 0 && bucket_bytes[b] > k.split_bytes) {
+    const bool splittable = g.members[p.bucket_first[b]].type == trace::CollType::AllReduce;
+    if (splittable && k.split_bytes > 0 && bucket_bytes[b] > k.split_bytes) {
       parts = std::min<std::uint64_t>(16, (bucket_bytes[b] + k.split_bytes - 1) / k.split_bytes);
     }
     p.parts.push_back(static_cast<std::uint16_t>(parts));
@@ -97,6 +111,13 @@ GroupPlan planGroup(const Knobs& k, const RecordedGroup& g) {
     std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return ready[a] < ready[b]; });
     const std::uint32_t tail = std::min(k.priority_tail, buckets);
     std::sort(order.end() - tail, order.end());
+  } else if (k.order == Order::Need) {
+    std::vector<std::size_t> need(buckets, 0);
+    for (std::uint32_t b = 0; b < buckets; ++b) {
+      need[b] = g.consumer_call[p.bucket_first[b]];
+      for (std::uint32_t i = p.bucket_first[b]; i < p.bucketEnd(b); ++i) need[b] = std::min(need[b], g.consumer_call[i]);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return need[a] < need[b]; });
   }
   for (std::uint32_t b : order)
     for (std::uint16_t part = 0; part < p.parts[b]; ++part) p.order.push_back({static_cast<std::uint16_t>(b), part});
@@ -108,6 +129,7 @@ std::vector<std::uint64_t> capGrid(const std::vector<RecordedGroup>& groups) {
   for (const RecordedGroup& g : groups) {
     std::uint64_t total = 0;
     for (const CollectiveArgs& a : g.members) {
+      if (a.type != trace::CollType::AllReduce) continue;  // only all-reduces fuse
       const std::uint64_t b = a.send_bytes();
       if (b > 0 && (smallest == 0 || b < smallest)) smallest = b;
       total += b;
@@ -150,6 +172,7 @@ trace::Result<std::vector<RecordedGroup>> recordedGroups(const WhatIfModel& mode
         g.members.push_back(h.args);
         g.member_call.push_back(h.call_id);
         g.producer_call.push_back(producerOf(rank, h.call_id));
+        g.consumer_call.push_back(consumerOf(rank, h.call_id, rank.calls.size()));
       }
       g.signature = sig.value();
       groups.push_back(std::move(g));
@@ -161,7 +184,7 @@ trace::Result<std::vector<RecordedGroup>> recordedGroups(const WhatIfModel& mode
     for (std::size_t i = 0; same && i < per_rank[r].size(); ++i) same = per_rank[r][i].signature == per_rank[0][i].signature;
     if (!same) {
       return trace::failure(fmt::format(
-          "rank {} flushes other groups of all-reduces than rank 0 (their call sequences differ), so no plan could "
+          "rank {} flushes other groups of collectives than rank 0 (their call sequences differ), so no plan could "
           "apply the same way on every rank",
           model.calls().ranks[r].rank));
     }
@@ -192,7 +215,9 @@ trace::Result<SearchResult> search(const WhatIfModel& model, const SearchOptions
   if (!groups.ok()) return groups.status();
   out.groups = std::move(groups).value();
   if (out.groups.empty()) {
-    out.note = "the run issues no all-reduce in its steady iterations, so there is nothing to reschedule";
+    out.note =
+        "the run issues no all-reduce, reduce-scatter or all-gather in its steady iterations, so there is nothing to "
+        "reschedule";
     return out;
   }
 
@@ -219,9 +244,9 @@ trace::Result<SearchResult> search(const WhatIfModel& model, const SearchOptions
 
   // Stage 1: placement, order and bucket size.
   const std::vector<std::uint64_t> caps = capGrid(out.groups);
-  total = caps.size() * 3 + 12;
+  total = caps.size() * 4 + 12;
   for (std::uint64_t cap : caps) {
-    for (Order order : {Order::Ready, Order::Program}) {
+    for (Order order : {Order::Ready, Order::Program, Order::Need}) {
       Knobs k;
       k.bucket_bytes = cap;
       k.order = order;

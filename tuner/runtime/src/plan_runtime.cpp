@@ -148,7 +148,7 @@ int PlanRuntime::run(const tuner::Call& call, const Original& original) noexcept
       call.kind == tuner::CallKind::StreamSync || call.kind == tuner::CallKind::EventSync ||
       call.kind == tuner::CallKind::DeviceSync ||
       ((call.kind == tuner::CallKind::StreamQuery || call.kind == tuner::CallKind::EventQuery) && result_ == cudaSuccess);
-  if (lets_the_host_read) stopIfAnIssuedAllReduceFailed();
+  if (lets_the_host_read) stopIfAnIssuedCollectiveFailed();
   return result_;
 }
 
@@ -187,7 +187,7 @@ int PlanRuntime::communicatorSize(ncclComm_t comm) noexcept { return comms_.size
 void PlanRuntime::note(ncclResult_t result, const char* what) noexcept {
   if (result == ncclSuccess) return;
   // Refused because its communicator has failed (a peer died or left): as at a host sync.
-  stopIfAnIssuedAllReduceFailed();
+  stopIfAnIssuedCollectiveFailed();
   ncclResult_t expected = ncclSuccess;
   if (sticky_.compare_exchange_strong(expected, result)) {
     log(LogLevel::Error, "runtime: %s failed (NCCL error %d); the application's next NCCL call reports it", what,
@@ -239,11 +239,25 @@ void PlanRuntime::recordApplicationEvent(const tuner::Call&, tuner::StreamHandle
 
 void PlanRuntime::issueHeld(const tuner::HeldCollective& h) {
   OwnCall own;
-  const tuner::CollectiveArgs& a = h.args;
-  markIssuedOn(commOf(a));
-  note(runtimeNext().nccl->ncclAllReduce(reinterpret_cast<const void*>(a.send), reinterpret_cast<void*>(a.recv), a.count,
-                                         ncclType(a.dtype), ncclOp(a.op), commOf(a), streamOf(h.stream)),
-       "an all-reduce issued in its original order");
+  markIssuedOn(commOf(h.args));
+  issueAsCalled(h.args, streamOf(h.stream), "a collective issued in its original order");
+}
+
+void PlanRuntime::issueAsCalled(const tuner::CollectiveArgs& a, cudaStream_t stream, const char* what) noexcept {
+  const NcclTable& nccl = *runtimeNext().nccl;
+  const void* send = reinterpret_cast<const void*>(a.send);
+  void* recv = reinterpret_cast<void*>(a.recv);
+  switch (a.type) {
+    case trace::CollType::ReduceScatter:
+      note(nccl.ncclReduceScatter(send, recv, a.count, ncclType(a.dtype), ncclOp(a.op), commOf(a), stream), what);
+      return;
+    case trace::CollType::AllGather:
+      note(nccl.ncclAllGather(send, recv, a.count, ncclType(a.dtype), commOf(a), stream), what);
+      return;
+    default:  // the scheduler holds nothing else (tuner::rescheduled)
+      note(nccl.ncclAllReduce(send, recv, a.count, ncclType(a.dtype), ncclOp(a.op), commOf(a), stream), what);
+      return;
+  }
 }
 
 void PlanRuntime::recordEvent(tuner::EventSlot event, tuner::StreamHandle stream) {
@@ -280,6 +294,12 @@ void PlanRuntime::issueUnit(const tuner::UnitIssue& unit) {
   const cudaStream_t stream = streamOf(unit.stream);
   markIssuedOn(commOf(first));
   expect_unit_done_ = true;
+  // A reduce-scatter or an all-gather is a bucket of its own in one part (Scheduler::executable):
+  // the application's own call, moved.
+  if (first.type != trace::CollType::AllReduce) {
+    issueAsCalled(first, stream, "a rescheduled collective");
+    return;
+  }
   if (unit.contiguous) {
     note(nccl.ncclAllReduce(reinterpret_cast<const void*>(first.send + unit.offset * elem),
                             reinterpret_cast<void*>(first.recv + unit.offset * elem), unit.count, ncclType(first.dtype),
@@ -377,10 +397,10 @@ void PlanRuntime::markIssuedOn(ncclComm_t comm) noexcept {
 }
 
 // A peer that agreed and then died (stopped by its watchdog as the agreement completed, or
-// killed) leaves this rank's all-reduces of that group failed; NCCL may then complete them
+// killed) leaves this rank's collectives of that group failed; NCCL may then complete them
 // with what it had (simgpu does), and the program would read a half-reduced result. Checked
 // where the program can first read it, on the host.
-void PlanRuntime::stopIfAnIssuedAllReduceFailed() noexcept {
+void PlanRuntime::stopIfAnIssuedCollectiveFailed() noexcept {
   ncclResult_t error = ncclSuccess;
   if (comms_.failedIssuedOn(&error) == nullptr) return;
   const NcclHelpers* helpers = ncclHelpers();
@@ -388,7 +408,7 @@ void PlanRuntime::stopIfAnIssuedAllReduceFailed() noexcept {
       helpers != nullptr && helpers->ncclGetErrorString != nullptr ? helpers->ncclGetErrorString(error) : "";
   char message[512];
   std::snprintf(message, sizeof message,
-                "runtime (rank %d): an all-reduce the plan issued failed (NCCL error %d: %s); another rank has died "
+                "runtime (rank %d): a collective the plan issued failed (NCCL error %d: %s); another rank has died "
                 "or left. Stopping this rank before the program reads its result",
                 rank_, static_cast<int>(error), text);
   fire(message);
@@ -422,7 +442,7 @@ void PlanRuntime::watchdogStalled(Watchdog::Stall what, std::int64_t waited_ns) 
                   rank_, static_cast<long long>(waited_ns / 1'000'000'000));
   } else {
     std::snprintf(message, sizeof message,
-                  "runtime (rank %d): an all-reduce the plan issued has not completed for %lld s; a rank has died "
+                  "runtime (rank %d): a collective the plan issued has not completed for %lld s; a rank has died "
                   "or the ranks' schedules diverged. Stopping this rank instead of hanging",
                   rank_, static_cast<long long>(waited_ns / 1'000'000'000));
   }

@@ -103,14 +103,17 @@ class PlanRuntime final : public tuner::Executor {
   // device switches).
   int threadDevice() noexcept;
   void note(ncclResult_t result, const char* what) noexcept;
+  // The application's collective (an all-reduce, a reduce-scatter or an all-gather) as it was
+  // called, on `stream`.
+  void issueAsCalled(const tuner::CollectiveArgs& a, cudaStream_t stream, const char* what) noexcept;
   RuntimeReport report(const char* watchdog_message) const noexcept;
   void watchdogStalled(Watchdog::Stall what, std::int64_t waited_ns) noexcept;
   // A failed agreement (a peer died or left): ends the rank as the watchdog does.
   [[noreturn]] void peerFailed(const RankAgreement::Outcome& outcome) noexcept;
   // After a call that lets the program read what the GPU produced (a host synchronisation, a
-  // query that answers "done"): an all-reduce the plan issued on a communicator that has since
+  // query that answers "done"): a collective the plan issued on a communicator that has since
   // failed ends the rank as a failed agreement does, before the program reads its result.
-  void stopIfAnIssuedAllReduceFailed() noexcept;
+  void stopIfAnIssuedCollectiveFailed() noexcept;
   void markIssuedOn(ncclComm_t comm) noexcept;
   // Once the rank is being stopped (fire, on any thread), the calling thread goes no further.
   void holdIfStopping() const noexcept;

@@ -1,6 +1,6 @@
 // The runtime's watchdog: a thread that turns a hang into a clear error. Two waits can hang a
 // rank whose peer died or whose schedule diverged: an agreement between ranks that never
-// completes, and a unit (an all-reduce the plan issued) that never finishes. Each is watched
+// completes, and a unit (a collective the plan issued) that never finishes. Each is watched
 // against one limit (SYNCOPATE_WATCHDOG_S, default 300 s); past it, the runtime is told which
 // wait stalled and for how long, and stops the rank.
 #pragma once

@@ -60,6 +60,14 @@ struct CollectiveArgs {
   std::uint64_t recv_bytes() const;
 };
 
+// The collectives the scheduler holds and reschedules: the gradient all-reduces of data
+// parallelism, and the reduce-scatters and all-gathers of sharded data parallelism (ZeRO,
+// FSDP). Every other collective keeps its place.
+inline bool rescheduled(trace::CollType type) {
+  return type == trace::CollType::AllReduce || type == trace::CollType::ReduceScatter ||
+         type == trace::CollType::AllGather;
+}
+
 // A stream as the scheduler names it: the application's handle, or one of the runtime's own.
 using StreamHandle = std::uint64_t;
 inline constexpr StreamHandle kLegacyStream = 0;  // the legacy default stream (cudaStreamLegacy / 0)

@@ -3,13 +3,18 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 namespace syncopate::tuner {
 
-enum class Order : std::uint8_t { Program = 0, Ready = 1 };
+// The order of a group's buckets on the communication stream: as the program issued them, as
+// their producers finish (ready), or as the program first reads their results (need: what an
+// all-gather of parameters is for, whose every bucket is ready at once after the update).
+enum class Order : std::uint8_t { Program = 0, Ready = 1, Need = 2 };
 std::string_view toString(Order o);
+std::optional<Order> orderNamed(std::string_view name);  // nullopt: no such order
 
 struct Knobs {
   bool communication_stream = true;  // buckets start at their producers (else at their calls)

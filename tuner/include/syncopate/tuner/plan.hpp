@@ -18,7 +18,8 @@ namespace syncopate::tuner {
 
 inline constexpr std::string_view kPlanFormat = "syncopate-plan";
 inline constexpr int kPlanMajor = 1;
-inline constexpr int kPlanMinor = 0;
+// 1.1: groups of reduce-scatters and all-gathers, and the "need" order. 1.0 plans still load.
+inline constexpr int kPlanMinor = 1;
 
 struct PlanPrediction {
   double baseline_measured_ms = 0;   // the recorded run's iteration time
@@ -31,7 +32,7 @@ struct PlanPrediction {
 };
 
 struct Plan {
-  std::string version = "1.0";
+  std::string version = "1.1";
   std::string source_run;            // the run directory it was made from
   std::int32_t ranks = 0;
   std::vector<std::int64_t> predicted_iterations;

@@ -3,16 +3,18 @@
 // the same decisions and the what-if model predicts exactly what the runtime will do.
 //
 // What it does (docs/tuner.md, "The runtime", says why each rule keeps the program correct):
-//   - All-reduces are held instead of issued. Each remembers what it depends on: the last op
-//     that touched its buffers, when that op provably follows every other access to them
-//     (a vector clock per stream follows events, waits and host syncs), else its position in
-//     its stream (everything issued there before it).
-//   - At a flush point the held group is issued as the plan says: fused into buckets, buckets
-//     split into parts, parts in the plan's order, on the communication stream, each part
+//   - All-reduces, reduce-scatters and all-gathers (rescheduled(), calls.hpp) are held instead
+//     of issued. Each remembers what it depends on: the last op that touched its buffers, when
+//     that op provably follows every other access to them (a vector clock per stream follows
+//     events, waits and host syncs), else its position in its stream (everything issued there
+//     before it).
+//   - At a flush point the held group is issued as the plan says: all-reduces fused into
+//     buckets and buckets split into parts (a reduce-scatter or an all-gather is a bucket of
+//     its own, in one part), parts in the plan's order, on the communication stream, each part
 //     after the ops its members depend on, each followed by a "done" event.
 //     Flush points: an op that touches a held buffer, an event record, a host sync or query,
 //     an op the scheduler cannot reason about, an NCCL group, the end of a communicator.
-//   - An op that touches a buffer whose all-reduce is still in flight first waits for the
+//   - An op that touches a buffer whose collective is still in flight first waits for the
 //     done event of that buffer's bucket (the deferred wait), on its own stream; ops that do
 //     not touch it do not wait.
 //   - An event the application records on a stream whose work was redirected is recorded on
@@ -41,8 +43,8 @@ namespace syncopate::tuner {
 // The runtime creates held + units + touch_events + 1 CUDA events when it starts.
 struct SchedulerLimits {
   std::uint32_t streams = 32;        // application streams plus the runtime's two
-  std::uint32_t tensors = 8192;      // distinct all-reduce buffers
-  std::uint32_t held = 1024;         // all-reduces held between two flush points
+  std::uint32_t tensors = 8192;      // distinct buffers of held collectives
+  std::uint32_t held = 1024;         // collectives held between two flush points
   std::uint32_t units = 512;         // done events in flight (a ring)
   std::uint32_t touch_events = 2048; // producer events (a ring)
   std::uint32_t app_events = 1024;   // application events whose ordering is followed
@@ -50,7 +52,7 @@ struct SchedulerLimits {
 
 struct SchedulerStats {
   std::uint64_t calls = 0;
-  std::uint64_t held = 0;             // all-reduces held
+  std::uint64_t held = 0;             // collectives held
   std::uint64_t planned_groups = 0;   // groups issued as the plan says
   std::uint64_t unplanned_groups = 0; // groups issued in the original order
   std::uint64_t units = 0;            // NCCL calls issued for planned groups
@@ -150,7 +152,8 @@ class Scheduler {
   void onBarrier(const Call& call, Fallback why);
   void flush();
   void issuePlanned(const GroupPlan& plan);
-  bool homogeneousBuckets(const GroupPlan& plan) const;
+  // Every bucket one reduction, and only all-reduce buckets fused or split.
+  bool executable(const GroupPlan& plan) const;
   bool contiguous(std::uint32_t first, std::uint32_t end) const;
   void issueInOrder();
   void disable(Fallback why, const Call& call);

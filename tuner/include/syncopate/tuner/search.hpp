@@ -1,14 +1,18 @@
 // The search over gradient synchronisation schedules (docs/tuner.md, "The search").
 //
-// A schedule is a set of knobs (Knobs) that, for each group of all-reduces the recorded run
-// flushes, says how to bucket, order, split and place them; the search turns knobs into
-// ScheduleRules, predicts each with the what-if model and ranks them. It covers:
+// A schedule is a set of knobs (Knobs) that, for each group of collectives the recorded run
+// flushes (all-reduces, reduce-scatters, all-gathers), says how to bucket, order, split and
+// place them; the search turns knobs into ScheduleRules, predicts each with the what-if model
+// and ranks them. It covers:
 //   - the communication stream (on: buckets start as soon as their producers end; off: they
 //     start where the application called them, and only fusion is gained);
-//   - bucket (fusion) size: consecutive all-reduces fused up to a byte cap;
-//   - order: as the program issued them, or as their producers finish (ready order), with the
+//   - bucket (fusion) size: consecutive all-reduces fused up to a byte cap (a reduce-scatter
+//     or an all-gather stays a bucket of its own);
+//   - order: as the program issued them, as their producers finish (ready order), with the
 //     last buckets to be ready issued first layers first (priority to what the next forward
-//     needs), and large buckets split into parts;
+//     needs), or as the program first reads their results (need order: the next forward's
+//     all-gathers of parameters first layers first), and large all-reduce buckets split into
+//     parts;
 //   - cross-iteration update overlap: each consumer waits only for its own bucket, or the
 //     first consumer waits for the whole group;
 //   - the one-step-delayed mode: predicted, labelled as changing the training mathematics,
@@ -30,12 +34,14 @@ namespace syncopate::tuner {
 
 
 
-// A group of all-reduces as the scheduler flushes it in the recorded run (rank 0), with, per
-// member, where in the call sequence its buffer was last touched before it (its producer).
+// A group of collectives as the scheduler flushes it in the recorded run (rank 0), with, per
+// member, where in the call sequence its buffer was last touched before it (its producer) and
+// first touched after it (its consumer).
 struct RecordedGroup {
   std::uint64_t signature = 0;
   std::vector<CollectiveArgs> members;
   std::vector<std::size_t> producer_call;  // per member; the member's own call when none
+  std::vector<std::size_t> consumer_call;  // per member; past the modelled calls when none
   std::vector<std::size_t> member_call;
 };
 
