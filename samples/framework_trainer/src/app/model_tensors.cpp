@@ -22,8 +22,8 @@ ModelTensors ModelTensors::inBuckets(DeviceAllocator& allocator, const ParamLayo
   out.grads_.assign(tensors, nullptr);
   for (ShardedBucket& b : buckets) {
     const auto padded = static_cast<std::int64_t>(b.padded_numel);
-    FlatBucket& flat = out.buckets_.emplace_back(
-        FlatBucket{std::move(b), DeviceTensor<float>(allocator, padded, stream), DeviceTensor<float>(allocator, padded, stream)});
+    FlatBucket& flat = out.buckets_.emplace_back(FlatBucket{std::move(b), DeviceTensor<float>(allocator, padded, stream),
+                                                            DeviceTensor<float>(allocator, padded, stream)});
     issue.memset(flat.params.get(), flat.params.bytes(), stream);
     issue.memset(flat.grads.get(), flat.grads.bytes(), stream);
     const Bucket& assignment = flat.layout.bucket;

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdio>
+#include <utility>
 
 namespace framework_trainer {
 namespace {
@@ -36,8 +37,8 @@ std::vector<std::int64_t> numels(const ParamLayout& layout) {
 ModelTensors modelTensors(const Options& options, const ParamLayout& layout, int world_size,
                           DeviceAllocator& allocator, cudaStream_t stream, Issuer& issue) {
   if (options.mode != SyncMode::Zero1) return ModelTensors::separate(allocator, layout, stream);
-  return ModelTensors::inBuckets(allocator, layout, shardBuckets(modelBuckets(layout, options.bucketBytes()), world_size),
-                                 stream, issue);
+  std::vector<ShardedBucket> buckets = shardBuckets(modelBuckets(layout, options.bucketBytes()), world_size);
+  return ModelTensors::inBuckets(allocator, layout, std::move(buckets), stream, issue);
 }
 
 std::vector<Event> events(std::size_t count, unsigned flags) {
