@@ -121,6 +121,13 @@ TEST(FrameworkTrainerOnSimgpu, Zero1StepsShardsAndEveryRankHoldsTheSameParameter
     if (c.at("scope") != "setup") continue;
     EXPECT_EQ(c.at("memsets"), std::to_string(2 * buckets));
   }
+  // The model's parameters and gradients are views into those buckets, not tensors beside them:
+  // as much memory at peak as naive mode's separate tensors.
+  ASSERT_EQ(small.memory.size(), 4u);
+  ASSERT_FALSE(naive().memory.empty());
+  for (const Fields& m : small.memory) {
+    EXPECT_EQ(m.at("peak_allocated_mib"), naive().memory.front().at("peak_allocated_mib"));
+  }
 
   const TrainerRun default_caps = runMpi(4, tiny({"--mode", "zero1"}));
   expectVerified(default_caps, 4, kTotalIterations);

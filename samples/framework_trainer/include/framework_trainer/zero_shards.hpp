@@ -1,10 +1,10 @@
 // ZeRO stage 1's partition of the optimizer's work (DeepSpeed's stage 1, Megatron's distributed
-// optimizer): gradients go into flat buckets assigned as DDP assigns them (ddp_buckets.hpp);
-// each bucket is padded to a multiple of the world size and cut into equal contiguous shards,
-// rank r owning shard r. An in-place reduce-scatter leaves each rank its shard of the averaged
-// gradients; the rank steps only the parameters of its shard, in a flat copy of the bucket's
-// parameters laid out the same way; an in-place all-gather gives every rank every updated
-// parameter again.
+// optimizer): parameters and gradients are laid out in flat buckets assigned as DDP assigns them
+// (ddp_buckets.hpp), one parameter and one gradient buffer per bucket, each tensor at its
+// bucket offset; each bucket is padded to a multiple of the world size and cut into equal
+// contiguous shards, rank r owning shard r. An in-place reduce-scatter leaves each rank its
+// shard of the averaged gradients; the rank steps only the parameters of its shard; an
+// in-place all-gather gives every rank every updated parameter again.
 #pragma once
 
 #include "framework_trainer/ddp_buckets.hpp"

@@ -1,14 +1,15 @@
 // ZeRO stage 1 as a first hand-written version does it (framework_trainer/zero_shards.hpp),
-// everything on the compute stream: after backward each gradient is copied into its bucket's
-// flat buffer and each bucket reduce-scattered in place; the SGD step updates only this rank's
-// shard of a flat copy of each bucket's parameters (multi-tensor apply over the shards); each
-// bucket's parameters are all-gathered in place and copied back into the model's tensors.
+// everything on the compute stream, over the flat buckets the model's parameters and gradients
+// are views into (model_tensors.hpp), so that nothing is copied: after backward, which wrote
+// every gradient into its bucket, each gradient bucket is reduce-scattered in place; the SGD
+// step updates only this rank's shard of each parameter bucket (multi-tensor apply over the
+// shards), from the averaged shard the reduce-scatter left; each parameter bucket is
+// all-gathered in place, where the next forward reads it.
 #pragma once
 
 #include "step_context.hpp"
 
 #include "framework_trainer/tensor_lists.hpp"
-#include "framework_trainer/zero_shards.hpp"
 
 #include <nccl.h>
 
@@ -18,24 +19,21 @@ namespace framework_trainer {
 
 class ShardedOptimizer {
  public:
-  // Allocates the flat buffers (padding zeroed) and fills the parameter buckets from the
-  // model's parameters, which must already hold their initial values.
-  ShardedOptimizer(const StepContext& ctx, ncclComm_t comm, int world_size);
+  // The step's lists over this rank's shards of `ctx.tensors`' buckets.
+  ShardedOptimizer(const StepContext& ctx, ncclComm_t comm);
 
-  int buckets() const { return static_cast<int>(buckets_.size()); }
+  int buckets() const { return static_cast<int>(ctx_.tensors.buckets().size()); }
 
-  // After backward: each gradient into its bucket, a reduce-scatter (average) per bucket.
+  // After backward: a reduce-scatter (average) per gradient bucket, in place.
   void reduceScatterGradients();
-  // SGD on this rank's shard of every bucket.
+  // SGD on this rank's shard of every parameter bucket.
   void stepShard();
-  // An all-gather per bucket of the updated parameters, copied back into the model's tensors.
+  // An all-gather per parameter bucket of the updated shards, in place.
   void gatherParameters();
 
  private:
   const StepContext& ctx_;
   ncclComm_t comm_;
-  std::vector<ShardedBucket> buckets_;
-  std::vector<DeviceTensor<float>> grad_buckets_, param_buckets_;
   std::vector<TensorListLaunch> step_plan_;
   std::vector<TensorListMetadata<2>> step_lists_;
 };

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdio>
+#include <utility>
 
 namespace framework_trainer {
 namespace {
@@ -31,6 +32,15 @@ std::vector<std::int64_t> numels(const ParamLayout& layout) {
   return out;
 }
 
+// zero1's tensors are views into the buckets its collectives move; the other modes' are blocks
+// of their own, as a module's.
+ModelTensors modelTensors(const Options& options, const ParamLayout& layout, int world_size,
+                          DeviceAllocator& allocator, cudaStream_t stream, Issuer& issue) {
+  if (options.mode != SyncMode::Zero1) return ModelTensors::separate(allocator, layout, stream);
+  std::vector<ShardedBucket> buckets = shardBuckets(modelBuckets(layout, options.bucketBytes()), world_size);
+  return ModelTensors::inBuckets(allocator, layout, std::move(buckets), stream, issue);
+}
+
 std::vector<Event> events(std::size_t count, unsigned flags) {
   std::vector<Event> out;
   out.reserve(count);
@@ -46,7 +56,8 @@ Trainer::Trainer(const Options& options, const sample_common::Membership& member
       layout_(options.config),
       device_(sample_common::selectDevice(membership.local_rank)),
       allocator_(options.segmentBytes()),
-      ctx_{options_, layout_, membership.rank, allocator_, compute_.get(), params_, grads_, issue_},
+      tensors_(modelTensors(options_, layout_, membership.world_size, allocator_, compute_.get(), issue_)),
+      ctx_{options_, layout_, membership.rank, allocator_, compute_.get(), tensors_, issue_},
       autograd_(device_),
       sgd_plan_(planTensorLists(numels(layout_), 2)),
       checksum_plan_(planTensorLists(numels(layout_), 1)),
@@ -55,10 +66,6 @@ Trainer::Trainer(const Options& options, const sample_common::Membership& member
       step_start_(events(static_cast<std::size_t>(options.totalIterations() + 1), cudaEventDefault)),
       check_done_(events(static_cast<std::size_t>(options.totalIterations()), cudaEventDisableTiming)) {
   SAMPLE_NCCL(ncclCommInitRank(&comm_, membership_.world_size, membership_.id, membership_.rank));
-  for (const ParamSpec& p : layout_.params()) {
-    params_.emplace_back(allocator_, p.numel(), compute_.get());
-    grads_.emplace_back(allocator_, p.numel(), compute_.get());
-  }
   if (options_.mode == SyncMode::Ddp) reducer_.emplace(ctx_, comm_, nccl_.get());
 
   // Where each tensor's chunk hashes start in the check's output.
@@ -74,10 +81,10 @@ Trainer::Trainer(const Options& options, const sample_common::Membership& member
   SAMPLE_CUDA(cudaMemcpy(chunk_base_.get(), chunk_base.data(), chunk_base_.bytes(), cudaMemcpyHostToDevice));
   ++setup_counts_.memcpys;
   const bool sharded = options_.mode == SyncMode::Zero1;
-  if (!sharded) sgd_lists_ = tensorLists<2>({&params_, &grads_});
-  checksum_lists_ = tensorLists<1>({sharded ? &params_ : &grads_});
+  if (!sharded) sgd_lists_ = tensorLists<2>({&tensors_.params(), &tensors_.grads()});
+  checksum_lists_ = tensorLists<1>({sharded ? &tensors_.params() : &tensors_.grads()});
   initialiseParameters();
-  if (sharded) sharded_.emplace(ctx_, comm_, membership_.world_size);
+  if (sharded) sharded_.emplace(ctx_, comm_);
   setup_counts_ = setup_counts_ + issue_.counts();
 }
 
@@ -87,26 +94,24 @@ Trainer::~Trainer() {
 
 template <int depth>
 std::vector<TensorListMetadata<depth>> Trainer::tensorLists(
-    const std::vector<std::vector<DeviceTensor<float>>*>& lists) const {
+    const std::array<const std::vector<float*>*, depth>& lists) const {
   const std::vector<TensorListLaunch>& plan = depth == 2 ? sgd_plan_ : checksum_plan_;
   std::array<std::vector<const void*>, depth> addresses;
-  for (std::size_t list = 0; list < depth; ++list) {
-    for (const DeviceTensor<float>& t : *lists[list]) addresses[list].push_back(t.get());
-  }
+  for (std::size_t list = 0; list < depth; ++list) addresses[list].assign(lists[list]->begin(), lists[list]->end());
   return fillTensorLists<depth>(plan, addresses, numels(layout_));
 }
 
 void Trainer::initialiseParameters() {
   // Every rank draws the same weights; rank 0's are broadcast anyway, as DDP does. One list
   // deep, as the check's launches: the same plan.
-  const std::vector<TensorListMetadata<1>> init_lists = tensorLists<1>({&params_});
+  const std::vector<TensorListMetadata<1>> init_lists = tensorLists<1>({&tensors_.params()});
   for (std::size_t i = 0; i < init_lists.size(); ++i) {
     FT_KERNEL(issue_, kernels::multiTensorInit(compute_.get(), 4 * checksum_plan_[i].elements, init_lists[i],
                                                InitFunctor{options_.seed}));
   }
-  for (const DeviceTensor<float>& p : params_) {
-    FT_COLLECTIVE(issue_, ncclBroadcast(p.get(), p.get(), static_cast<std::size_t>(p.numel()), ncclFloat, 0, comm_,
-                                        compute_.get()));
+  for (int p = 0; p < layout_.size(); ++p) {
+    FT_COLLECTIVE(issue_, ncclBroadcast(ctx_.param(p), ctx_.param(p), static_cast<std::size_t>(layout_[p].numel()),
+                                        ncclFloat, 0, comm_, compute_.get()));
   }
   SAMPLE_CUDA(cudaStreamSynchronize(compute_.get()));
 }

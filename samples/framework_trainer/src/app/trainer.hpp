@@ -1,5 +1,6 @@
-// One rank of the job: its device, streams, caching allocator, model, communicator and
-// backward thread, and the training loop in the chosen synchronisation mode.
+// One rank of the job: its device, streams, caching allocator, model (its parameters and
+// gradients separate blocks, or in zero1 mode views into flat buckets: model_tensors.hpp),
+// communicator and backward thread, and the training loop in the chosen synchronisation mode.
 #pragma once
 
 #include "autograd_thread.hpp"
@@ -18,6 +19,7 @@
 
 #include <nccl.h>
 
+#include <array>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -59,8 +61,9 @@ class Trainer {
   IterationRecord checkIteration(int iteration, ProbeCheck& probes);
   void checkAcrossRanks(const std::vector<IterationRecord>& records);
 
+  // The multi-tensor launches' structs over every tensor of `lists` (parameters, gradients).
   template <int depth>
-  std::vector<TensorListMetadata<depth>> tensorLists(const std::vector<std::vector<DeviceTensor<float>>*>& lists) const;
+  std::vector<TensorListMetadata<depth>> tensorLists(const std::array<const std::vector<float*>*, depth>& lists) const;
 
   // Declaration order is construction order: the device is selected before anything is
   // allocated on it.
@@ -70,8 +73,8 @@ class Trainer {
   int device_;
   sample_common::Stream compute_, nccl_, check_;
   DeviceAllocator allocator_;
-  std::vector<DeviceTensor<float>> params_, grads_;
   Issuer issue_;
+  ModelTensors tensors_;
   StepContext ctx_;
   ncclComm_t comm_ = nullptr;
   std::optional<Reducer> reducer_;

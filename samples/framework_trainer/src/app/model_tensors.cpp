@@ -1,0 +1,42 @@
+#include "model_tensors.hpp"
+
+#include <stdexcept>
+#include <utility>
+
+namespace framework_trainer {
+
+ModelTensors ModelTensors::separate(DeviceAllocator& allocator, const ParamLayout& layout, cudaStream_t stream) {
+  ModelTensors out;
+  for (const ParamSpec& p : layout.params()) {
+    out.params_.push_back(out.blocks_.emplace_back(allocator, p.numel(), stream).get());
+    out.grads_.push_back(out.blocks_.emplace_back(allocator, p.numel(), stream).get());
+  }
+  return out;
+}
+
+ModelTensors ModelTensors::inBuckets(DeviceAllocator& allocator, const ParamLayout& layout,
+                                     std::vector<ShardedBucket> buckets, cudaStream_t stream, Issuer& issue) {
+  ModelTensors out;
+  const auto tensors = static_cast<std::size_t>(layout.size());
+  out.params_.assign(tensors, nullptr);
+  out.grads_.assign(tensors, nullptr);
+  for (ShardedBucket& b : buckets) {
+    const auto padded = static_cast<std::int64_t>(b.padded_numel);
+    FlatBucket& flat = out.buckets_.emplace_back(FlatBucket{std::move(b), DeviceTensor<float>(allocator, padded, stream),
+                                                            DeviceTensor<float>(allocator, padded, stream)});
+    issue.memset(flat.params.get(), flat.params.bytes(), stream);
+    issue.memset(flat.grads.get(), flat.grads.bytes(), stream);
+    const Bucket& assignment = flat.layout.bucket;
+    for (std::size_t i = 0; i < assignment.params.size(); ++i) {
+      const auto param = static_cast<std::size_t>(assignment.params[i]);
+      out.params_[param] = flat.params.get() + assignment.offsets[i];
+      out.grads_[param] = flat.grads.get() + assignment.offsets[i];
+    }
+  }
+  for (std::size_t t = 0; t < tensors; ++t) {
+    if (out.params_[t] == nullptr) throw std::logic_error(layout[static_cast<int>(t)].name + " is in no bucket");
+  }
+  return out;
+}
+
+}  // namespace framework_trainer
