@@ -455,6 +455,25 @@ TEST(Scheduler, ReduceScattersAndAllGathersAreHeldEachABucketOfItsOwn) {
   EXPECT_EQ(log.units[6].count, ShardedStep::kShard);
 }
 
+// A store keeps no operation for an all-gather (it reads back as unknown) where the live call
+// says none: the recorded group and the live one must have one signature.
+TEST(GroupSignature, AnAllGatherHasNoOperationToTellApart) {
+  CallProgram p;
+  Call recorded = p.allGather(kS, grad(0), kLayerFloats, grad(1));
+  Call live = recorded;
+  recorded.collective.op = trace::RedOp::Unknown;
+  GroupSignature a, b;
+  a.add(recorded.collective);
+  b.add(live.collective);
+  EXPECT_EQ(a.value(), b.value());
+  Call sum = p.allReduce(kS, grad(0), kLayerFloats), avg = sum;
+  avg.collective.op = trace::RedOp::Avg;
+  GroupSignature c, d;
+  c.add(sum.collective);
+  d.add(avg.collective);
+  EXPECT_NE(c.value(), d.value());
+}
+
 TEST(Scheduler, APlanThatFusesOrSplitsReduceScattersIsNotApplied) {
   for (const bool fuse : {true, false}) {
     CallProgram p;

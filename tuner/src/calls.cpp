@@ -85,13 +85,13 @@ std::string_view describe(Fallback f) {
     case Fallback::LegacyStream:
       return "an op on the legacy default stream synchronises every stream: everything in flight is waited for";
     case Fallback::OverlappingBuffer:
-      return "an all-reduce buffer partly overlaps another one, so dependencies cannot be proven: the plan is "
+      return "a collective's buffer partly overlaps another one, so dependencies cannot be proven: the plan is "
              "disabled and the original order kept from here on";
     case Fallback::RanksDisagree:
       return "ranks reached a flush with different groups of collectives (their call sequences differ): every "
              "rank disabled the plan and keeps the original order from here on";
     case Fallback::UnplannedGroup:
-      return "a group of all-reduces the plan does not know was issued in its original order";
+      return "a group of collectives the plan does not know was issued in its original order";
     case Fallback::CapacityExceeded:
       return "more streams, events or buffers than the runtime tracks: the plan is disabled and the original "
              "order kept from here on";

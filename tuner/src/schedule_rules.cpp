@@ -15,12 +15,17 @@ const GroupPlan* ScheduleRules::find(std::uint64_t signature) const {
 }
 
 void GroupSignature::add(const CollectiveArgs& m) {
+  // A collective that reduces nothing has no operation: a store keeps none (read back as
+  // unknown) where the live call says "none", and both must name the same group.
+  const bool reduces = m.type == trace::CollType::AllReduce || m.type == trace::CollType::ReduceScatter ||
+                       m.type == trace::CollType::Reduce;
+  const trace::RedOp op = reduces ? m.op : trace::RedOp::None;
   // Field by field (not the struct's bytes): padding must not leak into the signature.
   const std::uint64_t fields[] = {m.comm_index,
                                   static_cast<std::uint64_t>(static_cast<std::uint32_t>(m.comm_size)),
                                   static_cast<std::uint64_t>(m.type),
                                   static_cast<std::uint64_t>(m.dtype),
-                                  static_cast<std::uint64_t>(m.op),
+                                  static_cast<std::uint64_t>(op),
                                   static_cast<std::uint64_t>(static_cast<std::uint32_t>(m.root_or_peer)),
                                   m.count};
   hash_ = trace::fnv1a(hash_, fields, sizeof(fields));
