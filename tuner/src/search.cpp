@@ -59,15 +59,21 @@ std::size_t producerOf(const RecordedRank& rank, std::size_t call) {
   return call;
 }
 
-// The first call after `call` that reads or writes the member's buffers: where the program
-// first needs its result. The rank's last call + 1 when nothing after it does.
+// Where the program first needs the member's result: the first later call on the member's own
+// stream that reads or writes its buffers (the work that follows on that stream, such as the
+// next forward, waits there), else the first on any stream (a check on a side stream waits
+// for every bucket alike, so it tells no order). The rank's last call + 1 when none does.
 std::size_t consumerOf(const RecordedRank& rank, std::size_t call, std::size_t end) {
-  const CollectiveArgs& a = rank.calls[call].call.collective;
+  const Call member = rank.call(call);
+  const CollectiveArgs& a = member.collective;
+  std::size_t any = end;
   for (std::size_t i = call + 1; i < end; ++i) {
     const Call c = rank.call(i);
-    if (touches(c, a.send, a.send + a.send_bytes()) || touches(c, a.recv, a.recv + a.recv_bytes())) return i;
+    if (!touches(c, a.send, a.send + a.send_bytes()) && !touches(c, a.recv, a.recv + a.recv_bytes())) continue;
+    if (c.stream == member.stream) return i;
+    any = std::min(any, i);
   }
-  return end;
+  return any;
 }
 
 // Only all-reduces of one reduction fuse (Scheduler::executable says why).
@@ -269,11 +275,13 @@ trace::Result<SearchResult> search(const WhatIfModel& model, const SearchOptions
       k.priority_tail = tail;
       evaluate(k);
     }
-    std::uint64_t largest = 0;
+    std::uint64_t largest = 0;  // of the all-reduces, the only collectives split into parts
     for (const RecordedGroup& g : out.groups)
-      for (const CollectiveArgs& a : g.members) largest = std::max(largest, a.send_bytes());
+      for (const CollectiveArgs& a : g.members)
+        if (a.type == trace::CollType::AllReduce) largest = std::max(largest, a.send_bytes());
     const std::uint64_t bucket = base.bucket_bytes > 0 ? std::max(base.bucket_bytes, largest) : largest;
     for (std::uint64_t div : {2ull, 4ull, 8ull}) {
+      if (largest == 0) break;
       Knobs k = best();
       k.split_bytes = bucket / div;
       if (k.split_bytes > 0) evaluate(k);
