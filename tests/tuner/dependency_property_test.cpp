@@ -39,7 +39,8 @@ struct GenCall {
   bool is_op = false;  // runs on a stream (kernel, copy, fill, collective)
 };
 
-// Half are all-reduces in place. The others are reduce-scatters and all-gathers: in place
+// Half are all-reduces in place (half of those over extents that meet other buffers'). The
+// others are reduce-scatters and all-gathers: in place
 // among 4 ranks (one buffer holds the other: the rank's slice of the whole), or out of place
 // between two buffers (a single rank, so that both are whole buffers).
 void randomCollective(std::mt19937& rng, CollectiveArgs& a, std::set<int>& tensors) {
@@ -54,7 +55,17 @@ void randomCollective(std::mt19937& rng, CollectiveArgs& a, std::set<int>& tenso
   a.count = kTensorBytes / 4;
   a.send = a.recv = tensorAddress(t);
   const int kind = static_cast<int>(rng() % 4);
-  if (kind < 2) return;
+  if (kind == 0) return;
+  if (kind == 1) {
+    // Memory an allocator hands out again with another extent: from the buffer's start, half,
+    // one and a half or two buffers long.
+    const int halves = 1 + static_cast<int>(rng() % 4);
+    const int last = t + (halves - 1) / 2;
+    if (last >= kTensors) return;
+    for (int u = t; u <= last; ++u) tensors.insert(u);
+    a.count = static_cast<std::uint64_t>(halves) * kTensorBytes / 2 / 4;
+    return;
+  }
   a.type = kind == 2 ? trace::CollType::ReduceScatter : trace::CollType::AllGather;
   if (a.type == trace::CollType::AllGather) a.op = trace::RedOp::None;
   if (rng() % 2 == 0) {
@@ -322,6 +333,7 @@ struct Coverage {
   int checked_pairs = 0;
   int programs_with_units = 0;
   int programs_with_sharded_units = 0;
+  int programs_merging_buffers = 0;  // a collective's buffer met one of another extent
   int programs_wrapping_rings = 0;  // more units, or producer events, than their ring holds
   int programs_disabled_by_capacity = 0;
 };
@@ -349,6 +361,7 @@ Coverage checkProgramsUnder(const SchedulerLimits& limits) {
     s.finish();
     if (s.stats().units > 0) ++cov.programs_with_units;
     if (schedule.sharded_units > 0) ++cov.programs_with_sharded_units;
+    if (s.stats().buffers_merged > 0) ++cov.programs_merging_buffers;
     if (s.stats().units > limits.units || schedule.touch_records > limits.touch_events) ++cov.programs_wrapping_rings;
     if (s.stats().fallbacks[static_cast<std::size_t>(Fallback::CapacityExceeded)] > 0) ++cov.programs_disabled_by_capacity;
 
@@ -394,6 +407,7 @@ TEST(DependencyProperty, OrderedConflictingAccessesStayOrderedUnderEveryPlan) {
   EXPECT_GT(cov.checked_pairs, 5000);
   EXPECT_GT(cov.programs_with_units, 250);
   EXPECT_GT(cov.programs_with_sharded_units, 250);
+  EXPECT_GT(cov.programs_merging_buffers, 200);
 }
 
 // The same property where the rings are smaller than what one flush issues (done events reused

@@ -305,17 +305,51 @@ TEST(Scheduler, GraphCaptureDrainsAndPassesEverythingThrough) {
   EXPECT_TRUE(s.active());
 }
 
-TEST(Scheduler, PartlyOverlappingBufferDisablesThePlan) {
+TEST(Scheduler, SendAndReceiveBuffersThatPartlyOverlapDisableThePlan) {
   CallProgram p;
   ScheduleRules rules;
   ActionLog log;
   Scheduler s(rules, log, smallLimits());
-  s.onCall(p.allReduce(kS, grad(0), 2 * kLayerFloats));
-  s.onCall(p.allReduce(kS, grad(1), kLayerFloats));  // inside the first one's buffer
+  s.onCall(p.allReduce(kS, grad(0), kLayerFloats));
+  // Out of place, the receive buffer starting halfway into the send buffer: no NCCL call means
+  // that, so nothing about it can be proven.
+  s.onCall(p.allReduce(kS, grad(2), 2 * kLayerFloats, grad(3)));
   const Lines expected = {"record 0 on s1", "fallback overlapping_buffer at 2", "held 1 on s1",
                           "record 17 on s1", "call 2"};
   EXPECT_EQ(log.lines, expected);
   EXPECT_FALSE(s.active());
+}
+
+// FSDP frees each layer's gathered parameters and an allocator hands the memory out again with
+// another extent: the buffers the new one meets become one with it (their union), after what
+// was held there is issued, and whatever touches any of that memory still waits for the
+// collectives in flight there.
+TEST(Scheduler, ABufferHandedOutAgainWithAnotherExtentIsMergedWithWhatItMeets) {
+  CallProgram p;
+  const Call small = p.allGather(kS, grad(0), kLayerFloats / 8, grad(0));  // [grad(0), +512 bytes)
+  const Call large = p.allGather(kS, grad(0), kLayerFloats / 4, grad(0));  // [grad(0), +1024 bytes)
+  ScheduleRules rules;
+  rules.groups.push_back(planOf({small}, {0}, {1}, {{0, 0}}));
+  rules.groups.push_back(planOf({large}, {0}, {1}, {{0, 0}}));
+  std::sort(rules.groups.begin(), rules.groups.end(),
+            [](const GroupPlan& a, const GroupPlan& b) { return a.signature < b.signature; });
+  ActionLog log;
+  Scheduler s(rules, log, smallLimits());
+  s.onCall(small);
+  s.onCall(large);                                    // meets the first one's buffer
+  s.onCall(p.kernel(kC, {grad(0) + kLayerBytes / 2}));  // only the larger buffer held this
+  s.onCall(p.kernel(kC, {grad(0)}));
+  const Lines expected = {
+      "record 0 on s1",                                                                // held
+      "agree", "wait comm 0", "unit 1 [0+32] contiguous on comm", "record 8 on comm",  // issued first
+      "record 0 on s1",  // the union's producer is unproven: the position
+      "agree", "wait comm 0", "unit 2 [0+64] contiguous on comm", "record 9 on comm",
+      "wait s2 9", "call 3", "record 17 on s2",  // waits for the gather (and the one before)
+      "call 4", "record 18 on s2"};
+  EXPECT_EQ(log.lines, expected);
+  EXPECT_TRUE(s.active());
+  EXPECT_EQ(s.stats().buffers_merged, 1u);
+  EXPECT_EQ(s.stats().planned_groups, 2u);
 }
 
 TEST(Scheduler, FusedBucketsSplitPartsAndGroupWaits) {

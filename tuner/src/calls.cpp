@@ -85,8 +85,8 @@ std::string_view describe(Fallback f) {
     case Fallback::LegacyStream:
       return "an op on the legacy default stream synchronises every stream: everything in flight is waited for";
     case Fallback::OverlappingBuffer:
-      return "a collective's buffer partly overlaps another one, so dependencies cannot be proven: the plan is "
-             "disabled and the original order kept from here on";
+      return "a collective's send and receive buffers partly overlap (neither holds the other), so dependencies "
+             "cannot be proven: the plan is disabled and the original order kept from here on";
     case Fallback::RanksDisagree:
       return "ranks reached a flush with different groups of collectives (their call sequences differ): every "
              "rank disabled the plan and keeps the original order from here on";

@@ -53,6 +53,7 @@ Scheduler::Scheduler(const ScheduleRules& rules, Executor& executor, const Sched
   event_vc_.assign(static_cast<std::size_t>(limits_.app_events) * s, 0);
   tensors_.reserve(limits_.tensors);
   tensor_order_.reserve(limits_.tensors);
+  free_tensors_.reserve(limits_.tensors);
   touch_seq_.assign(static_cast<std::size_t>(limits_.tensors) * s, 0);
   scratch_.reserve(limits_.tensors);
   scratch_mark_.assign(limits_.tensors, 0);
@@ -112,32 +113,57 @@ void Scheduler::findTouched(const Touch& touch) {
   for (; it != tensor_order_.end() && tensors_[*it].begin < hi; ++it) {
     const Tensor& t = tensors_[*it];
     if (t.end <= lo) continue;
-    if (scratch_mark_[*it] == pc_) continue;
-    scratch_mark_[*it] = pc_;
+    if (scratch_mark_[*it] == lookups_) continue;
+    scratch_mark_[*it] = lookups_;
     scratch_.push_back(*it);
   }
 }
 
 std::uint32_t Scheduler::tensorFor(std::uint64_t begin, std::uint64_t end, const Call& call) {
-  scratch_.clear();
+  startLookup();
   findTouched({begin, end - begin});
-  if (scratch_.size() == 1 && tensors_[scratch_[0]].begin == begin && tensors_[scratch_[0]].end == end) {
+  if (scratch_.size() == 1 && tensors_[scratch_[0]].begin <= begin && end <= tensors_[scratch_[0]].end) {
     return scratch_[0];
   }
+  std::uint64_t wait_units = 0;
   if (!scratch_.empty()) {
-    disable(Fallback::OverlappingBuffer, call);
-    return kNone;
+    // The memory holds a buffer of another extent now: an allocator handed it out again
+    // (FSDP's gathered parameters, a caching allocator's blocks). What is held there is issued
+    // first; the buffers it meets become one with it, their union, which inherits their
+    // deferred waits, so whatever touches any of that memory still waits for the collectives
+    // in flight there. Its producer is unproven (its last touch was another buffer's), so its
+    // next collective waits for its position.
+    if (std::any_of(scratch_.begin(), scratch_.end(), [&](std::uint32_t t) { return tensors_[t].held; })) {
+      flush();  // leaves scratch_ as it is
+      if (mode_ == Mode::Disabled) return kNone;
+    }
+    for (const std::uint32_t t : scratch_) {
+      begin = std::min(begin, tensors_[t].begin);
+      end = std::max(end, tensors_[t].end);
+      wait_units = std::max(wait_units, tensors_[t].wait_units);
+      std::erase(tensor_order_, t);
+      free_tensors_.push_back(t);
+    }
+    ++stats_.buffers_merged;
   }
-  if (tensors_.size() == limits_.tensors) {
+  std::uint32_t index = kNone;
+  if (!free_tensors_.empty()) {
+    index = free_tensors_.back();
+    free_tensors_.pop_back();
+    std::fill_n(&touchSeq(index, 0), limits_.streams, 0u);
+  } else if (tensors_.size() < limits_.tensors) {
+    // First sight of a buffer: the one place the tensor table grows (within its reservation).
+    index = static_cast<std::uint32_t>(tensors_.size());
+    tensors_.emplace_back();
+  } else {
     disable(Fallback::CapacityExceeded, call);
     return kNone;
   }
-  // First sight of a buffer: the one place the tensor table grows (within its reservation).
-  const auto index = static_cast<std::uint32_t>(tensors_.size());
-  Tensor t;
+  Tensor& t = tensors_[index];
+  t = Tensor{};
   t.begin = begin;
   t.end = end;
-  tensors_.push_back(t);
+  t.wait_units = wait_units;
   auto pos = std::upper_bound(tensor_order_.begin(), tensor_order_.end(), begin,
                               [&](std::uint64_t v, std::uint32_t x) { return v < tensors_[x].begin; });
   tensor_order_.insert(pos, index);
@@ -313,7 +339,7 @@ void Scheduler::issueOp(const Call& call, std::span<const Touch> touches) {
     exec_.passthrough(call);
     return;
   }
-  scratch_.clear();
+  startLookup();
   for (const Touch& t : touches) findTouched(t);
   const bool needs_flush = std::any_of(scratch_.begin(), scratch_.end(), [&](std::uint32_t t) { return tensors_[t].held; });
   if (needs_flush) {
@@ -380,6 +406,12 @@ void Scheduler::hold(const Call& call) {
   const bool recv_inside = a.recv >= a.send && recv_end <= send_end;
   const bool send_inside = a.send >= a.recv && send_end <= recv_end;
   std::uint32_t send = kNone, recv = kNone;
+  if (!recv_inside && !send_inside && a.send < recv_end && a.recv < send_end) {
+    // Neither buffer holds the other, yet they meet: no NCCL call is defined on that.
+    disable(Fallback::OverlappingBuffer, call);
+    exec_.passthrough(call);
+    return;
+  }
   if (recv_inside) {
     send = recv = tensorFor(a.send, send_end, call);
   } else if (send_inside) {
@@ -387,6 +419,8 @@ void Scheduler::hold(const Call& call) {
   } else {
     send = tensorFor(a.send, send_end, call);
     recv = send == kNone ? kNone : tensorFor(a.recv, recv_end, call);
+    // The receive buffer's union may have taken in the send buffer's tensor: look it up again.
+    if (recv != kNone && recv != send) send = tensorFor(a.send, send_end, call);
   }
   if (send == kNone || recv == kNone) {  // tensorFor disabled the plan
     exec_.passthrough(call);

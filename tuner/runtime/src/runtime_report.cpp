@@ -34,6 +34,7 @@ void writeRuntimeReport(const RuntimeReport& report) noexcept {
                     {"position_waits", s.position_waits},
                     {"deferred_waits", s.deferred_waits},
                     {"joins", s.joins},
+                    {"buffers_merged", s.buffers_merged},
                     {"launches", s.launches},
                     {"barrier_launches", s.barrier_launches},
                     {"agreements", report.scheduling->agreements}};

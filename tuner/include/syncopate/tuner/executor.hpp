@@ -45,7 +45,7 @@ enum class Fallback : std::uint8_t {
   UnknownApi = 1,              // a call the runtime cannot reason about
   GraphCapture = 2,            // work captured into a CUDA graph is not reordered
   LegacyStream = 3,            // an op on the legacy default stream synchronises everything
-  OverlappingBuffer = 4,       // a collective buffer partly overlaps another one: plan disabled
+  OverlappingBuffer = 4,       // a collective's send and receive buffers partly overlap: plan disabled
   RanksDisagree = 5,           // ranks reached a flush with different groups: plan disabled
   UnplannedGroup = 6,          // a group whose signature the plan does not know: original order
   CapacityExceeded = 7,        // more streams/events/tensors than the runtime tracks: plan disabled

@@ -60,6 +60,7 @@ struct SchedulerStats {
   std::uint64_t position_waits = 0;   // units that waited for their call's position
   std::uint64_t deferred_waits = 0;   // consumer waits inserted
   std::uint64_t joins = 0;            // application events recorded on the join stream
+  std::uint64_t buffers_merged = 0;   // collective buffers met by one of another extent (their union kept)
   // Kernel launches seen, and those ordered as barriers (effects unknown, or the legacy
   // stream): their ratio is the report's barrier_share (docs/tuner.md, "Reports").
   std::uint64_t launches = 0;
@@ -136,9 +137,15 @@ class Scheduler {
   std::uint32_t& touchSeq(std::uint32_t tensor, std::uint32_t stream) {
     return touch_seq_[static_cast<std::size_t>(tensor) * limits_.streams + stream];
   }
-  // Appends the tensors that `touch` reaches to scratch_ (each once per call).
+  // Empties scratch_ for the tensors one lookup finds.
+  void startLookup() {
+    scratch_.clear();
+    ++lookups_;
+  }
+  // Appends the tensors that `touch` reaches to scratch_ (each once per lookup).
   void findTouched(const Touch& touch);
-  // The tensor for exactly [begin, end): found or registered. kNone on partial overlap or full.
+  // The tensor holding [begin, end): found, or registered as the union of that range and the
+  // buffers it meets (held ones flushed first). kNone when the plan was disabled.
   std::uint32_t tensorFor(std::uint64_t begin, std::uint64_t end, const Call& call);
 
   // --- rules ---
@@ -189,10 +196,12 @@ class Scheduler {
   std::uint32_t used_events_ = 0;
   std::vector<std::uint32_t> event_vc_;
   std::vector<Tensor> tensors_;
-  std::vector<std::uint32_t> tensor_order_;  // tensor indices sorted by begin
+  std::vector<std::uint32_t> tensor_order_;  // tensor indices sorted by begin (the buffers in use)
+  std::vector<std::uint32_t> free_tensors_;  // indices of buffers merged into a union
   std::vector<std::uint32_t> touch_seq_;     // tensors x streams
   std::vector<std::uint32_t> scratch_;       // tensors touched by the current call
-  std::vector<std::uint64_t> scratch_mark_;  // per tensor: pc_ when last added to scratch_
+  std::vector<std::uint64_t> scratch_mark_;  // per tensor: the lookup that last added it to scratch_
+  std::uint64_t lookups_ = 0;
   std::vector<HeldCollective> held_;
   std::vector<HeldMeta> held_meta_;
   std::vector<std::uint32_t> touch_gen_;     // per producer event slot
