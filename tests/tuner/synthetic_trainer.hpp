@@ -40,7 +40,7 @@ struct SyntheticTrainer {
   double forward_ns = 100'000;
   double backward_ns = 200'000;
   double update_ns = 20'000;
-  double memset_ns = 5'000;
+  double memset_ns = 5'000;            // naive and overlap (zero1 zeroes no gradients)
   std::uint64_t layer_floats = 1 << 20;  // zero1: a multiple of ranks
   double latency_ns = 0;              // per ring step
   double ns_per_byte = 0.0;           // per bus byte; 0: all-reduce takes allreduce_ns
