@@ -16,7 +16,22 @@ constexpr std::int64_t kCommId = 77;
 constexpr std::uint64_t kComputeStream = 0x100, kCommStream = 0x200;
 constexpr std::uint64_t kLayerEvent = 0xE000, kCommDoneEvent = 0xE100, kEndEvent = 0xE200;
 
-enum class What : std::uint8_t { Kernel, Memset, AllReduce, Broadcast, Record, Wait, StreamSync, EventSync, DeviceSync };
+enum class What : std::uint8_t {
+  Kernel, Memset, AllReduce, ReduceScatter, AllGather, Broadcast, Record, Wait, StreamSync, EventSync, DeviceSync
+};
+
+bool isCollective(What w) {
+  return w == What::AllReduce || w == What::ReduceScatter || w == What::AllGather || w == What::Broadcast;
+}
+
+trace::CollType collTypeOf(What w) {
+  switch (w) {
+    case What::AllReduce: return trace::CollType::AllReduce;
+    case What::ReduceScatter: return trace::CollType::ReduceScatter;
+    case What::AllGather: return trace::CollType::AllGather;
+    default: return trace::CollType::Broadcast;
+  }
+}
 
 // One call of the trainer: what it was, the op it issued or waited for, its host steps.
 struct Desc {
@@ -29,7 +44,7 @@ struct Desc {
   std::uint64_t event = 0;
   std::vector<std::uint64_t> pointers;
   std::uint64_t bytes = 0;
-  std::uint64_t count = 0;
+  std::uint64_t count = 0;  // as NCCL's call takes it: a reduce-scatter's or all-gather's is per rank
   std::int64_t seq = -1;
   std::int64_t iteration = -1;
 };
@@ -49,10 +64,19 @@ std::uint64_t gradientAddress(int layer, const SyntheticTrainer& t) {
 std::uint64_t parameterAddress(int layer, const SyntheticTrainer& t) {
   return 0x80000000ull + static_cast<std::uint64_t>(layer) * t.layer_floats * 4;
 }
+std::uint64_t shardAddress(std::uint64_t bucket, int rank, const SyntheticTrainer& t) {
+  return bucket + static_cast<std::uint64_t>(rank) * (t.layer_floats / static_cast<std::uint64_t>(t.ranks)) * 4;
+}
 
 double SyntheticTrainer::allReduceNs() const {
   const double n = ranks;
   return latency_ns * 2 * (n - 1) + ns_per_byte * 2 * (n - 1) / n * static_cast<double>(layer_floats * 4);
+}
+
+// The whole bucket is nccl-tests' size of a reduce-scatter or an all-gather (count * ranks).
+double SyntheticTrainer::reduceScatterNs() const {
+  const double n = ranks;
+  return latency_ns * (n - 1) + ns_per_byte * (n - 1) / n * static_cast<double>(layer_floats * 4);
 }
 
 double SyntheticTrainer::broadcastNs() const {
@@ -60,6 +84,11 @@ double SyntheticTrainer::broadcastNs() const {
 }
 
 SyntheticRun makeRun(const SyntheticTrainer& t) {
+  using Mode = SyntheticTrainer::Mode;
+  const bool overlap = t.mode == Mode::Overlap, zero1 = t.mode == Mode::Zero1;
+  if (zero1 && t.layer_floats % static_cast<std::uint64_t>(t.ranks) != 0) {
+    throw std::invalid_argument("synthetic trainer: zero1 needs layer_floats to divide by the ranks");
+  }
   SimProgram p;
   p.launch_latency_ns = t.launch_latency_ns;
   p.compute_slowdown = t.compute_slowdown;
@@ -70,7 +99,7 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
     RankProgram& prog = programs[static_cast<std::size_t>(r)];
     const auto rank = static_cast<std::uint32_t>(r);
     const std::uint32_t s = p.addStream(rank);
-    const std::uint32_t c = t.overlap ? p.addStream(rank) : s;
+    const std::uint32_t c = overlap ? p.addStream(rank) : s;
     auto& steps = p.hosts[rank];
     std::uint32_t last_s = 0, last_c = 0;
     std::int64_t seq = 0;
@@ -108,6 +137,20 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
       issue(d, stream, OpClass::Communication, rint(t.allReduceNs()), dep, static_cast<std::uint32_t>(seq));
       ++seq;
     };
+    // In place, as Megatron's distributed optimizer issues them: the rank's shard is its slice of
+    // the bucket.
+    const std::uint64_t shard_floats = t.layer_floats / static_cast<std::uint64_t>(t.ranks);
+    auto sharded = [&](What what, std::uint64_t bucket) {
+      const std::uint64_t shard = shardAddress(bucket, r, t);
+      Desc d{what, what == What::ReduceScatter ? "ncclReduceScatter" : "ncclAllGather"};
+      d.pointers = what == What::ReduceScatter ? std::vector<std::uint64_t>{bucket, shard}
+                                               : std::vector<std::uint64_t>{shard, bucket};
+      d.bytes = shard_floats * 4;
+      d.count = shard_floats;
+      d.seq = seq;
+      issue(d, s, OpClass::Communication, rint(t.reduceScatterNs()), UINT32_MAX, static_cast<std::uint32_t>(seq));
+      ++seq;
+    };
 
     // Set-up: broadcast the parameters, wait for it.
     {
@@ -129,7 +172,7 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
         d.pointers = {parameterAddress(l, t)};
         issue(d, s, OpClass::Compute, t.forward_ns, UINT32_MAX, kNoMatch);
       }
-      {
+      if (!zero1) {
         Desc d{What::Memset, "cudaMemsetAsync"};
         d.pointers = {gradientAddress(0, t)};
         d.bytes = layer_bytes * static_cast<std::uint64_t>(t.layers);
@@ -139,7 +182,7 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
         Desc d{What::Kernel, "bwd"};
         d.pointers = {gradientAddress(l, t), parameterAddress(l, t)};
         issue(d, s, OpClass::Compute, rint(t.backward_ns * scale), UINT32_MAX, kNoMatch);
-        if (t.overlap) {
+        if (overlap) {
           Desc rec{What::Record, "cudaEventRecord"};
           rec.event = kLayerEvent + static_cast<std::uint64_t>(l);
           const std::uint32_t ready = issue(rec, s, OpClass::Marker, 0, UINT32_MAX, kNoMatch);
@@ -149,20 +192,31 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
           allReduce(l, c, UINT32_MAX);
         }
       }
-      if (t.overlap) {
+      if (overlap) {
         Desc rec{What::Record, "cudaEventRecord"};
         rec.event = kCommDoneEvent;
         const std::uint32_t done = issue(rec, c, OpClass::Marker, 0, UINT32_MAX, kNoMatch);
         Desc wait{What::Wait, "cudaStreamWaitEvent"};
         wait.event = kCommDoneEvent;
         issue(wait, s, OpClass::Marker, 0, done, kNoMatch);
-      } else {
+      }
+      if (t.mode == Mode::Naive) {
         for (int l = 0; l < t.layers; ++l) allReduce(l, s, UINT32_MAX);
       }
-      for (int l = 0; l < t.layers; ++l) {
-        Desc d{What::Kernel, "sgd"};
-        d.pointers = {parameterAddress(l, t), gradientAddress(l, t)};
-        issue(d, s, OpClass::Compute, t.update_ns, UINT32_MAX, kNoMatch);
+      if (zero1) {
+        for (int l = t.layers - 1; l >= 0; --l) sharded(What::ReduceScatter, gradientAddress(l, t));
+        for (int l = t.layers - 1; l >= 0; --l) {
+          Desc d{What::Kernel, "sgd_shard"};
+          d.pointers = {shardAddress(parameterAddress(l, t), r, t), shardAddress(gradientAddress(l, t), r, t)};
+          issue(d, s, OpClass::Compute, t.update_ns, UINT32_MAX, kNoMatch);
+        }
+        for (int l = t.layers - 1; l >= 0; --l) sharded(What::AllGather, parameterAddress(l, t));
+      } else {
+        for (int l = 0; l < t.layers; ++l) {
+          Desc d{What::Kernel, "sgd"};
+          d.pointers = {parameterAddress(l, t), gradientAddress(l, t)};
+          issue(d, s, OpClass::Compute, t.update_ns, UINT32_MAX, kNoMatch);
+        }
       }
       {
         Desc rec{What::Record, "cudaEventRecord"};
@@ -177,7 +231,7 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
       prog.steps_of_iteration.emplace_back(first_call, prog.calls.size() - 1);
     }
     iteration = -1;
-    if (t.overlap) {
+    if (overlap) {
       sync({What::DeviceSync, "cudaDeviceSynchronize"}, {last_s, last_c});
     } else {
       sync({What::DeviceSync, "cudaDeviceSynchronize"}, {last_s});
@@ -199,12 +253,12 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
     info.source = "synthetic";
     const analyzer::Index rank = b.addRank(info);
     const analyzer::Index s = b.addStream(rank, 0, static_cast<std::int64_t>(kComputeStream), "compute");
-    const analyzer::Index c = t.overlap ? b.addStream(rank, 0, static_cast<std::int64_t>(kCommStream), "communication") : s;
+    const analyzer::Index c = overlap ? b.addStream(rank, 0, static_cast<std::int64_t>(kCommStream), "communication") : s;
     const analyzer::Index thread = b.addThread(rank, 1000 + r, "main");
     auto hostTime = [&](std::size_t step) { return static_cast<std::int64_t>(std::llround(step_end[step])); };
     auto startOf = [&](const Desc& d) { return d.first_step == 0 ? std::int64_t{0} : hostTime(d.first_step - 1); };
     for (const Desc& d : prog.calls) {
-      const bool nccl = d.what == What::AllReduce || d.what == What::Broadcast;
+      const bool nccl = isCollective(d.what);
       const analyzer::Index call = b.addApiCall({.thread = thread,
                                                  .domain = nccl ? trace::ApiDomain::Nccl : trace::ApiDomain::CudaRuntime,
                                                  .name = b.intern(d.name),
@@ -252,6 +306,8 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
           args.push_back({0, d.pointers[0]});
           break;
         case What::AllReduce:
+        case What::ReduceScatter:
+        case What::AllGather:
         case What::Broadcast:
           row.kind = trace::OpKind::Collective;
           row.name = b.intern(d.name);
@@ -269,15 +325,15 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
       }
       const analyzer::Index op = b.addOp(row);
       args_by_store_id.push_back(std::move(args));
-      if (d.what == What::AllReduce || d.what == What::Broadcast) {
+      if (isCollective(d.what)) {
         analyzer::CollectiveInput cr;
         cr.comm_id = kCommId;
         cr.comm_rank = r;
         cr.comm_size = t.ranks;
         cr.seq = d.seq;
-        cr.coll_type = d.what == What::AllReduce ? trace::CollType::AllReduce : trace::CollType::Broadcast;
+        cr.coll_type = collTypeOf(d.what);
         cr.dtype = trace::DataType::Float32;
-        cr.red_op = d.what == What::AllReduce ? trace::RedOp::Sum : trace::RedOp::None;
+        cr.red_op = d.what == What::AllReduce || d.what == What::ReduceScatter ? trace::RedOp::Sum : trace::RedOp::None;
         cr.count = static_cast<std::int64_t>(d.count);
         cr.bytes = static_cast<std::int64_t>(d.bytes);
         cr.root_or_peer = d.what == What::Broadcast ? 0 : -1;

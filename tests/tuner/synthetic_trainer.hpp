@@ -4,12 +4,20 @@
 //
 // Each rank, per iteration, on its compute stream S:
 //   forward: one kernel per layer (reads the layer's parameters)
-//   memset of all gradients, then backward: one kernel per layer, last layer first, writing
-//   that layer's gradient
-//   naive:   an in-place all-reduce per layer, layer 0 first, on S
-//   overlap: after each layer's backward kernel, an event on S that a communication stream C
-//            waits for, then that layer's all-reduce on C; the updates wait for C's last
-//   an update kernel per layer (reads and writes the layer's parameters, reads its gradient)
+//   naive and overlap: a memset of all gradients, then backward: one kernel per layer, last
+//   layer first, writing that layer's gradient, with
+//     naive:   an in-place all-reduce per layer, layer 0 first, on S
+//     overlap: after each layer's backward kernel, an event on S that a communication stream C
+//              waits for, then that layer's all-reduce on C; the updates wait for C's last
+//   then an update kernel per layer (reads and writes the layer's parameters, reads its gradient)
+//   zero1, ZeRO-1 as Megatron's distributed optimizer lays it out: each layer's parameters and
+//   its gradients are a flat bucket of layer_floats elements, of which each rank owns a shard
+//   of layer_floats / ranks; buckets go in the order backward fills them, the last layer's
+//   first. All on S: backward (no memset: each kernel writes its bucket whole), then per bucket
+//   an in-place reduce-scatter (the rank's shard of the sum lands in its own slice), per bucket
+//   an update kernel of the shard (reads the gradient shard, writes the parameter shard), per
+//   bucket an in-place all-gather (from the parameter shard into the whole bucket); the next
+//   forward reads the buckets first layer first
 //   an event at the end of the iteration; from the second iteration on, the host then waits
 //   for the previous iteration's event (the host runs one iteration ahead)
 // Before the first iteration a broadcast of the parameters, and a stream sync.
@@ -27,12 +35,13 @@ struct SyntheticTrainer {
   int ranks = 4;
   int layers = 4;
   int iterations = 7;
-  bool overlap = false;
+  enum class Mode : std::uint8_t { Naive, Overlap, Zero1 };
+  Mode mode = Mode::Naive;
   double forward_ns = 100'000;
   double backward_ns = 200'000;
   double update_ns = 20'000;
-  double memset_ns = 5'000;
-  std::uint64_t layer_floats = 1 << 20;
+  double memset_ns = 5'000;            // naive and overlap (zero1 zeroes no gradients)
+  std::uint64_t layer_floats = 1 << 20;  // zero1: a multiple of ranks
   double latency_ns = 0;              // per ring step
   double ns_per_byte = 0.0;           // per bus byte; 0: all-reduce takes allreduce_ns
   double call_ns = 1'000;             // host time of every non-blocking call
@@ -44,8 +53,10 @@ struct SyntheticTrainer {
   // not, and the later collectives keep their sequence numbers. -1: none.
   int lost_broadcast_rank = -1;
 
-  // Per rank all-reduce time of one layer, and of the setup broadcast.
+  // Per rank time of one layer's all-reduce, of one layer's reduce-scatter (its all-gather
+  // takes the same: one ring, n - 1 steps, bus factor (n - 1) / n), and of the set-up broadcast.
   double allReduceNs() const;
+  double reduceScatterNs() const;
   double broadcastNs() const;
 };
 
@@ -59,5 +70,7 @@ SyntheticRun makeRun(const SyntheticTrainer& trainer);
 // Addresses the synthetic trainer gives its buffers.
 std::uint64_t gradientAddress(int layer, const SyntheticTrainer& t);
 std::uint64_t parameterAddress(int layer, const SyntheticTrainer& t);
+// zero1: where the rank's shard of a layer's bucket (at `bucket`) begins.
+std::uint64_t shardAddress(std::uint64_t bucket, int rank, const SyntheticTrainer& t);
 
 }  // namespace syncopate::tuner::testing

@@ -87,6 +87,26 @@ TEST(WhatIf, ReplayOfTheRecordedScheduleReproducesTheMeasuredTime) {
   EXPECT_EQ(m.model.predictedIterations(), (std::vector<std::int64_t>{2, 3, 4, 5}));
 }
 
+TEST(WhatIf, ReplayOfAShardedRunReproducesTheMeasuredTime) {
+  SyntheticTrainer t = baseTrainer();
+  t.mode = SyntheticTrainer::Mode::Zero1;
+  const Modelled m = modelOf(t);
+  // Everything on one stream: per layer its forward, backward, reduce-scatter, update and
+  // all-gather (75 us each of those two: half an all-reduce's ring).
+  const double step = t.layers * (t.forward_ns + t.backward_ns + 2 * t.reduceScatterNs() + t.update_ns);
+  EXPECT_NEAR(m.model.measuredIterationNs(), step, 2.0);
+  const Prediction replay = m.model.predict(nullptr);
+  ASSERT_TRUE(replay.ok) << replay.error;
+  EXPECT_NEAR(replay.iteration_ns, m.model.measuredIterationNs(), 2.0);
+  // The reduce-scatters and all-gathers (n - 1 ring steps, bus factor (n - 1) / n) and the
+  // broadcast give the communicator's links back.
+  ASSERT_EQ(m.model.communication().fits.size(), 1u);
+  const CommFit& f = m.model.communication().fits[0];
+  EXPECT_NEAR(f.latency_ns, t.latency_ns, 1.0);
+  EXPECT_NEAR(f.ns_per_byte, t.ns_per_byte, 1e-6);
+  EXPECT_NEAR(m.model.bounds().communication_ns, 2 * t.layers * t.reduceScatterNs(), 2.0);
+}
+
 TEST(WhatIf, CollectivesAreMatchedAcrossRanksBySequenceNumberWhateverAStoreLost) {
   // Rank 1's store lost the set-up broadcast: counted call by call, each of its all-reduces
   // would pair with the other ranks' next one (another layer's, finishing at another time).
@@ -126,7 +146,7 @@ TEST(WhatIf, InterferenceIsNotMeasurableWithoutOverlapAndTheOverrideIsUsed) {
 
 TEST(WhatIf, InterferenceIsMeasuredFromAnOverlappedRun) {
   SyntheticTrainer t = baseTrainer();
-  t.overlap = true;
+  t.mode = SyntheticTrainer::Mode::Overlap;
   t.compute_slowdown = 0.10;
   t.communication_slowdown = 0.20;
   const Modelled m = modelOf(t);

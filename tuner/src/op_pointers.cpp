@@ -25,7 +25,8 @@ void OpPointers::set(analyzer::Index op, std::vector<PointerArg> args) {
   for (; next_ <= op; ++next_) begin_[next_ + 1] = static_cast<std::uint32_t>(args_.size());
   std::sort(args.begin(), args.end(), [](const PointerArg& a, const PointerArg& b) { return a.index < b.index; });
   args_.insert(args_.end(), args.begin(), args.end());
-  for (analyzer::Index i = op + 1; i < begin_.size(); ++i) begin_[i] = static_cast<std::uint32_t>(args_.size());
+  // Only this op's end: filling in every later op's, call after call, made building quadratic.
+  begin_[op + 1] = static_cast<std::uint32_t>(args_.size());
 }
 
 trace::Result<OpPointers> loadOpPointers(const analyzer::RunModel& model) {

@@ -34,7 +34,7 @@ class OpPointers {
 
   // Pointer arguments of op `op` of the run model (in index order).
   std::span<const PointerArg> of(analyzer::Index op) const {
-    if (op + 1 >= begin_.size()) return {};
+    if (op >= next_) return {};  // after the last op set: begin_ is not filled in there
     return {args_.data() + begin_[op], begin_[op + 1] - begin_[op]};
   }
   bool unknownLayout(analyzer::Index op) const;
@@ -48,7 +48,7 @@ class OpPointers {
  private:
   std::vector<std::uint32_t> begin_;
   std::vector<PointerArg> args_;
-  analyzer::Index next_ = 0;
+  analyzer::Index next_ = 0;  // one past the last op set
 };
 
 // Reads the pointer arguments of every op of `model` from the stores it was loaded from
