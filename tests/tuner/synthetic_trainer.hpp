@@ -43,7 +43,7 @@ struct SyntheticTrainer {
   double memset_ns = 5'000;            // naive and overlap (zero1 zeroes no gradients)
   std::uint64_t layer_floats = 1 << 20;  // zero1: a multiple of ranks
   double latency_ns = 0;              // per ring step
-  double ns_per_byte = 0.0;           // per bus byte; 0: all-reduce takes allreduce_ns
+  double ns_per_byte = 0.0;           // per bus byte
   double call_ns = 1'000;             // host time of every non-blocking call
   double launch_latency_ns = 0;       // after the call, before the op can start
   double compute_slowdown = 0, communication_slowdown = 0;
