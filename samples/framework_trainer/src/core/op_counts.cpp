@@ -29,7 +29,8 @@ int multiTensorLaunches(const ParamLayout& layout, int depth) {
 OpCounts iterationOpCounts(const ModelConfig& config, SyncMode mode, std::size_t bucket_bytes, int world_size) {
   const ParamLayout layout(config);
   OpCounts c;
-  // The check hashes every parameter tensor (zero1) or gradient tensor (the others): one list.
+  // The check hashes every parameter tensor (zero1, fsdp) or gradient tensor (the others): one
+  // list.
   c.kernels = forwardKernels(config.layers) + backwardKernels(config.layers) + multiTensorLaunches(layout, 1);
   c.memcpys = 3;  // the batch's tokens in; the check's chunk hashes and probes out
   switch (mode) {

@@ -57,7 +57,7 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
   std::string mode = "naive";
   app.add_option("--mode", mode,
                  "Gradient synchronisation: naive (one all-reduce per gradient after backward, on the compute stream), "
-                 "ddp (DDP's reducer: flat buckets all-reduced on their own stream during backward) or zero1 (a sharded "
+                 "ddp (DDP's reducer: flat buckets all-reduced on their own stream during backward), zero1 (a sharded "
                  "optimizer: after backward a reduce-scatter per bucket, the step on this rank's shard, an all-gather "
                  "per bucket of the updated parameters, all on the compute stream) or fsdp (fully sharded parameters, a "
                  "unit per block: each unit's parameters all-gathered before its forward and its backward, its "
