@@ -55,7 +55,9 @@ SampleDefaults sampleDefaults(const std::string& sample) {
   // framework_trainer's micro-batch is 32 sequences: at the preset's 16 the step is modelled at
   // 66 ms, about what a host of a 2-core machine under simgpu's real work takes to issue one,
   // and the device catches up with the host (docs/framework_trainer.md, "The demo").
-  if (sample == "framework_trainer") return {"gpt2-small-8k", 32, "h100-4-hosts-400g.json", {"naive", "ddp", "zero1"}};
+  if (sample == "framework_trainer") {
+    return {"gpt2-small-8k", 32, "h100-4-hosts-400g.json", {"naive", "ddp", "zero1", "fsdp"}};
+  }
   return {"gpt-1.3b", 4, "comm-heavy.json", {"naive"}};
 }
 
@@ -264,8 +266,8 @@ void addDemoCommand(CLI::App& app) {
       ->check(CLI::IsMember({"dp_trainer", "framework_trainer"}))
       ->capture_default_str();
   sub->add_option("--mode", args->mode,
-                  "the sample's synchronisation mode: naive, or ddp or zero1 (framework_trainer only)")
-      ->check(CLI::IsMember({"naive", "ddp", "zero1"}))
+                  "the sample's synchronisation mode: naive, or ddp, zero1 or fsdp (framework_trainer only)")
+      ->check(CLI::IsMember({"naive", "ddp", "zero1", "fsdp"}))
       ->capture_default_str();
   sub->add_option("--ranks", args->ranks, "simulated GPUs (MPI ranks)")->check(CLI::Range(2, 64))->capture_default_str();
   sub->add_option("--iterations", args->iterations, "measured iterations of each run (after one warm-up)")

@@ -1,5 +1,5 @@
 // framework_trainer end to end on simgpu, at the tiny configuration: 4 ranks under mpirun in
-// every synchronisation mode with every iteration's gradients (zero1: updated parameters)
+// every synchronisation mode with every iteration's gradients (zero1, fsdp: updated parameters)
 // checked by the program itself (probes against the host's mirror, checksums across ranks),
 // bit-identical results across modes and bucket caps, the op counts of
 // docs/framework_trainer.md, the torchrun-style launch, NVTX's ProfilerStep#N ranges, and
@@ -7,6 +7,7 @@
 #include "trainer_runs.hpp"
 
 #include "framework_trainer/ddp_buckets.hpp"
+#include "framework_trainer/fsdp_units.hpp"
 #include "framework_trainer/model_config.hpp"
 #include "framework_trainer/op_counts.hpp"
 
@@ -135,6 +136,35 @@ TEST(FrameworkTrainerOnSimgpu, Zero1StepsShardsAndEveryRankHoldsTheSameParameter
   EXPECT_EQ(default_caps.checksums, small.checksums);
 }
 
+// fsdp: each rank keeps a quarter of every unit's parameters, gathers each unit for its forward
+// and its backward and reduce-scatters its gradients; the check gathers the updated parameters:
+// they are the host's mirror stepped with the average gradient, the same on every rank, and the
+// same to the bit as zero1's, which steps the same SGD on the same averaged gradients from the
+// same weights. On 3 ranks the blocks' flat buffers have padding: the same again.
+TEST(FrameworkTrainerOnSimgpu, FsdpShardsEveryUnitAndStepsTheSameParametersAsZero1) {
+  const ModelConfig tiny_config = *findModelPreset("tiny");
+  const TrainerRun fsdp = runMpi(4, tiny({"--mode", "fsdp"}));
+  expectVerified(fsdp, 4, kTotalIterations);
+  EXPECT_EQ(fsdp.config.at("mode"), "fsdp");
+  EXPECT_EQ(fsdp.config.at("buckets"), std::to_string(fsdpUnits(tiny_config, 4).size()));
+  expectIterationCounts(fsdp, SyncMode::Fsdp, kDefaultCap);
+  const TrainerRun zero1 = runMpi(4, tiny({"--mode", "zero1"}));
+  expectVerified(zero1, 4, kTotalIterations);
+  EXPECT_EQ(fsdp.checksums, zero1.checksums);
+
+  ASSERT_EQ(paddedUnits(fsdpUnits(tiny_config, 3)), tiny_config.layers);
+  const TrainerRun padded = runMpi(3, tiny({"--mode", "fsdp"}));
+  expectVerified(padded, 3, kTotalIterations);
+  for (const Fields& c : padded.counts) {
+    if (c.at("scope") == "iteration") {
+      EXPECT_EQ(c.at("memsets"), std::to_string(tiny_config.layers));
+    }
+  }
+  const TrainerRun zero1_on_three = runMpi(3, tiny({"--mode", "zero1"}));
+  expectVerified(zero1_on_three, 3, kTotalIterations);
+  EXPECT_EQ(padded.checksums, zero1_on_three.checksums);
+}
+
 TEST(FrameworkTrainerLaunch, TorchrunStyleEnvironmentMatchesMpirun) {
   const std::vector<std::string> args = tiny({"--mode", "ddp"});
   expectTorchrunMatchesMpirun(kTrainer, args, kProfile, kTotalIterations);
@@ -150,7 +180,7 @@ std::vector<std::string> readLines(const std::string& path) {
 }
 
 TEST(FrameworkTrainerLaunch, NvtxMarksEveryProfilerStepAndItsPhases) {
-  for (const char* mode : {"naive", "ddp", "zero1"}) {
+  for (const char* mode : {"naive", "ddp", "zero1", "fsdp"}) {
     SCOPED_TRACE(mode);
     const std::string path = ::testing::TempDir() + "framework_trainer_nvtx_" + mode + ".txt";
     ChildSpec spec;
@@ -169,7 +199,8 @@ TEST(FrameworkTrainerLaunch, NvtxMarksEveryProfilerStepAndItsPhases) {
         expected.push_back("push "s + phase);
         expected.push_back("pop");
       }
-      if (std::string(mode) != "ddp") {
+      // ddp's and fsdp's gradients are synchronised during backward.
+      if (std::string(mode) != "ddp" && std::string(mode) != "fsdp") {
         expected.push_back("push gradient_sync");
         expected.push_back("pop");
       }
@@ -186,9 +217,10 @@ TEST(FrameworkTrainerLaunch, NvtxMarksEveryProfilerStepAndItsPhases) {
 }
 
 TEST(FrameworkTrainerLaunch, BadArgumentsExitNonZeroWithAMessage) {
-  const ChildResult mode = runChild({{kTrainer, "--mode", "fsdp"}, {}}, 30s);
+  const ChildResult mode = runChild({{kTrainer, "--mode", "zero3"}, {}}, 30s);
   EXPECT_EQ(mode.exit_code, 2);
-  EXPECT_NE(mode.err.find("framework_trainer: --mode must be naive, ddp or zero1 (got 'fsdp')"), std::string::npos)
+  EXPECT_NE(mode.err.find("framework_trainer: --mode must be naive, ddp, zero1 or fsdp (got 'zero3')"),
+            std::string::npos)
       << mode.err;
   expectUnknownConfigAndIncompleteLaunchRefused(kTrainer);
 }

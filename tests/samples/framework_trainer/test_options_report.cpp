@@ -1,4 +1,5 @@
 #include "framework_trainer/ddp_buckets.hpp"
+#include "framework_trainer/fsdp_units.hpp"
 #include "framework_trainer/op_counts.hpp"
 #include "framework_trainer/options.hpp"
 #include "framework_trainer/report.hpp"
@@ -44,6 +45,10 @@ TEST(FrameworkOptions, ConfigOverridesAndMode) {
   ASSERT_TRUE(zero1.options) << zero1.err;
   EXPECT_EQ(zero1.options->mode, SyncMode::Zero1);
   EXPECT_STREQ(toString(SyncMode::Zero1), "zero1");
+  const ParseOutcome fsdp = parse({"--mode", "fsdp"});
+  ASSERT_TRUE(fsdp.options) << fsdp.err;
+  EXPECT_EQ(fsdp.options->mode, SyncMode::Fsdp);
+  EXPECT_STREQ(toString(SyncMode::Fsdp), "fsdp");
 }
 
 TEST(FrameworkOptions, ErrorsExitTwoWithASentence) {
@@ -53,7 +58,10 @@ TEST(FrameworkOptions, ErrorsExitTwoWithASentence) {
     EXPECT_EQ(p.exit_code, 2);
     EXPECT_NE(p.err.find(says), std::string::npos) << p.err;
   };
-  expectError({"--mode", "overlap"}, "--mode must be naive, ddp or zero1 (got 'overlap')");
+  expectError({"--mode", "overlap"}, "--mode must be naive, ddp, zero1 or fsdp (got 'overlap')");
+  // fsdp's units are the blocks: a bucket cap would be silently ignored.
+  expectError({"--mode", "fsdp", "--bucket-mb", "1"},
+              "--bucket-mb does not apply to --mode fsdp: its units are the model's blocks");
   expectError({"--config", "gpt-5"}, "unknown --config 'gpt-5'; known: gpt2-small, gpt2-small-8k, tiny");
   expectError({"--heads", "5"}, "must be a multiple of the heads");
   expectError({"--bootstrap", "slurm"}, "--bootstrap must be auto, mpi, env or single");
@@ -85,6 +93,14 @@ TEST(FrameworkOpCounts, WhatAnIterationIssues) {
   // at most 320 blocks; a reduce-scatter and an all-gather per bucket; no copies, the tensors
   // being views into the buckets.
   EXPECT_EQ(iterationOpCounts(c, SyncMode::Zero1, kCap, 4), (OpCounts{164 + 293 + 2 + 7, 3, 0, 34}));
+  // fsdp on 4 ranks: 17 units (the root and 16 blocks), none padded; the step over their shards
+  // in 2 launches; each unit gathered for forward and backward (the root once), its gradients
+  // reduce-scattered, and gathered for the check: 33 + 17 + 17 collectives, whatever the cap.
+  ASSERT_EQ(fsdpUnits(c, 4).size(), 17u);
+  EXPECT_EQ(iterationOpCounts(c, SyncMode::Fsdp, kCap, 4), (OpCounts{164 + 293 + 2 + 7, 3, 0, 67}));
+  EXPECT_EQ(iterationOpCounts(c, SyncMode::Fsdp, kCap / 25, 4), iterationOpCounts(c, SyncMode::Fsdp, kCap, 4));
+  // On 5 ranks every unit's flat gradients have padding, zeroed before the reduce-scatter.
+  EXPECT_EQ(iterationOpCounts(c, SyncMode::Fsdp, kCap, 5).memsets, 17);
 }
 
 TEST(FrameworkReport, LinesOthersParse) {

@@ -5,8 +5,9 @@
 // chunk, folded here into the iteration's checksum) and copies each tensor's first and last
 // element back; the host checks those against the average over all ranks of the rule, applied
 // to its mirror of the same weights, which it steps with the same SGD as the device. A sharded
-// optimizer (zero1) holds no rank's whole synchronised gradients: there the updated parameters
-// are hashed and probed instead, and checked against the mirror stepped with that average.
+// optimizer (zero1) or sharded parameters (fsdp) leave no rank the whole synchronised gradients:
+// there the updated parameters are hashed and probed instead, and checked against the mirror
+// stepped with that average.
 #pragma once
 
 #include "framework_trainer/kernel_args.hpp"

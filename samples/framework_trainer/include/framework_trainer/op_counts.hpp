@@ -28,7 +28,8 @@ int forwardKernels(int layers);
 int backwardKernels(int layers);
 // Every kernel, copy and collective of one iteration on one of `world_size` ranks: forward,
 // backward, the synchronisation of the mode (with buckets of `bucket_bytes` in ddp and zero1
-// modes), the optimizer's and the check's multi-tensor launches.
+// modes; fsdp's units are the blocks, whatever the cap), the optimizer's and the check's
+// multi-tensor launches.
 OpCounts iterationOpCounts(const ModelConfig& config, SyncMode mode, std::size_t bucket_bytes, int world_size);
 
 // Multi-tensor apply launches over every parameter tensor with that many lists.

@@ -17,8 +17,12 @@ inline constexpr const char* kProgram = "framework_trainer";
 // hand-written loop does. ddp: PyTorch DDP's reducer (reducer.hpp). zero1: a sharded optimizer
 // (ZeRO stage 1, zero_shards.hpp), all on the compute stream as a first hand-written version
 // is: after backward a reduce-scatter per gradient bucket, the step on this rank's shard, an
-// all-gather per bucket of the updated parameters.
-enum class SyncMode { Naive, Ddp, Zero1 };
+// all-gather per bucket of the updated parameters. fsdp: fully sharded parameters (ZeRO stage 3,
+// fsdp_units.hpp), as a first hand-written version of PyTorch FSDP does it, all on the compute
+// stream: each unit's parameters all-gathered before its forward and again before its backward
+// (one unit ahead) and freed after, its gradients reduce-scattered after its backward, the step
+// on this rank's shards.
+enum class SyncMode { Naive, Ddp, Zero1, Fsdp };
 const char* toString(SyncMode mode);
 
 using sample_common::BootstrapKind;
@@ -26,7 +30,7 @@ using sample_common::BootstrapKind;
 struct Options {
   ModelConfig config;
   SyncMode mode = SyncMode::Naive;
-  double bucket_mb = 25.0;  // ddp: DDP's bucket_cap_mb; zero1: the same buckets
+  double bucket_mb = 25.0;  // ddp: DDP's bucket_cap_mb; zero1: the same buckets; fsdp: none
   int iterations = 8;       // measured iterations
   int warmup = 1;           // iterations before them, checked but left out of the summary
   std::uint64_t seed = 1234;

@@ -33,7 +33,7 @@ struct RunSummary {
   BootstrapKind bootstrap = BootstrapKind::Single;
   std::int64_t params = 0;
   int param_tensors = 0;
-  int buckets = 0;  // ddp and zero1 modes
+  int buckets = 0;  // ddp and zero1 modes; fsdp: its units
   std::vector<IterationRecord> iterations;
 };
 

@@ -2,6 +2,7 @@
 
 #include "kernels.hpp"
 
+#include "framework_trainer/fsdp_units.hpp"
 #include "framework_trainer/grad_check.hpp"
 
 #include <cmath>
@@ -15,8 +16,8 @@ std::int64_t modelledBytes(const ModelConfig& c, std::int64_t width, std::int64_
 
 class BackwardPass {
  public:
-  BackwardPass(const StepContext& ctx, int iteration, const GradReady& ready)
-      : ctx_(ctx), c_(ctx.config()), iteration_(iteration), ready_(ready) {}
+  BackwardPass(const StepContext& ctx, int iteration, const GradReady& ready, UnitHooks& units)
+      : ctx_(ctx), c_(ctx.config()), iteration_(iteration), ready_(ready), units_(units) {}
 
   GradRule rule(int param, int contribution = 0) const {
     return gradRule(ctx_.options.seed, ctx_.rank, iteration_, param, contribution);
@@ -106,6 +107,7 @@ class BackwardPass {
   }
 
   void run(Activations act) {
+    units_.beforeBackward(kRootUnit);
     const int wte = ctx_.layout.tokenEmbedding(), wpe = ctx_.layout.positionEmbedding();
     DeviceTensor<float> grad_logits = activation(c_.vocab);
     const CrossEntropyArgs loss{act.logits.get(), act.tokens.get() + kRealTokens, act.loss.get(), grad_logits.get(),
@@ -127,7 +129,9 @@ class BackwardPass {
     DeviceTensor<float> grad =
         layerNorm(grad_hf, act.last, act.mean_f, act.rstd_f, ctx_.layout.finalNormWeight());
     for (int l = c_.layers - 1; l >= 0; --l) {
+      units_.beforeBackward(blockUnit(l));
       grad = block(std::move(act.blocks[static_cast<std::size_t>(l)]), ctx_.layout.block(l), grad);
+      units_.afterBackward(blockUnit(l));
     }
 
     const EmbeddingBackwardArgs embedding{act.tokens.get(), grad.get(),   ctx_.param(wte), ctx_.param(wpe),
@@ -138,6 +142,7 @@ class BackwardPass {
     FT_KERNEL(ctx_.issue, kernels::embeddingBackward(ctx_.compute, bytes, embedding));
     ready_(wte);
     ready_(wpe);
+    units_.afterBackward(kRootUnit);
   }
 
  private:
@@ -145,12 +150,13 @@ class BackwardPass {
   const ModelConfig& c_;
   int iteration_;
   const GradReady& ready_;
+  UnitHooks& units_;
 };
 
 }  // namespace
 
-void issueBackward(const StepContext& ctx, Activations act, int iteration, const GradReady& ready) {
-  BackwardPass(ctx, iteration, ready).run(std::move(act));
+void issueBackward(const StepContext& ctx, Activations act, int iteration, const GradReady& ready, UnitHooks& units) {
+  BackwardPass(ctx, iteration, ready, units).run(std::move(act));
 }
 
 }  // namespace framework_trainer

@@ -14,7 +14,8 @@ namespace framework_trainer {
 
 using GradReady = std::function<void(int param)>;
 
-// Releases the activations as it goes, as autograd frees saved tensors.
-void issueBackward(const StepContext& ctx, Activations act, int iteration, const GradReady& ready);
+// Releases the activations as it goes, as autograd frees saved tensors; `units` runs around
+// each unit's kernels (unit_hooks.hpp).
+void issueBackward(const StepContext& ctx, Activations act, int iteration, const GradReady& ready, UnitHooks& units);
 
 }  // namespace framework_trainer

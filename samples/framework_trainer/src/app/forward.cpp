@@ -3,6 +3,7 @@
 #include "kernels.hpp"
 
 #include "framework_trainer/device_math.hpp"
+#include "framework_trainer/fsdp_units.hpp"
 
 #include <cmath>
 
@@ -56,8 +57,9 @@ void fillTokens(int* tokens_host, std::uint64_t seed, int rank, int iteration, i
   }
 }
 
-Activations issueForward(const StepContext& ctx, const int* tokens_host) {
+Activations issueForward(const StepContext& ctx, const int* tokens_host, UnitHooks& units) {
   const ModelConfig& c = ctx.config();
+  units.beforeForward(kRootUnit);
   const int d = c.hidden;
   Activations act;
   act.tokens = DeviceTensor<int>(ctx.allocator, 2 * kRealTokens, ctx.compute);
@@ -71,6 +73,7 @@ Activations issueForward(const StepContext& ctx, const int* tokens_host) {
   for (int l = 0; l < c.layers; ++l) {
     const BlockParams& p = ctx.layout.block(l);
     BlockActivations& b = act.blocks.emplace_back();
+    units.beforeForward(blockUnit(l));
     b.input = std::move(x);
     layerNorm(ctx, b.input, p.ln1_weight, b.h1, b.mean1, b.rstd1);
     b.qkv = linear(ctx, b.h1, p.attn_weight, p.attn_bias);
@@ -101,6 +104,7 @@ Activations issueForward(const StepContext& ctx, const int* tokens_host) {
     x = ctx.activation(static_cast<std::int64_t>(kRealTokens) * d);
     FT_KERNEL(ctx.issue,
               kernels::add(ctx.compute, modelledBytes(c, d, 12), kRealTokens * d, x.get(), b.x2.get(), b.m.get()));
+    units.afterForward(blockUnit(l));
   }
   act.last = std::move(x);
   layerNorm(ctx, act.last, ctx.layout.finalNormWeight(), act.hf, act.mean_f, act.rstd_f);
@@ -119,6 +123,7 @@ Activations issueForward(const StepContext& ctx, const int* tokens_host) {
   act.loss = ctx.activation(1);
   CrossEntropyArgs loss{act.logits.get(), act.tokens.get() + kRealTokens, act.loss.get(), nullptr, kRealTokens, c.vocab};
   FT_KERNEL(ctx.issue, kernels::crossEntropyForward(ctx.compute, modelledBytes(c, c.vocab, 4), loss));
+  units.afterForward(kRootUnit);
   return act;
 }
 

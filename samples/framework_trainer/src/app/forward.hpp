@@ -3,6 +3,7 @@
 #pragma once
 
 #include "step_context.hpp"
+#include "unit_hooks.hpp"
 
 #include <vector>
 
@@ -18,8 +19,9 @@ struct Activations {
   DeviceTensor<float> last, hf, mean_f, rstd_f, logits, loss;
 };
 
-// `tokens_host` is this iteration's pinned staging (2 * kRealTokens ints), already filled.
-Activations issueForward(const StepContext& ctx, const int* tokens_host);
+// `tokens_host` is this iteration's pinned staging (2 * kRealTokens ints), already filled;
+// `units` runs around each unit's kernels (unit_hooks.hpp).
+Activations issueForward(const StepContext& ctx, const int* tokens_host, UnitHooks& units);
 
 // This rank's real tokens at `iteration`: kRealTokens inputs, then their targets.
 void fillTokens(int* tokens_host, std::uint64_t seed, int rank, int iteration, int vocab);

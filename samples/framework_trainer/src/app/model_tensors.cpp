@@ -39,4 +39,17 @@ ModelTensors ModelTensors::inBuckets(DeviceAllocator& allocator, const ParamLayo
   return out;
 }
 
+ModelTensors ModelTensors::unbound(const ParamLayout& layout) {
+  ModelTensors out;
+  out.params_.assign(static_cast<std::size_t>(layout.size()), nullptr);
+  out.grads_.assign(static_cast<std::size_t>(layout.size()), nullptr);
+  return out;
+}
+
+void ModelTensors::view(std::vector<float*>& table, const Bucket& unit, float* flat) {
+  for (std::size_t i = 0; i < unit.params.size(); ++i) {
+    table[static_cast<std::size_t>(unit.params[i])] = flat == nullptr ? nullptr : flat + unit.offsets[i];
+  }
+}
+
 }  // namespace framework_trainer

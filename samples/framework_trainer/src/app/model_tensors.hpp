@@ -9,6 +9,10 @@
 //   gradients). Backward writes each gradient straight into its bucket, the reduce-scatter reads
 //   the bucket where it is, and the all-gather writes the parameters where forward reads them:
 //   no copy between the model's tensors and the collectives' buffers.
+// - Views bound while a unit is in use (fsdp mode): the table starts empty; FSDP
+//   (fully_sharded.hpp) points a unit's tensors into the buffer its parameters were gathered
+//   into, or its gradients are written into, for as long as that buffer lives, and empties them
+//   when it goes back to the allocator. Kernels take the addresses by value at launch.
 #pragma once
 
 #include "device_allocator.hpp"
@@ -39,6 +43,14 @@ class ModelTensors {
   static ModelTensors inBuckets(DeviceAllocator& allocator, const ParamLayout& layout,
                                 std::vector<ShardedBucket> buckets, cudaStream_t stream, Issuer& issue);
 
+  // No tensor anywhere until a unit's views are bound.
+  static ModelTensors unbound(const ParamLayout& layout);
+
+  // Points the tensors of `unit` at their offsets in the flat buffer `flat`, or at nothing
+  // (nullptr).
+  void viewParams(const Bucket& unit, float* flat) { view(params_, unit, flat); }
+  void viewGrads(const Bucket& unit, float* flat) { view(grads_, unit, flat); }
+
   float* param(int index) const { return params_[static_cast<std::size_t>(index)]; }
   float* grad(int index) const { return grads_[static_cast<std::size_t>(index)]; }
   // Every tensor's address, in registration order.
@@ -48,6 +60,8 @@ class ModelTensors {
   const std::vector<FlatBucket>& buckets() const { return buckets_; }
 
  private:
+  static void view(std::vector<float*>& table, const Bucket& unit, float* flat);
+
   std::vector<DeviceTensor<float>> blocks_;
   std::vector<FlatBucket> buckets_;
   std::vector<float*> params_, grads_;

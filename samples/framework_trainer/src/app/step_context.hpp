@@ -18,6 +18,7 @@ struct StepContext {
   const Options& options;
   const ParamLayout& layout;
   int rank = 0;
+  int world_size = 1;
   DeviceAllocator& allocator;
   cudaStream_t compute = nullptr;
   const ModelTensors& tensors;

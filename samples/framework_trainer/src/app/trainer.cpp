@@ -32,10 +32,11 @@ std::vector<std::int64_t> numels(const ParamLayout& layout) {
   return out;
 }
 
-// zero1's tensors are views into the buckets its collectives move; the other modes' are blocks
-// of their own, as a module's.
+// zero1's tensors are views into the buckets its collectives move; fsdp's are bound to a unit's
+// gathered buffers while it is in use; the other modes' are blocks of their own, as a module's.
 ModelTensors modelTensors(const Options& options, const ParamLayout& layout, int world_size,
                           DeviceAllocator& allocator, cudaStream_t stream, Issuer& issue) {
+  if (options.mode == SyncMode::Fsdp) return ModelTensors::unbound(layout);
   if (options.mode != SyncMode::Zero1) return ModelTensors::separate(allocator, layout, stream);
   std::vector<ShardedBucket> buckets = shardBuckets(modelBuckets(layout, options.bucketBytes()), world_size);
   return ModelTensors::inBuckets(allocator, layout, std::move(buckets), stream, issue);
@@ -57,7 +58,7 @@ Trainer::Trainer(const Options& options, const sample_common::Membership& member
       device_(sample_common::selectDevice(membership.local_rank)),
       allocator_(options.segmentBytes()),
       tensors_(modelTensors(options_, layout_, membership.world_size, allocator_, compute_.get(), issue_)),
-      ctx_{options_, layout_, membership.rank, allocator_, compute_.get(), tensors_, issue_},
+      ctx_{options_, layout_, membership.rank, membership.world_size, allocator_, compute_.get(), tensors_, issue_},
       autograd_(device_),
       sgd_plan_(planTensorLists(numels(layout_), 2)),
       checksum_plan_(planTensorLists(numels(layout_), 1)),
@@ -81,15 +82,42 @@ Trainer::Trainer(const Options& options, const sample_common::Membership& member
   SAMPLE_CUDA(cudaMemcpy(chunk_base_.get(), chunk_base.data(), chunk_base_.bytes(), cudaMemcpyHostToDevice));
   ++setup_counts_.memcpys;
   const bool sharded = options_.mode == SyncMode::Zero1;
-  if (!sharded) sgd_lists_ = tensorLists<2>({&tensors_.params(), &tensors_.grads()});
-  checksum_lists_ = tensorLists<1>({sharded ? &tensors_.params() : &tensors_.grads()});
-  initialiseParameters();
+  if (options_.mode == SyncMode::Fsdp) {
+    // The whole model on every rank first, as FSDP finds it when it wraps one.
+    fsdp_.emplace(ctx_, tensors_, comm_);
+    fsdp_->materialise();
+    initialiseParameters();
+    fsdp_->shard();
+    setUpFsdpCheck();
+  } else {
+    if (!sharded) sgd_lists_ = tensorLists<2>({&tensors_.params(), &tensors_.grads()});
+    checksum_lists_ = tensorLists<1>({sharded ? &tensors_.params() : &tensors_.grads()});
+    initialiseParameters();
+  }
   if (sharded) sharded_.emplace(ctx_, comm_);
   setup_counts_ = setup_counts_ + issue_.counts();
 }
 
 Trainer::~Trainer() {
+  if (check_comm_ != nullptr) ncclCommDestroy(check_comm_);
   if (comm_ != nullptr) ncclCommDestroy(comm_);
+}
+
+int Trainer::buckets() const {
+  if (reducer_) return reducer_->buckets();
+  if (sharded_) return sharded_->buckets();
+  return fsdp_ ? static_cast<int>(fsdp_->units().size()) : 0;
+}
+
+void Trainer::setUpFsdpCheck() {
+  SAMPLE_NCCL(ncclCommSplit(comm_, 0, membership_.rank, &check_comm_, nullptr));
+  check_tensors_ = ModelTensors::unbound(layout_);
+  for (const ShardedBucket& u : fsdp_->units()) {
+    const DeviceTensor<float>& full =
+        check_units_.emplace_back(allocator_, static_cast<std::int64_t>(u.padded_numel), check_.get());
+    check_tensors_.viewParams(u.bucket, full.get());
+  }
+  checksum_lists_ = tensorLists<1>({&check_tensors_.params()});
 }
 
 template <int depth>
@@ -124,16 +152,17 @@ void Trainer::issueIteration(int n) {
   Activations act;
   {
     const NvtxRange range("forward");
-    act = issueForward(ctx_, tokens);
+    act = issueForward(ctx_, tokens, unitHooks());
   }
   {
     // loss.backward(): the backward thread issues it; this thread waits until it is done.
     const NvtxRange range("backward");
     autograd_.run([&] {
-      // The previous iteration's check must have read the gradients before they are rewritten.
+      // The previous iteration's check must have read the gradients (zero1, fsdp: the parameters)
+      // before they are rewritten.
       if (n > 0) SAMPLE_CUDA(cudaStreamWaitEvent(compute_.get(), check_done_[s - 1].get(), 0));
       const GradReady ready = reducer_ ? GradReady([&](int param) { reducer_->gradReady(param); }) : GradReady([](int) {});
-      issueBackward(ctx_, std::move(act), n, ready);
+      issueBackward(ctx_, std::move(act), n, ready, unitHooks());
       if (reducer_) reducer_->finalize();
     });
   }
@@ -155,6 +184,11 @@ void Trainer::issueIteration(int n) {
     }
     const NvtxRange range("parameter_gather");
     sharded_->gatherParameters();
+  } else if (fsdp_) {
+    // Gradients were reduce-scattered unit by unit during backward; parameters are gathered in
+    // the next forward.
+    const NvtxRange range("optimizer");
+    fsdp_->stepShards();
   } else {
     const NvtxRange range("optimizer");
     issueOptimizer();
@@ -176,6 +210,7 @@ void Trainer::issueCheck(int n) {
   const std::size_t s = static_cast<std::size_t>(n);
   SAMPLE_CUDA(cudaEventRecord(optimizer_done_.get(), compute_.get()));
   SAMPLE_CUDA(cudaStreamWaitEvent(check_.get(), optimizer_done_.get(), 0));
+  if (fsdp_) fsdp_->gatherInto(check_units_, check_comm_, check_.get());
   const ChecksumFunctor checksum{chunk_hashes_.get(), chunk_base_.get(), probes_.get()};
   for (std::size_t i = 0; i < checksum_lists_.size(); ++i) {
     FT_KERNEL(issue_, kernels::multiTensorChecksum(check_.get(), 4 * checksum_plan_[i].elements, checksum_lists_[i],

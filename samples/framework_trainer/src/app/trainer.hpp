@@ -1,10 +1,12 @@
 // One rank of the job: its device, streams, caching allocator, model (its parameters and
-// gradients separate blocks, or in zero1 mode views into flat buckets: model_tensors.hpp),
-// communicator and backward thread, and the training loop in the chosen synchronisation mode.
+// gradients separate blocks, in zero1 mode views into flat buckets, in fsdp mode views bound
+// while a unit is in use: model_tensors.hpp), communicator and backward thread, and the
+// training loop in the chosen synchronisation mode.
 #pragma once
 
 #include "autograd_thread.hpp"
 #include "device_allocator.hpp"
+#include "fully_sharded.hpp"
 #include "reducer.hpp"
 #include "sharded_optimizer.hpp"
 #include "step_context.hpp"
@@ -26,7 +28,7 @@
 
 namespace framework_trainer {
 
-// Thrown when the synchronised gradients (zero1: the updated parameters) differ from the host's
+// Thrown when the synchronised gradients (zero1, fsdp: the updated parameters) differ from the host's
 // expectation, or between ranks.
 using sample_common::VerificationError;
 
@@ -51,9 +53,16 @@ class Trainer {
   CachingAllocator::Stats memory() const { return allocator_.stats(); }
 
  private:
-  int buckets() const { return reducer_ ? reducer_->buckets() : sharded_ ? sharded_->buckets() : 0; }
-  // What the check hashes and probes: the synchronised gradients, or zero1's updated parameters.
-  Probed checked() const { return options_.mode == SyncMode::Zero1 ? Probed::UpdatedParameters : Probed::Gradients; }
+  // DDP's and zero1's buckets, or fsdp's units.
+  int buckets() const;
+  // What the check hashes and probes: the synchronised gradients, or the updated parameters
+  // where no rank holds the whole synchronised gradients (zero1, fsdp).
+  Probed checked() const {
+    return options_.mode == SyncMode::Zero1 || options_.mode == SyncMode::Fsdp ? Probed::UpdatedParameters
+                                                                              : Probed::Gradients;
+  }
+  UnitHooks& unitHooks() { return fsdp_ ? static_cast<UnitHooks&>(*fsdp_) : whole_model_; }
+  void setUpFsdpCheck();
   void initialiseParameters();
   void issueIteration(int iteration);
   void issueOptimizer();
@@ -79,6 +88,14 @@ class Trainer {
   ncclComm_t comm_ = nullptr;
   std::optional<Reducer> reducer_;
   std::optional<ShardedOptimizer> sharded_;
+  std::optional<FullyShardedUnits> fsdp_;
+  UnitHooks whole_model_;  // the modes whose parameters are always there: nothing around a unit
+  // fsdp: the check gathers every unit's updated parameters into these (a padded buffer per
+  // unit, the model's tensors views into them) on its own stream, with its own communicator so
+  // that its collectives never interleave with the step's on the compute stream.
+  ncclComm_t check_comm_ = nullptr;
+  std::vector<DeviceTensor<float>> check_units_;
+  ModelTensors check_tensors_;
   AutogradThread autograd_;
 
   std::vector<TensorListLaunch> sgd_plan_, checksum_plan_;

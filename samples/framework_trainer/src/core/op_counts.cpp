@@ -1,6 +1,7 @@
 #include "framework_trainer/op_counts.hpp"
 
 #include "framework_trainer/ddp_buckets.hpp"
+#include "framework_trainer/fsdp_units.hpp"
 #include "framework_trainer/tensor_lists.hpp"
 #include "framework_trainer/zero_shards.hpp"
 
@@ -28,7 +29,8 @@ int multiTensorLaunches(const ParamLayout& layout, int depth) {
 OpCounts iterationOpCounts(const ModelConfig& config, SyncMode mode, std::size_t bucket_bytes, int world_size) {
   const ParamLayout layout(config);
   OpCounts c;
-  // The check hashes every parameter tensor (zero1) or gradient tensor (the others): one list.
+  // The check hashes every parameter tensor (zero1, fsdp) or gradient tensor (the others): one
+  // list.
   c.kernels = forwardKernels(config.layers) + backwardKernels(config.layers) + multiTensorLaunches(layout, 1);
   c.memcpys = 3;  // the batch's tokens in; the check's chunk hashes and probes out
   switch (mode) {
@@ -47,6 +49,19 @@ OpCounts iterationOpCounts(const ModelConfig& config, SyncMode mode, std::size_t
       // bucket, in place in the buckets the tensors are views into: no copies.
       c.kernels += static_cast<std::int64_t>(planTensorLists(shardNumels(shards), 2).size());
       c.collectives = 2 * static_cast<std::int64_t>(shards.size());
+      break;
+    }
+    case SyncMode::Fsdp: {
+      const std::vector<ShardedBucket> units = fsdpUnits(config, world_size);
+      const auto n = static_cast<std::int64_t>(units.size());
+      // The step over this rank's shard of each unit. Each unit's parameters are gathered for
+      // its forward and again for its backward, but the root's only once (it is kept from its
+      // forward to its backward); each unit's gradients are reduce-scattered once; the check
+      // gathers every unit's updated parameters (on its own stream and communicator). The full
+      // gradient buffer's padding is zeroed in the units that have some.
+      c.kernels += static_cast<std::int64_t>(planTensorLists(shardNumels(units), 2).size());
+      c.collectives = (2 * n - 1) + n + n;
+      c.memsets = paddedUnits(units);
       break;
     }
   }

@@ -14,6 +14,7 @@ const char* toString(SyncMode mode) {
     case SyncMode::Naive: return "naive";
     case SyncMode::Ddp: return "ddp";
     case SyncMode::Zero1: return "zero1";
+    case SyncMode::Fsdp: return "fsdp";
   }
   return "?";
 }
@@ -56,11 +57,16 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
   std::string mode = "naive";
   app.add_option("--mode", mode,
                  "Gradient synchronisation: naive (one all-reduce per gradient after backward, on the compute stream), "
-                 "ddp (DDP's reducer: flat buckets all-reduced on their own stream during backward) or zero1 (a sharded "
+                 "ddp (DDP's reducer: flat buckets all-reduced on their own stream during backward), zero1 (a sharded "
                  "optimizer: after backward a reduce-scatter per bucket, the step on this rank's shard, an all-gather "
-                 "per bucket of the updated parameters, all on the compute stream)")
+                 "per bucket of the updated parameters, all on the compute stream) or fsdp (fully sharded parameters, a "
+                 "unit per block: each unit's parameters all-gathered before its forward and its backward, its "
+                 "gradients reduce-scattered after its backward, the step on this rank's shards, all on the compute "
+                 "stream)")
       ->capture_default_str();
-  app.add_option("--bucket-mb", options.bucket_mb, "ddp, zero1: bucket cap in MiB (DDP's bucket_cap_mb)")
+  CLI::Option* bucket_mb =
+      app.add_option("--bucket-mb", options.bucket_mb,
+                     "ddp, zero1: bucket cap in MiB (DDP's bucket_cap_mb); not for fsdp, whose units are the blocks")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   command_line.addLoopOptions(options.iterations, options.warmup, options.seed,
@@ -75,7 +81,11 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
   if (mode == "naive") options.mode = SyncMode::Naive;
   else if (mode == "ddp") options.mode = SyncMode::Ddp;
   else if (mode == "zero1") options.mode = SyncMode::Zero1;
-  else return command_line.failure(fmt::format("--mode must be naive, ddp or zero1 (got '{}')", mode));
+  else if (mode == "fsdp") options.mode = SyncMode::Fsdp;
+  else return command_line.failure(fmt::format("--mode must be naive, ddp, zero1 or fsdp (got '{}')", mode));
+  if (options.mode == SyncMode::Fsdp && bucket_mb->count() > 0) {
+    return command_line.failure("--bucket-mb does not apply to --mode fsdp: its units are the model's blocks");
+  }
   if (std::optional<sample_common::ParseStop> stop = command_line.checkBootstrap()) return *stop;
   const std::optional<ModelConfig> preset = findModelPreset(config_name);
   if (!preset) {
