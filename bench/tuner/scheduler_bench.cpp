@@ -31,7 +31,7 @@ class NullExecutor : public Executor {
   void hostWait(EventSlot) override {}
   void queryWith(const Call&, EventSlot) override {}
   void issueUnit(const UnitIssue&) override {}
-  bool agree(std::uint64_t, std::span<const HeldCollective>) override { return true; }
+  bool agree(std::uint64_t, std::span<const HeldCollective>, bool) override { return true; }
   void fallback(Fallback, const Call&) override {}
 };
 

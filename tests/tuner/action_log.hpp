@@ -50,7 +50,11 @@ class ActionLog : public Executor {
     units.push_back(u);
     unit_members.emplace_back(u.members.begin(), u.members.end());
   }
-  bool agree(std::uint64_t digest, std::span<const HeldCollective>) override {
+  bool agree(std::uint64_t digest, std::span<const HeldCollective>, bool across_ranks) override {
+    if (!across_ranks) {
+      add("flush");
+      return true;
+    }
     digests.push_back(digest);
     add(agree_result ? "agree" : "disagree");
     return agree_result;

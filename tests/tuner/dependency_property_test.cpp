@@ -244,7 +244,7 @@ class TaggedProgram : public Executor {
     }
     op(u.stream, OpClass::Communication, calls);
   }
-  bool agree(std::uint64_t, std::span<const HeldCollective>) override { return true; }
+  bool agree(std::uint64_t, std::span<const HeldCollective>, bool) override { return true; }
   void fallback(Fallback, const Call&) override {}
 
  private:
@@ -286,7 +286,7 @@ class TaggedProgram : public Executor {
 class GroupProbe : public TaggedProgram {
  public:
   std::vector<std::vector<CollectiveArgs>> groups;
-  bool agree(std::uint64_t, std::span<const HeldCollective> group) override {
+  bool agree(std::uint64_t, std::span<const HeldCollective> group, bool) override {
     std::vector<CollectiveArgs> g;
     for (const HeldCollective& h : group) g.push_back(h.args);
     groups.push_back(std::move(g));

@@ -128,8 +128,10 @@ TEST(Scheduler, NaiveStepFirstIterationWaitsForPositionsThenProducers) {
   EXPECT_EQ(s.stats().position_waits, 3u);
   EXPECT_EQ(s.stats().producer_waits, 3u);
   EXPECT_EQ(s.stats().units, 6u);
+  // The first flush, and the second because the plan reverses the group: each agrees on the
+  // history of every group so far, so the same group gives another digest the second time.
   EXPECT_EQ(log.digests.size(), 2u);
-  EXPECT_EQ(log.digests[0], log.digests[1]);  // the same group in both iterations
+  EXPECT_NE(log.digests[0], log.digests[1]);
 }
 
 TEST(Scheduler, ProducerOnAnotherStreamWithoutOrderingFallsBackToPosition) {
@@ -146,7 +148,8 @@ TEST(Scheduler, ProducerOnAnotherStreamWithoutOrderingFallsBackToPosition) {
   const std::size_t mark = log.lines.size();
   s.onCall(p.allReduce(kS, grad(0), kLayerFloats));
   s.onCall(p.of(CallKind::DeviceSync));
-  const Lines expected = {"record 0 on s1", "agree", "wait comm 0",
+  // A group of one issued as called changes no NCCL order: no agreement after the first flush.
+  const Lines expected = {"record 0 on s1", "flush", "wait comm 0",
                           "unit 5 [0+256] contiguous on comm", "record 9 on comm", "call 6"};
   EXPECT_EQ(log.since(mark), expected);
   EXPECT_EQ(s.stats().position_waits, 2u);
@@ -279,7 +282,7 @@ TEST(Scheduler, ProducerBeforeAnUnknownOpIsNotTrusted) {
   const std::size_t mark = log.lines.size();
   s.onCall(p.allReduce(kS, grad(0), kLayerFloats));
   s.onCall(p.of(CallKind::DeviceSync));
-  const Lines expected = {"record 0 on s1", "agree", "wait comm 0", "unit 5 [0+256] contiguous on comm",
+  const Lines expected = {"record 0 on s1", "flush", "wait comm 0", "unit 5 [0+256] contiguous on comm",
                           "record 9 on comm", "call 6"};
   EXPECT_EQ(log.since(mark), expected);
   EXPECT_EQ(s.stats().producer_waits, 0u);
@@ -343,7 +346,7 @@ TEST(Scheduler, ABufferHandedOutAgainWithAnotherExtentIsMergedWithWhatItMeets) {
       "record 0 on s1",                                                                // held
       "agree", "wait comm 0", "unit 1 [0+32] contiguous on comm", "record 8 on comm",  // issued first
       "record 0 on s1",  // the union's producer is unproven: the position
-      "agree", "wait comm 0", "unit 2 [0+64] contiguous on comm", "record 9 on comm",
+      "flush", "wait comm 0", "unit 2 [0+64] contiguous on comm", "record 9 on comm",
       "wait s2 9", "call 3", "record 17 on s2",  // waits for the gather (and the one before)
       "call 4", "record 18 on s2"};
   EXPECT_EQ(log.lines, expected);
@@ -466,7 +469,7 @@ TEST(Scheduler, ReduceScattersAndAllGathersAreHeldEachABucketOfItsOwn) {
       "call 10", "record 20 on s1",
       "call 11", "record 21 on s1",
       // Both reduce-scatters held: their producers are proven, no positions recorded.
-      "agree",  // the update reads both shards: the group goes
+      "flush",  // the update reads both shards: the group goes, in the program's order (no agreement)
       "wait comm 20", "unit 12 [0+64] contiguous on comm", "record 12 on comm",  // after call 10 only
       "wait comm 21", "unit 13 [0+64] contiguous on comm", "record 13 on comm",
       "wait s1 13", "call 14", "record 22 on s1",
@@ -527,6 +530,49 @@ TEST(Scheduler, APlanThatFusesOrSplitsReduceScattersIsNotApplied) {
     EXPECT_EQ(std::count(log.lines.begin(), log.lines.end(), "held 4 on s1"), 1) << fuse;
     EXPECT_TRUE(log.units.empty()) << fuse;
   }
+}
+
+// Two ranks whose calls group differently (a host sync on another thread fell between two
+// all-reduces on one of them) issue those groups unreordered without agreeing; at the next
+// group their plans reorder, the digests cover every earlier group, and they disagree before
+// anything is reordered.
+TEST(Scheduler, RanksWhoseGroupsDifferedWithoutAgreeingDisagreeBeforeTheFirstReorder) {
+  CallProgram p;
+  const Call a0 = p.allReduce(kS, grad(0), kLayerFloats), a1 = p.allReduce(kS, grad(1), kLayerFloats);
+  // Other sizes, so that each group has a signature of its own.
+  const Call b0 = p.allReduce(kS, grad(2), kLayerFloats / 2), b1 = p.allReduce(kS, grad(3), kLayerFloats / 2);
+  const Call start = p.allReduce(kS, grad(4), kLayerFloats / 4);
+  ScheduleRules rules;
+  rules.groups.push_back(planOf({start}, {0}, {1}, {{0, 0}}));
+  rules.groups.push_back(planOf({a0, a1}, {0, 1}, {1, 1}, {{0, 0}, {1, 0}}));
+  rules.groups.push_back(planOf({a0}, {0}, {1}, {{0, 0}}));
+  rules.groups.push_back(planOf({b0, b1}, {0, 1}, {1, 1}, {{1, 0}, {0, 0}}));  // reversed
+  std::sort(rules.groups.begin(), rules.groups.end(),
+            [](const GroupPlan& a, const GroupPlan& b) { return a.signature < b.signature; });
+  ActionLog together, apart;
+  Scheduler one(rules, together, smallLimits()), other(rules, apart, smallLimits());
+  for (Scheduler* s : {&one, &other}) {
+    s->onCall(start);
+    s->onCall(p.of(CallKind::DeviceSync));  // the first flush: both agree
+  }
+  one.onCall(a0);
+  one.onCall(a1);
+  one.onCall(p.of(CallKind::DeviceSync));  // {a0, a1}
+  other.onCall(a0);
+  other.onCall(p.of(CallKind::DeviceSync));  // {a0}
+  other.onCall(a1);
+  other.onCall(p.of(CallKind::DeviceSync));  // {a1}
+  for (Scheduler* s : {&one, &other}) {
+    s->onCall(b0);
+    s->onCall(b1);
+    s->onCall(p.of(CallKind::DeviceSync));  // {b0, b1}, reversed: agree
+  }
+  ASSERT_EQ(together.digests.size(), 2u);
+  ASSERT_EQ(apart.digests.size(), 2u);
+  EXPECT_EQ(together.digests[0], apart.digests[0]);
+  EXPECT_NE(together.digests[1], apart.digests[1]);
+  EXPECT_EQ(std::count(together.lines.begin(), together.lines.end(), "flush"), 1);
+  EXPECT_EQ(std::count(apart.lines.begin(), apart.lines.end(), "flush"), 2);
 }
 
 TEST(Scheduler, OtherCollectivesAndNcclGroupsKeepTheirPlace) {

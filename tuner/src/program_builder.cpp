@@ -192,9 +192,9 @@ void ProgramBuilder::issueUnit(const UnitIssue& unit) {
   expect_unit_done_ = true;
 }
 
-bool ProgramBuilder::agree(std::uint64_t, std::span<const HeldCollective> group) {
+bool ProgramBuilder::agree(std::uint64_t, std::span<const HeldCollective> group, bool across_ranks) {
   flush_first_unit_.push_back(units_);
-  if (simulate_ && !group.empty()) {
+  if (simulate_ && across_ranks && !group.empty()) {
     const std::int64_t first = model_.calls().ranks[rank_].calls[group.front().call_id].collective_seq;
     const std::uint32_t barrier =
         ctx_.barriers.emplace(first, static_cast<std::uint32_t>(ctx_.barriers.size())).first->second;

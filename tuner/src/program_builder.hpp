@@ -52,7 +52,7 @@ class ProgramBuilder : public Executor {
   void hostWait(EventSlot event) override;
   void queryWith(const Call& call, EventSlot also) override;
   void issueUnit(const UnitIssue& unit) override;
-  bool agree(std::uint64_t digest, std::span<const HeldCollective> group) override;
+  bool agree(std::uint64_t digest, std::span<const HeldCollective> group, bool across_ranks) override;
   void fallback(Fallback why, const Call& call) override;
 
  private:

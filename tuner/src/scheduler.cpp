@@ -614,14 +614,21 @@ void Scheduler::flush() {
   GroupSignature signature;
   for (const HeldCollective& h : held_) signature.add(h.args);
   const GroupPlan* plan = rules_.find(signature.value());
-  if (plan != nullptr && plan->members != held_.size()) plan = nullptr;
-  // Every rank must reach this flush with the same group and the same plan: agree first.
-  const std::uint64_t digest = trace::mix64(rules_.plan_checksum ^ trace::mix64(signature.value() + held_.size()));
-  if (!exec_.agree(digest, held_)) {
+  if (plan != nullptr && (plan->members != held_.size() || !executable(*plan))) plan = nullptr;
+  // Ranks agree before a group whose plan changes the order or the set of NCCL calls (every
+  // rank must then make the same change), and at the first flush (every rank holds the same
+  // plan). The digest covers every group flushed on the group's communicators since the start,
+  // so that ranks whose groups differed at a flush that needed no agreement (their call
+  // sequences grouped differently) disagree at the next one, before anything is reordered.
+  // A group issued as the program called it changes nothing another rank could see.
+  const std::uint64_t history = chainHistory(signature.value() + held_.size());
+  const bool across_ranks = flushes_ == 1 || (plan != nullptr && reorders(*plan));
+  const std::uint64_t digest = trace::mix64(rules_.plan_checksum ^ history);
+  if (!exec_.agree(digest, held_, across_ranks)) {
     disable(Fallback::RanksDisagree, callOf(held_.front()));
     return;
   }
-  if (plan != nullptr && executable(*plan)) {
+  if (plan != nullptr) {
     issuePlanned(*plan);
     ++stats_.planned_groups;
   } else {
@@ -631,6 +638,37 @@ void Scheduler::flush() {
   }
   held_.clear();
   held_meta_.clear();
+}
+
+bool Scheduler::reorders(const GroupPlan& plan) {
+  for (std::uint32_t b = 0; b < plan.bucketCount(); ++b) {
+    if (plan.bucketEnd(b) - plan.bucket_first[b] != 1 || plan.parts[b] != 1) return true;  // fused or split
+  }
+  for (std::size_t i = 0; i < plan.order.size(); ++i) {
+    if (plan.order[i].bucket != i) return true;
+  }
+  return false;
+}
+
+std::uint64_t Scheduler::chainHistory(std::uint64_t group) {
+  // One chain per communicator of the group: its peers share that communicator's groups only.
+  std::uint64_t digest = 0;
+  for (const HeldCollective& h : held_) {
+    CommHistory* entry = nullptr;
+    for (CommHistory& c : histories_) {
+      if (c.comm == h.args.comm || c.comm == 0) {
+        entry = &c;
+        break;
+      }
+    }
+    if (entry == nullptr) return trace::mix64(group ^ flushes_);  // more communicators than kept: this flush only
+    if (entry->comm == 0) entry->comm = h.args.comm;
+    if (entry->flush == flushes_) continue;  // chained already, for an earlier member
+    entry->flush = flushes_;
+    entry->chain = trace::mix64(entry->chain ^ trace::mix64(group));
+    digest ^= trace::mix64(entry->chain + h.args.comm_index);  // the handle differs across ranks
+  }
+  return digest;
 }
 
 bool Scheduler::executable(const GroupPlan& plan) const {

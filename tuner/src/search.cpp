@@ -30,7 +30,7 @@ class GroupProbe : public Executor {
   void hostWait(EventSlot) override {}
   void queryWith(const Call&, EventSlot) override {}
   void issueUnit(const UnitIssue&) override {}
-  bool agree(std::uint64_t, std::span<const HeldCollective>) override {
+  bool agree(std::uint64_t, std::span<const HeldCollective>, bool) override {
     groups.emplace_back(current_call, std::vector<HeldCollective>{});
     return true;
   }

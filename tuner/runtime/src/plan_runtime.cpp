@@ -343,7 +343,8 @@ void PlanRuntime::issueUnit(const tuner::UnitIssue& unit) {
   });
 }
 
-bool PlanRuntime::agree(std::uint64_t digest, std::span<const tuner::HeldCollective> group) {
+bool PlanRuntime::agree(std::uint64_t digest, std::span<const tuner::HeldCollective> group, bool across_ranks) {
+  if (!across_ranks) return true;
   // The group's communicators, each once (groups span one in practice).
   ncclComm_t seen[8] = {};
   int count = 0;

@@ -89,7 +89,7 @@ class PlanRuntime final : public tuner::Executor {
   void hostWait(tuner::EventSlot event) override;
   void queryWith(const tuner::Call& call, tuner::EventSlot also) override;
   void issueUnit(const tuner::UnitIssue& unit) override;
-  bool agree(std::uint64_t digest, std::span<const tuner::HeldCollective> group) override;
+  bool agree(std::uint64_t digest, std::span<const tuner::HeldCollective> group, bool across_ranks) override;
   void fallback(tuner::Fallback why, const tuner::Call& call) override;
 
  private:

@@ -84,9 +84,11 @@ class Executor {
 
   // --- per flush ---
   virtual void issueUnit(const UnitIssue& unit) = 0;
-  // True if every rank passed the same digest (a host barrier across the ranks of the group's
-  // communicators), before the group is issued.
-  virtual bool agree(std::uint64_t digest, std::span<const HeldCollective> group) = 0;
+  // Called at every flush, before the group is issued. With `across_ranks`: true if every rank
+  // passed the same digest (a host barrier across the ranks of the group's communicators).
+  // Without: the group keeps the program's order of NCCL calls, so no rank needs another's
+  // word, and the answer is true.
+  virtual bool agree(std::uint64_t digest, std::span<const HeldCollective> group, bool across_ranks) = 0;
   virtual void fallback(Fallback why, const Call& call) = 0;
 };
 

@@ -22,8 +22,10 @@
 //     and queries likewise cover redirected work.
 //   - What it cannot prove (unknown parameter layouts, unknown APIs, graph capture, the
 //     legacy stream) makes it flush, wait for everything in flight and keep the original
-//     order there. Ranks agree on every flush (Executor::agree); when they do not, every rank
-//     disables the plan and issues in the original order from then on.
+//     order there. Ranks agree (Executor::agree) at the first flush and before every group whose
+//     plan changes the order or set of NCCL calls, on the history of every group flushed so far;
+//     when they do not, every rank disables the plan and issues in the original order from then
+//     on.
 //
 // Hot path: onCall() allocates nothing after construction, takes no lock and makes no system
 // call of its own; tables have fixed capacities (SchedulerLimits) and exceeding one disables
@@ -161,6 +163,10 @@ class Scheduler {
   void issuePlanned(const GroupPlan& plan);
   // Every bucket one reduction, and only all-reduce buckets fused or split.
   bool executable(const GroupPlan& plan) const;
+  // Whether the plan changes the program's order or set of NCCL calls (fuses, splits or reorders).
+  static bool reorders(const GroupPlan& plan);
+  // Chains the group into the history of each of its communicators; the digest of those chains.
+  std::uint64_t chainHistory(std::uint64_t group);
   bool contiguous(std::uint32_t first, std::uint32_t end) const;
   void issueInOrder();
   void disable(Fallback why, const Call& call);
@@ -216,6 +222,12 @@ class Scheduler {
   std::uint64_t last_barrier_pc_ = 0;
   std::uint64_t units_ = 0;                  // units issued
   std::uint64_t flushes_ = 0;
+  struct CommHistory {
+    std::uint64_t comm = 0;   // the communicator handle (0: free)
+    std::uint64_t chain = 0;  // every group flushed on it so far
+    std::uint64_t flush = 0;  // the flush that last chained into it
+  };
+  std::array<CommHistory, 16> histories_{};
   std::uint32_t nccl_group_depth_ = 0;
   bool capturing_ = false;
 };
