@@ -616,13 +616,15 @@ void Scheduler::flush() {
   const GroupPlan* plan = rules_.find(signature.value());
   if (plan != nullptr && (plan->members != held_.size() || !executable(*plan))) plan = nullptr;
   // Ranks agree before a group whose plan changes the order or the set of NCCL calls (every
-  // rank must then make the same change), and at the first flush (every rank holds the same
-  // plan). The digest covers every group flushed on the group's communicators since the start,
-  // so that ranks whose groups differed at a flush that needed no agreement (their call
-  // sequences grouped differently) disagree at the next one, before anything is reordered.
-  // A group issued as the program called it changes nothing another rank could see.
+  // rank must then make the same change), before a group the plan does not know (another rank
+  // may hold a group there that the plan reorders, and waits for this one's word), and at the
+  // first flush (every rank holds the same plan). The digest covers every group flushed on the
+  // group's communicators since the start, so that ranks whose groups differed at a flush that
+  // needed no agreement (their call sequences grouped differently) disagree at the next one,
+  // before anything is reordered. A planned group issued as the program called it changes
+  // nothing another rank could see.
   const std::uint64_t history = chainHistory(signature.value() + held_.size());
-  const bool across_ranks = flushes_ == 1 || (plan != nullptr && reorders(*plan));
+  const bool across_ranks = flushes_ == 1 || plan == nullptr || reorders(*plan);
   const std::uint64_t digest = trace::mix64(rules_.plan_checksum ^ history);
   if (!exec_.agree(digest, held_, across_ranks)) {
     disable(Fallback::RanksDisagree, callOf(held_.front()));

@@ -22,8 +22,9 @@
 //     and queries likewise cover redirected work.
 //   - What it cannot prove (unknown parameter layouts, unknown APIs, graph capture, the
 //     legacy stream) makes it flush, wait for everything in flight and keep the original
-//     order there. Ranks agree (Executor::agree) at the first flush and before every group whose
-//     plan changes the order or set of NCCL calls, on the history of every group flushed so far;
+//     order there. Ranks agree (Executor::agree) at the first flush, before every group the plan
+//     does not know and before every group whose plan changes the order or set of NCCL calls,
+//     on the history of every group flushed so far;
 //     when they do not, every rank disables the plan and issues in the original order from then
 //     on.
 //
