@@ -122,6 +122,20 @@ void Scheduler::findTouched(const Touch& touch) {
 std::uint32_t Scheduler::tensorFor(std::uint64_t begin, std::uint64_t end, const Call& call) {
   startLookup();
   findTouched({begin, end - begin});
+  if (scratch_.size() == 1 && tensors_[scratch_[0]].begin == begin && tensors_[scratch_[0]].end == end) {
+    return scratch_[0];
+  }
+  // Buffers whose collectives every stream has waited for need no following any more: they
+  // leave the table instead of widening the new buffer (which would make whatever touches any
+  // of that memory wait for, or flush, what the new one holds).
+  std::erase_if(scratch_, [&](std::uint32_t t) {
+    const Tensor& x = tensors_[t];
+    if (x.held || !settled(x.wait_units)) return false;
+    std::erase(tensor_order_, t);
+    free_tensors_.push_back(t);
+    ++stats_.buffers_retired;
+    return true;
+  });
   if (scratch_.size() == 1 && tensors_[scratch_[0]].begin <= begin && end <= tensors_[scratch_[0]].end) {
     return scratch_[0];
   }
@@ -640,6 +654,15 @@ void Scheduler::flush() {
   }
   held_.clear();
   held_meta_.clear();
+}
+
+bool Scheduler::settled(std::uint64_t units) const {
+  if (units == 0) return true;
+  for (std::uint32_t s = 0; s < used_streams_; ++s) {
+    if (s == comm_stream_ || s == join_stream_) continue;  // units run there, in order
+    if (waitedUnits(s) < units) return false;
+  }
+  return true;
 }
 
 bool Scheduler::reorders(const GroupPlan& plan) {

@@ -35,6 +35,7 @@ void writeRuntimeReport(const RuntimeReport& report) noexcept {
                     {"deferred_waits", s.deferred_waits},
                     {"joins", s.joins},
                     {"buffers_merged", s.buffers_merged},
+                    {"buffers_retired", s.buffers_retired},
                     {"launches", s.launches},
                     {"barrier_launches", s.barrier_launches},
                     {"agreements", report.scheduling->agreements}};

@@ -64,6 +64,7 @@ struct SchedulerStats {
   std::uint64_t deferred_waits = 0;   // consumer waits inserted
   std::uint64_t joins = 0;            // application events recorded on the join stream
   std::uint64_t buffers_merged = 0;   // collective buffers met by one of another extent (their union kept)
+  std::uint64_t buffers_retired = 0;  // ... and dropped instead, every stream having waited for them
   // Kernel launches seen, and those ordered as barriers (effects unknown, or the legacy
   // stream): their ratio is the report's barrier_share (docs/tuner.md, "Reports").
   std::uint64_t launches = 0;
@@ -164,6 +165,8 @@ class Scheduler {
   void issuePlanned(const GroupPlan& plan);
   // Every bucket one reduction, and only all-reduce buckets fused or split.
   bool executable(const GroupPlan& plan) const;
+  // Whether every application stream has waited for the first `units` units.
+  bool settled(std::uint64_t units) const;
   // Whether the plan changes the program's order or set of NCCL calls (fuses, splits or reorders).
   static bool reorders(const GroupPlan& plan);
   // Chains the group into the history of each of its communicators; the digest of those chains.
