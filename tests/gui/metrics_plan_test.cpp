@@ -166,7 +166,7 @@ class MetricsPlanTest : public QObject {
     QCOMPARE(plan->plan.source_run, std::string("runs/baseline"));
     QCOMPARE(plan->description, std::string("start at producers, buckets <= 25 MiB, ready order, last 4 first layers "
                                             "first, updates wait for all"));
-    QCOMPARE(plan->knobs.size(), std::size_t{7});
+    QCOMPARE(plan->knobs.size(), std::size_t{8});
     QCOMPARE(plan->knobs[0], (std::pair<std::string, std::string>("bucket_bytes", "26214400")));
     QCOMPARE(plan->knobs[1], (std::pair<std::string, std::string>("communication_stream", "yes")));
 

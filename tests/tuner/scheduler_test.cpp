@@ -575,6 +575,35 @@ TEST(Scheduler, RanksWhoseGroupsDifferedWithoutAgreeingDisagreeBeforeTheFirstReo
   EXPECT_EQ(std::count(apart.lines.begin(), apart.lines.end(), "flush"), 2);
 }
 
+// A group the plan keeps in place (a side stream's collectives on another communicator, which
+// would queue with the others on the communication stream) is issued as the program called it,
+// on its own stream, with no agreement and no fallback.
+TEST(Scheduler, AGroupThePlanKeepsInPlaceIsIssuedAsCalled) {
+  CallProgram p;
+  const Call first = p.allReduce(kS, grad(0), kLayerFloats);
+  Call kept = p.allGather(kC, grad(2), kLayerFloats / 4, grad(3));
+  kept.collective.comm_index = 1;
+  ScheduleRules rules;
+  rules.groups.push_back(planOf({first}, {0}, {1}, {{0, 0}}));
+  GroupPlan keep = planOf({kept}, {0}, {1}, {{0, 0}});
+  keep.keep = true;
+  rules.groups.push_back(keep);
+  std::sort(rules.groups.begin(), rules.groups.end(),
+            [](const GroupPlan& a, const GroupPlan& b) { return a.signature < b.signature; });
+  ActionLog log;
+  Scheduler s(rules, log, smallLimits());
+  s.onCall(first);
+  s.onCall(p.of(CallKind::DeviceSync));
+  const std::size_t mark = log.lines.size();
+  s.onCall(kept);
+  s.onCall(p.kernel(kC, {grad(3)}));
+  const Lines expected = {"record 0 on s2", "flush", "held 2 on s2", "record 17 on s2", "call 4", "record 18 on s2"};
+  EXPECT_EQ(log.since(mark), expected);
+  EXPECT_EQ(s.stats().kept_groups, 1u);
+  EXPECT_EQ(s.stats().planned_groups, 1u);
+  EXPECT_TRUE(log.fallbacks.empty());
+}
+
 TEST(Scheduler, OtherCollectivesAndNcclGroupsKeepTheirPlace) {
   CallProgram p;
   const Call ar = p.allReduce(kS, grad(0), kLayerFloats);

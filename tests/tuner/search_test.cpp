@@ -215,15 +215,27 @@ TEST(Plan, AVersionOnePointZeroPlanStillLoads) {
   EXPECT_EQ(old->rules().groups.size(), old->groups.size());
 }
 
-TEST(Plan, TheNeedOrderRoundTrips) {
+TEST(Plan, TheNeedOrderAndKeptGroupsRoundTrip) {
   Plan plan;
   plan.knobs.order = Order::Need;
+  plan.knobs.keep_comms = 0b10;
+  GroupPlan kept;
+  kept.signature = 42;
+  kept.members = 1;
+  kept.bucket_first = {0};
+  kept.parts = {1};
+  kept.order = {{0, 0}};
+  kept.keep = true;
+  plan.groups.push_back(kept);
   plan.why = "the next forward's gathers first";
   auto back = parsePlan(planJson(plan));
   ASSERT_TRUE(back.ok()) << back.message();
   EXPECT_EQ(back->version, "1.1");
   EXPECT_EQ(back->knobs.order, Order::Need);
-  EXPECT_EQ(describe(back->knobs), "start at producers, no fusion, need order");
+  EXPECT_EQ(back->knobs.keep_comms, 0b10u);
+  ASSERT_EQ(back->groups.size(), 1u);
+  EXPECT_TRUE(back->groups[0].keep);
+  EXPECT_EQ(describe(back->knobs), "start at producers, no fusion, need order, communicator 1 in place");
 }
 
 }  // namespace

@@ -39,6 +39,8 @@ std::string describe(const Knobs& k) {
   if (k.priority_tail > 0) s += fmt::format(", last {} first layers first", k.priority_tail);
   if (k.split_bytes > 0) s += ", parts <= " + bytesText(k.split_bytes);
   if (!k.per_bucket_waits) s += ", updates wait for all";
+  for (std::uint32_t c = 0; c < 32; ++c)
+    if ((k.keep_comms >> c & 1u) != 0) s += fmt::format(", communicator {} in place", c);
   if (k.delayed) s += ", ONE-STEP DELAYED (changes the training mathematics)";
   return s;
 }

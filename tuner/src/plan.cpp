@@ -25,7 +25,8 @@ json knobsJson(const Knobs& k) {
           {"priority_tail", k.priority_tail},
           {"split_bytes", k.split_bytes},
           {"per_bucket_waits", k.per_bucket_waits},
-          {"delayed", k.delayed}};
+          {"delayed", k.delayed},
+          {"keep_comms", k.keep_comms}};
 }
 
 json toJson(const Plan& p) {
@@ -54,11 +55,13 @@ json toJson(const Plan& p) {
   for (const GroupPlan& g : p.groups) {
     json order = json::array();
     for (const UnitRef& u : g.order) order.push_back({u.bucket, u.part});
-    groups.push_back({{"signature", hex(g.signature)},
-                      {"members", g.members},
-                      {"bucket_first", g.bucket_first},
-                      {"parts", g.parts},
-                      {"order", order}});
+    json group = {{"signature", hex(g.signature)},
+                  {"members", g.members},
+                  {"bucket_first", g.bucket_first},
+                  {"parts", g.parts},
+                  {"order", order}};
+    if (g.keep) group["keep"] = true;
+    groups.push_back(std::move(group));
   }
   j["groups"] = groups;
   return j;
@@ -160,6 +163,8 @@ trace::Result<Plan> parsePlan(std::string_view text) {
     p.knobs.split_bytes = field<std::uint64_t>(k, "split_bytes", "\"knobs\"");
     p.knobs.per_bucket_waits = field<bool>(k, "per_bucket_waits", "\"knobs\"");
     p.knobs.delayed = field<bool>(k, "delayed", "\"knobs\"");
+    // Version 1.1 added groups kept in place; a 1.0 plan has neither key.
+    if (k.contains("keep_comms")) p.knobs.keep_comms = field<std::uint32_t>(k, "keep_comms", "\"knobs\"");
     const json& q = j.at("prediction");
     p.prediction.baseline_measured_ms = field<double>(q, "baseline_measured_ms", "\"prediction\"");
     p.prediction.baseline_replay_ms = field<double>(q, "baseline_replay_ms", "\"prediction\"");
@@ -180,6 +185,7 @@ trace::Result<Plan> parsePlan(std::string_view text) {
       gp.members = field<std::uint32_t>(g, "members", "a group");
       gp.bucket_first = field<std::vector<std::uint32_t>>(g, "bucket_first", "a group");
       gp.parts = field<std::vector<std::uint16_t>>(g, "parts", "a group");
+      if (g.contains("keep")) gp.keep = field<bool>(g, "keep", "a group");
       for (const json& u : g.at("order")) {
         if (!u.is_array() || u.size() != 2) return trace::failure("a group's order must list [bucket, part] pairs");
         gp.order.push_back({u[0].get<std::uint16_t>(), u[1].get<std::uint16_t>()});

@@ -628,7 +628,7 @@ void Scheduler::flush() {
   GroupSignature signature;
   for (const HeldCollective& h : held_) signature.add(h.args);
   const GroupPlan* plan = rules_.find(signature.value());
-  if (plan != nullptr && (plan->members != held_.size() || !executable(*plan))) plan = nullptr;
+  if (plan != nullptr && (plan->members != held_.size() || (!plan->keep && !executable(*plan)))) plan = nullptr;
   // Ranks agree before a group whose plan changes the order or the set of NCCL calls (every
   // rank must then make the same change), before a group the plan does not know (another rank
   // may hold a group there that the plan reorders, and waits for this one's word), and at the
@@ -638,13 +638,16 @@ void Scheduler::flush() {
   // before anything is reordered. A planned group issued as the program called it changes
   // nothing another rank could see.
   const std::uint64_t history = chainHistory(signature.value() + held_.size());
-  const bool across_ranks = flushes_ == 1 || plan == nullptr || reorders(*plan);
+  const bool across_ranks = flushes_ == 1 || plan == nullptr || (!plan->keep && reorders(*plan));
   const std::uint64_t digest = trace::mix64(rules_.plan_checksum ^ history);
   if (!exec_.agree(digest, held_, across_ranks)) {
     disable(Fallback::RanksDisagree, callOf(held_.front()));
     return;
   }
-  if (plan != nullptr) {
+  if (plan != nullptr && plan->keep) {
+    issueInOrder();
+    ++stats_.kept_groups;
+  } else if (plan != nullptr) {
     issuePlanned(*plan);
     ++stats_.planned_groups;
   } else {

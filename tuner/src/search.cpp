@@ -207,7 +207,13 @@ ScheduleRules rulesFor(const Knobs& knobs, const std::vector<RecordedGroup>& gro
   ScheduleRules rules;
   rules.communication_stream = knobs.communication_stream;
   rules.per_bucket_waits = knobs.per_bucket_waits;
-  for (const RecordedGroup& g : groups) rules.groups.push_back(planGroup(knobs, g));
+  for (const RecordedGroup& g : groups) {
+    GroupPlan p = planGroup(knobs, g);
+    p.keep = std::all_of(g.members.begin(), g.members.end(), [&](const CollectiveArgs& a) {
+      return a.comm_index < 32 && (knobs.keep_comms >> a.comm_index & 1u) != 0;
+    });
+    rules.groups.push_back(std::move(p));
+  }
   std::sort(rules.groups.begin(), rules.groups.end(),
             [](const GroupPlan& a, const GroupPlan& b) { return a.signature < b.signature; });
   return rules;
@@ -289,6 +295,21 @@ trace::Result<SearchResult> search(const WhatIfModel& model, const SearchOptions
     Knobs waits = best();
     waits.per_bucket_waits = false;
     evaluate(waits);
+    // Where the run has collectives on several communicators (a side stream's check, another
+    // process group), each one's groups kept in place: on the one communication stream they
+    // queue with the others.
+    std::uint32_t comms = 0;
+    for (const RecordedGroup& g : out.groups)
+      for (const CollectiveArgs& a : g.members)
+        if (a.comm_index < 32) comms |= 1u << a.comm_index;
+    if ((comms & (comms - 1)) != 0) {
+      for (std::uint32_t c = 0; c < 32; ++c) {
+        if ((comms >> c & 1u) == 0) continue;
+        Knobs k = best();
+        k.keep_comms = 1u << c;
+        evaluate(k);
+      }
+    }
   }
   total = done + (options.include_delayed ? 1 : 0);
   if (options.include_delayed) {

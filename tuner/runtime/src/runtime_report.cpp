@@ -29,6 +29,7 @@ void writeRuntimeReport(const RuntimeReport& report) noexcept {
                     {"held", s.held},
                     {"planned_groups", s.planned_groups},
                     {"unplanned_groups", s.unplanned_groups},
+                    {"kept_groups", s.kept_groups},
                     {"units", s.units},
                     {"producer_waits", s.producer_waits},
                     {"position_waits", s.position_waits},

@@ -24,6 +24,7 @@ struct Knobs {
   std::uint64_t split_bytes = 0;    // split buckets larger than this into parts; 0: never
   bool per_bucket_waits = true;     // each consumer waits only for its own bucket
   bool delayed = false;             // one-step-delayed synchronisation (changes the mathematics)
+  std::uint32_t keep_comms = 0;     // communicators (bit i: index i) whose groups keep their place
   friend bool operator==(const Knobs&, const Knobs&) = default;
 };
 // "comm stream, ready order, buckets <= 25 MiB, ..." for tables.

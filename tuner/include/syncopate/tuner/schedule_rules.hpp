@@ -30,6 +30,10 @@ struct UnitRef {
 struct GroupPlan {
   std::uint64_t signature = 0;
   std::uint32_t members = 0;
+  // Issued as the program called them, on their own streams, with no agreement: the search
+  // found that moving them costs more than it gains (a side stream's collectives on another
+  // communicator, which would queue on the runtime's one communication stream).
+  bool keep = false;
   // Bucket b holds members [bucket_first[b], bucket_first[b + 1]) (the last runs to `members`).
   std::vector<std::uint32_t> bucket_first;
   std::vector<std::uint16_t> parts;  // per bucket, >= 1

@@ -58,6 +58,7 @@ struct SchedulerStats {
   std::uint64_t held = 0;             // collectives held
   std::uint64_t planned_groups = 0;   // groups issued as the plan says
   std::uint64_t unplanned_groups = 0; // groups issued in the original order
+  std::uint64_t kept_groups = 0;      // groups the plan keeps in place (GroupPlan::keep)
   std::uint64_t units = 0;            // NCCL calls issued for planned groups
   std::uint64_t producer_waits = 0;   // units that waited only for their producers
   std::uint64_t position_waits = 0;   // units that waited for their call's position
