@@ -18,6 +18,8 @@ using nlohmann::json;
 
 std::string hex(std::uint64_t v) { return fmt::format("{:016x}", v); }
 
+}  // namespace
+
 json knobsJson(const Knobs& k) {
   return {{"communication_stream", k.communication_stream},
           {"bucket_bytes", k.bucket_bytes},
@@ -28,6 +30,8 @@ json knobsJson(const Knobs& k) {
           {"delayed", k.delayed},
           {"keep_comms", k.keep_comms}};
 }
+
+namespace {
 
 json toJson(const Plan& p) {
   json j;

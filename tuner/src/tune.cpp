@@ -245,14 +245,7 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
   for (std::size_t i = 0; i < r.search.candidates.size(); ++i) {
     const Candidate& c = r.search.candidates[i];
     json row = {{"schedule", describe(c.knobs)},
-                {"knobs",
-                 {{"communication_stream", c.knobs.communication_stream},
-                  {"bucket_bytes", c.knobs.bucket_bytes},
-                  {"order", toString(c.knobs.order)},
-                  {"priority_tail", c.knobs.priority_tail},
-                  {"split_bytes", c.knobs.split_bytes},
-                  {"per_bucket_waits", c.knobs.per_bucket_waits},
-                  {"delayed", c.knobs.delayed}}},
+                {"knobs", knobsJson(c.knobs)},
                 {"changes_training_mathematics", c.knobs.delayed},
                 {"recommended", static_cast<int>(i) == r.search.recommended}};
     if (c.prediction.ok) {

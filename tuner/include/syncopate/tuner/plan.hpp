@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "syncopate/trace/status.hpp"
 #include "syncopate/tuner/schedule_rules.hpp"
 #include "syncopate/tuner/knobs.hpp"
@@ -56,6 +58,9 @@ std::string planJson(Plan& plan);
 trace::Result<Plan> parsePlan(std::string_view text);
 trace::Result<Plan> readPlan(const std::filesystem::path& file);
 trace::Status writePlan(Plan& plan, const std::filesystem::path& file);
+
+// The knobs as the plan file (and tune.json's candidates) write them.
+nlohmann::json knobsJson(const Knobs& knobs);
 
 // The knobs as the plan file names them, each with its value in words ("yes"/"no", numbers,
 // names), by name: what a user reads of a plan.
