@@ -1,10 +1,6 @@
 #include "fully_sharded.hpp"
 
-#include "kernels.hpp"
-
 #include "framework_trainer/fsdp_units.hpp"
-
-#include <array>
 
 namespace framework_trainer {
 
@@ -15,14 +11,13 @@ FullyShardedUnits::FullyShardedUnits(const StepContext& ctx, ModelTensors& tenso
       units_(fsdpUnits(ctx.config(), ctx.world_size)),
       gathered_(units_.size()),
       full_grads_(units_.size()) {
-  std::array<std::vector<const void*>, 2> shards;
+  std::vector<const void*> params, grads;
   for (const ShardedBucket& u : units_) {
     const auto numel = static_cast<std::int64_t>(u.shard_numel);
-    shards[0].push_back(param_shards_.emplace_back(ctx.allocator, numel, ctx.compute).get());
-    shards[1].push_back(grad_shards_.emplace_back(ctx.allocator, numel, ctx.compute).get());
+    params.push_back(param_shards_.emplace_back(ctx.allocator, numel, ctx.compute).get());
+    grads.push_back(grad_shards_.emplace_back(ctx.allocator, numel, ctx.compute).get());
   }
-  step_plan_ = planTensorLists(shardNumels(units_), 2);
-  step_lists_ = fillTensorLists<2>(step_plan_, shards, shardNumels(units_));
+  step_ = SgdStep(params, grads, shardNumels(units_));
 }
 
 void FullyShardedUnits::materialise() {
@@ -95,12 +90,7 @@ void FullyShardedUnits::afterBackward(int unit) {
   full_grads_[u] = DeviceTensor<float>();
 }
 
-void FullyShardedUnits::stepShards() {
-  for (std::size_t i = 0; i < step_lists_.size(); ++i) {
-    FT_KERNEL(ctx_.issue, kernels::multiTensorSgd(ctx_.compute, 12 * step_plan_[i].elements, step_lists_[i],
-                                                  SgdFunctor{ctx_.options.lr}));
-  }
-}
+void FullyShardedUnits::stepShards() { step_.issue(ctx_.issue, ctx_.compute, ctx_.options.lr); }
 
 void FullyShardedUnits::gatherInto(const std::vector<DeviceTensor<float>>& full, ncclComm_t comm, cudaStream_t stream) {
   for (std::size_t u = 0; u < units_.size(); ++u) {

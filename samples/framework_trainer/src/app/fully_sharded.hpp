@@ -15,6 +15,7 @@
 //   apply as zero1's.
 #pragma once
 
+#include "sgd_step.hpp"
 #include "step_context.hpp"
 #include "unit_hooks.hpp"
 
@@ -64,8 +65,7 @@ class FullyShardedUnits final : public UnitHooks {
   std::vector<ShardedBucket> units_;
   std::vector<DeviceTensor<float>> param_shards_, grad_shards_;  // persistent
   std::vector<DeviceTensor<float>> gathered_, full_grads_;       // while a unit is in use
-  std::vector<TensorListLaunch> step_plan_;
-  std::vector<TensorListMetadata<2>> step_lists_;
+  SgdStep step_;
 };
 
 }  // namespace framework_trainer

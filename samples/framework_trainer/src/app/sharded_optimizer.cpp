@@ -1,21 +1,16 @@
 #include "sharded_optimizer.hpp"
 
-#include "kernels.hpp"
-
-#include <array>
-
 namespace framework_trainer {
 
 ShardedOptimizer::ShardedOptimizer(const StepContext& ctx, ncclComm_t comm) : ctx_(ctx), comm_(comm) {
-  std::array<std::vector<const void*>, 2> shards;
+  std::vector<const void*> params, grads;
   std::vector<std::int64_t> numels;
   for (const FlatBucket& b : ctx.tensors.buckets()) {
-    shards[0].push_back(b.params.get() + b.layout.shardOffset(ctx.rank));
-    shards[1].push_back(b.grads.get() + b.layout.shardOffset(ctx.rank));
+    params.push_back(b.params.get() + b.layout.shardOffset(ctx.rank));
+    grads.push_back(b.grads.get() + b.layout.shardOffset(ctx.rank));
     numels.push_back(static_cast<std::int64_t>(b.layout.shard_numel));
   }
-  step_plan_ = planTensorLists(numels, 2);
-  step_lists_ = fillTensorLists<2>(step_plan_, shards, numels);
+  step_ = SgdStep(params, grads, numels);
 }
 
 void ShardedOptimizer::reduceScatterGradients() {
@@ -32,12 +27,7 @@ void ShardedOptimizer::reduceScatterGradients() {
   }
 }
 
-void ShardedOptimizer::stepShard() {
-  for (std::size_t i = 0; i < step_lists_.size(); ++i) {
-    FT_KERNEL(ctx_.issue, kernels::multiTensorSgd(ctx_.compute, 12 * step_plan_[i].elements, step_lists_[i],
-                                                  SgdFunctor{ctx_.options.lr}));
-  }
-}
+void ShardedOptimizer::stepShard() { step_.issue(ctx_.issue, ctx_.compute, ctx_.options.lr); }
 
 void ShardedOptimizer::gatherParameters() {
   for (const FlatBucket& b : ctx_.tensors.buckets()) {

@@ -7,6 +7,7 @@
 // all-gathered in place, where the next forward reads it.
 #pragma once
 
+#include "sgd_step.hpp"
 #include "step_context.hpp"
 
 #include "framework_trainer/tensor_lists.hpp"
@@ -34,8 +35,7 @@ class ShardedOptimizer {
  private:
   const StepContext& ctx_;
   ncclComm_t comm_;
-  std::vector<TensorListLaunch> step_plan_;
-  std::vector<TensorListMetadata<2>> step_lists_;
+  SgdStep step_;
 };
 
 }  // namespace framework_trainer

@@ -10,7 +10,6 @@
 
 #include <fmt/format.h>
 
-#include <array>
 #include <cstdio>
 #include <utility>
 
@@ -25,6 +24,8 @@ void printLine(const std::string& line) {
   std::fputs((line + "\n").c_str(), stdout);
   std::fflush(stdout);
 }
+
+std::vector<const void*> addresses(const std::vector<float*>& tensors) { return {tensors.begin(), tensors.end()}; }
 
 std::vector<std::int64_t> numels(const ParamLayout& layout) {
   std::vector<std::int64_t> out;
@@ -60,7 +61,6 @@ Trainer::Trainer(const Options& options, const sample_common::Membership& member
       tensors_(modelTensors(options_, layout_, membership.world_size, allocator_, compute_.get(), issue_)),
       ctx_{options_, layout_, membership.rank, membership.world_size, allocator_, compute_.get(), tensors_, issue_},
       autograd_(device_),
-      sgd_plan_(planTensorLists(numels(layout_), 2)),
       checksum_plan_(planTensorLists(numels(layout_), 1)),
       tokens_host_(static_cast<std::size_t>(2 * kRealTokens * options.totalIterations())),
       probes_host_(static_cast<std::size_t>(2 * layout_.size() * options.totalIterations())),
@@ -90,8 +90,8 @@ Trainer::Trainer(const Options& options, const sample_common::Membership& member
     fsdp_->shard();
     setUpFsdpCheck();
   } else {
-    if (!sharded) sgd_lists_ = tensorLists<2>({&tensors_.params(), &tensors_.grads()});
-    checksum_lists_ = tensorLists<1>({sharded ? &tensors_.params() : &tensors_.grads()});
+    if (!sharded) sgd_ = SgdStep(addresses(tensors_.params()), addresses(tensors_.grads()), numels(layout_));
+    checksum_lists_ = tensorLists(sharded ? tensors_.params() : tensors_.grads());
     initialiseParameters();
   }
   if (sharded) sharded_.emplace(ctx_, comm_);
@@ -117,22 +117,17 @@ void Trainer::setUpFsdpCheck() {
         check_units_.emplace_back(allocator_, static_cast<std::int64_t>(u.padded_numel), check_.get());
     check_tensors_.viewParams(u.bucket, full.get());
   }
-  checksum_lists_ = tensorLists<1>({&check_tensors_.params()});
+  checksum_lists_ = tensorLists(check_tensors_.params());
 }
 
-template <int depth>
-std::vector<TensorListMetadata<depth>> Trainer::tensorLists(
-    const std::array<const std::vector<float*>*, depth>& lists) const {
-  const std::vector<TensorListLaunch>& plan = depth == 2 ? sgd_plan_ : checksum_plan_;
-  std::array<std::vector<const void*>, depth> addresses;
-  for (std::size_t list = 0; list < depth; ++list) addresses[list].assign(lists[list]->begin(), lists[list]->end());
-  return fillTensorLists<depth>(plan, addresses, numels(layout_));
+std::vector<TensorListMetadata<1>> Trainer::tensorLists(const std::vector<float*>& tensors) const {
+  return fillTensorLists<1>(checksum_plan_, {addresses(tensors)}, numels(layout_));
 }
 
 void Trainer::initialiseParameters() {
   // Every rank draws the same weights; rank 0's are broadcast anyway, as DDP does. One list
   // deep, as the check's launches: the same plan.
-  const std::vector<TensorListMetadata<1>> init_lists = tensorLists<1>({&tensors_.params()});
+  const std::vector<TensorListMetadata<1>> init_lists = tensorLists(tensors_.params());
   for (std::size_t i = 0; i < init_lists.size(); ++i) {
     FT_KERNEL(issue_, kernels::multiTensorInit(compute_.get(), 4 * checksum_plan_[i].elements, init_lists[i],
                                                InitFunctor{options_.seed}));
@@ -196,14 +191,7 @@ void Trainer::issueIteration(int n) {
   issueCheck(n);
 }
 
-void Trainer::issueOptimizer() {
-  // torch.optim.SGD(foreach=True): params -= lr * grads, as multi-tensor apply launches that
-  // read and write the float weights and read the float gradients.
-  for (std::size_t i = 0; i < sgd_lists_.size(); ++i) {
-    FT_KERNEL(issue_, kernels::multiTensorSgd(compute_.get(), 12 * sgd_plan_[i].elements, sgd_lists_[i],
-                                              SgdFunctor{options_.lr}));
-  }
-}
+void Trainer::issueOptimizer() { sgd_.issue(issue_, compute_.get(), options_.lr); }
 
 void Trainer::issueCheck(int n) {
   // On its own stream, so that the next iteration's forward does not queue behind it.

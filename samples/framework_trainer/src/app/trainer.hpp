@@ -8,6 +8,7 @@
 #include "device_allocator.hpp"
 #include "fully_sharded.hpp"
 #include "reducer.hpp"
+#include "sgd_step.hpp"
 #include "sharded_optimizer.hpp"
 #include "step_context.hpp"
 
@@ -21,7 +22,6 @@
 
 #include <nccl.h>
 
-#include <array>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -70,9 +70,9 @@ class Trainer {
   IterationRecord checkIteration(int iteration, ProbeCheck& probes);
   void checkAcrossRanks(const std::vector<IterationRecord>& records);
 
-  // The multi-tensor launches' structs over every tensor of `lists` (parameters, gradients).
-  template <int depth>
-  std::vector<TensorListMetadata<depth>> tensorLists(const std::array<const std::vector<float*>*, depth>& lists) const;
+  // The one-list multi-tensor launches' structs over every tensor of `tensors` (the model's
+  // parameters or gradients: initialisation and the check).
+  std::vector<TensorListMetadata<1>> tensorLists(const std::vector<float*>& tensors) const;
 
   // Declaration order is construction order: the device is selected before anything is
   // allocated on it.
@@ -98,8 +98,8 @@ class Trainer {
   ModelTensors check_tensors_;
   AutogradThread autograd_;
 
-  std::vector<TensorListLaunch> sgd_plan_, checksum_plan_;
-  std::vector<TensorListMetadata<2>> sgd_lists_;
+  std::vector<TensorListLaunch> checksum_plan_;
+  SgdStep sgd_;  // naive and ddp; zero1 and fsdp step their shards
   std::vector<TensorListMetadata<1>> checksum_lists_;
   std::int64_t chunks_ = 0;
   DeviceTensor<std::int64_t> chunk_base_;
