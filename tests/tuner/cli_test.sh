@@ -72,45 +72,37 @@ print("ok: framework_trainer demo: %d launches, none a barrier, %.2f GB/s" % (do
 PY
 expect 1 "has no --mode ddp" -- "$SYNCOPATE" demo --mode ddp -o "$WORK/dp_ddp"
 
-# framework_trainer's ZeRO-1 (reduce-scatters after backward, all-gathers after the sharded
-# update, all on the compute stream): the plan moves both, the updated parameters stay
-# bit-identical, and the model predicts the gain and the tuned step. The median iteration is
+# framework_trainer's sharded modes, one demo each: the plan moves their reduce-scatters and
+# all-gathers on every rank with no fallback but the set-up cudaMemcpy, the updated parameters
+# stay bit-identical, and the tuned step is within 8% of the prediction. The median iteration is
 # compared: an iteration in which the loaded machine held one rank's host (docs/tuner.md,
 # "Figures") shows in the mean only.
-expect 0 '"gradients_identical": true' -- "$SYNCOPATE" demo --sample framework_trainer --mode zero1 \
-  -o "$WORK/zero1" --iterations 4 --json
-python3 - "$WORK/out" <<'PY' || failures=$((failures + 1))
+# - zero1 (reduce-scatters after backward, all-gathers after the sharded update, all on the
+#   compute stream): the model predicts a gain of at least 5%.
+# - fsdp (a layer's all-gather before its forward and its backward, with the program's own
+#   prefetch of one layer, the reduce-scatter after its backward, the gathered buffers freed and
+#   handed out again): the tuned step is no slower than the program's own prefetch.
+for mode in zero1 fsdp; do
+  expect 0 '"gradients_identical": true' -- "$SYNCOPATE" demo --sample framework_trainer --mode "$mode" \
+    -o "$WORK/$mode" --iterations 4 --json
+  python3 - "$WORK/out" "$mode" <<'PY' || failures=$((failures + 1))
 import json, sys
 text = open(sys.argv[1]).read()
+mode = sys.argv[2]
 doc = json.loads(text[text.index("{"):])
-assert doc["mode"] == "zero1" and doc["ranks_applying_plan"] == 4, doc
-assert doc["fallbacks"] == {"legacy_stream": 4}, doc["fallbacks"]  # the set-up cudaMemcpy only
-assert doc["schedule"].startswith("start at producers"), doc["schedule"]
-assert doc["predicted_iteration_ms"] < 0.95 * doc["baseline_iteration_ms"], doc
-error = doc["tuned_median_iteration_ms"] / doc["predicted_iteration_ms"] - 1
-assert abs(error) < 0.08, (error, doc["tuned_iteration_times_ms"])
-print("ok: zero1 demo: predicted %.3f ms, tuned median %.3f ms (%+.2f%%) against %.3f ms" % (
-    doc["predicted_iteration_ms"], doc["tuned_median_iteration_ms"], 100 * error, doc["baseline_iteration_ms"]))
-PY
-
-# framework_trainer's FSDP (a layer's all-gather before its forward and its backward, with the
-# program's own prefetch of one layer, the reduce-scatter after its backward, all on the compute
-# stream, the gathered buffers freed and handed out again): the tuned step is no slower than the
-# program's own prefetch and within 8% of its prediction, the parameters bit-identical.
-expect 0 '"gradients_identical": true' -- "$SYNCOPATE" demo --sample framework_trainer --mode fsdp \
-  -o "$WORK/fsdp" --iterations 4 --json
-python3 - "$WORK/out" <<'PY' || failures=$((failures + 1))
-import json, sys
-text = open(sys.argv[1]).read()
-doc = json.loads(text[text.index("{"):])
-assert doc["mode"] == "fsdp" and doc["ranks_applying_plan"] == 4, doc
+assert doc["mode"] == mode and doc["ranks_applying_plan"] == 4, doc
 assert doc["fallbacks"] == {"legacy_stream": 4}, doc["fallbacks"]
-assert doc["tuned_median_iteration_ms"] <= doc["baseline_median_iteration_ms"], doc
+if mode == "zero1":
+    assert doc["schedule"].startswith("start at producers"), doc["schedule"]
+    assert doc["predicted_iteration_ms"] < 0.95 * doc["baseline_iteration_ms"], doc
+else:
+    assert doc["tuned_median_iteration_ms"] <= doc["baseline_median_iteration_ms"], doc
 error = doc["tuned_median_iteration_ms"] / doc["predicted_iteration_ms"] - 1
 assert abs(error) < 0.08, (error, doc["tuned_iteration_times_ms"])
-print("ok: fsdp demo: predicted %.3f ms, tuned median %.3f ms (%+.2f%%) against %.3f ms" % (
-    doc["predicted_iteration_ms"], doc["tuned_median_iteration_ms"], 100 * error, doc["baseline_iteration_ms"]))
+print("ok: %s demo: predicted %.3f ms, tuned median %.3f ms (%+.2f%%) against %.3f ms" % (
+    mode, doc["predicted_iteration_ms"], doc["tuned_median_iteration_ms"], 100 * error, doc["baseline_iteration_ms"]))
 PY
+done
 
 # A plan edited by hand is refused by its checksum (a delayed plan is refused in runtime_e2e_test.cpp).
 sed 's/"why": "/"why": "edited /' "$WORK/demo/baseline/plan.json" >"$WORK/edited.json"

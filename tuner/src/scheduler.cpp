@@ -702,10 +702,7 @@ std::uint64_t Scheduler::chainHistory(std::uint64_t group) {
 bool Scheduler::executable(const GroupPlan& plan) const {
   for (std::uint32_t b = 0; b < plan.bucketCount(); ++b) {
     const std::uint32_t first = plan.bucket_first[b];
-    // Only all-reduces fuse and split: the elements of a reduce-scatter's or an all-gather's
-    // per-rank slices interleave, so neither a concatenation of two nor a part of one is a
-    // single call.
-    if (held_[first].args.type != trace::CollType::AllReduce && (plan.bucketEnd(b) - first != 1 || plan.parts[b] != 1)) {
+    if (!fusible(held_[first].args.type) && (plan.bucketEnd(b) - first != 1 || plan.parts[b] != 1)) {
       return false;
     }
     for (std::uint32_t i = first + 1; i < plan.bucketEnd(b); ++i) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
@@ -76,10 +77,9 @@ std::size_t consumerOf(const RecordedRank& rank, std::size_t call, std::size_t e
   return any;
 }
 
-// Only all-reduces of one reduction fuse (Scheduler::executable says why).
-bool fusible(const CollectiveArgs& a, const CollectiveArgs& b) {
-  return a.type == trace::CollType::AllReduce && a.comm == b.comm && a.type == b.type && a.dtype == b.dtype &&
-         a.op == b.op;
+// Collectives that fuse (fusible(), calls.hpp) of one reduction.
+bool fusibleWith(const CollectiveArgs& a, const CollectiveArgs& b) {
+  return fusible(a.type) && a.comm == b.comm && a.type == b.type && a.dtype == b.dtype && a.op == b.op;
 }
 
 GroupPlan planGroup(const Knobs& k, const RecordedGroup& g) {
@@ -91,7 +91,7 @@ GroupPlan planGroup(const Knobs& k, const RecordedGroup& g) {
     const std::uint32_t start = i;
     std::uint64_t bytes = g.members[i].send_bytes();
     ++i;
-    while (i < p.members && k.bucket_bytes > 0 && fusible(g.members[i], g.members[start]) &&
+    while (i < p.members && k.bucket_bytes > 0 && fusibleWith(g.members[i], g.members[start]) &&
            bytes + g.members[i].send_bytes() <= k.bucket_bytes) {
       bytes += g.members[i].send_bytes();
       ++i;
@@ -102,8 +102,7 @@ GroupPlan planGroup(const Knobs& k, const RecordedGroup& g) {
   const std::uint32_t buckets = p.bucketCount();
   for (std::uint32_t b = 0; b < buckets; ++b) {
     std::uint64_t parts = 1;
-    const bool splittable = g.members[p.bucket_first[b]].type == trace::CollType::AllReduce;
-    if (splittable && k.split_bytes > 0 && bucket_bytes[b] > k.split_bytes) {
+    if (fusible(g.members[p.bucket_first[b]].type) && k.split_bytes > 0 && bucket_bytes[b] > k.split_bytes) {
       parts = std::min<std::uint64_t>(16, (bucket_bytes[b] + k.split_bytes - 1) / k.split_bytes);
     }
     p.parts.push_back(static_cast<std::uint16_t>(parts));
@@ -118,11 +117,9 @@ GroupPlan planGroup(const Knobs& k, const RecordedGroup& g) {
     const std::uint32_t tail = std::min(k.priority_tail, buckets);
     std::sort(order.end() - tail, order.end());
   } else if (k.order == Order::Need) {
-    std::vector<std::size_t> need(buckets, 0);
-    for (std::uint32_t b = 0; b < buckets; ++b) {
-      need[b] = g.consumer_call[p.bucket_first[b]];
+    std::vector<std::size_t> need(buckets, std::numeric_limits<std::size_t>::max());
+    for (std::uint32_t b = 0; b < buckets; ++b)
       for (std::uint32_t i = p.bucket_first[b]; i < p.bucketEnd(b); ++i) need[b] = std::min(need[b], g.consumer_call[i]);
-    }
     std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return need[a] < need[b]; });
   }
   for (std::uint32_t b : order)
@@ -135,7 +132,7 @@ std::vector<std::uint64_t> capGrid(const std::vector<RecordedGroup>& groups) {
   for (const RecordedGroup& g : groups) {
     std::uint64_t total = 0;
     for (const CollectiveArgs& a : g.members) {
-      if (a.type != trace::CollType::AllReduce) continue;  // only all-reduces fuse
+      if (!fusible(a.type)) continue;
       const std::uint64_t b = a.send_bytes();
       if (b > 0 && (smallest == 0 || b < smallest)) smallest = b;
       total += b;
@@ -281,10 +278,10 @@ trace::Result<SearchResult> search(const WhatIfModel& model, const SearchOptions
       k.priority_tail = tail;
       evaluate(k);
     }
-    std::uint64_t largest = 0;  // of the all-reduces, the only collectives split into parts
+    std::uint64_t largest = 0;  // of the collectives split into parts
     for (const RecordedGroup& g : out.groups)
       for (const CollectiveArgs& a : g.members)
-        if (a.type == trace::CollType::AllReduce) largest = std::max(largest, a.send_bytes());
+        if (fusible(a.type)) largest = std::max(largest, a.send_bytes());
     const std::uint64_t bucket = base.bucket_bytes > 0 ? std::max(base.bucket_bytes, largest) : largest;
     for (std::uint64_t div : {2ull, 4ull, 8ull}) {
       if (largest == 0) break;

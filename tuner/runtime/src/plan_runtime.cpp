@@ -294,9 +294,9 @@ void PlanRuntime::issueUnit(const tuner::UnitIssue& unit) {
   const cudaStream_t stream = streamOf(unit.stream);
   markIssuedOn(commOf(first));
   expect_unit_done_ = true;
-  // A reduce-scatter or an all-gather is a bucket of its own in one part (Scheduler::executable):
+  // A collective that does not fuse is a bucket of its own in one part (Scheduler::executable):
   // the application's own call, moved.
-  if (first.type != trace::CollType::AllReduce) {
+  if (!tuner::fusible(first.type)) {
     issueAsCalled(first, stream, "a rescheduled collective");
     return;
   }

@@ -68,6 +68,11 @@ inline bool rescheduled(trace::CollType type) {
          type == trace::CollType::AllGather;
 }
 
+// The collectives a plan may fuse and split into parts: all-reduces. The elements of a
+// reduce-scatter's or an all-gather's per-rank slices interleave across ranks, so neither the
+// concatenation of two nor a part of one is a single NCCL call; each is moved whole.
+inline bool fusible(trace::CollType type) { return type == trace::CollType::AllReduce; }
+
 // A stream as the scheduler names it: the application's handle, or one of the runtime's own.
 using StreamHandle = std::uint64_t;
 inline constexpr StreamHandle kLegacyStream = 0;  // the legacy default stream (cudaStreamLegacy / 0)

@@ -24,9 +24,8 @@
 //     legacy stream) makes it flush, wait for everything in flight and keep the original
 //     order there. Ranks agree (Executor::agree) at the first flush, before every group the plan
 //     does not know and before every group whose plan changes the order or set of NCCL calls,
-//     on the history of every group flushed so far;
-//     when they do not, every rank disables the plan and issues in the original order from then
-//     on.
+//     on the history of every group flushed so far; when they do not, every rank disables the
+//     plan and issues in the original order from then on.
 //
 // Hot path: onCall() allocates nothing after construction, takes no lock and makes no system
 // call of its own; tables have fixed capacities (SchedulerLimits) and exceeding one disables
