@@ -20,6 +20,7 @@ kinds=("$@")
 configure() {  # dir sanitizers
   mkdir -p "$1"
   cmake -S "$root" -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSYNCOPATE_SANITIZE="$2" -DSYNCOPATE_BUILD_GUI=OFF \
+    -DCMAKE_UNITY_BUILD="${SYNCOPATE_UNITY_BUILD:-ON}" \
     -DSYNCOPATE_BUILD_BENCH=OFF ${SYNCOPATE_SANITIZE_CMAKE_ARGS:-} > "$1/configure.log" ||
     { cat "$1/configure.log"; exit 1; }
 }

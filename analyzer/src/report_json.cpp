@@ -4,6 +4,7 @@
 #include <set>
 
 #include "syncopate/analyzer/report.hpp"
+#include "units.hpp"
 
 namespace syncopate::analyzer {
 
@@ -11,7 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-double ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
 double us(std::int64_t ns) { return static_cast<double>(ns) / 1e3; }
 
 json exposedByCollective(const TimeBreakdown& t) {

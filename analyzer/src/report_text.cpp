@@ -5,12 +5,12 @@
 #include <set>
 
 #include "syncopate/analyzer/report.hpp"
+#include "units.hpp"
 
 namespace syncopate::analyzer {
 
 namespace {
 
-double ms(std::int64_t ns) { return static_cast<double>(ns) / 1e6; }
 double pct(std::int64_t part, std::int64_t whole) {
   return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
 }

@@ -2,6 +2,8 @@
 // of them to report that they recorded it.
 #include "syncopate/collector/attach.hpp"
 
+#include "host_name.hpp"
+
 #include <signal.h>
 #include <unistd.h>
 
@@ -27,12 +29,6 @@ std::int64_t realtimeNs() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-std::string hostName() {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  return host;
 }
 
 // A process that said it exited, or stopped beating (killed), or is gone from this host.

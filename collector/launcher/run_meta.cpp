@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "host_name.hpp"
 #include "syncopate/collector/record.hpp"
 #include "syncopate/trace/json_text.hpp"
 #include "syncopate/trace/reader.hpp"
@@ -37,12 +38,6 @@ class DirectoryLock {
  private:
   int fd_;
 };
-
-std::string hostName() {
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  return host;
-}
 
 void setExtra(trace::RunMeta& meta, const std::string& key, const nlohmann::json& value) {
   std::string text = trace::jsonText(value);

@@ -11,8 +11,6 @@ namespace {
 using testing::RunSketch;
 using testing::us;
 
-std::int64_t at(const CriticalPath& p, PathCategory c) { return p.attribution[static_cast<std::size_t>(c)]; }
-
 void expectContiguous(const CriticalPath& p) {
   ASSERT_FALSE(p.segments.empty());
   EXPECT_EQ(p.segments.front().start, p.start);
@@ -57,10 +55,10 @@ TEST(CriticalPath, StragglerWaitIsTheLateRanksLead) {
   EXPECT_EQ(p.segments[2].category, PathCategory::Communication);
   EXPECT_EQ(p.segments[2].start, us(60));
   EXPECT_EQ(p.segments[3].category, PathCategory::Compute);
-  EXPECT_EQ(at(p, PathCategory::Compute), us(50));
-  EXPECT_EQ(at(p, PathCategory::StragglerWait), us(15));
-  EXPECT_EQ(at(p, PathCategory::Communication), us(15));
-  EXPECT_EQ(at(p, PathCategory::Host), 0);
+  EXPECT_EQ(p.attributed(PathCategory::Compute), us(50));
+  EXPECT_EQ(p.attributed(PathCategory::StragglerWait), us(15));
+  EXPECT_EQ(p.attributed(PathCategory::Communication), us(15));
+  EXPECT_EQ(p.attributed(PathCategory::Host), 0);
 }
 
 TEST(CriticalPath, HostBoundIterationIsLaunchAndHostTime) {
@@ -80,9 +78,9 @@ TEST(CriticalPath, HostBoundIterationIsLaunchAndHostTime) {
   expectContiguous(p);
   EXPECT_EQ(p.length(), us(44));
   // The last kernel (4us) waited 3us for its launch, which waited for the host's chain of calls.
-  EXPECT_EQ(at(p, PathCategory::Compute), us(4));
-  EXPECT_EQ(at(p, PathCategory::Launch), us(3));
-  EXPECT_EQ(at(p, PathCategory::Host), us(37));
+  EXPECT_EQ(p.attributed(PathCategory::Compute), us(4));
+  EXPECT_EQ(p.attributed(PathCategory::Launch), us(3));
+  EXPECT_EQ(p.attributed(PathCategory::Host), us(37));
   EXPECT_EQ(p.segments.back().node, NodeRef::op(4));
 }
 
@@ -104,8 +102,8 @@ TEST(CriticalPath, AllOverlappedIterationIsPureCompute) {
   ASSERT_EQ(paths.size(), 1u);
   expectContiguous(paths[0]);
   EXPECT_EQ(paths[0].length(), us(70));
-  EXPECT_EQ(at(paths[0], PathCategory::Compute), us(70));
-  EXPECT_EQ(at(paths[0], PathCategory::Communication), 0);
+  EXPECT_EQ(paths[0].attributed(PathCategory::Compute), us(70));
+  EXPECT_EQ(paths[0].attributed(PathCategory::Communication), 0);
 }
 
 TEST(CriticalPath, HostSyncReturnsWhenTheAwaitedKernelEnds) {
@@ -115,10 +113,10 @@ TEST(CriticalPath, HostSyncReturnsWhenTheAwaitedKernelEnds) {
   expectContiguous(p);
   EXPECT_EQ(p.start, us(5));
   EXPECT_EQ(p.end, us(60));
-  EXPECT_EQ(at(p, PathCategory::Compute), us(50));  // k0 45 + k1 5
-  EXPECT_EQ(at(p, PathCategory::Sync), us(1));      // [50,51]
-  EXPECT_EQ(at(p, PathCategory::Host), us(1));      // [51,52]
-  EXPECT_EQ(at(p, PathCategory::Launch), us(3));    // [52,55]
+  EXPECT_EQ(p.attributed(PathCategory::Compute), us(50));  // k0 45 + k1 5
+  EXPECT_EQ(p.attributed(PathCategory::Sync), us(1));      // [50,51]
+  EXPECT_EQ(p.attributed(PathCategory::Host), us(1));      // [51,52]
+  EXPECT_EQ(p.attributed(PathCategory::Launch), us(3));    // [52,55]
 }
 
 // A sync waits for the work issued before it, not for what another thread issues while it
@@ -145,10 +143,10 @@ TEST(CriticalPath, SyncWaitsForWorkIssuedBeforeIt) {
   const CriticalPath& p = paths[0];
   expectContiguous(p);
   EXPECT_EQ(p.start, us(5));
-  EXPECT_EQ(at(p, PathCategory::Compute), us(40));  // k0 35 + k2 5
-  EXPECT_EQ(at(p, PathCategory::Sync), us(11));     // [40,51]
-  EXPECT_EQ(at(p, PathCategory::Host), us(1));      // [51,52]
-  EXPECT_EQ(at(p, PathCategory::Launch), us(3));    // [52,55]
+  EXPECT_EQ(p.attributed(PathCategory::Compute), us(40));  // k0 35 + k2 5
+  EXPECT_EQ(p.attributed(PathCategory::Sync), us(11));     // [40,51]
+  EXPECT_EQ(p.attributed(PathCategory::Host), us(1));      // [51,52]
+  EXPECT_EQ(p.attributed(PathCategory::Launch), us(3));    // [52,55]
 }
 
 TEST(CriticalPath, ToAnyOpFromAnyStart) {
@@ -160,8 +158,8 @@ TEST(CriticalPath, ToAnyOpFromAnyStart) {
   expectContiguous(p);
   EXPECT_EQ(p.start, us(20));
   EXPECT_EQ(p.end, us(60));
-  EXPECT_EQ(at(p, PathCategory::Compute), us(35));  // k0 [20,50] + k1 [55,60]
-  EXPECT_EQ(at(p, PathCategory::Sync), us(1));
+  EXPECT_EQ(p.attributed(PathCategory::Compute), us(35));  // k0 [20,50] + k1 [55,60]
+  EXPECT_EQ(p.attributed(PathCategory::Sync), us(1));
 }
 
 TEST(CriticalPath, StreamWaitFollowsTheEventRecord) {
@@ -170,8 +168,8 @@ TEST(CriticalPath, StreamWaitFollowsTheEventRecord) {
   const CriticalPath& p = paths[0];
   expectContiguous(p);
   EXPECT_EQ(p.length(), us(50));
-  EXPECT_EQ(at(p, PathCategory::Compute), us(50));  // k1 30 + after_wait 20
-  EXPECT_EQ(at(p, PathCategory::Idle), 0);
+  EXPECT_EQ(p.attributed(PathCategory::Compute), us(50));  // k1 30 + after_wait 20
+  EXPECT_EQ(p.attributed(PathCategory::Idle), 0);
   ASSERT_EQ(p.segments.size(), 2u);
   EXPECT_EQ(p.segments[0].end, us(35));
 }

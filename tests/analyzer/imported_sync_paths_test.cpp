@@ -72,8 +72,6 @@ std::vector<std::string> describe(const RunModel& m, const CriticalPath& p) {
   return out;
 }
 
-std::int64_t at(const CriticalPath& p, PathCategory c) { return p.attribution[static_cast<std::size_t>(c)]; }
-
 // The lengths (ns) of the path's segments of category `c` inside calls named `call`.
 std::vector<std::int64_t> segmentsIn(const RunModel& m, const CriticalPath& p, std::string_view call, PathCategory c) {
   std::vector<std::int64_t> out;
@@ -119,8 +117,8 @@ TEST(ImportedSyncPaths, CloverLeafPathIsTheKernelsTheHostWaitedFor) {
   ASSERT_EQ(r.analysis.critical_paths.size(), 1u);
   const CriticalPath& p = r.analysis.critical_paths[0];
   EXPECT_EQ(p.length(), 342407810);  // first op's start to last op's end
-  EXPECT_EQ(at(p, PathCategory::Compute), 294404540 - 4672 - 4449);
-  EXPECT_GT(2 * at(p, PathCategory::Compute), p.length());
+  EXPECT_EQ(p.attributed(PathCategory::Compute), 294404540 - 4672 - 4449);
+  EXPECT_GT(2 * p.attributed(PathCategory::Compute), p.length());
   const std::vector<std::int64_t> synced = segmentsIn(m, p, "cudaDeviceSynchronize", PathCategory::Sync);
   EXPECT_EQ(synced.size(), 1310u);
   std::int64_t synced_ns = 0;

@@ -189,18 +189,18 @@ TEST(StreamOrder, AHeadOvertakenByLaterWorkIsNotWaitedForEver) {
   preload::StreamOrder order;
   ScriptedTiming timing;
   preload::RecorderCounters counters;
-  constexpr std::int64_t kSecond = 1'000'000'000;
+  constexpr std::int64_t kOneSecondNs = 1'000'000'000;
   order.add(pending(trace::OpKind::Kernel, 1, 1, 100), 1000);  // its work finishes: 2000..3000
   order.add(pending(trace::OpKind::Memcpy, 1, 2, 101), 4000);  // no activity ever
   order.add(pending(trace::OpKind::Kernel, 1, 3, 102), 5000);
   timing.answers[100] = {Resolution::Resolved, 2000, 3000};
-  EXPECT_EQ(resolve(order, timing, counters, kSecond).size(), 1u) << "the later kernel is still running";
-  EXPECT_TRUE(resolve(order, timing, counters, kSecond + 200'000'000).empty());
+  EXPECT_EQ(resolve(order, timing, counters, kOneSecondNs).size(), 1u) << "the later kernel is still running";
+  EXPECT_TRUE(resolve(order, timing, counters, kOneSecondNs + 200'000'000).empty());
   timing.answers[102] = {Resolution::Resolved, 6000, 7000};
   // Seen overtaken at the next look (at most every 100 ms), then given 500 ms for its times.
-  EXPECT_TRUE(resolve(order, timing, counters, kSecond + 300'000'000).empty());
-  EXPECT_TRUE(resolve(order, timing, counters, kSecond + 700'000'000).empty());
-  auto ops = resolve(order, timing, counters, kSecond + 900'000'000);
+  EXPECT_TRUE(resolve(order, timing, counters, kOneSecondNs + 300'000'000).empty());
+  EXPECT_TRUE(resolve(order, timing, counters, kOneSecondNs + 700'000'000).empty());
+  auto ops = resolve(order, timing, counters, kOneSecondNs + 900'000'000);
   ASSERT_EQ(ops.size(), 2u);
   EXPECT_EQ(ops[0].correlation_id, 2u);
   EXPECT_EQ(ops[0].start_ns, 4000) << "after the kernel before it, when it was issued";

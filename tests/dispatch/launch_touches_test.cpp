@@ -1,12 +1,12 @@
 // The scan of a launch's parameters: pointers by their type, by-value aggregates word by word
 // against the device memory the process holds, the driver's packed buffers, and every case in
 // which a launch must count as touching anything.
-#include <cuda.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <vector>
 
+#include "syncopate/dispatch/cuda_headers.hpp"
 #include "syncopate/dispatch/device_memory.hpp"
 #include "syncopate/dispatch/launch_touches.hpp"
 #include "syncopate/trace/records.hpp"

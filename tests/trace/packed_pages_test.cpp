@@ -26,20 +26,20 @@ constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
 
 // 10 000 calls and ops (more than two pages), flushed every 777 rows so that open pages are
 // rewritten; columns with NULLs, extremes, and constants.
-struct Written {
+struct WrittenPages {
   std::vector<ApiCallRow> calls;
   std::vector<OpRow> ops;
   std::vector<OpArgRow> args;
   std::vector<NvtxRangeRow> ranges;
 };
 
-Written writeStore(const std::filesystem::path& file) {
+WrittenPages writeStore(const std::filesystem::path& file) {
   Catalog catalog;
   const ThreadId thread = catalog.registerThread({7, catalog.intern("main")});
   const StreamId stream = catalog.registerStream({0, 0x10, std::nullopt, std::nullopt, catalog.intern("compute")});
   auto writer = StoreWriter::createFile(file, {"h", 1, 0, "synthetic"}, catalog);
   EXPECT_TRUE(writer.ok()) << writer.message();
-  Written w;
+  WrittenPages w;
   for (std::int64_t i = 1; i <= 10000; ++i) {
     ApiCallRow call;
     call.id = i;
@@ -94,7 +94,7 @@ Written writeStore(const std::filesystem::path& file) {
 
 TEST(PackedPages, EveryValueComesBack) {
   TempDir dir;
-  const Written w = writeStore(dir / "s.sqlite");
+  const WrittenPages w = writeStore(dir / "s.sqlite");
   auto reader = StoreReader::open(dir / "s.sqlite");
   ASSERT_TRUE(reader.ok()) << reader.message();
   EXPECT_EQ(reader->schemaVersion(), kSchemaVersion);
@@ -141,7 +141,7 @@ std::optional<std::int64_t> v(const T& x) {
 
 TEST(PackedPages, TheViewsShowTheRowsToPlainSql) {
   TempDir dir;
-  const Written w = writeStore(dir / "s.sqlite");
+  const WrittenPages w = writeStore(dir / "s.sqlite");
   const auto calls = query(dir / "s.sqlite",
                            "SELECT id, thread_id, domain, name_id, start_ns, end_ns, correlation_id, result FROM api_calls");
   ASSERT_EQ(calls.size(), w.calls.size());

@@ -10,6 +10,7 @@
 #include "syncopate/analyzer/analysis.hpp"
 #include "syncopate/analyzer/run_loader.hpp"
 #include "syncopate/tuner/plan.hpp"
+#include "median.hpp"
 
 namespace syncopate::tuner {
 
@@ -37,13 +38,6 @@ std::optional<std::string> jobOutput(const std::filesystem::path& dir) {
   }
   if (!any) return std::nullopt;
   return all;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 std::string pct(double f) { return fmt::format("{:.1f}%", 100.0 * f); }

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "least_squares.hpp"
+#include "median.hpp"
 
 namespace syncopate::tuner {
 
@@ -19,12 +20,6 @@ constexpr double kStableSpread = 0.05;
 // An op counts as overlapped when at least this share of it ran beside the other kind.
 constexpr double kOverlappedShare = 0.10;
 constexpr std::int64_t kMinSamples = 3;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // One observation of an op: its duration and how much of it overlapped the other kind.
 struct Sample {

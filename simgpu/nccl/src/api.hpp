@@ -8,3 +8,15 @@
 #define SIMGPU_NCCL_API(ret, func, ...)                                                     \
   extern "C" __attribute__((visibility("default"), alias(#func))) ret p##func(__VA_ARGS__); \
   extern "C" __attribute__((visibility("default"), weak)) ret func(__VA_ARGS__)
+
+namespace simgpu::nccl {
+
+// ncclTeam_t of nccl_device/core.h (that header needs a CUDA compiler), which the team API
+// passes by value.
+struct Team {
+  int nRanks;
+  int rank;
+  int stride;
+};
+
+}  // namespace simgpu::nccl

@@ -10,13 +10,6 @@ using namespace simgpu::nccl;
 
 namespace {
 
-// ncclTeam_t of nccl_device/core.h (that header needs a CUDA compiler).
-struct Team {
-  int nRanks;
-  int rank;
-  int stride;
-};
-
 CommState* teamComm(ncclComm_t comm, const char* api) {
   Status why;
   CommState* state = commFromHandle(comm, api, &why);

@@ -7,16 +7,6 @@
 
 using namespace simgpu::nccl;
 
-namespace {
-
-struct Team {  // ncclTeam_t of nccl_device/core.h
-  int nRanks;
-  int rank;
-  int stride;
-};
-
-}  // namespace
-
 SIMGPU_NCCL_API(ncclResult_t, ncclCommRevoke, ncclComm_t comm, int revokeFlags);
 ncclResult_t ncclCommRevoke(ncclComm_t, int) { return notSimulated("ncclCommRevoke"); }
 

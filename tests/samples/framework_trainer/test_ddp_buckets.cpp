@@ -8,25 +8,25 @@
 namespace framework_trainer {
 namespace {
 
-constexpr std::size_t kMiB = std::size_t{1} << 20;
+constexpr std::size_t kMebibyte = std::size_t{1} << 20;
 
 TEST(DdpBuckets, ReverseOrderFirstBucketSmallThenTheCap) {
   // Parameters of 0.5, 0.75, 2, 3, 1 and 1 MiB, registered in this order.
-  const std::vector<std::size_t> bytes{kMiB / 2, 3 * kMiB / 4, 2 * kMiB, 3 * kMiB, kMiB, kMiB};
-  const std::vector<Bucket> buckets = assignBuckets(bytes, 4 * kMiB);
+  const std::vector<std::size_t> bytes{kMebibyte / 2, 3 * kMebibyte / 4, 2 * kMebibyte, 3 * kMebibyte, kMebibyte, kMebibyte};
+  const std::vector<Bucket> buckets = assignBuckets(bytes, 4 * kMebibyte);
   ASSERT_EQ(buckets.size(), 3u);
   EXPECT_EQ(buckets[0].params, (std::vector<int>{5}));  // 1 MiB: the first bucket is full
   EXPECT_EQ(buckets[1].params, (std::vector<int>{4, 3}));  // 4 MiB
   EXPECT_EQ(buckets[2].params, (std::vector<int>{2, 1, 0}));  // what is left
-  EXPECT_EQ(buckets[1].offsets, (std::vector<std::size_t>{0, kMiB / 4}));
-  EXPECT_EQ(buckets[2].numel, (2 * kMiB + 3 * kMiB / 4 + kMiB / 2) / 4);
+  EXPECT_EQ(buckets[1].offsets, (std::vector<std::size_t>{0, kMebibyte / 4}));
+  EXPECT_EQ(buckets[2].numel, (2 * kMebibyte + 3 * kMebibyte / 4 + kMebibyte / 2) / 4);
 }
 
 TEST(DdpBuckets, Gpt2SmallSizedAt25MiB) {
   const ParamLayout layout(*findModelPreset("gpt2-small-8k"));
   std::vector<std::size_t> bytes;
   for (const ParamSpec& p : layout.params()) bytes.push_back(p.bytes());
-  const std::vector<Bucket> buckets = assignBuckets(bytes, 25 * kMiB);
+  const std::vector<Bucket> buckets = assignBuckets(bytes, 25 * kMebibyte);
   std::set<int> seen;
   std::size_t numel = 0;
   for (const Bucket& b : buckets) {

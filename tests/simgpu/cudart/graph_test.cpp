@@ -24,7 +24,7 @@ namespace {
 char twice_stub;                // stands for the host stub nvcc would generate
 char extern_c_stub;             // a kernel whose parameter layout nothing can tell
 char not_a_kernel[1024] = {};  // neither a host stub nor a kernel handle
-constexpr int kCount = 64;
+constexpr int kGraphElements = 64;
 
 class ExplicitGraph : public ::testing::Test {
  protected:
@@ -32,8 +32,8 @@ class ExplicitGraph : public ::testing::Test {
     simgpu::registerKernel(&twice_stub, "_Z5twicePii");
     simgpu::registerKernel(&extern_c_stub, "opaque_kernel");
     ASSERT_EQ(cudaStreamCreate(&stream_), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(&data_, kCount * sizeof(int)), cudaSuccess);
-    ASSERT_EQ(cudaMallocHost(&host_, kCount * sizeof(int)), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&data_, kGraphElements * sizeof(int)), cudaSuccess);
+    ASSERT_EQ(cudaMallocHost(&host_, kGraphElements * sizeof(int)), cudaSuccess);
     ASSERT_EQ(cudaGraphCreate(&graph_, 0), cudaSuccess);
   }
   void TearDown() override {
@@ -58,14 +58,14 @@ class ExplicitGraph : public ::testing::Test {
     p.dst = data_;
     p.value = value;
     p.elementSize = sizeof(int);
-    p.width = kCount;
+    p.width = kGraphElements;
     p.height = 1;
     return p;
   }
   cudaStream_t stream_ = nullptr;
   int* data_ = nullptr;
   int* host_ = nullptr;
-  int n_ = kCount;
+  int n_ = kGraphElements;
   void* args_[2] = {};
   cudaGraph_t graph_ = nullptr;
 };
@@ -82,7 +82,7 @@ TEST_F(ExplicitGraph, EveryNodeRunsAfterItsDependenciesAtEveryLaunch) {
   const cudaKernelNodeParams kernel = twiceParams();
   ASSERT_EQ(cudaGraphAddKernelNode(&doubled, graph_, &fill, 1, &kernel), cudaSuccess);
   n_ = 0;  // the node copied its arguments when it was added
-  ASSERT_EQ(cudaGraphAddMemcpyNode1D(&copy, graph_, &doubled, 1, host_, data_, kCount * sizeof(int),
+  ASSERT_EQ(cudaGraphAddMemcpyNode1D(&copy, graph_, &doubled, 1, host_, data_, kGraphElements * sizeof(int),
                                      cudaMemcpyDeviceToHost),
             cudaSuccess);
   struct Check {
@@ -93,7 +93,7 @@ TEST_F(ExplicitGraph, EveryNodeRunsAfterItsDependenciesAtEveryLaunch) {
   cudaHostNodeParams host_params{[](void* p) {
                                    auto* s = static_cast<Check*>(p);
                                    ++*s->calls;
-                                   s->seen->push_back(s->host[kCount - 1]);
+                                   s->seen->push_back(s->host[kGraphElements - 1]);
                                  },
                                  &state};
   ASSERT_EQ(cudaGraphAddHostNode(&check, graph_, &copy, 1, &host_params), cudaSuccess);
@@ -135,7 +135,7 @@ TEST_F(ExplicitGraph, ElementsOfTwoBytesAndPitchedCopies) {
   cudaGraphNode_t fill = nullptr, copy = nullptr;
   cudaMemsetParams fill_params = fillParams(0xabcd1234u);
   fill_params.elementSize = 2;
-  fill_params.width = 2 * kCount;
+  fill_params.width = 2 * kGraphElements;
   ASSERT_EQ(cudaGraphAddMemsetNode(&fill, graph_, nullptr, 0, &fill_params), cudaSuccess);
   // Rows 1 and 2 of 4 bytes from a pitch of 16 bytes into a packed host buffer.
   cudaMemcpy3DParms p{};

@@ -16,7 +16,7 @@ namespace {
 using testing::DeviceBuffer;
 using testing::FourDevices;
 
-std::string lastError() { return ncclGetLastError(nullptr); }
+using testing::lastError;
 
 using Errors = FourDevices;
 

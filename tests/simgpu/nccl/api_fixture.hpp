@@ -6,8 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <string>
 
 namespace simgpu::nccl::testing {
+
+// What the library said of the calling thread's last failed call.
+inline std::string lastError() { return ncclGetLastError(nullptr); }
 
 class FourDevices : public ::testing::Test {
  protected:

@@ -26,7 +26,7 @@ using testing::isRooted;
 using testing::recvElements;
 using testing::sendElements;
 
-const CostParams kCost = testing::testCost();
+const CostParams kTransportCost = testing::testCost();
 
 // Runs `calls` on every rank of a fresh communicator of `nranks` threads and checks every
 // rank's output; returns the number of wrong outputs.
@@ -47,7 +47,7 @@ int runAndCheck(int nranks, std::size_t chunk, const std::vector<CollectiveArgs>
       std::vector<char> recv(recvElements(a.kind, a.count, nranks) * datatypeSize(a.datatype), 0x5a);
       a.send = inputs[static_cast<std::size_t>(rank)].data();
       a.recv = recv.data();
-      CollectiveTask task(*ep, a, kCost);
+      CollectiveTask task(*ep, a, kTransportCost);
       if (Status st = runOne(task); !st.ok()) {
         ADD_FAILURE() << st.message;
         return 1000;
@@ -112,7 +112,7 @@ TEST(Transport, PreMulSumScalesEachRanksInputByItsOwnScalar) {
     std::memcpy(a.scalar_value.data(), &scalar, sizeof(scalar));
     a.send = send.data();
     a.recv = recv.data();
-    CollectiveTask task(*ep, a, kCost);
+    CollectiveTask task(*ep, a, kTransportCost);
     EXPECT_TRUE(runOne(task).ok());
     return recv;
   });
@@ -134,7 +134,7 @@ TEST(Transport, InPlaceCollectives) {
     a.count = kCount;
     a.send = buf.data();
     a.recv = buf.data();
-    CollectiveTask ar(*ep, a, kCost);
+    CollectiveTask ar(*ep, a, kTransportCost);
     if (!runOne(ar).ok() || buf != std::vector<std::int32_t>(kCount, 6)) return false;
     // All-gather in place: send = recv + rank * count.
     std::vector<std::int32_t> gathered(kCount * kRanks, -1);
@@ -142,7 +142,7 @@ TEST(Transport, InPlaceCollectives) {
     a.kind = CollKind::AllGather;
     a.send = gathered.data() + rank * kCount;
     a.recv = gathered.data();
-    CollectiveTask ag(*ep, a, kCost);
+    CollectiveTask ag(*ep, a, kTransportCost);
     if (!runOne(ag).ok()) return false;
     for (int q = 0; q < kRanks; ++q) {
       if (!std::all_of(gathered.begin() + q * static_cast<long>(kCount), gathered.begin() + (q + 1) * static_cast<long>(kCount),
@@ -154,7 +154,7 @@ TEST(Transport, InPlaceCollectives) {
     a.kind = CollKind::ReduceScatter;
     a.send = scattered.data();
     a.recv = scattered.data() + rank * kCount;
-    CollectiveTask rs(*ep, a, kCost);
+    CollectiveTask rs(*ep, a, kTransportCost);
     if (!runOne(rs).ok()) return false;
     for (std::size_t i = 0; i < kCount; ++i) {
       const std::size_t global = rank * kCount + i;
@@ -192,7 +192,7 @@ TEST(Transport, BucketingNeverChangesABit) {
           a.count = n;
           a.send = send.data() + offset * 2;
           a.recv = recv.data() + offset * 2;
-          CollectiveTask task(*ep, a, kCost);
+          CollectiveTask task(*ep, a, kTransportCost);
           EXPECT_TRUE(runOne(task).ok());
           offset += n;
         }
@@ -215,7 +215,7 @@ TEST(Transport, MismatchedCountFailsOnEveryRankNamingTheRanks) {
     a.count = rank == 1 ? 64 : 32;
     a.send = buf.data();
     a.recv = buf.data();
-    CollectiveTask task(*ep, a, kCost);
+    CollectiveTask task(*ep, a, kTransportCost);
     return runOne(task);
   });
   for (const Status& st : statuses) {
@@ -253,7 +253,7 @@ TEST(Transport, MismatchedOperatorTypeOrRootFails) {
         a.datatype = c.type1;
         a.root = c.root1 >= 0 ? c.root1 : 0;
       }
-      CollectiveTask task(*ep, a, kCost);
+      CollectiveTask task(*ep, a, kTransportCost);
       return runOne(task);
     });
     for (const Status& st : statuses) {
@@ -274,7 +274,7 @@ TEST(Transport, DifferentCollectivesFailToo) {
     a.count = 8;
     a.send = buf.data();
     a.recv = buf.data();
-    CollectiveTask task(*ep, a, kCost);
+    CollectiveTask task(*ep, a, kTransportCost);
     return runOne(task);
   });
   for (const Status& st : statuses) {
@@ -296,7 +296,7 @@ TEST(Transport, SendRecvRingInOneGroupInAnyOrder) {
       std::vector<char> send = inputOf(ncclFloat64, rank, kCount, round), recv(send.size());
       P2pArgs s{true, (rank + 1) % kRanks, send.data(), nullptr, kCount, ncclFloat64, 0};
       P2pArgs r{false, (rank + kRanks - 1) % kRanks, nullptr, recv.data(), kCount, ncclFloat64, 0};
-      P2pTask send_task(*ep, s, kCost), recv_task(*ep, r, kCost);
+      P2pTask send_task(*ep, s, kTransportCost), recv_task(*ep, r, kTransportCost);
       std::vector<Task*> tasks = rank % 2 == 0 ? std::vector<Task*>{&send_task, &recv_task}
                                                : std::vector<Task*>{&recv_task, &send_task};
       if (Status st = runTasks(tasks); !st.ok()) {
@@ -320,14 +320,14 @@ TEST(Transport, MessagesBetweenAPairArriveInOrderIncludingEmptyAndSelf) {
     std::vector<std::int32_t> ra(100), rb(3), rself(10);
     // In call order: three sends and three receives between the pair, and a message to itself.
     TaskGroup group;
-    group.addP2p(*ep, P2pArgs{true, peer, a.data(), nullptr, a.size(), ncclInt32, 0}, kCost);
-    group.addP2p(*ep, P2pArgs{true, peer, nullptr, nullptr, 0, ncclInt32, 0}, kCost);
-    group.addP2p(*ep, P2pArgs{true, peer, b.data(), nullptr, b.size(), ncclInt32, 0}, kCost);
-    group.addP2p(*ep, P2pArgs{false, peer, nullptr, ra.data(), ra.size(), ncclInt32, 0}, kCost);
-    group.addP2p(*ep, P2pArgs{false, peer, nullptr, nullptr, 0, ncclInt32, 0}, kCost);
-    group.addP2p(*ep, P2pArgs{false, peer, nullptr, rb.data(), rb.size(), ncclInt32, 0}, kCost);
-    group.addP2p(*ep, P2pArgs{true, rank, self.data(), nullptr, self.size(), ncclInt32, 0}, kCost);
-    group.addP2p(*ep, P2pArgs{false, rank, nullptr, rself.data(), rself.size(), ncclInt32, 0}, kCost);
+    group.addP2p(*ep, P2pArgs{true, peer, a.data(), nullptr, a.size(), ncclInt32, 0}, kTransportCost);
+    group.addP2p(*ep, P2pArgs{true, peer, nullptr, nullptr, 0, ncclInt32, 0}, kTransportCost);
+    group.addP2p(*ep, P2pArgs{true, peer, b.data(), nullptr, b.size(), ncclInt32, 0}, kTransportCost);
+    group.addP2p(*ep, P2pArgs{false, peer, nullptr, ra.data(), ra.size(), ncclInt32, 0}, kTransportCost);
+    group.addP2p(*ep, P2pArgs{false, peer, nullptr, nullptr, 0, ncclInt32, 0}, kTransportCost);
+    group.addP2p(*ep, P2pArgs{false, peer, nullptr, rb.data(), rb.size(), ncclInt32, 0}, kTransportCost);
+    group.addP2p(*ep, P2pArgs{true, rank, self.data(), nullptr, self.size(), ncclInt32, 0}, kTransportCost);
+    group.addP2p(*ep, P2pArgs{false, rank, nullptr, rself.data(), rself.size(), ncclInt32, 0}, kTransportCost);
     if (Status st = group.run(); !st.ok()) {
       ADD_FAILURE() << st.message;
       return false;
@@ -345,7 +345,7 @@ TEST(Transport, MismatchedSendRecvFailsOnBothSides) {
     std::vector<float> buf(64);
     P2pArgs args = rank == 0 ? P2pArgs{true, 1, buf.data(), nullptr, 64, ncclFloat32, 0}
                              : P2pArgs{false, 0, nullptr, buf.data(), 32, ncclFloat32, 0};
-    P2pTask task(*ep, args, kCost);
+    P2pTask task(*ep, args, kTransportCost);
     return runOne(task);
   });
   for (const Status& st : statuses) {
@@ -369,7 +369,7 @@ TEST(Transport, APeerThatNeverArrivesTimesOut) {
     a.count = 8;
     a.send = buf.data();
     a.recv = buf.data();
-    CollectiveTask task(*ep, a, kCost);
+    CollectiveTask task(*ep, a, kTransportCost);
     return runOne(task);
   });
   EXPECT_EQ(statuses[0].code, ncclRemoteError);
@@ -387,7 +387,7 @@ TEST(Transport, APeerThatLeftFailsTheWaiterAtOnce) {
       return Status::success();
     }
     std::vector<float> buf(8);
-    P2pTask task(*ep, P2pArgs{false, 1, nullptr, buf.data(), 8, ncclFloat32, 0}, kCost);
+    P2pTask task(*ep, P2pArgs{false, 1, nullptr, buf.data(), 8, ncclFloat32, 0}, kTransportCost);
     return runOne(task);
   });
   EXPECT_EQ(statuses[0].code, ncclRemoteError);
@@ -401,7 +401,7 @@ TEST(Transport, LocalAbortStopsAWaitingOperation) {
   std::vector<float> buf(8);
   Status result;
   std::thread waiter([&] {
-    P2pTask task(*eps[0], P2pArgs{false, 1, nullptr, buf.data(), 8, ncclFloat32, 0}, kCost);
+    P2pTask task(*eps[0], P2pArgs{false, 1, nullptr, buf.data(), 8, ncclFloat32, 0}, kTransportCost);
     result = runOne(task);
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -424,8 +424,8 @@ TEST(Transport, TimingStartsAtTheLastArrivalAndFollowsTheModel) {
     a.send = buf.data();
     a.recv = buf.data();
     a.arrival_ns = rank == 0 ? 5000 : 9000;
-    CollectiveTask coll(*ep, a, kCost);
-    P2pTask p2p(*ep, P2pArgs{rank == 0, 1 - rank, buf.data(), buf.data(), 100, ncclFloat32, rank == 0 ? 100 : 7000}, kCost);
+    CollectiveTask coll(*ep, a, kTransportCost);
+    P2pTask p2p(*ep, P2pArgs{rank == 0, 1 - rank, buf.data(), buf.data(), 100, ncclFloat32, rank == 0 ? 100 : 7000}, kTransportCost);
     EXPECT_TRUE(runOne(coll).ok());
     EXPECT_TRUE(runOne(p2p).ok());
     std::vector<TaskTiming> out;
@@ -433,8 +433,8 @@ TEST(Transport, TimingStartsAtTheLastArrivalAndFollowsTheModel) {
     p2p.appendTiming(&out);
     return out;
   });
-  const std::int64_t coll_ns = collectiveDurationNs(kCost, CollKind::AllReduce, 4000, std::vector<RankPlace>(2, RankPlace{getpid(), 0}));
-  const std::int64_t p2p_ns = p2pDurationNs(kCost, 400, LinkLevel::IntraProcess);
+  const std::int64_t coll_ns = collectiveDurationNs(kTransportCost, CollKind::AllReduce, 4000, std::vector<RankPlace>(2, RankPlace{getpid(), 0}));
+  const std::int64_t p2p_ns = p2pDurationNs(kTransportCost, 400, LinkLevel::IntraProcess);
   for (const auto& t : timings) {
     ASSERT_EQ(t.size(), 2u);
     EXPECT_EQ(t[0].start_ns, 9000);

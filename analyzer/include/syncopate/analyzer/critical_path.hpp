@@ -54,6 +54,7 @@ struct CriticalPath {
   std::vector<PathSegment> segments;            // in time order, contiguous, covering [start, end]
   std::array<std::int64_t, kPathCategories> attribution{};  // ns per PathCategory
   std::int64_t length() const { return end - start; }
+  std::int64_t attributed(PathCategory c) const { return attribution[static_cast<std::size_t>(c)]; }
 };
 
 // One path per iteration number of `iterations`, in ascending order.

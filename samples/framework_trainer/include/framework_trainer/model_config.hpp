@@ -29,6 +29,9 @@ struct ModelConfig {
 
   std::int64_t tokens() const { return static_cast<std::int64_t>(seq_len) * micro_batch; }  // per rank per step
   int headDim() const { return hidden / heads; }
+  // Bytes a memory-bound kernel moves over the modelled activations: `per_element` bytes for
+  // each of tokens x width elements.
+  std::int64_t activationBytes(std::int64_t width, std::int64_t per_element) const { return tokens() * width * per_element; }
 };
 
 // The configurations the sample knows (--config, --list-configs).

@@ -10,10 +10,6 @@
 namespace framework_trainer {
 namespace {
 
-std::int64_t modelledBytes(const ModelConfig& c, std::int64_t width, std::int64_t per_element) {
-  return c.tokens() * width * per_element;
-}
-
 class BackwardPass {
  public:
   BackwardPass(const StepContext& ctx, int iteration, const GradReady& ready, UnitHooks& units)
@@ -42,7 +38,7 @@ class BackwardPass {
     const BiasGradArgs bias_args{grad_out.get(), ctx_.param(bias), ctx_.grad(bias), kRealTokens,
                                  static_cast<int>(w.cols), rule(bias)};
     // The sum over tokens of the bf16 output gradient.
-    FT_KERNEL(ctx_.issue, kernels::biasGrad(ctx_.compute, modelledBytes(c_, w.cols, 2), bias_args));
+    FT_KERNEL(ctx_.issue, kernels::biasGrad(ctx_.compute, c_.activationBytes(w.cols, 2), bias_args));
     ready_(bias);
     return grad_in;
   }
@@ -65,7 +61,7 @@ class BackwardPass {
     const LayerNormBackwardArgs args{grad_y.get(), x.get(),          mean.get(),           rstd.get(),
                                      ctx_.param(weight), ctx_.param(weight + 1), grad_x.get(), ctx_.grad(weight),
                                      ctx_.grad(weight + 1), kRealTokens, c_.hidden, rule(weight), rule(weight + 1)};
-    FT_KERNEL(ctx_.issue, kernels::layerNormBackward(ctx_.compute, modelledBytes(c_, c_.hidden, 12), args));
+    FT_KERNEL(ctx_.issue, kernels::layerNormBackward(ctx_.compute, c_.activationBytes(c_.hidden, 12), args));
     ready_(weight);
     ready_(weight + 1);
     return grad_x;
@@ -73,7 +69,7 @@ class BackwardPass {
 
   DeviceTensor<float> add(const DeviceTensor<float>& a, const DeviceTensor<float>& b) {
     DeviceTensor<float> sum = activation(c_.hidden);
-    FT_KERNEL(ctx_.issue, kernels::add(ctx_.compute, modelledBytes(c_, c_.hidden, 12), kRealTokens * c_.hidden, sum.get(),
+    FT_KERNEL(ctx_.issue, kernels::add(ctx_.compute, c_.activationBytes(c_.hidden, 12), kRealTokens * c_.hidden, sum.get(),
                                        a.get(), b.get()));
     return sum;
   }
@@ -82,7 +78,7 @@ class BackwardPass {
     const int d = c_.hidden;
     DeviceTensor<float> grad_g = linear(grad_y, p.mlp_proj_weight, p.mlp_proj_bias);
     DeviceTensor<float> grad_f = activation(4 * d);
-    FT_KERNEL(ctx_.issue, kernels::geluBackward(ctx_.compute, modelledBytes(c_, 4 * d, 6), kRealTokens * 4 * d,
+    FT_KERNEL(ctx_.issue, kernels::geluBackward(ctx_.compute, c_.activationBytes(4 * d, 6), kRealTokens * 4 * d,
                                                 grad_f.get(), grad_g.get(), b.f.get()));
     DeviceTensor<float> grad_h2 = linear(grad_f, p.fc_weight, p.fc_bias);
     DeviceTensor<float> grad_x2 = add(grad_y, layerNorm(grad_h2, b.x2, b.mean2, b.rstd2, p.ln2_weight));
@@ -112,7 +108,7 @@ class BackwardPass {
     DeviceTensor<float> grad_logits = activation(c_.vocab);
     const CrossEntropyArgs loss{act.logits.get(), act.tokens.get() + kRealTokens, act.loss.get(), grad_logits.get(),
                                 kRealTokens, c_.vocab};
-    FT_KERNEL(ctx_.issue, kernels::crossEntropyBackward(ctx_.compute, modelledBytes(c_, c_.vocab, 8), loss));
+    FT_KERNEL(ctx_.issue, kernels::crossEntropyBackward(ctx_.compute, c_.activationBytes(c_.vocab, 8), loss));
 
     // The tied LM head: d_hf = d_logits * wte; wte's first gradient contribution.
     DeviceTensor<float> grad_hf = activation(c_.hidden);
@@ -138,7 +134,7 @@ class BackwardPass {
                                           ctx_.grad(wte),   ctx_.grad(wpe), ctx_.layout[wte].numel(),
                                           ctx_.layout[wpe].numel(),         rule(wte, 1),    rule(wpe)};
     // Reads the output gradient, writes both embeddings' full float gradients.
-    const std::int64_t bytes = modelledBytes(c_, c_.hidden, 4) + 4 * (ctx_.layout[wte].numel() + ctx_.layout[wpe].numel());
+    const std::int64_t bytes = c_.activationBytes(c_.hidden, 4) + 4 * (ctx_.layout[wte].numel() + ctx_.layout[wpe].numel());
     FT_KERNEL(ctx_.issue, kernels::embeddingBackward(ctx_.compute, bytes, embedding));
     ready_(wte);
     ready_(wpe);

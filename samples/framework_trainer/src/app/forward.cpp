@@ -12,12 +12,6 @@ namespace {
 
 constexpr float kLayerNormEps = 1e-5f;
 
-// Bytes a memory-bound kernel moves over the modelled activations: `per_element` bytes for each
-// of tokens x width elements.
-std::int64_t modelledBytes(const ModelConfig& c, std::int64_t width, std::int64_t per_element) {
-  return c.tokens() * width * per_element;
-}
-
 void layerNorm(const StepContext& ctx, const DeviceTensor<float>& x, int weight, DeviceTensor<float>& y,
                DeviceTensor<float>& mean, DeviceTensor<float>& rstd) {
   const int d = ctx.config().hidden;
@@ -27,7 +21,7 @@ void layerNorm(const StepContext& ctx, const DeviceTensor<float>& x, int weight,
   const LayerNormArgs args{x.get(), ctx.param(weight), ctx.param(weight + 1), y.get(), mean.get(), rstd.get(),
                            kRealTokens, d, kLayerNormEps};
   // fp32 in, fp32 out (autocast keeps layer norm in float).
-  FT_KERNEL(ctx.issue, kernels::layerNormForward(ctx.compute, modelledBytes(ctx.config(), d, 8), args));
+  FT_KERNEL(ctx.issue, kernels::layerNormForward(ctx.compute, ctx.config().activationBytes(d, 8), args));
 }
 
 // y = x * W + b for a Conv1D weight W [in x out].
@@ -68,7 +62,7 @@ Activations issueForward(const StepContext& ctx, const int* tokens_host, UnitHoo
   DeviceTensor<float> x = ctx.activation(static_cast<std::int64_t>(kRealTokens) * d);
   const EmbeddingArgs embedding{act.tokens.get(), ctx.param(ctx.layout.tokenEmbedding()),
                                 ctx.param(ctx.layout.positionEmbedding()), x.get(), kRealTokens, d, c.vocab};
-  FT_KERNEL(ctx.issue, kernels::embeddingForward(ctx.compute, modelledBytes(c, d, 12), embedding));
+  FT_KERNEL(ctx.issue, kernels::embeddingForward(ctx.compute, c.activationBytes(d, 12), embedding));
 
   for (int l = 0; l < c.layers; ++l) {
     const BlockParams& p = ctx.layout.block(l);
@@ -93,17 +87,17 @@ Activations issueForward(const StepContext& ctx, const int* tokens_host, UnitHoo
     b.proj = linear(ctx, b.attn, p.attn_proj_weight, p.attn_proj_bias);
     b.x2 = ctx.activation(static_cast<std::int64_t>(kRealTokens) * d);
     // The residual stream stays in float: two reads and a write of 4 bytes.
-    FT_KERNEL(ctx.issue, kernels::add(ctx.compute, modelledBytes(c, d, 12), kRealTokens * d, b.x2.get(), b.input.get(),
+    FT_KERNEL(ctx.issue, kernels::add(ctx.compute, c.activationBytes(d, 12), kRealTokens * d, b.x2.get(), b.input.get(),
                                       b.proj.get()));
     layerNorm(ctx, b.x2, p.ln2_weight, b.h2, b.mean2, b.rstd2);
     b.f = linear(ctx, b.h2, p.fc_weight, p.fc_bias);
     b.g = ctx.activation(static_cast<std::int64_t>(kRealTokens) * 4 * d);
     // bf16 in and out under autocast.
-    FT_KERNEL(ctx.issue, kernels::gelu(ctx.compute, modelledBytes(c, 4 * d, 4), kRealTokens * 4 * d, b.g.get(), b.f.get()));
+    FT_KERNEL(ctx.issue, kernels::gelu(ctx.compute, c.activationBytes(4 * d, 4), kRealTokens * 4 * d, b.g.get(), b.f.get()));
     b.m = linear(ctx, b.g, p.mlp_proj_weight, p.mlp_proj_bias);
     x = ctx.activation(static_cast<std::int64_t>(kRealTokens) * d);
     FT_KERNEL(ctx.issue,
-              kernels::add(ctx.compute, modelledBytes(c, d, 12), kRealTokens * d, x.get(), b.x2.get(), b.m.get()));
+              kernels::add(ctx.compute, c.activationBytes(d, 12), kRealTokens * d, x.get(), b.x2.get(), b.m.get()));
     units.afterForward(blockUnit(l));
   }
   act.last = std::move(x);
@@ -122,7 +116,7 @@ Activations issueForward(const StepContext& ctx, const int* tokens_host, UnitHoo
 
   act.loss = ctx.activation(1);
   CrossEntropyArgs loss{act.logits.get(), act.tokens.get() + kRealTokens, act.loss.get(), nullptr, kRealTokens, c.vocab};
-  FT_KERNEL(ctx.issue, kernels::crossEntropyForward(ctx.compute, modelledBytes(c, c.vocab, 4), loss));
+  FT_KERNEL(ctx.issue, kernels::crossEntropyForward(ctx.compute, c.activationBytes(c.vocab, 4), loss));
   units.afterForward(kRootUnit);
   return act;
 }
