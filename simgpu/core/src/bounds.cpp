@@ -28,7 +28,7 @@ TimeNs completionBound(const Stream& s, const Entry* self, int depth) {
     case Phase::Waiting:
       return plus(startBoundAt(s, *first, self, depth + 1), leastDuration(*first));
     case Phase::Started:
-      return first->start_ns + leastDuration(*first);
+      return std::max(first->start_ns, first->start_floor) + leastDuration(*first);
     case Phase::Timed:
       return first->end_ns;
   }
@@ -45,7 +45,8 @@ TimeNs engineBound(const Device& d, const Entry& asking, const Entry* self) {
 }
 
 TimeNs startBoundAt(const Stream& s, const Entry& e, const Entry* self, int depth) {
-  if (e.phase == Phase::Started || e.phase == Phase::Timed) return e.start_ns;
+  if (e.phase == Phase::Started) return std::max(e.start_ns, e.start_floor);
+  if (e.phase == Phase::Timed) return e.start_ns;
   TimeNs bound = std::max(e.ready_ns, s.clock);
   if (depth > kMaxDepth) return bound;
   for (const Watch& w : e.watches) {
@@ -76,6 +77,30 @@ TimeNs nextStartBound(const Stream& s, ClassSet classes, const Entry* self) {
     const Entry& queued = s.queue.at(i);
     floor = std::max(floor, startBoundAt(s, queued, self, 0));
     if (classes.has(queued.op.work_class) || floor == kNever) return floor;
+    floor += leastDuration(queued);
+  }
+  return kNever;
+}
+
+TimeNs peerGroupBound(const Stream& s, std::uint64_t peer_group) {
+  const auto meets = [&](const Entry& e) {
+    return e.op.peer_group != 0 && (e.op.peer_group == peer_group || e.op.peer_group == kAnyPeerGroup);
+  };
+  TimeNs floor = std::numeric_limits<TimeNs>::min();
+  if (const Entry* current = s.current; current != nullptr) {
+    if (current->phase == Phase::Timed) {
+      floor = current->end_ns;
+    } else {
+      // A started op of the group has told its peers its own start (start_ns), which may be
+      // earlier than what it learnt from them since (start_floor).
+      if (meets(*current)) return current->phase == Phase::Started ? current->start_ns : startBoundAt(s, *current, nullptr, 0);
+      floor = startBoundAt(s, *current, nullptr, 0) + leastDuration(*current);
+    }
+  }
+  for (std::size_t i = 0; i < s.queue.size(); ++i) {
+    const Entry& queued = s.queue.at(i);
+    floor = std::max(floor, startBoundAt(s, queued, nullptr, 0));
+    if (meets(queued)) return floor;
     floor += leastDuration(queued);
   }
   return kNever;

@@ -43,4 +43,9 @@ TimeNs nextStartBound(const Stream& s, ClassSet classes, const Entry* self);
 // How early `e`, an op of `s` that has not started yet, could start.
 TimeNs startBound(const Stream& s, const Entry& e, const Entry* self);
 
+// How early the next op of `s` of `peer_group` (StreamOp::peer_group, or kAnyPeerGroup) that
+// is not timed yet starts, as its peers see it (its own start, before what it learnt from
+// them); kNever when `s` holds no such op.
+TimeNs peerGroupBound(const Stream& s, std::uint64_t peer_group);
+
 }  // namespace simgpu::detail

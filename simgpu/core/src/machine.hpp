@@ -64,6 +64,9 @@ struct Entry {
   std::uint64_t event_gen = 0;
   Phase phase = Phase::Queued;
   TimeNs start_ns = 0;        // from Started: the model start the body is given
+  // From Started, for an op whose start its peers tell: a lower bound on that start its timing
+  // step learnt from them (raiseStartBound), at least start_ns once set.
+  TimeNs start_floor = 0;
   TimeNs model_start_ns = 0;  // from Timed: the model start
   TimeNs work_ns = 0;         // from Timed: the modelled duration at full speed
   TimeNs end_ns = 0;          // from Timed: the model end
@@ -218,5 +221,7 @@ void retireStream(Stream& s);
 void reapStreams(Device& d);
 // Drops pending work of every stream of the device and waits (bounded) for the workers.
 void abandonDevice(std::unique_lock<std::mutex>& lock, Machine& m, Device& d);
+// Something that bounds depend on changed: workers waiting on bounds look again.
+void boundsMoved(Machine& m);
 
 }  // namespace simgpu::detail

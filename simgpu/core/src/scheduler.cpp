@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 namespace simgpu::detail {
@@ -102,17 +103,35 @@ bool sleepUntilEnd(std::unique_lock<std::mutex>& lock, Stream& s) {
 
 // --- waiting for other streams to catch up ---------------------------------------------------
 
-// Something that bounds depend on changed: workers waiting on bounds look again.
-void boundsMoved(Machine& m) {
-  for (Stream* waiter : m.bound_waiters) waiter->worker_cv.notify_one();
-}
-
 // One wait (lock released) of a worker whose decision depends on other streams' bounds, until
 // they move, the stream is abandoned or real time reaches `deadline`.
 void waitForBounds(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s, TimeNs deadline) {
   m.bound_waiters.push_back(&s);
   s.worker_cv.wait_until(lock, toTimePoint(deadline));
   std::erase(m.bound_waiters, &s);
+}
+
+// SIMGPU_LOG_BOUND_WAITS=1: each expired bound wait says on stderr which op waited and what
+// stood in the way (the other streams' current ops), to find what a stall waited for.
+bool logBoundWaits() {
+  static const bool on = [] {
+    const char* v = std::getenv("SIMGPU_LOG_BOUND_WAITS");
+    return v != nullptr && *v == '1';
+  }();
+  return on;
+}
+
+void logExpiredWait(const Device& d, const Stream& s, const Entry& e, const char* what) {
+  if (!logBoundWaits()) return;
+  std::fprintf(stderr, "simgpu: pid %d device %d stream %llu: %s of %.*s (start %lld, end %lld) waited 1 s for:", static_cast<int>(getpid()), d.index, s.id, what,
+               static_cast<int>(e.op.name.size()), e.op.name.data(), static_cast<long long>(e.start_ns), static_cast<long long>(e.end_ns));
+  for (const auto& other : d.streams) {
+    if (other.get() == &s || other->current == nullptr) continue;
+    const Entry& c = *other->current;
+    std::fprintf(stderr, " [stream %llu: %.*s phase %d start %lld queued %zu]", other->id, static_cast<int>(c.op.name.size()), c.op.name.data(),
+                 static_cast<int>(c.phase), static_cast<long long>(c.start_ns), other->queue.size());
+  }
+  std::fprintf(stderr, " now %lld\n", static_cast<long long>(nowNs()));
 }
 
 // --- the compute engine -------------------------------------------------------------------
@@ -158,6 +177,7 @@ bool acquireEngine(std::unique_lock<std::mutex>& lock, Machine& m, Device& d, St
       if (give_up == 0) give_up = nowNs() + kBoundWaitLimitNs;
       if (nowNs() >= give_up) {
         ++m.stats.bound_waits_expired;
+        logExpiredWait(d, s, e, "engine");
         break;
       }
       waitForBounds(lock, m, s, give_up);
@@ -244,6 +264,7 @@ bool confirmEnd(std::unique_lock<std::mutex>& lock, Machine& m, Device& d, Strea
     if (give_up == 0) give_up = nowNs() + kBoundWaitLimitNs;
     if (nowNs() >= give_up) {
       ++m.stats.bound_waits_expired;
+      logExpiredWait(d, s, e, "end");
       return true;
     }
     waitForBounds(lock, m, s, give_up);
@@ -465,7 +486,7 @@ void runEntry(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s, Entry& 
       // runs, however long that takes.
       if (e.op.timing) {
         lock.unlock();
-        const OpTiming timing = runBody(e.op.timing, e.op.name, OpContext{d.index, e.given, start});
+        const OpTiming timing = runBody(e.op.timing, e.op.name, OpContext{d.index, e.given, start, &e});
         lock.lock();
         if (timing.error != cudaSuccess && d.sticky == cudaSuccess) d.sticky = timing.error;
         if (timing.model_start_ns != 0) model_start = timing.model_start_ns;
@@ -479,7 +500,7 @@ void runEntry(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s, Entry& 
     } else {
       lock.unlock();
       const TimeNs body_start = nowNs();
-      const OpTiming timing = runBody(e.op.body, e.op.name, OpContext{d.index, e.given, start});
+      const OpTiming timing = runBody(e.op.body, e.op.name, OpContext{d.index, e.given, start, &e});
       const TimeNs body_ns = nowNs() - body_start;
       lock.lock();
       if (timing.error != cudaSuccess && d.sticky == cudaSuccess) d.sticky = timing.error;
@@ -547,6 +568,10 @@ void startWorker(Machine& m, Stream& s) {
 }
 
 }  // namespace
+
+void boundsMoved(Machine& m) {
+  for (Stream* waiter : m.bound_waiters) waiter->worker_cv.notify_one();
+}
 
 std::shared_ptr<Stream> newStream(Machine& m, Device& d, StreamKind kind, unsigned flags, int priority) {
   auto s = std::make_shared<Stream>();

@@ -1,5 +1,6 @@
 #include "comm_state.hpp"
 
+#include "arrival_floors.hpp"
 #include "log.hpp"
 
 #include <algorithm>
@@ -12,6 +13,7 @@ CommState::CommState(const JoinPlan& plan) : plan_(plan) {}
 
 CommState::~CommState() {
   if (profiler.context != nullptr) profilerPlugin()->finalize(profiler.context);
+  if (endpoint_ != nullptr) stopPublishingArrivalFloors(*endpoint_);
 }
 
 namespace {
@@ -57,7 +59,10 @@ Status CommState::attach() {
 Status CommState::awaitPeers() { return endpoint_->awaitAllRanks(); }
 
 void CommState::finishInit(const Status& result) {
-  if (result.ok()) profiler = initProfiler(plan_, *endpoint_);
+  if (result.ok()) {
+    profiler = initProfiler(plan_, *endpoint_);
+    publishArrivalFloors(*endpoint_, plan_.device, peerGroupOf(*this));
+  }
   {
     std::lock_guard lock(mu_);
     if (!result.ok()) {

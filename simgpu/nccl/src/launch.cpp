@@ -1,5 +1,7 @@
 #include "launch.hpp"
 
+#include "arrival_floors.hpp"
+
 #include "simgpu/core/runtime.hpp"
 #include "simgpu/core/stream_op.hpp"
 #include "simgpu/core/streams.hpp"
@@ -149,7 +151,16 @@ simgpu::OpTiming timeFused(Fused& f, const simgpu::OpContext& ctx) {
       call.coll.arrival_ns = ctx.start_ns;
       group.addArrival(call.comm->endpoint(), call.coll, call.comm->plan().cost);
     }
-    st = group.run([&] { return cancelledBy(ctx.device); });
+    // While the peers have not all arrived, what they published of their arrivals already tells
+    // the device that the collective starts no earlier (arrival_floors.hpp).
+    std::int64_t told = ctx.start_ns;
+    const auto blocked = [&](std::int64_t now) {
+      const std::int64_t floor = group.startFloor(now);
+      if (floor <= told) return;
+      told = floor;
+      simgpu::raiseStartBound(ctx, floor);
+    };
+    st = group.run([&] { return cancelledBy(ctx.device); }, blocked);
   }
   for (std::size_t i = 0; i < f.tickets.size(); ++i) {
     CommState& c = *f.tickets[i].first;
@@ -224,6 +235,7 @@ simgpu::StreamOp makeStreamOp(std::shared_ptr<Fused> fused) {
   op.name = first_collective != fused->calls.end() ? first_collective->kernel : fused->calls.front().kernel;
   for (const PendingCall& c : fused->calls) op.bytes += c.bytes;
   op.least_duration_ns = modelledDurationNs(*fused);
+  op.peer_group = fused->tickets.size() == 1 ? peerGroupOf(*fused->tickets.front().first) : simgpu::kAnyPeerGroup;
   if (fused->timed_ahead) op.timing = [fused](const simgpu::OpContext& ctx) { return timeFused(*fused, ctx); };
   op.body = [fused](const simgpu::OpContext& ctx) { return runFused(*fused, ctx); };
   return op;

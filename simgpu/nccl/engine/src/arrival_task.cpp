@@ -53,6 +53,26 @@ std::string ArrivalTask::describe() const {
   return "the start of " + describeCall(collDescOf(args_)) + " on " + endpoint_.label();
 }
 
+std::int64_t ArrivalTask::startFloor(std::int64_t now_ns) {
+  if (phase_ == Phase::Done) return latest_ns_;
+  std::int64_t floor = args_.arrival_ns;
+  for (int r = 0; r < endpoint_.nranks(); ++r) {
+    if (r == endpoint_.rank()) continue;
+    RankRecord& peer = endpoint_.record(r);
+    // The floor first: if the arrival is not posted after it was read, the floor was published
+    // before that arrival and so bounds it. A peer posts round k+2 only after this rank read
+    // round k+1, so a posted arrival_ns is this round's.
+    const std::int64_t published = peer.arrival_floor_ns.load(std::memory_order_acquire);
+    if (peer.arrival_posted.load(std::memory_order_acquire) >= round_ + 1) {
+      floor = std::max(floor, peer.arrival_ns);
+    } else {
+      peer.floor_asked_ns.store(now_ns, std::memory_order_relaxed);
+      floor = std::max(floor, published);
+    }
+  }
+  return floor;
+}
+
 void ArrivalTask::appendTiming(std::vector<TaskTiming>* timings) const {
   const std::size_t bytes = collectiveBytes(args_.kind, args_.count, datatypeSize(args_.datatype), endpoint_.nranks());
   timings->push_back(TaskTiming{latest_ns_, collectiveDurationNs(cost_, args_.kind, bytes, endpoint_.places()), -1});

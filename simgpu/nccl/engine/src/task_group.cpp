@@ -24,13 +24,19 @@ void TaskGroup::addP2p(Endpoint& endpoint, const P2pArgs& args, const CostParams
   lane(endpoint, 2 * args.peer + (args.is_send ? 0 : 1)).tasks.push_back(std::make_unique<P2pTask>(endpoint, args, cost));
 }
 
-Status TaskGroup::run(const std::function<Status()>& cancelled) {
+Status TaskGroup::run(const std::function<Status()>& cancelled, const std::function<void(std::int64_t)>& blocked) {
   std::vector<Task*> tasks;
   for (Lane& l : lanes_) {
     sequences_.push_back(std::make_unique<TaskSequence>(std::move(l.tasks)));
     tasks.push_back(sequences_.back().get());
   }
-  return runTasks(tasks, cancelled);
+  return runTasks(tasks, cancelled, blocked);
+}
+
+std::int64_t TaskGroup::startFloor(std::int64_t now_ns) {
+  std::int64_t floor = 0;
+  for (const auto& sequence : sequences_) floor = std::max(floor, sequence->startFloor(now_ns));
+  return floor;
 }
 
 GroupTiming TaskGroup::timing() const {

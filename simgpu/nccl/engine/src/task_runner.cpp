@@ -22,7 +22,8 @@ constexpr std::int64_t kSpinNs = 20'000;
 
 }  // namespace
 
-Status runTasks(std::span<Task* const> tasks, const std::function<Status()>& cancelled) {
+Status runTasks(std::span<Task* const> tasks, const std::function<Status()>& cancelled,
+                const std::function<void(std::int64_t)>& blocked) {
   std::vector<Endpoint*> endpoints;
   std::int64_t timeout_ns = 0;
   for (Task* task : tasks) {
@@ -71,6 +72,7 @@ Status runTasks(std::span<Task* const> tasks, const std::function<Status()>& can
     if (cancelled) {
       if (Status st = cancelled(); !st.ok()) return fail(st);
     }
+    if (blocked) blocked(now);
     dog.startRound();
     for (std::size_t i = 0; i < tasks.size(); ++i) {
       if (done[i]) continue;

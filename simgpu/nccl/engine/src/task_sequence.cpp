@@ -1,5 +1,7 @@
 #include "simgpu/nccl/task.hpp"
 
+#include <algorithm>
+
 namespace simgpu::nccl {
 
 TaskSequence::TaskSequence(std::vector<std::unique_ptr<Task>> tasks) : tasks_(std::move(tasks)) {}
@@ -28,6 +30,12 @@ std::string TaskSequence::describe() const {
 
 void TaskSequence::appendTiming(std::vector<TaskTiming>* timings) const {
   for (const auto& task : tasks_) task->appendTiming(timings);
+}
+
+std::int64_t TaskSequence::startFloor(std::int64_t now_ns) {
+  std::int64_t floor = 0;
+  for (std::size_t i = 0; i < tasks_.size() && i <= current_; ++i) floor = std::max(floor, tasks_[i]->startFloor(now_ns));
+  return floor;
 }
 
 }  // namespace simgpu::nccl

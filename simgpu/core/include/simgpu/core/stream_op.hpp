@@ -28,6 +28,9 @@ struct OpContext {
   int device = 0;
   cudaStream_t stream = nullptr;
   TimeNs start_ns = 0;  // when the op reached the head of its stream and began
+  // The scheduler's own handle of the op, for raiseStartBound; null where the op is timed
+  // already (a body run after its timing step).
+  void* op = nullptr;
 };
 
 // What an op's body reports once its real work (copying, reducing, waiting for peers) is done.
@@ -87,7 +90,13 @@ struct StreamOp {
   // op is then timed as one whose duration is known: decisions other streams take in model
   // time need not wait for its real work. Empty for every other op.
   std::function<OpTiming(const OpContext&)> timing;
+  // Which group of peers the op meets (a collective's or a transfer's communicator): ops that
+  // say the same here are the ones peerGroupStartBound speaks for. 0: the op meets nobody;
+  // kAnyPeerGroup: several groups at once (a fused NCCL group over several communicators).
+  std::uint64_t peer_group = 0;
 };
+
+inline constexpr std::uint64_t kAnyPeerGroup = ~std::uint64_t{0};
 
 // Enqueue on `stream` of the calling thread's current device, with CUDA's ordering rules
 // (legacy default stream, per-thread default stream, non-blocking streams).
@@ -102,6 +111,23 @@ std::uint64_t nextCorrelationId();
 // something outside its stream (peers of a collective) must poll this and give up (returning
 // an error in OpTiming) so that exit and cudaDeviceReset never hang.
 bool shuttingDown(int device);
+
+// Waiting for peers without holding the device up (docs/simgpu.md, "Peers that wait for each
+// other"). While a timing step waits for its peers, the other streams of its device may have to
+// wait for it to learn its start (an op whose end depends on whether a collective overlaps it);
+// and the peers may themselves wait, through their own streams, for something that this
+// device's host does only once those streams move on. Each rank therefore tells its peers how
+// early its next op of a peer group could start (peerGroupStartBound: a lower bound that holds
+// for every such op not yet started, queued or still to be enqueued), and a timing step that
+// learns from them that its op starts no earlier than some time says so (raiseStartBound), so
+// that decisions that only needed to know that can be taken at once: a conservative
+// simulation's null messages.
+//
+// The op `ctx` speaks for (a timing step's own) starts no earlier than `bound`.
+void raiseStartBound(const OpContext& ctx, TimeNs bound);
+// No op of `device` with this peer_group (or kAnyPeerGroup) that has not started yet, nor any
+// enqueued from now on, starts before the returned time.
+TimeNs peerGroupStartBound(int device, std::uint64_t peer_group);
 
 }  // namespace simgpu
 

@@ -25,6 +25,9 @@ class ArrivalTask final : public Task {
   std::string describe() const override;
   // The collective's start and modelled duration, as its CollectiveTask reports them.
   void appendTiming(std::vector<TaskTiming>* timings) const override;
+  // The latest of this rank's arrival, the arrivals posted so far and the floors of the ranks
+  // that have not posted theirs (RankRecord::arrival_floor_ns), which it asks to keep them.
+  std::int64_t startFloor(std::int64_t now_ns) override;
 
  private:
   enum class Phase : std::uint8_t { Posting, Reading, Done };

@@ -30,7 +30,7 @@
 namespace simgpu::nccl {
 
 inline constexpr std::uint64_t kSegmentMagic = 0x316c63636e6d6973ULL;  // "simnccl1"
-inline constexpr std::uint32_t kLayoutVersion = 3;
+inline constexpr std::uint32_t kLayoutVersion = 4;
 inline constexpr int kCollBuffers = 2;
 inline constexpr int kP2pSlots = 2;
 inline constexpr std::size_t kBootstrapBytes = 256;
@@ -78,10 +78,22 @@ struct alignas(64) RankRecord {
   alignas(64) std::atomic<std::uint64_t> arrival_posted;
   std::atomic<std::uint64_t> arrival_consumed;
   std::int64_t arrival_ns;
+  // No collective of this rank on the communicator that it has not posted yet arrives before
+  // this model time: written (only ever raised) by the rank's process while a peer waiting for
+  // its arrival asked for it less than kFloorAskedForNs ago (floor_asked_ns, CLOCK_MONOTONIC),
+  // so that the peer's device need not wait for the arrival to learn that (simgpu::
+  // raiseStartBound; docs/simgpu.md, "Peers that wait for each other").
+  alignas(64) std::atomic<std::int64_t> arrival_floor_ns;
+  std::atomic<std::int64_t> floor_asked_ns;
   alignas(64) std::atomic<std::uint64_t> coll_posted;
   alignas(64) std::atomic<std::uint64_t> coll_reduced;
   alignas(64) std::atomic<std::uint64_t> coll_consumed;
 };
+
+// How long a peer's request for a rank's arrival floor stays open: longer than a waiting
+// peer's longest sleep between two requests (task_runner.cpp), so that the floor follows the
+// rank for as long as the peer waits.
+inline constexpr std::int64_t kFloorAskedForNs = 250'000'000;
 
 // What a rank called, compared across ranks at every collective step.
 struct CollDesc {

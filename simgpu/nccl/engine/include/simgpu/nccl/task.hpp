@@ -34,6 +34,10 @@ class Task {
   virtual void awaitedRanks(std::vector<int>* ranks) const = 0;
   virtual std::string describe() const = 0;  // "AllReduce(count=1024, float32, sum)"
   virtual void appendTiming(std::vector<TaskTiming>* timings) const = 0;  // once done
+  // While blocked: no earlier than what the task's start (in model time) is known to be from
+  // what the ranks it waits for have published, asking them (at `now_ns`) to keep publishing.
+  // 0 when the task learns nothing of its start before it is done.
+  virtual std::int64_t startFloor(std::int64_t /*now_ns*/) { return 0; }
 };
 
 // Tasks that must run in order (the collectives of one communicator, the messages of one
@@ -46,6 +50,7 @@ class TaskSequence final : public Task {
   void awaitedRanks(std::vector<int>* ranks) const override;
   std::string describe() const override;
   void appendTiming(std::vector<TaskTiming>* timings) const override;
+  std::int64_t startFloor(std::int64_t now_ns) override;  // the latest of its started tasks'
 
  private:
   std::vector<std::unique_ptr<Task>> tasks_;

@@ -27,7 +27,10 @@ class TaskGroup {
   void addArrival(Endpoint& endpoint, const CollectiveArgs& args, const CostParams& cost);
   bool empty() const { return lanes_.empty(); }
 
-  Status run(const std::function<Status()>& cancelled = {});  // see runTasks
+  Status run(const std::function<Status()>& cancelled = {},
+             const std::function<void(std::int64_t)>& blocked = {});  // see runTasks
+  // While run() waits (from `blocked`): what the group's start is known to be (Task::startFloor).
+  std::int64_t startFloor(std::int64_t now_ns);
   // The modelled execution of the group, once run() succeeded.
   GroupTiming timing() const;
 

@@ -14,8 +14,10 @@
 namespace simgpu::nccl {
 
 // `cancelled`, when given, is polled while the tasks wait: it returns a failure to give up
-// with (the process is exiting, the device is being reset).
-Status runTasks(std::span<Task* const> tasks, const std::function<Status()>& cancelled = {});
+// with (the process is exiting, the device is being reset). `blocked`, when given, is called
+// (with the time) each time the tasks have waited past a short spin, before sleeping.
+Status runTasks(std::span<Task* const> tasks, const std::function<Status()>& cancelled = {},
+                const std::function<void(std::int64_t)>& blocked = {});
 
 // The modelled execution of a group: it starts when the last rank of any of its transfers
 // arrives; collectives run one after the other, point-to-point lanes alongside each other.
