@@ -435,7 +435,7 @@ std::vector<StoppedRank> stoppedRanks(const JobRun& job, const std::filesystem::
     std::ifstream in(exits / ("rank-" + std::to_string(r)));
     in >> ranks[static_cast<std::size_t>(r)].exit_code;
   }
-  const std::regex line(R"(runtime \(rank (\d)\): (waited \d+ s for the other ranks to agree|a collective the plan issued has not completed for \d+ s|the agreement between ranks at a flush failed after [0-9.]+ s \(NCCL error \d+: [^)]*\); another rank has died or left|a collective the plan issued failed \(NCCL error \d+: [^)]*\); another rank has died or left))");
+  const std::regex line(R"(runtime \(rank (\d)\): (waited \d+ s for the other ranks to agree|a collective the plan issued has not completed, and no host synchronisation has returned, for \d+ s|the agreement between ranks at a flush failed after [0-9.]+ s \(NCCL error \d+: [^)]*\); another rank has died or left|a collective the plan issued failed \(NCCL error \d+: [^)]*\); another rank has died or left))");
   for (std::sregex_iterator it(job.result.err.begin(), job.result.err.end(), line), end; it != end; ++it) {
     StoppedRank& r = ranks.at(static_cast<std::size_t>(std::stoi((*it)[1].str())));
     const std::string cause = (*it)[2].str();

@@ -148,7 +148,10 @@ int PlanRuntime::run(const tuner::Call& call, const Original& original) noexcept
       call.kind == tuner::CallKind::StreamSync || call.kind == tuner::CallKind::EventSync ||
       call.kind == tuner::CallKind::DeviceSync ||
       ((call.kind == tuner::CallKind::StreamQuery || call.kind == tuner::CallKind::EventQuery) && result_ == cudaSuccess);
-  if (lets_the_host_read) stopIfAnIssuedCollectiveFailed();
+  if (lets_the_host_read) {
+    watchdog_.deviceProgressed();
+    stopIfAnIssuedCollectiveFailed();
+  }
   return result_;
 }
 
@@ -443,7 +446,8 @@ void PlanRuntime::watchdogStalled(Watchdog::Stall what, std::int64_t waited_ns) 
                   rank_, static_cast<long long>(waited_ns / 1'000'000'000));
   } else {
     std::snprintf(message, sizeof message,
-                  "runtime (rank %d): a collective the plan issued has not completed for %lld s; a rank has died "
+                  "runtime (rank %d): a collective the plan issued has not completed, and no host synchronisation has "
+                  "returned, for %lld s; a rank has died "
                   "or the ranks' schedules diverged. Stopping this rank instead of hanging",
                   rank_, static_cast<long long>(waited_ns / 1'000'000'000));
   }

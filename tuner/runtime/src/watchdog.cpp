@@ -1,5 +1,6 @@
 #include "watchdog.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -47,6 +48,8 @@ void Watchdog::unitIssued(std::uint32_t done_slot) noexcept {
   last_unit_ns_.store(monotonicNowNs(), std::memory_order_release);
 }
 
+void Watchdog::deviceProgressed() noexcept { last_progress_ns_.store(monotonicNowNs(), std::memory_order_release); }
+
 void Watchdog::loop() noexcept {
   std::unique_lock lock(mutex_);
   while (!exiting_.load(std::memory_order_acquire)) {
@@ -56,8 +59,9 @@ void Watchdog::loop() noexcept {
     const std::int64_t since = agreement_since_ns_.load(std::memory_order_acquire);
     if (since != 0 && now - since > limit_ns_) on_stall_(Stall::Agreement, now - since);
     const std::int64_t issued = last_unit_ns_.load(std::memory_order_acquire);
-    if (issued != 0 && now - issued > limit_ns_ && unit_pending_(last_unit_slot_.load(std::memory_order_relaxed))) {
-      on_stall_(Stall::Unit, now - issued);
+    const std::int64_t quiet_since = std::max(issued, last_progress_ns_.load(std::memory_order_acquire));
+    if (issued != 0 && now - quiet_since > limit_ns_ && unit_pending_(last_unit_slot_.load(std::memory_order_relaxed))) {
+      on_stall_(Stall::Unit, now - quiet_since);
     }
   }
 }
