@@ -21,15 +21,15 @@
 namespace simgpu {
 namespace {
 
-struct Registry {
+struct KernelRegistry {
   std::shared_mutex mu;
   std::unordered_map<const void*, const KernelInfo*> by_host_function;
   std::vector<const KernelInfo*> replaced;  // kept: launches already enqueued may use them
   std::unordered_set<const KernelInfo*> handles;  // every entry, current or replaced
 };
 
-Registry& registry() {
-  static Registry* const r = new Registry();  // entries must outlive running launches
+KernelRegistry& kernelRegistry() {
+  static KernelRegistry* const r = new KernelRegistry();  // entries must outlive running launches
   return *r;
 }
 
@@ -154,14 +154,14 @@ void applyModuleLayout(KernelSignature& k, const std::vector<ParamSpan>& spans) 
 
 const KernelInfo& registerKernel(const void* host_function, const char* device_name,
                                  const ModuleParamLayouts* module) {
-  auto* k = new KernelInfo();  // never freed: see registry()
+  auto* k = new KernelInfo();  // never freed: see kernelRegistry()
   k->host_function = host_function;
   k->mangled = device_name != nullptr ? device_name : "";
   static_cast<KernelSignature&>(*k) = detail::describeMangledName(k->mangled);
   if (module != nullptr) {
     if (auto it = module->find(k->mangled); it != module->end()) applyModuleLayout(*k, it->second);
   }
-  Registry& r = registry();
+  KernelRegistry& r = kernelRegistry();
   std::unique_lock lock(r.mu);
   const KernelInfo*& slot = r.by_host_function[host_function];
   if (slot != nullptr) r.replaced.push_back(slot);
@@ -171,21 +171,21 @@ const KernelInfo& registerKernel(const void* host_function, const char* device_n
 }
 
 const KernelInfo* findKernel(const void* host_function) {
-  Registry& r = registry();
+  KernelRegistry& r = kernelRegistry();
   std::shared_lock lock(r.mu);
   auto it = r.by_host_function.find(host_function);
   return it == r.by_host_function.end() ? nullptr : it->second;
 }
 
 const KernelInfo* kernelFromHandle(const void* handle) {
-  Registry& r = registry();
+  KernelRegistry& r = kernelRegistry();
   std::shared_lock lock(r.mu);
   const auto* k = static_cast<const KernelInfo*>(handle);
   return r.handles.contains(k) ? k : nullptr;
 }
 
 void setMaxDynamicSharedBytes(const KernelInfo& kernel, int bytes) {
-  Registry& r = registry();
+  KernelRegistry& r = kernelRegistry();
   std::unique_lock lock(r.mu);
   const_cast<KernelInfo&>(kernel).max_dynamic_shared_bytes = bytes;
 }

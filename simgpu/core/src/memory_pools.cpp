@@ -59,7 +59,7 @@ Pools& pools() {
   return *p;
 }
 
-std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+std::uintptr_t poolAddress(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
 void ensureDevices(Pools& ps) {
   if (!ps.defaults.empty()) return;
@@ -86,7 +86,7 @@ struct Located {
 
 Located findBlock(Pools& ps, const void* ptr) {
   for (const auto& p : ps.all) {
-    auto it = p->blocks.find(address(ptr));
+    auto it = p->blocks.find(poolAddress(ptr));
     if (it != p->blocks.end()) return {p.get(), it};
   }
   return {};
@@ -320,7 +320,7 @@ cudaError_t allocateAsync(cudaMemPool_t handle, std::size_t size, cudaStream_t s
     err = allocateDevice(pool->device, size, &p);
   }
   if (err != cudaSuccess) return err;
-  Block& block = pool->blocks[address(p)];
+  Block& block = pool->blocks[poolAddress(p)];
   block.size = size;
   pool->reserved += size;
   pool->reserved_high = std::max(pool->reserved_high, pool->reserved);
