@@ -10,13 +10,6 @@
 #include "syncopate/dispatch/nccl_threads.hpp"
 
 namespace syncopate::preload {
-
-// A process with the dispatch layer and no layer on it (preload/ assembles the real ones).
-const LayerList& activeLayers() noexcept {
-  static const LayerList none;
-  return none;
-}
-
 namespace {
 
 // Whether a thread started now (through pthread_create, as std::thread does) is NCCL's.

@@ -6,20 +6,11 @@
 
 #include <gtest/gtest.h>
 
-#include "syncopate/dispatch/layer.hpp"
-
 #include <atomic>
 #include <chrono>
 #include <thread>
 
 namespace syncopate::preload {
-
-// A process with the dispatch layer and no layer on it (preload/ assembles the real ones).
-const LayerList& activeLayers() noexcept {
-  static const LayerList none;
-  return none;
-}
-
 namespace {
 
 constexpr std::int64_t kLimitNs = 400'000'000;

@@ -61,49 +61,48 @@ TimeNs startBoundAt(const Stream& s, const Entry& e, const Entry* self, int dept
 
 TimeNs startBound(const Stream& s, const Entry& e, const Entry* self) { return startBoundAt(s, e, self, 0); }
 
-TimeNs nextStartBound(const Stream& s, ClassSet classes, const Entry* self) {
-  // Each op starts no earlier than the one before it on the stream.
+namespace {
+
+// What a started op that is sought counts as: its start bound, or (to its peers) the start it
+// announced to them, before what it learnt from them since (Entry::start_floor).
+enum class StartedOp : std::uint8_t { Bounded, Announced };
+
+// How early the next op of `s` that `sought` picks out, not on its device's timeline yet, could
+// start: each op starts no earlier than the one before it on the stream ends.
+template <typename Sought>
+TimeNs nextBoundOf(const Stream& s, const Entry* self, Sought sought, StartedOp started) {
   TimeNs floor = std::numeric_limits<TimeNs>::min();
   if (const Entry* current = s.current; current != nullptr) {
     if (current->phase == Phase::Timed) {
       floor = current->end_ns;  // already on the timeline, if it belongs there
     } else {
       const TimeNs start = startBoundAt(s, *current, self, 0);
-      if (classes.has(current->op.work_class) || start == kNever) return start;
+      if (sought(*current) || start == kNever) {
+        return started == StartedOp::Announced && current->phase == Phase::Started ? current->start_ns : start;
+      }
       floor = start + leastDuration(*current);
     }
   }
   for (std::size_t i = 0; i < s.queue.size(); ++i) {
     const Entry& queued = s.queue.at(i);
     floor = std::max(floor, startBoundAt(s, queued, self, 0));
-    if (classes.has(queued.op.work_class) || floor == kNever) return floor;
+    if (sought(queued) || floor == kNever) return floor;
     floor += leastDuration(queued);
   }
   return kNever;
+}
+
+}  // namespace
+
+TimeNs nextStartBound(const Stream& s, ClassSet classes, const Entry* self) {
+  return nextBoundOf(s, self, [&](const Entry& e) { return classes.has(e.op.work_class); }, StartedOp::Bounded);
 }
 
 TimeNs peerGroupBound(const Stream& s, std::uint64_t peer_group) {
   const auto meets = [&](const Entry& e) {
     return e.op.peer_group != 0 && (e.op.peer_group == peer_group || e.op.peer_group == kAnyPeerGroup);
   };
-  TimeNs floor = std::numeric_limits<TimeNs>::min();
-  if (const Entry* current = s.current; current != nullptr) {
-    if (current->phase == Phase::Timed) {
-      floor = current->end_ns;
-    } else {
-      // A started op of the group has told its peers its own start (start_ns), which may be
-      // earlier than what it learnt from them since (start_floor).
-      if (meets(*current)) return current->phase == Phase::Started ? current->start_ns : startBoundAt(s, *current, nullptr, 0);
-      floor = startBoundAt(s, *current, nullptr, 0) + leastDuration(*current);
-    }
-  }
-  for (std::size_t i = 0; i < s.queue.size(); ++i) {
-    const Entry& queued = s.queue.at(i);
-    floor = std::max(floor, startBoundAt(s, queued, nullptr, 0));
-    if (meets(queued)) return floor;
-    floor += leastDuration(queued);
-  }
-  return kNever;
+  return nextBoundOf(s, nullptr, meets, StartedOp::Announced);
 }
 
 }  // namespace simgpu::detail

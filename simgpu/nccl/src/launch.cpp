@@ -152,7 +152,8 @@ simgpu::OpTiming timeFused(Fused& f, const simgpu::OpContext& ctx) {
       group.addArrival(call.comm->endpoint(), call.coll, call.comm->plan().cost);
     }
     // While the peers have not all arrived, what they published of their arrivals already tells
-    // the device that the collective starts no earlier (arrival_floors.hpp).
+    // the device that the collective starts no earlier (arrival_floors.hpp). Only a higher floor
+    // is told, so that a wait that learns nothing new takes no scheduler lock.
     std::int64_t told = ctx.start_ns;
     const auto blocked = [&](std::int64_t now) {
       const std::int64_t floor = group.startFloor(now);
