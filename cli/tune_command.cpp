@@ -1,9 +1,10 @@
 // syncopate tune DIR [--json] [--iteration-marker NAME] [--min-gain F] [--window N]
-//                    [--interference C,M] [-o PLAN] [--no-delayed]
+//                    [--interference C,M] [-o PLAN] [--no-delayed] [--memory-limit BYTES]
 #include <fmt/format.h>
 
 #include <fstream>
 #include <memory>
+#include <optional>
 
 #include "command_support.hpp"
 #include "commands.hpp"
@@ -23,6 +24,7 @@ struct TuneArgs {
   std::vector<double> interference;
   std::string output;
   bool no_delayed = false;
+  std::optional<std::uint64_t> memory_limit;
 };
 
 void run(const TuneArgs& args) {
@@ -31,6 +33,7 @@ void run(const TuneArgs& args) {
   options.search.min_gain = args.min_gain;
   options.search.include_delayed = !args.no_delayed;
   options.model.window_iterations = args.window;
+  options.memory_limit = args.memory_limit;
   if (!args.interference.empty()) {
     if (args.interference.size() != 2) fail("tune", "--interference takes two values: COMPUTE,COMMUNICATION (e.g. 0.1,0.15)");
     options.model.compute_slowdown = args.interference[0];
@@ -99,6 +102,11 @@ void addTuneCommand(CLI::App& app) {
       ->expected(2);
   sub->add_option("-o,--output", args->output, "where to write the plan (default DIR/plan.json)");
   sub->add_flag("--no-delayed", args->no_delayed, "do not predict the one-step-delayed mode");
+  sub->add_option("--memory-limit", args->memory_limit,
+                  "device memory a plan may add for its fusion buffer, e.g. 2GiB (default: what the recording shows "
+                  "every rank left free)")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::PositiveNumber);
   sub->callback([args] { run(*args); });
 }
 

@@ -43,7 +43,8 @@ struct GenCall {
 // others are reduce-scatters and all-gathers: in place
 // among 4 ranks (one buffer holds the other: the rank's slice of the whole), or out of place
 // between two buffers (a single rank, so that both are whole buffers).
-void randomCollective(std::mt19937& rng, CollectiveArgs& a, std::set<int>& tensors) {
+// `kind`: 0-3 as drawn below, or -1 to draw it.
+void randomCollective(std::mt19937& rng, CollectiveArgs& a, std::set<int>& tensors, int kind) {
   std::uniform_int_distribution<int> tensor(0, kTensors - 1);
   const int t = tensor(rng);
   tensors.insert(t);
@@ -54,7 +55,7 @@ void randomCollective(std::mt19937& rng, CollectiveArgs& a, std::set<int>& tenso
   a.op = trace::RedOp::Sum;
   a.count = kTensorBytes / 4;
   a.send = a.recv = tensorAddress(t);
-  const int kind = static_cast<int>(rng() % 4);
+  if (kind < 0) kind = static_cast<int>(rng() % 4);
   if (kind == 0) return;
   if (kind == 1) {
     // Memory an allocator hands out again with another extent: from the buffer's start, half,
@@ -100,7 +101,13 @@ std::vector<GenCall> randomProgram(std::mt19937& rng, int length) {
       g.is_op = true;
     } else if (p < 60) {  // an all-reduce, a reduce-scatter or an all-gather
       c.kind = CallKind::Collective;
-      randomCollective(rng, c.collective, g.tensors);
+      // Half the reduce-scatters and all-gathers follow one of their kind, as a backward issues
+      // one per bucket in a row (what fusion acts on).
+      const bool run = i > 0 && program.back().call.kind == CallKind::Collective &&
+                       program.back().call.collective.type != trace::CollType::AllReduce && pick(rng) % 2 == 0;
+      randomCollective(rng, c.collective, g.tensors,
+                       run ? (program.back().call.collective.type == trace::CollType::ReduceScatter ? 2 : 3) : -1);
+      if (run) c.stream = program.back().call.stream;
       g.is_op = true;
     } else if (p < 68) {  // copy or fill over a range of two tensors
       c.kind = pick(rng) % 2 ? CallKind::Memcpy : CallKind::Memset;
@@ -192,6 +199,7 @@ class TaggedProgram : public Executor {
   EventSlot touch_base = 0;  // the first producer event's slot (the scheduler's layout)
   std::uint64_t touch_records = 0;
   std::uint64_t sharded_units = 0;  // reduce-scatters and all-gathers issued as planned
+  std::uint64_t fused_sharded_units = 0;  // ... several in one unit
 
   TaggedProgram() { program.hosts.resize(1); }
   bool prepareEvents(std::uint32_t count) override {
@@ -234,7 +242,10 @@ class TaggedProgram : public Executor {
   void hostWait(EventSlot e) override { waitFor(slot_op_[e]); }
   void queryWith(const Call&, EventSlot) override {}
   void issueUnit(const UnitIssue& u) override {
-    if (u.members.front().args.type != trace::CollType::AllReduce) ++sharded_units;
+    if (u.members.front().args.type != trace::CollType::AllReduce) {
+      ++sharded_units;
+      if (u.members.size() > 1) ++fused_sharded_units;
+    }
     // The members whose elements this part covers.
     std::vector<int> calls;
     std::uint64_t at = 0;
@@ -306,14 +317,20 @@ ScheduleRules randomRules(std::mt19937& rng, const std::vector<std::vector<Colle
     GroupPlan g;
     g.signature = sig.value();
     g.members = static_cast<std::uint32_t>(members.size());
-    // Most plans keep each reduce-scatter and all-gather a bucket of its own in one part, as the
-    // search makes them; the others fuse or split them at random, which the scheduler refuses.
+    // Most plans are as the search makes them: buckets of one kind of collective, reduce-scatters
+    // and all-gathers fused (through the fusion buffer) but in one part; the others mix kinds in
+    // a bucket or split reduce-scatters and all-gathers at random, which the scheduler refuses.
     const bool as_searched = rng() % 5 != 0;
-    auto alone = [&](std::uint32_t i) { return as_searched && members[i].type != trace::CollType::AllReduce; };
+    auto kindChanges = [&](std::uint32_t i) {
+      const CollectiveArgs &a = members[i - 1], &b = members[i];
+      return as_searched && (a.type != b.type || a.comm != b.comm || a.dtype != b.dtype || a.op != b.op);
+    };
     for (std::uint32_t i = 0; i < g.members; ++i)
-      if (i == 0 || alone(i) || alone(i - 1) || rng() % 2 == 0) g.bucket_first.push_back(i);
-    for (std::size_t b = 0; b < g.bucket_first.size(); ++b)
-      g.parts.push_back(alone(g.bucket_first[b]) ? 1 : static_cast<std::uint16_t>(1 + rng() % 3));
+      if (i == 0 || kindChanges(i) || rng() % 3 == 0) g.bucket_first.push_back(i);
+    for (std::size_t b = 0; b < g.bucket_first.size(); ++b) {
+      const bool whole = as_searched && members[g.bucket_first[b]].type != trace::CollType::AllReduce;
+      g.parts.push_back(whole ? 1 : static_cast<std::uint16_t>(1 + rng() % 3));
+    }
     for (std::uint16_t b = 0; b < g.bucket_first.size(); ++b)
       for (std::uint16_t p = 0; p < g.parts[b]; ++p) g.order.push_back({b, p});
     std::shuffle(g.order.begin(), g.order.end(), rng);
@@ -333,6 +350,7 @@ struct Coverage {
   int checked_pairs = 0;
   int programs_with_units = 0;
   int programs_with_sharded_units = 0;
+  int programs_fusing_sharded_units = 0;  // reduce-scatters or all-gathers fused into one unit
   int programs_merging_buffers = 0;  // a collective's buffer met one of another extent in flight
   int programs_retiring_buffers = 0; // ... or one every stream had waited for
   int programs_wrapping_rings = 0;  // more units, or producer events, than their ring holds
@@ -362,6 +380,7 @@ Coverage checkProgramsUnder(const SchedulerLimits& limits) {
     s.finish();
     if (s.stats().units > 0) ++cov.programs_with_units;
     if (schedule.sharded_units > 0) ++cov.programs_with_sharded_units;
+    if (schedule.fused_sharded_units > 0) ++cov.programs_fusing_sharded_units;
     if (s.stats().buffers_merged > 0) ++cov.programs_merging_buffers;
     if (s.stats().buffers_retired > 0) ++cov.programs_retiring_buffers;
     if (s.stats().units > limits.units || schedule.touch_records > limits.touch_events) ++cov.programs_wrapping_rings;
@@ -409,6 +428,7 @@ TEST(DependencyProperty, OrderedConflictingAccessesStayOrderedUnderEveryPlan) {
   EXPECT_GT(cov.checked_pairs, 5000);
   EXPECT_GT(cov.programs_with_units, 250);
   EXPECT_GT(cov.programs_with_sharded_units, 250);
+  EXPECT_GT(cov.programs_fusing_sharded_units, 100) << cov.programs_fusing_sharded_units;
   EXPECT_GT(cov.programs_merging_buffers, 150);
   EXPECT_GT(cov.programs_retiring_buffers, 150);
 }

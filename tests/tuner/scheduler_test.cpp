@@ -511,25 +511,47 @@ TEST(GroupSignature, AnAllGatherHasNoOperationToTellApart) {
   EXPECT_NE(c.value(), d.value());
 }
 
-TEST(Scheduler, APlanThatFusesOrSplitsReduceScattersIsNotApplied) {
-  for (const bool fuse : {true, false}) {
-    CallProgram p;
-    ShardedStep step(p);
-    step.build();
-    ScheduleRules rules;
-    rules.groups.push_back(fuse ? planOf(step.scatters, {0}, {1}, {{0, 0}})
-                                : planOf(step.scatters, {0, 1}, {2, 1}, {{0, 0}, {0, 1}, {1, 0}}));
-    ActionLog log;
-    Scheduler s(rules, log, smallLimits());
-    for (std::size_t i = 0; i < 5; ++i) s.onCall(step.calls[i]);
-    // Their slices interleave across ranks: no single call is the fusion or the part, so the
-    // group keeps its original order, on its own stream.
-    EXPECT_EQ(s.stats().planned_groups, 0u) << fuse;
-    EXPECT_EQ(s.stats().unplanned_groups, 1u) << fuse;
-    EXPECT_EQ(std::count(log.lines.begin(), log.lines.end(), "held 3 on s1"), 1) << fuse;
-    EXPECT_EQ(std::count(log.lines.begin(), log.lines.end(), "held 4 on s1"), 1) << fuse;
-    EXPECT_TRUE(log.units.empty()) << fuse;
-  }
+// A bucket of both reduce-scatters is one unit through the fusion buffer (never in place: their
+// per-rank slices interleave), of both members' counts per rank.
+TEST(Scheduler, FusedReduceScattersAreOneUnitThroughTheFusionBuffer) {
+  CallProgram p;
+  ShardedStep step(p);
+  step.build();
+  ScheduleRules rules;
+  rules.groups.push_back(planOf(step.scatters, {0}, {1}, {{0, 0}}));
+  ActionLog log;
+  Scheduler s(rules, log, smallLimits());
+  for (std::size_t i = 0; i < 5; ++i) s.onCall(step.calls[i]);
+  EXPECT_EQ(s.stats().planned_groups, 1u);
+  EXPECT_EQ(s.stats().unplanned_groups, 0u);
+  // Each reduce-scatter waits for its own producer (the backward kernel of its bucket), then the
+  // update waits for the one unit.
+  const Lines expected = {"call 1", "call 2", "record 0 on s1", "record 1 on s1", "agree", "wait comm 0", "wait comm 1",
+                          "unit 3,4 [0+128] copied on comm", "record 8 on comm", "wait s1 8", "call 5",
+                          "record 17 on s1"};
+  EXPECT_EQ(log.lines, expected);
+  ASSERT_EQ(log.unit_members.size(), 1u);
+  EXPECT_EQ(log.unit_members[0].size(), 2u);
+  EXPECT_FALSE(log.units[0].contiguous);
+  EXPECT_EQ(log.units[0].count, 2 * ShardedStep::kShard);
+}
+
+// A part of a reduce-scatter would take a range of every rank's slice at once: no single call
+// does that, so a plan that splits one keeps the group in its original order, on its own stream.
+TEST(Scheduler, APlanThatSplitsAReduceScatterIsNotApplied) {
+  CallProgram p;
+  ShardedStep step(p);
+  step.build();
+  ScheduleRules rules;
+  rules.groups.push_back(planOf(step.scatters, {0, 1}, {2, 1}, {{0, 0}, {0, 1}, {1, 0}}));
+  ActionLog log;
+  Scheduler s(rules, log, smallLimits());
+  for (std::size_t i = 0; i < 5; ++i) s.onCall(step.calls[i]);
+  EXPECT_EQ(s.stats().planned_groups, 0u);
+  EXPECT_EQ(s.stats().unplanned_groups, 1u);
+  EXPECT_EQ(std::count(log.lines.begin(), log.lines.end(), "held 3 on s1"), 1);
+  EXPECT_EQ(std::count(log.lines.begin(), log.lines.end(), "held 4 on s1"), 1);
+  EXPECT_TRUE(log.units.empty());
 }
 
 // Two ranks whose calls group differently (a host sync on another thread fell between two

@@ -195,7 +195,7 @@ TEST(Plan, RoundTripKeepsEverythingAndTheChecksumGuardsIt) {
   EXPECT_NE(tampered.message().find("checksum"), std::string::npos);
 
   std::string other = text;
-  other.replace(other.find("\"1.1\""), 5, "\"2.1\"");
+  other.replace(other.find("\"1.2\""), 5, "\"2.1\"");
   auto newer = parsePlan(other);
   ASSERT_FALSE(newer.ok());
   EXPECT_NE(newer.message().find("version"), std::string::npos);
@@ -230,7 +230,7 @@ TEST(Plan, TheNeedOrderAndKeptGroupsRoundTrip) {
   plan.why = "the next forward's gathers first";
   auto back = parsePlan(planJson(plan));
   ASSERT_TRUE(back.ok()) << back.message();
-  EXPECT_EQ(back->version, "1.1");
+  EXPECT_EQ(back->version, "1.2");
   EXPECT_EQ(back->knobs.order, Order::Need);
   EXPECT_EQ(back->knobs.keep_comms, 0b10u);
   ASSERT_EQ(back->groups.size(), 1u);

@@ -6,16 +6,12 @@
 
 namespace syncopate::tuner {
 
-namespace {
-
 std::string bytesText(std::uint64_t b) {
   if (b >= (1ull << 30)) return fmt::format("{:.3g} GiB", static_cast<double>(b) / (1ull << 30));
   if (b >= (1ull << 20)) return fmt::format("{:.3g} MiB", static_cast<double>(b) / (1ull << 20));
   if (b >= (1ull << 10)) return fmt::format("{:.3g} KiB", static_cast<double>(b) / (1ull << 10));
   return fmt::format("{} B", b);
 }
-
-}  // namespace
 
 std::string_view toString(Order o) {
   switch (o) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "syncopate/tuner/sharded_fusion.hpp"
+
 namespace syncopate::tuner {
 
 ProgramBuilder::ProgramBuilder(const WhatIfModel& model, ProgramContext& ctx, std::uint32_t rank)
@@ -181,13 +183,31 @@ void ProgramBuilder::issueUnit(const UnitIssue& unit) {
       at += m.args.count;
     }
   };
-  if (!unit.contiguous) eachSlice(copy);
+  // The copies the runtime makes (PlanRuntime::issueUnit): of each member's slices into the
+  // fusion buffer and back, rank by rank for reduce-scatters and all-gathers.
+  const bool sharded = shardedFused(unit);
+  const ShardedFusion f = sharded ? shardedFusion(unit) : ShardedFusion{};
+  auto eachShardedCopy = [&](bool gathered_side) {
+    forEachColumn(unit, [&](const CollectiveArgs& m, std::uint64_t) {
+      copy(static_cast<double>(m.count * f.elem * (gathered_side ? f.ranks : 1)));
+    });
+  };
+  const bool scatter = first.type == trace::CollType::ReduceScatter;
+  if (sharded) {
+    eachShardedCopy(scatter);
+  } else if (!unit.contiguous) {
+    eachSlice(copy);
+  }
   CollectiveArgs args = first;
   args.count = unit.count;
   // Named by its first member's call and where it starts in the bucket: the same on every rank.
   collective(unit.stream, args, analyzer::kNone,
              model_.calls().ranks[rank_].calls[unit.members.front().call_id].collective_seq, unit.offset);
-  if (!unit.contiguous) eachSlice(copy);
+  if (sharded) {
+    eachShardedCopy(!scatter);
+  } else if (!unit.contiguous) {
+    eachSlice(copy);
+  }
   ++units_;
   expect_unit_done_ = true;
 }

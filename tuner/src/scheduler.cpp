@@ -702,9 +702,8 @@ std::uint64_t Scheduler::chainHistory(std::uint64_t group) {
 bool Scheduler::executable(const GroupPlan& plan) const {
   for (std::uint32_t b = 0; b < plan.bucketCount(); ++b) {
     const std::uint32_t first = plan.bucket_first[b];
-    if (!fusible(held_[first].args.type) && (plan.bucketEnd(b) - first != 1 || plan.parts[b] != 1)) {
-      return false;
-    }
+    const trace::CollType type = held_[first].args.type;
+    if ((!fusible(type) && plan.bucketEnd(b) - first != 1) || (!splittable(type) && plan.parts[b] != 1)) return false;
     for (std::uint32_t i = first + 1; i < plan.bucketEnd(b); ++i) {
       if (!sameReduction(held_[i].args, held_[i - 1].args)) return false;
     }
@@ -713,6 +712,9 @@ bool Scheduler::executable(const GroupPlan& plan) const {
 }
 
 bool Scheduler::contiguous(std::uint32_t first, std::uint32_t end) const {
+  // Fused reduce-scatters and all-gathers always go through the fusion buffer: separate calls'
+  // per-rank slices never lie rank by rank (UnitIssue).
+  if (end - first > 1 && !splittable(held_[first].args.type)) return false;
   for (std::uint32_t i = first + 1; i < end; ++i) {
     const CollectiveArgs& p = held_[i - 1].args;
     const CollectiveArgs& c = held_[i].args;

@@ -82,6 +82,10 @@ bool fusibleWith(const CollectiveArgs& a, const CollectiveArgs& b) {
   return fusible(a.type) && a.comm == b.comm && a.type == b.type && a.dtype == b.dtype && a.op == b.op;
 }
 
+// What a bucket cap counts of a collective: its whole buffer (a reduce-scatter's input, an
+// all-gather's output), so that one cap means the same for every kind.
+std::uint64_t bucketBytes(const CollectiveArgs& a) { return std::max(a.send_bytes(), a.recv_bytes()); }
+
 GroupPlan planGroup(const Knobs& k, const RecordedGroup& g) {
   GroupPlan p;
   p.signature = g.signature;
@@ -89,11 +93,11 @@ GroupPlan planGroup(const Knobs& k, const RecordedGroup& g) {
   std::vector<std::uint64_t> bucket_bytes;
   for (std::uint32_t i = 0; i < p.members;) {
     const std::uint32_t start = i;
-    std::uint64_t bytes = g.members[i].send_bytes();
+    std::uint64_t bytes = bucketBytes(g.members[i]);
     ++i;
     while (i < p.members && k.bucket_bytes > 0 && fusibleWith(g.members[i], g.members[start]) &&
-           bytes + g.members[i].send_bytes() <= k.bucket_bytes) {
-      bytes += g.members[i].send_bytes();
+           bytes + bucketBytes(g.members[i]) <= k.bucket_bytes) {
+      bytes += bucketBytes(g.members[i]);
       ++i;
     }
     p.bucket_first.push_back(start);
@@ -102,7 +106,7 @@ GroupPlan planGroup(const Knobs& k, const RecordedGroup& g) {
   const std::uint32_t buckets = p.bucketCount();
   for (std::uint32_t b = 0; b < buckets; ++b) {
     std::uint64_t parts = 1;
-    if (fusible(g.members[p.bucket_first[b]].type) && k.split_bytes > 0 && bucket_bytes[b] > k.split_bytes) {
+    if (splittable(g.members[p.bucket_first[b]].type) && k.split_bytes > 0 && bucket_bytes[b] > k.split_bytes) {
       parts = std::min<std::uint64_t>(16, (bucket_bytes[b] + k.split_bytes - 1) / k.split_bytes);
     }
     p.parts.push_back(static_cast<std::uint16_t>(parts));
@@ -127,13 +131,57 @@ GroupPlan planGroup(const Knobs& k, const RecordedGroup& g) {
   return p;
 }
 
+// Whether the plan keeps a group where the program put it (Knobs::keep_comms).
+bool keptInPlace(const Knobs& k, const RecordedGroup& g) {
+  return std::all_of(g.members.begin(), g.members.end(), [&](const CollectiveArgs& a) {
+    return a.comm_index < 32 && (k.keep_comms >> a.comm_index & 1u) != 0;
+  });
+}
+
+// Members that follow each other in memory, both buffers: an all-reduce bucket of them is one
+// call in place (Scheduler::contiguous).
+bool contiguousMembers(const RecordedGroup& g, std::uint32_t first, std::uint32_t end) {
+  for (std::uint32_t i = first + 1; i < end; ++i) {
+    const CollectiveArgs& p = g.members[i - 1];
+    const CollectiveArgs& c = g.members[i];
+    if (c.send != p.send + p.send_bytes() || c.recv != p.recv + p.recv_bytes()) return false;
+  }
+  return true;
+}
+
+// The fusion buffer the runtime allocates for a schedule (PlanRuntime::issueUnit): the largest
+// unit that is not one call in place: an all-reduce part through the buffer, or the rank-by-rank
+// layout of fused reduce-scatters or all-gathers (sharded_fusion.hpp). 0: none.
+std::uint64_t fusionBufferBytes(const Knobs& k, const std::vector<RecordedGroup>& groups) {
+  std::uint64_t most = 0;
+  for (const RecordedGroup& g : groups) {
+    if (keptInPlace(k, g)) continue;
+    const GroupPlan p = planGroup(k, g);
+    for (std::uint32_t b = 0; b < p.bucketCount(); ++b) {
+      const std::uint32_t first = p.bucket_first[b], end = p.bucketEnd(b);
+      if (end - first < 2) continue;
+      const CollectiveArgs& a = g.members[first];
+      const std::uint64_t elem = trace::dataTypeSize(a.dtype);
+      std::uint64_t total = 0;
+      for (std::uint32_t i = first; i < end; ++i) total += g.members[i].count;
+      if (!splittable(a.type)) {
+        const std::uint64_t ranks = a.comm_size > 0 ? static_cast<std::uint64_t>(a.comm_size) : 1;
+        most = std::max(most, (ranks + 1) * total * elem);
+      } else if (!contiguousMembers(g, first, end)) {
+        most = std::max(most, (total + p.parts[b] - 1) / p.parts[b] * elem);
+      }
+    }
+  }
+  return most;
+}
+
 std::vector<std::uint64_t> capGrid(const std::vector<RecordedGroup>& groups) {
   std::uint64_t smallest = 0, largest_group = 0;
   for (const RecordedGroup& g : groups) {
     std::uint64_t total = 0;
     for (const CollectiveArgs& a : g.members) {
       if (!fusible(a.type)) continue;
-      const std::uint64_t b = a.send_bytes();
+      const std::uint64_t b = bucketBytes(a);
       if (b > 0 && (smallest == 0 || b < smallest)) smallest = b;
       total += b;
     }
@@ -141,7 +189,7 @@ std::vector<std::uint64_t> capGrid(const std::vector<RecordedGroup>& groups) {
   }
   std::vector<std::uint64_t> caps = {0};
   if (smallest == 0) return caps;
-  // Geometric steps from two of the smallest all-reduces to the whole group, at most 10.
+  // Geometric steps from two of the smallest collectives to the whole group, at most 10.
   const double ratio = static_cast<double>(largest_group) / static_cast<double>(smallest);
   const double step = std::max(2.0, std::pow(ratio, 1.0 / 10.0));
   for (double cap = 2.0 * static_cast<double>(smallest); cap < static_cast<double>(largest_group); cap *= step) {
@@ -206,9 +254,7 @@ ScheduleRules rulesFor(const Knobs& knobs, const std::vector<RecordedGroup>& gro
   rules.per_bucket_waits = knobs.per_bucket_waits;
   for (const RecordedGroup& g : groups) {
     GroupPlan p = planGroup(knobs, g);
-    p.keep = std::all_of(g.members.begin(), g.members.end(), [&](const CollectiveArgs& a) {
-      return a.comm_index < 32 && (knobs.keep_comms >> a.comm_index & 1u) != 0;
-    });
+    p.keep = keptInPlace(knobs, g);
     rules.groups.push_back(std::move(p));
   }
   std::sort(rules.groups.begin(), rules.groups.end(),
@@ -235,9 +281,15 @@ trace::Result<SearchResult> search(const WhatIfModel& model, const SearchOptions
   auto evaluate = [&](const Knobs& k) {
     if (std::find(tried.begin(), tried.end(), k) != tried.end()) return;
     tried.push_back(k);
+    const std::uint64_t fusion_bytes = fusionBufferBytes(k, out.groups);
+    if (options.memory_limit > 0 && fusion_bytes > options.memory_limit) {
+      ++out.over_memory_limit;
+      return;
+    }
     const ScheduleRules rules = rulesFor(k, out.groups);
     Candidate c;
     c.knobs = k;
+    c.fusion_buffer_bytes = fusion_bytes;
     c.prediction = model.predict(&rules, k.delayed);
     if (c.prediction.ok) c.gain = 1.0 - c.prediction.iteration_ns / out.baseline.iteration_ns;
     out.candidates.push_back(std::move(c));
@@ -281,7 +333,7 @@ trace::Result<SearchResult> search(const WhatIfModel& model, const SearchOptions
     std::uint64_t largest = 0;  // of the collectives split into parts
     for (const RecordedGroup& g : out.groups)
       for (const CollectiveArgs& a : g.members)
-        if (fusible(a.type)) largest = std::max(largest, a.send_bytes());
+        if (splittable(a.type)) largest = std::max(largest, a.send_bytes());
     const std::uint64_t bucket = base.bucket_bytes > 0 ? std::max(base.bucket_bytes, largest) : largest;
     for (std::uint64_t div : {2ull, 4ull, 8ull}) {
       if (largest == 0) break;

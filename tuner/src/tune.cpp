@@ -7,6 +7,7 @@
 
 #include "syncopate/analyzer/run_loader.hpp"
 #include "syncopate/trace/schema.hpp"
+#include "syncopate/tuner/free_memory.hpp"
 #include "syncopate/tuner/op_pointers.hpp"
 
 namespace syncopate::tuner {
@@ -120,6 +121,8 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
   r.launch_latency_ns = model.hostTimings().launch_latency_ns;
   r.assumptions = model.calls().assumptions;
   r.model_buffers_known = model.calls().buffersKnown();
+  r.memory_limit.bytes = options.search.memory_limit;
+  r.memory_limit.source = options.search.memory_limit > 0 ? "--memory-limit" : "none known";
   if (model.calls().buffersKnown()) {
     auto result = search(model, options.search, [&](std::size_t done, std::size_t total) {
       if (progress) progress("searching", done, total);
@@ -175,10 +178,27 @@ trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const Tu
   if (!analysis.ok()) return analysis.status();
   auto pointers = loadOpPointers(*model);
   if (!pointers.ok()) return pointers.status();
+  // The memory a plan may add: the user's limit, else what every rank left free.
+  TuneOptions resolved = options;
+  std::string limit_source = "--memory-limit";
+  if (options.memory_limit) {
+    resolved.search.memory_limit = *options.memory_limit;
+  } else {
+    auto free = recordedFreeMemory(*model);
+    if (!free.ok()) return free.status();
+    if (free->has_value()) {
+      const FreeMemory& f = **free;
+      resolved.search.memory_limit = std::max<std::uint64_t>(f.bytes, 1);
+      limit_source = fmt::format("free in the recording (rank {}: {} of {} never held)", f.rank,
+                                 bytesText(f.bytes), bytesText(f.device_bytes));
+    }
+  }
   if (progress) progress("modelling", 0, 1);
   auto whatif = WhatIfModel::build(*model, *analysis, *pointers, options.model);
   if (!whatif.ok()) return whatif.status();
-  return tuneModel(*whatif, run_dir.string(), static_cast<std::int32_t>(model->ranks.size()), options, progress);
+  auto report = tuneModel(*whatif, run_dir.string(), static_cast<std::int32_t>(model->ranks.size()), resolved, progress);
+  if (report.ok() && resolved.search.memory_limit > 0) report->memory_limit.source = limit_source;
+  return report;
 }
 
 Plan planFor(const TuneReport& r, const Candidate& c) {
@@ -248,6 +268,7 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
                 {"knobs", knobsJson(c.knobs)},
                 {"changes_training_mathematics", c.knobs.delayed},
                 {"recommended", static_cast<int>(i) == r.search.recommended}};
+    row["fusion_buffer_bytes"] = c.fusion_buffer_bytes;
     if (c.prediction.ok) {
       row["predicted_iteration_ms"] = ms(c.prediction.iteration_ns);
       row["gain"] = c.gain;
@@ -257,6 +278,9 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
     candidates.push_back(row);
   }
   j["candidates"] = candidates;
+  j["memory_limit"] = {{"bytes", r.memory_limit.bytes},
+                       {"source", r.memory_limit.source},
+                       {"schedules_over_limit", r.search.over_memory_limit}};
   j["recommended"] = r.search.recommended;
   if (!r.search.note.empty()) j["note"] = r.search.note;
   json recommendations = json::array();
@@ -274,6 +298,7 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
     j["plan"] = {{"schedule", describe(r.plan->knobs)},
                  {"predicted_iteration_ms", r.plan->prediction.iteration_ms},
                  {"speedup", r.plan->prediction.speedup},
+                 {"fusion_buffer_bytes", r.search.candidates[static_cast<std::size_t>(r.search.recommended)].fusion_buffer_bytes},
                  {"why", r.plan->why}};
   }
   return j;
@@ -324,7 +349,12 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
                      : c.knobs.delayed                          ? "   (never recommended)"
                                                                 : "");
   }
-  t += fmt::format("  ({} schedules predicted)\n\n", r.search.candidates.size());
+  t += fmt::format("  ({} schedules predicted", r.search.candidates.size());
+  if (r.search.over_memory_limit > 0) {
+    t += fmt::format("; {} left out, their fusion buffer over the memory limit of {}, {}", r.search.over_memory_limit,
+                     bytesText(r.memory_limit.bytes), r.memory_limit.source);
+  }
+  t += ")\n\n";
   if (r.plan) {
     const double gap = r.measured_ms - r.plan->prediction.ideal_ms;
     t += fmt::format("Recommended: {}.\n{}\n", describe(r.plan->knobs), r.plan->why);

@@ -12,6 +12,7 @@
 
 #include "syncopate/dispatch/log.hpp"
 #include "syncopate/dispatch/nccl_threads.hpp"
+#include "syncopate/tuner/sharded_fusion.hpp"
 #include "syncopate/tuner_runtime/runtime_layer.hpp"
 
 namespace syncopate::preload {
@@ -297,9 +298,13 @@ void PlanRuntime::issueUnit(const tuner::UnitIssue& unit) {
   const cudaStream_t stream = streamOf(unit.stream);
   markIssuedOn(commOf(first));
   expect_unit_done_ = true;
-  // A collective that does not fuse is a bucket of its own in one part (Scheduler::executable):
-  // the application's own call, moved.
-  if (!tuner::fusible(first.type)) {
+  if (tuner::shardedFused(unit)) {
+    issueShardedFused(unit, stream);
+    return;
+  }
+  // A reduce-scatter or all-gather alone is a bucket of its own in one part: the application's
+  // own call, moved.
+  if (!tuner::splittable(first.type)) {
     issueAsCalled(first, stream, "a rescheduled collective");
     return;
   }
@@ -310,21 +315,9 @@ void PlanRuntime::issueUnit(const tuner::UnitIssue& unit) {
          "a fused all-reduce");
     return;
   }
-  // Members apart in memory: through the fusion buffer (grown at the first bucket that needs
-  // more, a rare and synchronising allocation).
-  const std::size_t bytes = unit.count * elem;
-  if (bytes > fusion_bytes_) {
-    if (fusion_buffer_ != nullptr) realCudart()->cudaFree(fusion_buffer_);
-    fusion_buffer_ = nullptr;
-    fusion_bytes_ = 0;
-    if (realCudart()->cudaMalloc(&fusion_buffer_, bytes) != cudaSuccess) {
-      fusion_buffer_ = nullptr;
-      note(ncclSystemError, "allocating the fusion buffer");
-      return;
-    }
-    fusion_bytes_ = bytes;
-  }
-  auto* buffer = static_cast<unsigned char*>(fusion_buffer_);
+  // Members apart in memory: through the fusion buffer.
+  auto* buffer = fusionBuffer(unit.count * elem);
+  if (buffer == nullptr) return;
   auto eachSlice = [&](auto&& copy) {
     std::uint64_t at = 0;
     for (const tuner::HeldCollective& m : unit.members) {
@@ -344,6 +337,57 @@ void PlanRuntime::issueUnit(const tuner::UnitIssue& unit) {
     cudart.cudaMemcpyAsync(reinterpret_cast<void*>(m.recv + in_member), buffer + in_buffer, n, cudaMemcpyDeviceToDevice,
                            stream);
   });
+}
+
+// Several reduce-scatters or all-gathers as one call on the fusion buffer laid out rank by rank
+// (tuner/include/syncopate/tuner/sharded_fusion.hpp says how and why).
+void PlanRuntime::issueShardedFused(const tuner::UnitIssue& unit, cudaStream_t stream) {
+  const NcclTable& nccl = *runtimeNext().nccl;
+  const CudartTable& cudart = *runtimeNext().cudart;
+  const tuner::CollectiveArgs& first = unit.members.front().args;
+  const tuner::ShardedFusion f = tuner::shardedFusion(unit);
+  unsigned char* buffer = fusionBuffer(f.bytes());
+  if (buffer == nullptr) return;
+  unsigned char* own = buffer + f.ownOffset();
+  const auto address = [](std::uint64_t a) { return reinterpret_cast<void*>(a); };
+  if (first.type == trace::CollType::ReduceScatter) {
+    tuner::forEachColumn(unit, [&](const tuner::CollectiveArgs& m, std::uint64_t column) {
+      cudart.cudaMemcpy2DAsync(buffer + column * f.elem, f.rowBytes(), address(m.send), m.count * f.elem,
+                               m.count * f.elem, f.ranks, cudaMemcpyDeviceToDevice, stream);
+    });
+    note(nccl.ncclReduceScatter(buffer, own, f.total, ncclType(first.dtype), ncclOp(first.op), commOf(first), stream),
+         "fused reduce-scatters");
+    tuner::forEachColumn(unit, [&](const tuner::CollectiveArgs& m, std::uint64_t column) {
+      cudart.cudaMemcpyAsync(address(m.recv), own + column * f.elem, m.count * f.elem, cudaMemcpyDeviceToDevice,
+                             stream);
+    });
+    return;
+  }
+  tuner::forEachColumn(unit, [&](const tuner::CollectiveArgs& m, std::uint64_t column) {
+    cudart.cudaMemcpyAsync(own + column * f.elem, address(m.send), m.count * f.elem, cudaMemcpyDeviceToDevice, stream);
+  });
+  note(nccl.ncclAllGather(own, buffer, f.total, ncclType(first.dtype), commOf(first), stream), "fused all-gathers");
+  tuner::forEachColumn(unit, [&](const tuner::CollectiveArgs& m, std::uint64_t column) {
+    cudart.cudaMemcpy2DAsync(address(m.recv), m.count * f.elem, buffer + column * f.elem, f.rowBytes(),
+                             m.count * f.elem, f.ranks, cudaMemcpyDeviceToDevice, stream);
+  });
+}
+
+// Grown at the first bucket that needs more: a rare and synchronising allocation, bounded by the
+// plan (`syncopate tune --memory-limit`). Null, said once, when the device has no room.
+unsigned char* PlanRuntime::fusionBuffer(std::size_t bytes) {
+  if (bytes > fusion_bytes_) {
+    if (fusion_buffer_ != nullptr) realCudart()->cudaFree(fusion_buffer_);
+    fusion_buffer_ = nullptr;
+    fusion_bytes_ = 0;
+    if (realCudart()->cudaMalloc(&fusion_buffer_, bytes) != cudaSuccess) {
+      fusion_buffer_ = nullptr;
+      note(ncclSystemError, "allocating the fusion buffer");
+      return nullptr;
+    }
+    fusion_bytes_ = bytes;
+  }
+  return static_cast<unsigned char*>(fusion_buffer_);
 }
 
 bool PlanRuntime::agree(std::uint64_t digest, std::span<const tuner::HeldCollective> group, bool across_ranks) {

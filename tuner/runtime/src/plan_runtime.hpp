@@ -106,6 +106,8 @@ class PlanRuntime final : public tuner::Executor {
   // The application's collective (an all-reduce, a reduce-scatter or an all-gather) as it was
   // called, on `stream`.
   void issueAsCalled(const tuner::CollectiveArgs& a, cudaStream_t stream, const char* what) noexcept;
+  void issueShardedFused(const tuner::UnitIssue& unit, cudaStream_t stream);
+  unsigned char* fusionBuffer(std::size_t bytes);
   RuntimeReport report(const char* watchdog_message) const noexcept;
   void watchdogStalled(Watchdog::Stall what, std::int64_t waited_ns) noexcept;
   // A failed agreement (a peer died or left): ends the rank as the watchdog does.

@@ -68,10 +68,15 @@ inline bool rescheduled(trace::CollType type) {
          type == trace::CollType::AllGather;
 }
 
-// The collectives a plan may fuse and split into parts: all-reduces. The elements of a
-// reduce-scatter's or an all-gather's per-rank slices interleave across ranks, so neither the
-// concatenation of two nor a part of one is a single NCCL call; each is moved whole.
-inline bool fusible(trace::CollType type) { return type == trace::CollType::AllReduce; }
+// The collectives a plan may fuse: all of them. Fused all-reduces are one call on the members'
+// concatenation (in place where the members are contiguous); fused reduce-scatters and
+// all-gathers go through a fusion buffer laid out rank by rank (each rank's slices of the
+// members side by side), since the per-rank slices of separate calls interleave across ranks.
+inline bool fusible(trace::CollType type) { return rescheduled(type); }
+
+// The collectives a plan may split into parts: all-reduces. A part of a reduce-scatter or an
+// all-gather would take a range of every rank's slice at once, which no single call does.
+inline bool splittable(trace::CollType type) { return type == trace::CollType::AllReduce; }
 
 // A stream as the scheduler names it: the application's handle, or one of the runtime's own.
 using StreamHandle = std::uint64_t;

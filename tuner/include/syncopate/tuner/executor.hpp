@@ -30,6 +30,10 @@ struct HeldCollective {
 // members' buffers, reduced by one NCCL call on `stream`. When the members are contiguous
 // (each member's send and receive ranges follow the previous member's) the call works on the
 // buffers in place; otherwise the executor copies through a fusion buffer.
+// A bucket of several reduce-scatters or all-gathers (one part: offset 0, count the sum of the
+// members' per-rank counts) is never contiguous: the executor lays the fusion buffer out rank
+// by rank, each rank's slices of the members side by side, so that one call of `count`
+// elements per rank does what the members' calls did (fusionBufferLayout).
 struct UnitIssue {
   std::span<const HeldCollective> members;  // the bucket's members, in the application's order
   std::uint64_t offset = 0, count = 0;      // elements

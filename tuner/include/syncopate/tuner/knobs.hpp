@@ -30,4 +30,7 @@ struct Knobs {
 // "comm stream, ready order, buckets <= 25 MiB, ..." for tables.
 std::string describe(const Knobs& k);
 
+// A size as the reports print it: "25 MiB", "1.5 GiB", "512 B".
+std::string bytesText(std::uint64_t bytes);
+
 }  // namespace syncopate::tuner

@@ -20,8 +20,10 @@ namespace syncopate::tuner {
 
 inline constexpr std::string_view kPlanFormat = "syncopate-plan";
 inline constexpr int kPlanMajor = 1;
-// 1.1: groups of reduce-scatters and all-gathers, and the "need" order. 1.0 plans still load.
-inline constexpr int kPlanMinor = 1;
+// 1.1: groups of reduce-scatters and all-gathers, and the "need" order. 1.2: buckets of several
+// reduce-scatters or all-gathers (fused through the fusion buffer laid out rank by rank), which a
+// 1.1 runtime leaves in their original order. 1.0 and 1.1 plans still load.
+inline constexpr int kPlanMinor = 2;
 
 struct PlanPrediction {
   double baseline_measured_ms = 0;   // the recorded run's iteration time

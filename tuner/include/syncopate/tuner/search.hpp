@@ -6,8 +6,9 @@
 // and ranks them. It covers:
 //   - the communication stream (on: buckets start as soon as their producers end; off: they
 //     start where the application called them, and only fusion is gained);
-//   - bucket (fusion) size: consecutive all-reduces fused up to a byte cap (a reduce-scatter
-//     or an all-gather stays a bucket of its own);
+//   - bucket (fusion) size: consecutive collectives of one kind and reduction fused up to a
+//     byte cap (reduce-scatters and all-gathers through a fusion buffer laid out rank by rank),
+//     leaving out schedules whose fusion buffer exceeds the memory limit;
 //   - order: as the program issued them, as their producers finish (ready order), with the
 //     last buckets to be ready issued first layers first (priority to what the next forward
 //     needs), or as the program first reads their results (need order: the next forward's
@@ -55,11 +56,15 @@ struct Candidate {
   Knobs knobs;
   Prediction prediction;
   double gain = 0;  // 1 - predicted / predicted baseline (replay)
+  std::uint64_t fusion_buffer_bytes = 0;  // device memory the runtime allocates for it (0: none)
 };
 
 struct SearchOptions {
   double min_gain = 0.02;        // plans predicted to gain less are not recommended
   bool include_delayed = true;   // predict the delayed mode too (never recommended)
+  // Device memory the runtime may allocate for a schedule's fusion buffer; schedules that need
+  // more are not predicted. 0: no limit.
+  std::uint64_t memory_limit = 0;
 };
 
 struct SearchResult {
@@ -68,6 +73,7 @@ struct SearchResult {
   int recommended = -1;               // index in candidates, or -1: nothing gains enough
   std::vector<RecordedGroup> groups;
   std::string note;                   // why nothing is recommended, when it is not
+  std::size_t over_memory_limit = 0;  // schedules left out: their fusion buffer exceeds the limit
 };
 
 // progress(done, total) is called after each prediction.

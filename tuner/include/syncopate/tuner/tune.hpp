@@ -23,6 +23,15 @@ struct TuneOptions {
   ModelOptions model;
   SearchOptions search;
   std::string iteration_marker;  // empty: the analyzer's default markers
+  // Device memory a plan may add (its fusion buffer), `--memory-limit`. nullopt: what the
+  // recording shows was free (tuneRun; no limit where no store says its device's memory).
+  std::optional<std::uint64_t> memory_limit;
+};
+
+// The memory limit the search applied, and where it came from.
+struct MemoryLimit {
+  std::uint64_t bytes = 0;  // 0: none
+  std::string source;       // "--memory-limit", "free in the recording (rank R: ...)" or "none known"
 };
 
 // Progress of the whole tune: stage ("loading", "modelling", "searching") and counts.
@@ -47,6 +56,7 @@ struct TuneReport {
   CommModel communication;
   double launch_latency_ns = 0;
   SearchResult search;
+  MemoryLimit memory_limit;
   std::optional<Plan> plan;        // the recommended plan, if any
   // Why `recommendations` is empty (the search's note, also what the GUI shows): what `--json`
   // says under `recommendations_note`.
