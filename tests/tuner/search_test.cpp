@@ -19,7 +19,7 @@ struct Searched {
   SearchResult result;
 };
 
-Searched searchOf(const SyntheticTrainer& t, double slowdown = 0) {
+Searched searchOf(const SyntheticTrainer& t, double slowdown = 0, const SearchOptions& search_options = {}) {
   testing::SyntheticRun run = testing::makeRun(t);
   auto analysis = analyzer::analyze(run.model);
   EXPECT_TRUE(analysis.ok());
@@ -28,7 +28,7 @@ Searched searchOf(const SyntheticTrainer& t, double slowdown = 0) {
   options.communication_slowdown = slowdown;
   auto model = WhatIfModel::build(run.model, *analysis, run.pointers, options);
   EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.message());
-  auto result = search(*model);
+  auto result = search(*model, search_options);
   EXPECT_TRUE(result.ok()) << (result.ok() ? "" : result.message());
   return {std::move(model).value(), std::move(result).value()};
 }
@@ -154,6 +154,44 @@ TEST(Search, ShardedRunGetsItsCollectivesMovedAndTheGathersInTheOrderTheForwardN
     if (!c.prediction.ok || c.knobs.delayed || c.knobs.order == Order::Need) continue;
     EXPECT_GT(c.prediction.iteration_ns, best.prediction.iteration_ns + 1e3) << describe(c.knobs);
   }
+}
+
+// Sixteen small layers whose reduce-scatters and all-gathers are latency-bound (50 us per ring
+// step, 3 steps, against 4 KiB per rank): fused, many pay one latency. The fusion buffer of a
+// bucket of k layers holds (ranks + 1) * k * 1024 floats; a memory limit under the best
+// schedule's buffer leaves it out, and what is recommended then fits.
+TEST(Search, LatencyBoundShardedCollectivesAreFusedWithinTheMemoryLimit) {
+  SyntheticTrainer t = sharded();
+  t.layers = 16;
+  t.layer_floats = 4096;
+  t.forward_ns = 20'000;
+  t.backward_ns = 40'000;
+  t.update_ns = 5'000;
+  t.latency_ns = 50'000;
+  const Searched s = searchOf(t);
+  ASSERT_GE(s.result.recommended, 0) << s.result.note;
+  const Candidate& best = s.result.candidates[static_cast<std::size_t>(s.result.recommended)];
+  EXPECT_GT(best.knobs.bucket_bytes, 0u) << describe(best.knobs);
+  EXPECT_GT(best.fusion_buffer_bytes, 0u);
+  EXPECT_EQ(best.fusion_buffer_bytes % ((4 + 1) * 1024 * 4), 0u) << best.fusion_buffer_bytes;
+  EXPECT_EQ(s.result.over_memory_limit, 0u);
+  // The same schedule without fusion: each of the 32 collectives pays its 150 us of latency.
+  Knobs unfused = best.knobs;
+  unfused.bucket_bytes = 0;
+  const auto alone = std::find_if(s.result.candidates.begin(), s.result.candidates.end(),
+                                  [&](const Candidate& c) { return c.knobs == unfused; });
+  ASSERT_NE(alone, s.result.candidates.end());
+  EXPECT_EQ(alone->fusion_buffer_bytes, 0u);
+  EXPECT_LT(best.prediction.iteration_ns, alone->prediction.iteration_ns - 1e6);
+
+  SearchOptions limited;
+  limited.memory_limit = best.fusion_buffer_bytes - 1;
+  const Searched within = searchOf(t, 0, limited);
+  EXPECT_GT(within.result.over_memory_limit, 0u);
+  for (const Candidate& c : within.result.candidates) EXPECT_LE(c.fusion_buffer_bytes, limited.memory_limit);
+  ASSERT_GE(within.result.recommended, 0);
+  EXPECT_GT(within.result.candidates[static_cast<std::size_t>(within.result.recommended)].prediction.iteration_ns,
+            best.prediction.iteration_ns);
 }
 
 // How long it takes is bench/tuner_search's figure, not a test's: under a sanitizer on a loaded

@@ -1,9 +1,14 @@
 #include "syncopate/tuner/search.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <mutex>
 #include <set>
+#include <system_error>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -175,6 +180,26 @@ std::uint64_t fusionBufferBytes(const Knobs& k, const std::vector<RecordedGroup>
   return most;
 }
 
+// Runs fn(i) for every i in [0, n) on up to as many threads as the machine has cores: the
+// predictions of a batch are independent, and WhatIfModel::predict only reads the model.
+template <typename Fn>
+void parallelFor(std::size_t n, Fn&& fn) {
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t workers = std::min<std::size_t>({n, cores, 16});
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(i);
+  };
+  std::vector<std::thread> threads;
+  try {
+    for (std::size_t w = 1; w < workers; ++w) threads.emplace_back(work);
+  } catch (const std::system_error&) {
+    // No more threads to be had: those started and this one do the rest.
+  }
+  work();
+  for (std::thread& t : threads) t.join();
+}
+
 std::vector<std::uint64_t> capGrid(const std::vector<RecordedGroup>& groups) {
   std::uint64_t smallest = 0, largest_group = 0;
   for (const RecordedGroup& g : groups) {
@@ -278,24 +303,43 @@ trace::Result<SearchResult> search(const WhatIfModel& model, const SearchOptions
 
   std::vector<Knobs> tried;
   std::size_t done = 0, total = 0;
-  auto evaluate = [&](const Knobs& k) {
-    if (std::find(tried.begin(), tried.end(), k) != tried.end()) return;
-    tried.push_back(k);
-    const std::uint64_t fusion_bytes = fusionBufferBytes(k, out.groups);
-    if (options.memory_limit > 0 && fusion_bytes > options.memory_limit) {
-      ++out.over_memory_limit;
-      return;
+  std::mutex progress_lock;
+  // Predicts a batch of schedules side by side; the candidates join the results in the batch's
+  // order, so the outcome does not depend on the threads.
+  auto evaluateAll = [&](const std::vector<Knobs>& batch) {
+    std::vector<Candidate> fresh;
+    for (const Knobs& k : batch) {
+      if (std::find(tried.begin(), tried.end(), k) != tried.end()) continue;
+      tried.push_back(k);
+      const std::uint64_t fusion_bytes = fusionBufferBytes(k, out.groups);
+      if (options.memory_limit > 0 && fusion_bytes > options.memory_limit) {
+        ++out.over_memory_limit;
+        continue;
+      }
+      Candidate c;
+      c.knobs = k;
+      c.fusion_buffer_bytes = fusion_bytes;
+      fresh.push_back(std::move(c));
     }
-    const ScheduleRules rules = rulesFor(k, out.groups);
-    Candidate c;
-    c.knobs = k;
-    c.fusion_buffer_bytes = fusion_bytes;
-    c.prediction = model.predict(&rules, k.delayed);
-    if (c.prediction.ok) c.gain = 1.0 - c.prediction.iteration_ns / out.baseline.iteration_ns;
-    out.candidates.push_back(std::move(c));
-    ++done;
-    if (progress) progress(done, std::max(done, total));
+    parallelFor(fresh.size(), [&](std::size_t i) {
+      Candidate& c = fresh[i];
+      try {
+        const ScheduleRules rules = rulesFor(c.knobs, out.groups);
+        c.prediction = model.predict(&rules, c.knobs.delayed);
+      } catch (const std::exception& e) {
+        c.prediction.ok = false;
+        c.prediction.error = e.what();
+      }
+      const std::lock_guard<std::mutex> hold(progress_lock);
+      ++done;
+      if (progress) progress(done, std::max(done, total));
+    });
+    for (Candidate& c : fresh) {
+      if (c.prediction.ok) c.gain = 1.0 - c.prediction.iteration_ns / out.baseline.iteration_ns;
+      out.candidates.push_back(std::move(c));
+    }
   };
+  auto evaluate = [&](const Knobs& k) { evaluateAll({k}); };
   auto best = [&]() -> Knobs {
     const Candidate* b = nullptr;
     for (const Candidate& c : out.candidates)
@@ -306,41 +350,48 @@ trace::Result<SearchResult> search(const WhatIfModel& model, const SearchOptions
   // Stage 1: placement, order and bucket size.
   const std::vector<std::uint64_t> caps = capGrid(out.groups);
   total = caps.size() * 4 + 12;
+  std::vector<Knobs> first;
   for (std::uint64_t cap : caps) {
     for (Order order : {Order::Ready, Order::Program, Order::Need}) {
       Knobs k;
       k.bucket_bytes = cap;
       k.order = order;
-      evaluate(k);
+      first.push_back(k);
     }
     Knobs in_place;
     in_place.communication_stream = false;
     in_place.order = Order::Program;
     in_place.bucket_bytes = cap;
-    evaluate(in_place);
+    first.push_back(in_place);
   }
+  evaluateAll(first);
   // Stage 2: around the best, priorities, parts, and group-wide waits.
   const Knobs base = best();
   if (base.communication_stream) {
     std::uint32_t buckets = 0;
     for (const GroupPlan& g : rulesFor(base, out.groups).groups) buckets = std::max(buckets, g.bucketCount());
+    std::vector<Knobs> tails;
     for (std::uint32_t tail : {2u, 4u, 8u, buckets}) {
       if (tail < 2 || tail > buckets || base.order != Order::Ready) continue;
       Knobs k = base;
       k.priority_tail = tail;
-      evaluate(k);
+      tails.push_back(k);
     }
+    evaluateAll(tails);
     std::uint64_t largest = 0;  // of the collectives split into parts
     for (const RecordedGroup& g : out.groups)
       for (const CollectiveArgs& a : g.members)
         if (splittable(a.type)) largest = std::max(largest, a.send_bytes());
     const std::uint64_t bucket = base.bucket_bytes > 0 ? std::max(base.bucket_bytes, largest) : largest;
+    // Each a variant of the best so far in its parts alone.
+    std::vector<Knobs> splits;
     for (std::uint64_t div : {2ull, 4ull, 8ull}) {
       if (largest == 0) break;
       Knobs k = best();
       k.split_bytes = bucket / div;
-      if (k.split_bytes > 0) evaluate(k);
+      if (k.split_bytes > 0) splits.push_back(k);
     }
+    evaluateAll(splits);
     Knobs waits = best();
     waits.per_bucket_waits = false;
     evaluate(waits);
@@ -352,12 +403,14 @@ trace::Result<SearchResult> search(const WhatIfModel& model, const SearchOptions
       for (const CollectiveArgs& a : g.members)
         if (a.comm_index < 32) comms |= 1u << a.comm_index;
     if ((comms & (comms - 1)) != 0) {
+      std::vector<Knobs> keeps;
       for (std::uint32_t c = 0; c < 32; ++c) {
         if ((comms >> c & 1u) == 0) continue;
         Knobs k = best();
         k.keep_comms = 1u << c;
-        evaluate(k);
+        keeps.push_back(k);
       }
+      evaluateAll(keeps);
     }
   }
   total = done + (options.include_delayed ? 1 : 0);
