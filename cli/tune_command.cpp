@@ -106,7 +106,11 @@ void addTuneCommand(CLI::App& app) {
                   "device memory a plan may add for its fusion buffer, e.g. 2GiB (default: what the recording shows "
                   "every rank left free)")
       ->transform(CLI::AsSizeValue(false))
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Validator(
+          [](const std::string& bytes) {
+            return bytes.find_first_not_of('0') == std::string::npos ? "a memory limit is at least one byte" : "";
+          },
+          "BYTES"));
   sub->callback([args] { run(*args); });
 }
 

@@ -105,6 +105,28 @@ print("ok: %s demo: predicted %.3f ms, tuned median %.3f ms (%+.2f%%) against %.
 PY
 done
 
+# The memory a plan may add: without a limit given, what the recording shows every rank left
+# free (the demo's tune); the user's limit leaves out every schedule whose fusion buffer is larger
+# (the zero1 demo's recommendation fuses its buckets two by two, a buffer of tens of MiB).
+python3 - "$WORK/zero1/baseline/tune.json" <<'PY' || failures=$((failures + 1))
+import json, sys
+free = json.load(open(sys.argv[1]))["memory_limit"]
+assert free["source"].startswith("free in the recording (rank ") and free["bytes"] > 0, free
+print("ok: the demo's memory limit: %s" % free["source"])
+PY
+expect 0 '"source": "--memory-limit"' -- "$SYNCOPATE" tune "$WORK/zero1/baseline" --memory-limit 1KiB --json \
+  -o "$WORK/limited.json"
+python3 - "$WORK/out" <<'PY' || failures=$((failures + 1))
+import json, sys
+text = open(sys.argv[1]).read()
+doc = json.loads(text[text.index("{"):])
+limit = doc["memory_limit"]
+assert limit["bytes"] == 1024 and limit["schedules_over_limit"] > 0, limit
+assert all(c["fusion_buffer_bytes"] <= 1024 for c in doc["candidates"]), doc["candidates"]
+print("ok: --memory-limit 1KiB left out %d schedules" % limit["schedules_over_limit"])
+PY
+expect nonzero "memory-limit" -- "$SYNCOPATE" tune "$WORK/zero1/baseline" --memory-limit lots
+
 # A plan edited by hand is refused by its checksum (a delayed plan is refused in runtime_e2e_test.cpp).
 sed 's/"why": "/"why": "edited /' "$WORK/demo/baseline/plan.json" >"$WORK/edited.json"
 expect 1 "checksum does not match" -- "$SYNCOPATE" run --plan "$WORK/edited.json" -o "$WORK/r" -- true

@@ -36,12 +36,23 @@ std::string whyOf(const TuneReport& r, const Candidate& c) {
   std::string why = fmt::format(
       "Communication alone takes {:.1f} ms of a {:.1f} ms step ({:.0f}%), compute alone {:.1f} ms. ",
       ms(r.bounds.communication_ns), r.measured_ms, 100.0 * share, ms(r.bounds.compute_ns));
-  if (c.knobs.communication_stream) {
+  bool sharded = false;
+  for (const RecordedGroup& g : r.search.groups)
+    for (const CollectiveArgs& a : g.members) sharded = sharded || a.type != trace::CollType::AllReduce;
+  if (c.knobs.communication_stream && sharded) {
+    why += "Each bucket of gradients is reduce-scattered, and each bucket of updated parameters all-gathered, on a "
+           "communication stream as soon as the kernel that produces it ends, and each consumer waits only for the "
+           "bucket it reads, so synchronisation runs behind the rest of the step instead of after it. ";
+  } else if (c.knobs.communication_stream) {
     why += "Each bucket of gradients is all-reduced on a communication stream as soon as the kernel that produces it "
            "ends, and each consumer waits only for the bucket it reads, so synchronisation runs behind the rest of "
            "backward instead of after it. ";
   } else {
-    why += "All-reduces keep their place in the program but are fused, paying the per-call latency fewer times. ";
+    why += fmt::format("{} keep their place in the program but are fused, paying the per-call latency fewer times. ",
+                       sharded ? "Collectives" : "All-reduces");
+  }
+  if (c.fusion_buffer_bytes > 0) {
+    why += fmt::format("Fusing them through a fusion buffer adds {} of device memory. ", bytesText(c.fusion_buffer_bytes));
   }
   why += fmt::format("Predicted step {:.1f} ms against {:.1f} ms replayed ({:.2f}x); the ideal bound (compute and "
                      "communication fully overlapped) is {:.1f} ms.",
