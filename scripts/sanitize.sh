@@ -48,11 +48,12 @@ for kind in "${kinds[@]}"; do
       configure "$dir" thread
       # dispatch/ is left to AddressSanitizer: its map of device memory is a sequence lock built
       # on atomic_thread_fence, which ThreadSanitizer does not model (GCC refuses to build it).
-      cmake --build "$dir" -j "$jobs" --target trace_tests collector_unit_test analyzer_tests tuner_core_tests
+      cmake --build "$dir" -j "$jobs" --target trace_tests collector_unit_test analyzer_tests tuner_core_tests tuner_tests
       run "$dir" trace_tests 'SpscRing*:*Writer*:Crash*'
       run "$dir" collector_unit_test
       run "$dir" analyzer_tests 'LoadRun*:CriticalPath*'
       run "$dir" tuner_core_tests
+      run "$dir" tuner_tests 'Search.*'  # the search's predictions side by side
       ;;
     *) echo "sanitize.sh: unknown sanitizer '$kind' (address or thread)" >&2; exit 2 ;;
   esac

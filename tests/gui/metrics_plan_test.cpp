@@ -157,7 +157,7 @@ class MetricsPlanTest : public QObject {
     write(run / kPlanFileName, planText());
     auto plan = readPlan(run / kPlanFileName);
     QVERIFY2(plan.ok(), plan.ok() ? "" : plan.message().c_str());
-    QCOMPARE(plan->plan.version, std::string("1.1"));
+    QCOMPARE(plan->plan.version, std::string("1.2"));
     QVERIFY(!plan->plan.changesTrainingMathematics());
     QCOMPARE(plan->plan.prediction.iteration_ms, 0.15);
     QCOMPARE(plan->plan.prediction.ideal_ms, 0.14);
