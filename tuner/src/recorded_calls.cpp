@@ -47,6 +47,16 @@ bool synchronousCopy(const analyzer::RunModel& m, Index op) {
 
 }  // namespace
 
+void indexIterations(RecordedRank& rank) {
+  rank.iteration_first_call.clear();
+  for (std::size_t i = 0; i < rank.calls.size(); ++i) {
+    const std::int64_t it = rank.calls[i].iteration;
+    if (it >= 0 && (rank.iteration_first_call.empty() || rank.iteration_first_call.back().first != it)) {
+      rank.iteration_first_call.emplace_back(it, i);
+    }
+  }
+}
+
 Call RecordedRank::call(std::size_t i) const {
   Call c = calls[i].call;
   c.touches = std::span<const Touch>(touches.data() + calls[i].touch_begin, calls[i].touch_count);
@@ -232,12 +242,7 @@ trace::Result<RecordedRun> recordedCalls(const analyzer::RunModel& m, const anal
         }
       }
     }
-    for (std::size_t i = 0; i < rank.calls.size(); ++i) {
-      const std::int64_t it = rank.calls[i].iteration;
-      if (it >= 0 && (rank.iteration_first_call.empty() || rank.iteration_first_call.back().first != it)) {
-        rank.iteration_first_call.emplace_back(it, i);
-      }
-    }
+    indexIterations(rank);
     out.ranks.push_back(std::move(rank));
   }
   return out;

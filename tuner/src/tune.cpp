@@ -117,6 +117,41 @@ nlohmann::json replayPerIterationJson(const TuneReport& r) {
   return rows;
 }
 
+// DDP's bucket cap, where the run shows DDP's reducer: each cap of a grid that buckets the
+// gradients otherwise than the ones before, predicted on the calls DDP would make with it.
+void predictDdpBucketCaps(TuneReport& r, const WhatIfModel& model, double min_gain, const TuneProgress& progress) {
+  r.ddp = findDdpReducer(model.calls(), model.firstIteration(), model.lastIteration());
+  if (!r.ddp.found) return;
+  const double replay_ms = r.replay_ms;
+  std::vector<std::vector<std::size_t>> seen;
+  std::vector<double> caps_mb = {1, 2, 5, 10, 25, 50, 100, 200, 400, 800};
+  std::size_t done = 0;
+  for (const double mb : caps_mb) {
+    const auto cap = static_cast<std::uint64_t>(mb * (1 << 20));
+    const std::vector<std::size_t> bucket_of = ddpBucketOf(r.ddp.gradient_sizes, cap);
+    if (std::find(seen.begin(), seen.end(), bucket_of) != seen.end()) continue;
+    seen.push_back(bucket_of);
+    if (progress) progress("predicting DDP bucket caps", done++, caps_mb.size());
+    auto rebucketed = model.withCalls(rebucketDdp(model.calls(), model.firstIteration(), model.lastIteration(), cap));
+    if (!rebucketed.ok()) continue;
+    const Prediction p = rebucketed->predict(nullptr);
+    if (!p.ok) continue;
+    SettingPrediction s;
+    s.setting = "bucket_cap_mb";
+    s.value = fmt::format("{}", mb);
+    s.how_to_apply = fmt::format("torch.nn.parallel.DistributedDataParallel(model, ..., bucket_cap_mb={})", mb);
+    s.buckets = bucket_of.empty() ? 0 : bucket_of.back() + 1;
+    s.predicted_iteration_ms = ms(p.iteration_ns);
+    s.gain = replay_ms > 0 ? 1.0 - s.predicted_iteration_ms / replay_ms : 0;
+    r.ddp_bucket_caps.push_back(std::move(s));
+  }
+  const auto best = std::min_element(r.ddp_bucket_caps.begin(), r.ddp_bucket_caps.end(),
+                                     [](const SettingPrediction& a, const SettingPrediction& b) {
+                                       return a.predicted_iteration_ms < b.predicted_iteration_ms;
+                                     });
+  if (best != r.ddp_bucket_caps.end() && best->gain >= min_gain) r.setting = *best;
+}
+
 }  // namespace
 
 trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_dir, std::int32_t ranks,
@@ -162,6 +197,7 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
     r.replay_error_per_iteration.push_back(measured > 0 ? (replay - measured) / measured : 0);
   }
   setConfidence(r, model);
+  if (model.calls().buffersKnown()) predictDdpBucketCaps(r, model, options.search.min_gain, progress);
   if (r.search.recommended >= 0) {
     r.plan = planFor(r, r.search.candidates[static_cast<std::size_t>(r.search.recommended)]);
   } else if (!r.search.note.empty() && r.measured_ms > 0) {
@@ -172,7 +208,7 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
                                  "compute and communication fully overlapped), the most any schedule could gain",
                                  r.measured_ms, 100.0 * (r.measured_ms - ideal_ms) / r.measured_ms, ideal_ms);
   }
-  if (!r.plan) r.recommendations_note = r.search.note;
+  if (!r.plan && !r.setting) r.recommendations_note = r.search.note;
   return r;
 }
 
@@ -303,7 +339,26 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
          {"predicted_iteration_ms", r.plan->prediction.iteration_ms},
          {"gain", r.search.candidates[static_cast<std::size_t>(r.search.recommended)].gain}});
   }
+  auto settingJson = [](const SettingPrediction& s) {
+    return json{{"setting", s.setting},           {"value", s.value},
+                {"how_to_apply", s.how_to_apply}, {"predicted_iteration_ms", s.predicted_iteration_ms},
+                {"gain", s.gain},                 {"buckets", s.buckets}};
+  };
+  if (r.setting) recommendations.push_back(settingJson(*r.setting));
   j["recommendations"] = recommendations;
+  json ddp = {{"found", r.ddp.found}};
+  if (r.ddp.found) {
+    ddp["buckets"] = r.ddp.bucket_bytes.size();
+    ddp["bucket_bytes"] = r.ddp.bucket_bytes;
+    ddp["gradients"] = r.ddp.gradient_sizes.size();
+    ddp["gradient_bytes"] = r.ddp.gradient_bytes;
+    json caps = json::array();
+    for (const SettingPrediction& s : r.ddp_bucket_caps) caps.push_back(settingJson(s));
+    ddp["bucket_caps"] = caps;
+  } else {
+    ddp["why_not"] = r.ddp.why_not;
+  }
+  j["framework"] = {{"ddp", ddp}};
   if (!r.recommendations_note.empty()) j["recommendations_note"] = r.recommendations_note;
   if (r.plan) {
     j["plan"] = {{"schedule", describe(r.plan->knobs)},
@@ -366,6 +421,17 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
                      bytesText(r.memory_limit.bytes), r.memory_limit.source);
   }
   t += ")\n\n";
+  if (r.ddp.found) {
+    t += fmt::format("DDP's reducer: {} buckets of {} gradients ({}) an iteration; bucket_cap_mb predicted:\n",
+                     r.ddp.bucket_bytes.size(), r.ddp.gradient_sizes.size(), bytesText(r.ddp.gradient_bytes));
+    for (const SettingPrediction& s : r.ddp_bucket_caps) {
+      t += fmt::format("  bucket_cap_mb={:<5} {:3} buckets  {:9.3f} ms  {:>7}{}\n", s.value, s.buckets,
+                       s.predicted_iteration_ms, percent(s.gain),
+                       r.setting && r.setting->value == s.value ? "   <- recommended" : "");
+    }
+    if (r.setting) t += fmt::format("Set it: {}\n\n", r.setting->how_to_apply);
+    else t += "\n";
+  }
   if (r.plan) {
     const double gap = r.measured_ms - r.plan->prediction.ideal_ms;
     t += fmt::format("Recommended: {}.\n{}\n", describe(r.plan->knobs), r.plan->why);

@@ -203,18 +203,7 @@ trace::Result<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, const
   w.partial_comms_ = partialCommunicators(w.calls_);
   w.absent_peers_start_ = absentPeersStarts(m, w.calls_, w.partial_comms_);
 
-  // The calls of each rank that the simulation covers.
-  for (const RecordedRank& rank : w.calls_.ranks) {
-    std::size_t begin = rank.calls.size(), end = rank.calls.size();
-    for (const auto& [n, first] : rank.iteration_first_call) {
-      if (n == w.first_) begin = first;
-      if (n == w.last_ + 1) end = first;
-    }
-    if (begin == rank.calls.size() && w.calls_.buffersKnown()) {
-      return trace::failure("a rank has no call in the modelled iterations");
-    }
-    w.window_.emplace_back(begin, end);
-  }
+  if (trace::Status st = w.setWindows(); !st) return st;
 
   // Fits.
   w.interference_ = measureInterference(m, a, options.prior_compute_slowdown, options.prior_communication_slowdown);
@@ -259,6 +248,29 @@ trace::Result<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, const
     w.bounds_.communication_ns = std::max(w.bounds_.communication_ns, comm / n);
   }
   w.bounds_.ideal_ns = std::max(w.bounds_.compute_ns, w.bounds_.communication_ns);
+  return w;
+}
+
+trace::Status WhatIfModel::setWindows() {
+  window_.clear();
+  for (const RecordedRank& rank : calls_.ranks) {
+    std::size_t begin = rank.calls.size(), end = rank.calls.size();
+    for (const auto& [n, first] : rank.iteration_first_call) {
+      if (n == first_) begin = first;
+      if (n == last_ + 1) end = first;
+    }
+    if (begin == rank.calls.size() && calls_.buffersKnown()) {
+      return trace::failure("a rank has no call in the modelled iterations");
+    }
+    window_.emplace_back(begin, end);
+  }
+  return {};
+}
+
+trace::Result<WhatIfModel> WhatIfModel::withCalls(RecordedRun calls) const {
+  WhatIfModel w = *this;
+  w.calls_ = std::move(calls);
+  if (trace::Status st = w.setWindows(); !st) return st;
   return w;
 }
 

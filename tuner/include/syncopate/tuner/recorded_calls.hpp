@@ -45,6 +45,9 @@ struct RecordedRank {
   Call call(std::size_t i) const;
 };
 
+// Fills rank.iteration_first_call from its calls' iterations.
+void indexIterations(RecordedRank& rank);
+
 // What a run does not say and the model assumed instead: all zero for recorded runs; imported
 // traces carry no buffer addresses and, without CUPTI's synchronization records, no stream or
 // event of their waits (inferred_waits.hpp).

@@ -13,6 +13,7 @@
 
 #include "syncopate/analyzer/analysis.hpp"
 #include "syncopate/trace/status.hpp"
+#include "syncopate/tuner/ddp_rebucket.hpp"
 #include "syncopate/tuner/plan.hpp"
 #include "syncopate/tuner/search.hpp"
 #include "syncopate/tuner/what_if.hpp"
@@ -26,6 +27,16 @@ struct TuneOptions {
   // Device memory a plan may add (its fusion buffer), `--memory-limit`. nullopt: what the
   // recording shows was free (tuneRun; no limit where no store says its device's memory).
   std::optional<std::uint64_t> memory_limit;
+};
+
+// A setting of the framework the job runs under, with what the model predicts of it.
+struct SettingPrediction {
+  std::string setting;       // "bucket_cap_mb"
+  std::string value;         // as the setting takes it: "50"
+  std::string how_to_apply;  // the line to change
+  std::size_t buckets = 0;   // what the value makes of the run (DDP: buckets per iteration)
+  double predicted_iteration_ms = 0;
+  double gain = 0;           // 1 - predicted / replayed
 };
 
 // The memory limit the search applied, and where it came from.
@@ -57,6 +68,11 @@ struct TuneReport {
   double launch_latency_ns = 0;
   SearchResult search;
   MemoryLimit memory_limit;
+  // DDP's reducer, if the run shows it, each bucket cap predicted, and the best one when it gains
+  // enough (`--min-gain`).
+  DdpReducer ddp;
+  std::vector<SettingPrediction> ddp_bucket_caps;
+  std::optional<SettingPrediction> setting;
   std::optional<Plan> plan;        // the recommended plan, if any
   // Why `recommendations` is empty (the search's note, also what the GUI shows): what `--json`
   // says under `recommendations_note`.

@@ -64,6 +64,12 @@ class WhatIfModel {
   static trace::Result<WhatIfModel> build(const analyzer::RunModel& model, const analyzer::Analysis& analysis,
                                           const OpPointers& pointers, const ModelOptions& options = {});
 
+  // The same model with other calls: what the recorded program would have issued with another
+  // setting (ddp_rebucket.hpp). The fits, the interference, the host timings and the measured
+  // iterations stay the recorded run's; a call without a recorded op takes its collective's
+  // time from the fit.
+  trace::Result<WhatIfModel> withCalls(RecordedRun calls) const;
+
   // The schedule `rules` describes (nullptr: as recorded). `delayed`: the one-step-delayed
   // mode, in which each consumer waits for the previous iteration's bucket instead of its
   // own (it changes the training mathematics).
@@ -99,6 +105,9 @@ class WhatIfModel {
 
  private:
   WhatIfModel() = default;
+  // The calls of each rank the simulation covers, from the first predicted iteration's first
+  // call to the first call after the last.
+  trace::Status setWindows();
 
   RecordedRun calls_;
   std::vector<double> standalone_;

@@ -1,0 +1,166 @@
+// DDP's reducer found in a rank's calls, and the calls written for another bucket cap
+// (tuner/include/syncopate/tuner/ddp_rebucket.hpp).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "call_program.hpp"
+#include "syncopate/tuner/ddp_rebucket.hpp"
+
+namespace syncopate::tuner {
+namespace {
+
+using testing::CallProgram;
+
+constexpr StreamHandle kCompute = 0xC0, kNccl = 0xCC;
+constexpr std::uint64_t kMiB = 1 << 20;
+constexpr std::uint64_t kGrads = 0x10000000, kBuckets = 0x80000000;
+
+// One rank of a DDP job: `iterations` steps of four gradients (1, 2, 2 and 3 MiB, in the order
+// backward makes them ready) in the buckets a cap makes, each copied in, the bucket's event,
+// wait, all-reduce and done event, then after backward each bucket waited for and copied out.
+struct DdpRank {
+  std::vector<std::uint64_t> sizes = {1 * kMiB, 2 * kMiB, 2 * kMiB, 3 * kMiB};
+  RecordedRank rank;
+  CallProgram p;
+
+  void add(Call c, std::int64_t iteration) {
+    RecordedCall rc;
+    rc.touch_begin = static_cast<std::uint32_t>(rank.touches.size());
+    for (const Touch& t : c.touches) rank.touches.push_back(t);
+    rc.touch_count = static_cast<std::uint32_t>(c.touches.size());
+    c.touches = {};
+    c.id = static_cast<std::uint32_t>(rank.calls.size());
+    rc.call = c;
+    rc.iteration = iteration;
+    rc.thread = 0;
+    rc.start = rc.end = static_cast<std::int64_t>(rank.calls.size()) * 1000;
+    rank.calls.push_back(rc);
+  }
+
+  DdpRank(std::uint64_t cap, int iterations, bool final_waits = true) {
+    const std::vector<std::size_t> bucket_of = ddpBucketOf(sizes, cap);
+    const std::size_t buckets = bucket_of.back() + 1;
+    std::vector<std::uint64_t> slot(sizes.size());
+    std::vector<std::uint64_t> bucket_base(buckets), bucket_bytes(buckets, 0);
+    std::uint64_t at = kBuckets;
+    for (std::size_t b = 0; b < buckets; ++b) {
+      bucket_base[b] = at;
+      for (std::size_t g = 0; g < sizes.size(); ++g) {
+        if (bucket_of[g] != b) continue;
+        slot[g] = at;
+        at += sizes[g];
+        bucket_bytes[b] += sizes[g];
+      }
+      at += kMiB;  // buckets apart in memory
+    }
+    for (int n = 0; n < iterations; ++n) {
+      add(p.kernel(kCompute, {kGrads}), n);  // forward
+      for (std::size_t g = 0; g < sizes.size(); ++g) {
+        add(p.kernel(kCompute, {kGrads + g * 8 * kMiB}), n);  // backward of the gradient
+        add(p.memcpy(kCompute, slot[g], kGrads + g * 8 * kMiB, sizes[g]), n);
+        const std::size_t b = bucket_of[g];
+        if (g + 1 == sizes.size() || bucket_of[g + 1] != b) {
+          add(p.record(kCompute, 0xE00 + b), n);
+          add(p.wait(kNccl, 0xE00 + b), n);
+          add(p.allReduce(kNccl, bucket_base[b], bucket_bytes[b] / 4), n);
+          add(p.record(kNccl, 0xD00 + b), n);
+        }
+      }
+      for (std::size_t b = 0; b < buckets; ++b) {
+        if (final_waits) add(p.wait(kCompute, 0xD00 + b), n);
+        for (std::size_t g = 0; g < sizes.size(); ++g)
+          if (bucket_of[g] == b) add(p.memcpy(kCompute, kGrads + g * 8 * kMiB, slot[g], sizes[g]), n);
+      }
+      add(p.kernel(kCompute, {kGrads}), n);  // the optimizer
+    }
+    indexIterations(rank);
+  }
+};
+
+RecordedRun runOf(const DdpRank& r) {
+  RecordedRun run;
+  run.ranks.push_back(r.rank);
+  return run;
+}
+
+std::vector<std::uint64_t> allReduceBytes(const RecordedRank& rank, std::int64_t iteration) {
+  std::vector<std::uint64_t> bytes;
+  for (const RecordedCall& rc : rank.calls)
+    if (rc.iteration == iteration && rc.call.kind == CallKind::Collective) bytes.push_back(rc.call.collective.send_bytes());
+  return bytes;
+}
+
+TEST(DdpBuckets, TheFirstClosesAtOneMibTheOthersOnceTheyHoldTheCap) {
+  EXPECT_EQ(ddpBucketOf({kMiB / 2, kMiB / 2, 10 * kMiB, 10 * kMiB, 10 * kMiB, kMiB}, 20 * kMiB),
+            (std::vector<std::size_t>{0, 0, 1, 1, 2, 2}));
+  // A cap under 1 MiB closes the first bucket at the cap too.
+  EXPECT_EQ(ddpBucketOf({kMiB / 4, kMiB / 4, kMiB / 4}, kMiB / 4), (std::vector<std::size_t>{0, 1, 2}));
+}
+
+TEST(DdpBuckets, TheReducerIsFoundWithItsBuckets) {
+  const DdpRank r(3 * kMiB, 3);  // buckets {1 MiB}, {2, 2}, {3}
+  const DdpReducer ddp = findDdpReducer(runOf(r), 1, 2);
+  ASSERT_TRUE(ddp.found) << ddp.why_not;
+  EXPECT_EQ(ddp.bucket_bytes, (std::vector<std::uint64_t>{kMiB, 4 * kMiB, 3 * kMiB}));
+  EXPECT_EQ(ddp.gradient_sizes, r.sizes);
+  EXPECT_EQ(ddp.gradient_bytes, 8 * kMiB);
+}
+
+TEST(DdpBuckets, WithoutTheWaitBeforeTheCopiesOutItIsNotTheReducer) {
+  const DdpRank r(3 * kMiB, 3, /*final_waits=*/false);
+  const DdpReducer ddp = findDdpReducer(runOf(r), 1, 2);
+  EXPECT_FALSE(ddp.found);
+  EXPECT_NE(ddp.why_not.find("copied back out after the compute stream waits"), std::string::npos) << ddp.why_not;
+}
+
+// Another cap: the same copies, in the same order, and the buckets that cap makes, each one's
+// all-reduce right after its last copy in, each waited for before its first copy out.
+TEST(DdpBuckets, AnotherCapWritesTheCallsThatCapMakes) {
+  const DdpRank recorded(3 * kMiB, 3);
+  const RecordedRun run = runOf(recorded);
+  const RecordedRun one = rebucketDdp(run, 1, 2, 100 * kMiB);  // {1 MiB}, {2, 2, 3}
+  const RecordedRank& r = one.ranks.front();
+  EXPECT_EQ(allReduceBytes(r, 0), (std::vector<std::uint64_t>{kMiB, 4 * kMiB, 3 * kMiB}));  // outside [1, 2]
+  EXPECT_EQ(allReduceBytes(r, 1), (std::vector<std::uint64_t>{kMiB, 7 * kMiB}));
+  EXPECT_EQ(allReduceBytes(r, 2), (std::vector<std::uint64_t>{kMiB, 7 * kMiB}));
+  // The copies are the recorded ones, in their order.
+  auto copies = [](const RecordedRank& rank) {
+    std::vector<std::uint64_t> out;
+    for (const RecordedCall& rc : rank.calls)
+      if (rc.call.kind == CallKind::Memcpy) out.push_back(rank.touches[rc.touch_begin].address);
+    return out;
+  };
+  EXPECT_EQ(copies(r), copies(recorded.rank));
+  // Ids follow positions, and each iteration's first call is indexed.
+  for (std::size_t i = 0; i < r.calls.size(); ++i) EXPECT_EQ(r.calls[i].call.id, i);
+  ASSERT_EQ(r.iteration_first_call.size(), 3u);
+  // In iteration 1: the big bucket's all-reduce follows the copy of the last gradient, after
+  // its event and the wait for it; the compute stream waits for it before the first copy out.
+  std::vector<CallKind> kinds;
+  for (const RecordedCall& rc : r.calls)
+    if (rc.iteration == 1) kinds.push_back(rc.call.kind);
+  const std::vector<CallKind> expected = {
+      CallKind::Kernel, CallKind::Kernel, CallKind::Memcpy,  // forward, gradient 0 and its copy
+      CallKind::EventRecord, CallKind::StreamWait, CallKind::Collective, CallKind::EventRecord,  // bucket 0
+      CallKind::Kernel, CallKind::Memcpy, CallKind::Kernel, CallKind::Memcpy, CallKind::Kernel, CallKind::Memcpy,
+      CallKind::EventRecord, CallKind::StreamWait, CallKind::Collective, CallKind::EventRecord,  // bucket 1
+      CallKind::StreamWait, CallKind::Memcpy,                                                    // bucket 0 out
+      CallKind::StreamWait, CallKind::Memcpy, CallKind::Memcpy, CallKind::Memcpy,                // bucket 1 out
+      CallKind::Kernel};
+  EXPECT_EQ(kinds, expected);
+  // The new all-reduces are matched across ranks by numbers apart from every recorded one.
+  for (const RecordedCall& rc : r.calls) {
+    if (rc.iteration == 1 && rc.call.kind == CallKind::Collective) {
+      EXPECT_LT(rc.collective_seq, 0);
+    }
+  }
+
+  // The recorded cap writes the recorded buckets again.
+  const RecordedRun same = rebucketDdp(run, 1, 2, 3 * kMiB);
+  EXPECT_EQ(allReduceBytes(same.ranks.front(), 1), allReduceBytes(recorded.rank, 1));
+  EXPECT_EQ(same.ranks.front().calls.size(), recorded.rank.calls.size());
+}
+
+}  // namespace
+}  // namespace syncopate::tuner

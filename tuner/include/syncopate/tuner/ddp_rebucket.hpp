@@ -1,0 +1,50 @@
+// PyTorch DDP's reducer found in a recorded run, and the calls the same job would make with
+// another `bucket_cap_mb`: what `syncopate tune` predicts to recommend the setting itself, in the
+// framework's own words, rather than a plan for Syncopate's runtime.
+//
+// The reducer (torch/csrc/distributed/c10d/reducer.cpp, with gradient_as_bucket_view off, the
+// default) does, per bucket, in the order backward makes the gradients ready:
+//   a copy of each gradient into its slot of the bucket's flat buffer, on the compute stream S;
+//   when the bucket's last gradient is in: an event recorded on S, ProcessGroupNCCL's stream C
+//   waiting for it, the bucket's in-place all-reduce on C, an event recorded on C;
+// and after backward, per bucket: S waiting for that event, then a copy of each slot back to its
+// gradient. A job with another cap makes the same gradient copies, grouped into other buckets:
+// the first closes at 1 MiB (DDP's first bucket), each later one once it holds the cap or more,
+// over the parameters in DDP's order (the recorded buffers' layout), launched in order.
+//
+// rebucketDdp() finds that pattern on every rank in every call of the modelled iterations and
+// writes the calls with the buckets a cap gives: the same copies, each new bucket's event, wait,
+// all-reduce (its time from the communicator's fit) and done event after its last copy, and the
+// wait for it before the first copy back out of it. Everything else keeps its recorded times.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "syncopate/tuner/recorded_calls.hpp"
+
+namespace syncopate::tuner {
+
+inline constexpr std::uint64_t kDdpFirstBucketBytes = 1ull << 20;  // DDP's _DEFAULT_FIRST_BUCKET_BYTES
+
+struct DdpReducer {
+  bool found = false;
+  std::string why_not;                      // when not found: what the run lacks, one sentence
+  std::uint64_t gradient_bytes = 0;         // per iteration, all buckets (rank 0)
+  std::vector<std::uint64_t> bucket_bytes;  // the recorded buckets of one iteration (rank 0)
+  std::vector<std::uint64_t> gradient_sizes;  // per iteration, in DDP's order of assignment (rank 0)
+};
+
+// Whether every rank's modelled iterations [first, last] show DDP's reducer, and its buckets.
+DdpReducer findDdpReducer(const RecordedRun& run, std::int64_t first, std::int64_t last);
+
+// The run's calls with DDP's buckets cut at `cap_bytes` in the iterations [first, last] (the
+// reducer must have been found there); other iterations keep theirs.
+RecordedRun rebucketDdp(const RecordedRun& run, std::int64_t first, std::int64_t last, std::uint64_t cap_bytes);
+
+// The bucket DDP puts each gradient in (gradients in its order of assignment: the parameters
+// reversed, as the recorded buckets lay them out) with a cap.
+std::vector<std::size_t> ddpBucketOf(const std::vector<std::uint64_t>& gradient_bytes, std::uint64_t cap_bytes);
+
+}  // namespace syncopate::tuner

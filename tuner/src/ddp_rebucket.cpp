@@ -1,0 +1,319 @@
+#include "syncopate/tuner/ddp_rebucket.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <optional>
+
+#include <fmt/format.h>
+
+namespace syncopate::tuner {
+
+namespace {
+
+constexpr std::size_t kNoCall = std::numeric_limits<std::size_t>::max();
+// Events of the buckets rebucketDdp() writes (never a real cudaEvent_t, nor the model's
+// inferred ones, kInferredEventBit).
+constexpr std::uint64_t kDdpEventBit = 1ull << 62;
+
+// One bucket of one iteration as the reducer issued it: the calls around its all-reduce and
+// where its flat buffer lies.
+struct RecordedBucket {
+  std::size_t ready = kNoCall, wait = kNoCall, reduce = kNoCall, done = kNoCall, final_wait = kNoCall;
+  std::uint64_t lo = 0, hi = 0;
+  std::uint64_t done_event = 0;
+};
+
+// A gradient's trip: its copy into a bucket and back out.
+struct Gradient {
+  std::size_t copy_in = kNoCall, copy_out = kNoCall;
+  std::uint64_t bytes = 0;
+};
+
+struct IterationShape {
+  std::int64_t iteration = 0;
+  std::vector<RecordedBucket> buckets;
+  std::vector<Gradient> gradients;  // in the buckets' layout: DDP's order of assignment
+};
+
+struct RankShape {
+  std::vector<IterationShape> iterations;
+  std::string why_not;
+};
+
+// The nearest call before (step -1) or after (step +1) call i made by the same host thread.
+std::size_t sameThread(const RecordedRank& rank, std::size_t i, int step) {
+  const analyzer::Index thread = rank.calls[i].thread;
+  for (std::size_t k = i;;) {
+    if (step < 0 && k == 0) return kNoCall;
+    k = step < 0 ? k - 1 : k + 1;
+    if (k >= rank.calls.size()) return kNoCall;
+    if (rank.calls[k].thread == thread) return k;
+  }
+}
+
+// A bucket's all-reduce: in place, on a stream C that waited for an event the same thread had
+// just recorded on another stream, followed by an event recorded on C.
+std::optional<RecordedBucket> bucketAt(const RecordedRank& rank, std::size_t i) {
+  const Call& c = rank.calls[i].call;
+  if (c.kind != CallKind::Collective || c.collective.type != trace::CollType::AllReduce) return std::nullopt;
+  if (c.collective.send == 0 || c.collective.send != c.collective.recv) return std::nullopt;
+  RecordedBucket b;
+  b.reduce = i;
+  b.wait = sameThread(rank, i, -1);
+  if (b.wait == kNoCall) return std::nullopt;
+  const Call& wait = rank.calls[b.wait].call;
+  if (wait.kind != CallKind::StreamWait || wait.stream != c.stream) return std::nullopt;
+  b.ready = sameThread(rank, b.wait, -1);
+  if (b.ready == kNoCall) return std::nullopt;
+  const Call& ready = rank.calls[b.ready].call;
+  if (ready.kind != CallKind::EventRecord || ready.event != wait.event || ready.stream == c.stream) return std::nullopt;
+  b.done = sameThread(rank, i, +1);
+  if (b.done == kNoCall) return std::nullopt;
+  const Call& done = rank.calls[b.done].call;
+  if (done.kind != CallKind::EventRecord || done.stream != c.stream) return std::nullopt;
+  b.done_event = done.event;
+  b.lo = c.collective.send;
+  b.hi = b.lo + c.collective.send_bytes();
+  return b;
+}
+
+const Touch* touchOf(const RecordedRank& rank, std::size_t i, std::uint32_t k) {
+  const RecordedCall& rc = rank.calls[i];
+  return rc.touch_count > k ? &rank.touches[rc.touch_begin + k] : nullptr;
+}
+
+// The reducer's shape in iteration n of a rank, or why it is not there.
+std::optional<IterationShape> shapeOf(const RecordedRank& rank, std::int64_t n, std::string& why_not) {
+  IterationShape shape;
+  shape.iteration = n;
+  std::vector<std::size_t> calls;
+  for (std::size_t i = 0; i < rank.calls.size(); ++i)
+    if (rank.calls[i].iteration == n) calls.push_back(i);
+  for (std::size_t i : calls)
+    if (auto b = bucketAt(rank, i)) shape.buckets.push_back(*b);
+  if (shape.buckets.empty()) {
+    why_not = fmt::format("iteration {} issues no all-reduce the way DDP's reducer does (in place, on a stream that "
+                          "waits for an event recorded just before on the compute stream)",
+                          n);
+    return std::nullopt;
+  }
+  const StreamHandle compute = rank.calls[shape.buckets.front().ready].call.stream;
+  const StreamHandle comm = rank.calls[shape.buckets.front().reduce].call.stream;
+  for (const RecordedBucket& b : shape.buckets) {
+    if (rank.calls[b.ready].call.stream != compute || rank.calls[b.reduce].call.stream != comm) {
+      why_not = fmt::format("iteration {}'s bucket all-reduces use more than one pair of streams", n);
+      return std::nullopt;
+    }
+  }
+  auto bucketHolding = [&](std::uint64_t address) -> RecordedBucket* {
+    for (RecordedBucket& b : shape.buckets)
+      if (address >= b.lo && address < b.hi) return &b;
+    return nullptr;
+  };
+  // Copies in (destination in a bucket, before its all-reduce) and out (source in a bucket,
+  // after its done event), on the compute stream; the compute stream's wait for each bucket.
+  std::map<std::uint64_t, std::size_t> gradient_at;  // address in a bucket -> gradient
+  std::vector<std::uint64_t> filled(shape.buckets.size(), 0), emptied(shape.buckets.size(), 0);
+  for (std::size_t i : calls) {
+    const Call& c = rank.calls[i].call;
+    if (c.stream != compute) continue;
+    if (c.kind == CallKind::StreamWait) {
+      for (RecordedBucket& b : shape.buckets)
+        if (c.event == b.done_event && i > b.reduce && b.final_wait == kNoCall) b.final_wait = i;
+      continue;
+    }
+    if (c.kind != CallKind::Memcpy) continue;
+    const Touch* dst = touchOf(rank, i, 0);
+    const Touch* src = touchOf(rank, i, 1);
+    if (dst == nullptr || src == nullptr) continue;
+    if (RecordedBucket* b = bucketHolding(dst->address); b != nullptr && i < b->reduce) {
+      if (dst->address + dst->bytes > b->hi || !gradient_at.emplace(dst->address, shape.gradients.size()).second) {
+        why_not = fmt::format("iteration {}: a copy into a bucket overruns it or writes a slot twice", n);
+        return std::nullopt;
+      }
+      filled[static_cast<std::size_t>(b - shape.buckets.data())] += dst->bytes;
+      shape.gradients.push_back({i, kNoCall, dst->bytes});
+    } else if (RecordedBucket* from = bucketHolding(src->address); from != nullptr && i > from->done) {
+      auto g = gradient_at.find(src->address);
+      if (g == gradient_at.end() || shape.gradients[g->second].copy_out != kNoCall ||
+          shape.gradients[g->second].bytes != src->bytes) {
+        why_not = fmt::format("iteration {}: a copy out of a bucket matches no gradient copied in", n);
+        return std::nullopt;
+      }
+      shape.gradients[g->second].copy_out = i;
+      emptied[static_cast<std::size_t>(from - shape.buckets.data())] += src->bytes;
+    }
+  }
+  // DDP assigns gradients to buckets in its parameters' order (reversed), which is also their
+  // order within the buckets: the buffers' layout, not the order backward readied them in.
+  std::vector<std::pair<std::size_t, std::uint64_t>> place;  // (bucket, address) per gradient
+  for (const auto& [address, g] : gradient_at) {
+    (void)g;
+    place.emplace_back(static_cast<std::size_t>(bucketHolding(address) - shape.buckets.data()), address);
+  }
+  std::vector<Gradient> in_layout;
+  std::sort(place.begin(), place.end());
+  for (const auto& [bucket, address] : place) in_layout.push_back(shape.gradients[gradient_at.at(address)]);
+  shape.gradients = std::move(in_layout);
+  for (std::size_t k = 0; k < shape.buckets.size(); ++k) {
+    const RecordedBucket& b = shape.buckets[k];
+    if (filled[k] != b.hi - b.lo || emptied[k] != b.hi - b.lo || b.final_wait == kNoCall) {
+      why_not = fmt::format("iteration {}: bucket {} is not filled by copies of gradients, copied back out after the "
+                            "compute stream waits for its all-reduce (DDP with gradient_as_bucket_view writes no "
+                            "copies, and is not modelled)",
+                            n, k);
+      return std::nullopt;
+    }
+  }
+  return shape;
+}
+
+RankShape rankShape(const RecordedRank& rank, std::int64_t first, std::int64_t last) {
+  RankShape out;
+  for (std::int64_t n = first; n <= last; ++n) {
+    auto shape = shapeOf(rank, n, out.why_not);
+    if (!shape) {
+      out.iterations.clear();
+      return out;
+    }
+    out.iterations.push_back(std::move(*shape));
+  }
+  return out;
+}
+
+// A call written in place of the reducer's: the template's arguments at the anchor's host time.
+RecordedCall synthesized(const RecordedCall& anchor, bool after_anchor, CallKind kind, StreamHandle stream,
+                         std::uint64_t event) {
+  RecordedCall rc;
+  rc.call.kind = kind;
+  rc.call.stream = stream;
+  rc.call.event = event;
+  rc.start = rc.end = after_anchor ? anchor.end : anchor.start;
+  rc.thread = anchor.thread;
+  rc.iteration = anchor.iteration;
+  return rc;
+}
+
+}  // namespace
+
+std::vector<std::size_t> ddpBucketOf(const std::vector<std::uint64_t>& gradient_bytes, std::uint64_t cap_bytes) {
+  std::vector<std::size_t> bucket_of;
+  std::size_t bucket = 0;
+  std::uint64_t held = 0;
+  for (const std::uint64_t bytes : gradient_bytes) {
+    bucket_of.push_back(bucket);
+    held += bytes;
+    if (held >= (bucket == 0 ? std::min(kDdpFirstBucketBytes, cap_bytes) : cap_bytes)) {
+      ++bucket;
+      held = 0;
+    }
+  }
+  return bucket_of;
+}
+
+DdpReducer findDdpReducer(const RecordedRun& run, std::int64_t first, std::int64_t last) {
+  DdpReducer out;
+  if (!run.buffersKnown()) {
+    out.why_not = "the run carries no buffer addresses (an imported trace), so its gradient copies cannot be told apart";
+    return out;
+  }
+  if (run.ranks.empty() || first > last) {
+    out.why_not = "the run has no modelled iteration";
+    return out;
+  }
+  for (std::size_t r = 0; r < run.ranks.size(); ++r) {
+    RankShape shape = rankShape(run.ranks[r], first, last);
+    if (shape.iterations.empty()) {
+      out.why_not = fmt::format("rank {}: {}", run.ranks[r].rank, shape.why_not);
+      return out;
+    }
+    if (r == 0) {
+      const IterationShape& it = shape.iterations.front();
+      for (const RecordedBucket& b : it.buckets) out.bucket_bytes.push_back(b.hi - b.lo);
+      for (const Gradient& g : it.gradients) {
+        out.gradient_bytes += g.bytes;
+        out.gradient_sizes.push_back(g.bytes);
+      }
+    }
+  }
+  out.found = true;
+  return out;
+}
+
+RecordedRun rebucketDdp(const RecordedRun& run, std::int64_t first, std::int64_t last, std::uint64_t cap_bytes) {
+  RecordedRun out;
+  out.assumptions = run.assumptions;
+  out.imported = run.imported;
+  for (const RecordedRank& rank : run.ranks) {
+    const RankShape shape = rankShape(rank, first, last);
+    // Per call: what to drop, what to write before it and after it.
+    std::vector<bool> dropped(rank.calls.size(), false);
+    std::map<std::size_t, std::vector<RecordedCall>> before, after;
+    for (const IterationShape& it : shape.iterations) {
+      const RecordedBucket& model = it.buckets.front();
+      const RecordedCall& reduce = rank.calls[model.reduce];
+      const StreamHandle compute = rank.calls[model.ready].call.stream;
+      const StreamHandle comm = reduce.call.stream;
+      for (const RecordedBucket& b : it.buckets)
+        for (std::size_t i : {b.ready, b.wait, b.reduce, b.done, b.final_wait}) dropped[i] = true;
+      std::vector<std::uint64_t> sizes;
+      for (const Gradient& g : it.gradients) sizes.push_back(g.bytes);
+      const std::vector<std::size_t> bucket_of = ddpBucketOf(sizes, cap_bytes);
+      const std::size_t buckets = bucket_of.empty() ? 0 : bucket_of.back() + 1;
+      std::vector<std::size_t> last_in(buckets, 0), first_out(buckets, kNoCall);
+      std::vector<std::uint64_t> bytes(buckets, 0);
+      for (std::size_t g = 0; g < it.gradients.size(); ++g) {
+        const std::size_t j = bucket_of[g];
+        last_in[j] = std::max(last_in[j], it.gradients[g].copy_in);
+        first_out[j] = std::min(first_out[j], it.gradients[g].copy_out);
+        bytes[j] += it.gradients[g].bytes;
+      }
+      // The reducer launches its buckets in order: one whose gradients are in before an earlier
+      // bucket's waits for that one's launch.
+      for (std::size_t j = 1; j < buckets; ++j) last_in[j] = std::max(last_in[j], last_in[j - 1]);
+      const std::uint64_t elem = std::max<std::uint64_t>(1, trace::dataTypeSize(reduce.call.collective.dtype));
+      for (std::size_t j = 0; j < buckets; ++j) {
+        const std::uint64_t ready = kDdpEventBit | (2 * j), done = kDdpEventBit | (2 * j + 1);
+        const RecordedCall& anchor = rank.calls[last_in[j]];
+        auto& calls = after[last_in[j]];
+        calls.push_back(synthesized(anchor, true, CallKind::EventRecord, compute, ready));
+        calls.push_back(synthesized(anchor, true, CallKind::StreamWait, comm, ready));
+        RecordedCall all_reduce = synthesized(anchor, true, CallKind::Collective, comm, 0);
+        all_reduce.call.collective = reduce.call.collective;
+        all_reduce.call.collective.count = bytes[j] / elem;
+        // Matched across ranks by the same number on each: apart from every recorded one.
+        all_reduce.collective_seq = -(1 + it.iteration * 65536 + static_cast<std::int64_t>(j));
+        calls.push_back(all_reduce);
+        calls.push_back(synthesized(anchor, true, CallKind::EventRecord, comm, done));
+        before[first_out[j]].push_back(synthesized(rank.calls[first_out[j]], false, CallKind::StreamWait, compute, done));
+      }
+    }
+    RecordedRank r;
+    r.rank = rank.rank;
+    r.comm_ids = rank.comm_ids;
+    auto append = [&](RecordedCall rc, const RecordedRank* touches_from) {
+      rc.call.id = static_cast<std::uint32_t>(r.calls.size());
+      const std::uint32_t begin = static_cast<std::uint32_t>(r.touches.size());
+      if (touches_from != nullptr) {
+        for (std::uint32_t k = 0; k < rc.touch_count; ++k) r.touches.push_back(touches_from->touches[rc.touch_begin + k]);
+      } else {
+        rc.touch_count = 0;
+      }
+      rc.touch_begin = begin;
+      r.calls.push_back(std::move(rc));
+    };
+    for (std::size_t i = 0; i < rank.calls.size(); ++i) {
+      if (auto b = before.find(i); b != before.end())
+        for (const RecordedCall& rc : b->second) append(rc, nullptr);
+      if (!dropped[i]) append(rank.calls[i], &rank);
+      if (auto a = after.find(i); a != after.end())
+        for (const RecordedCall& rc : a->second) append(rc, nullptr);
+    }
+    indexIterations(r);
+    out.ranks.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace syncopate::tuner
