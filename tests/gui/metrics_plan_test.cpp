@@ -63,6 +63,24 @@ const char* kTune = R"({
   "recommended": 1
 })";
 
+// A DDP run's report: no plan for the runtime, the bucket caps predicted, one recommended.
+const char* kTuneWithSettings = R"json({
+  "run": "runs/ddp", "ranks": 4, "measured_iteration_ms": 86.24, "replay_iteration_ms": 86.24,
+  "replay_error": 0.0, "ideal_iteration_ms": 80.559, "candidates": [], "recommended": -1,
+  "recommendations": [
+    {"setting": "bucket_cap_mb", "value": "5", "how_to_apply": "DistributedDataParallel(model, ..., bucket_cap_mb=5)",
+     "predicted_iteration_ms": 82.33, "gain": 0.045, "buckets": 49}
+  ],
+  "framework": {"ddp": {"found": true, "buckets": 4, "bucket_caps": [
+    {"setting": "bucket_cap_mb", "value": "1", "how_to_apply": "DistributedDataParallel(model, ..., bucket_cap_mb=1)",
+     "predicted_iteration_ms": 82.413, "gain": 0.044, "buckets": 66},
+    {"setting": "bucket_cap_mb", "value": "5", "how_to_apply": "DistributedDataParallel(model, ..., bucket_cap_mb=5)",
+     "predicted_iteration_ms": 82.33, "gain": 0.045, "buckets": 49},
+    {"setting": "bucket_cap_mb", "value": "200", "how_to_apply": "DistributedDataParallel(model, ..., bucket_cap_mb=200)",
+     "predicted_iteration_ms": 86.24, "gain": 0.0, "buckets": 4}
+  ]}}
+})json";
+
 }  // namespace
 
 class MetricsPlanTest : public QObject {
@@ -149,6 +167,29 @@ class MetricsPlanTest : public QObject {
     table.refresh();
     QCOMPARE(table.rowCount(), 8);
     QCOMPARE(table.data(table.index(7, MetricsTableModel::Run), Qt::DisplayRole).toString(), QString("B"));
+  }
+
+  void readsTheFrameworkSettingsOfATuneReport() {
+    QTemporaryDir dir;
+    const std::filesystem::path file = std::filesystem::path(dir.path().toStdString()) / kTuneFileName;
+    write(file, kTuneWithSettings);
+    auto tune = readTune(file);
+    QVERIFY2(tune.ok(), tune.ok() ? "" : tune.message().c_str());
+    QCOMPARE(tune->settings.size(), std::size_t{3});
+    QCOMPARE(tune->settings[0].value, std::string("1"));
+    QCOMPARE(tune->settings[0].buckets, std::size_t{66});
+    QVERIFY(!tune->settings[0].recommended);
+    QVERIFY(tune->settings[1].recommended);
+    QCOMPARE(*tune->settings[1].predicted_ms, 82.33);
+    const TuneSetting* chosen = tune->recommendedSetting();
+    QVERIFY(chosen != nullptr);
+    QCOMPARE(chosen->how_to_apply, std::string("DistributedDataParallel(model, ..., bucket_cap_mb=5)"));
+    // A report of a run without DDP has none.
+    write(file, kTune);
+    auto plain = readTune(file);
+    QVERIFY(plain.ok());
+    QVERIFY(plain->settings.empty());
+    QVERIFY(plain->recommendedSetting() == nullptr);
   }
 
   void readsADocumentedPlan() {

@@ -1,5 +1,7 @@
 #include "syncopate/gui/model/plan_summary.hpp"
 
+#include <set>
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -62,6 +64,24 @@ trace::Result<TuneSummary> readTune(const std::filesystem::path& file) {
     t.candidates.push_back({c.value("schedule").toString().toStdString(), number(c, "predicted_iteration_ms"),
                             number(c, "gain"), c.value("error").toString().toStdString(),
                             c.value("changes_training_mathematics").toBool(false), c.value("recommended").toBool(false)});
+  }
+  std::set<std::pair<std::string, std::string>> recommended;  // (setting, value)
+  for (const QJsonValue& v : o.value("recommendations").toArray()) {
+    const QJsonObject r = v.toObject();
+    recommended.emplace(r.value("setting").toString().toStdString(), r.value("value").toString().toStdString());
+  }
+  const QJsonObject ddp = o.value("framework").toObject().value("ddp").toObject();
+  for (const QJsonValue& v : ddp.value("bucket_caps").toArray()) {
+    const QJsonObject c = v.toObject();
+    TuneSetting s;
+    s.setting = c.value("setting").toString().toStdString();
+    s.value = c.value("value").toString().toStdString();
+    s.how_to_apply = c.value("how_to_apply").toString().toStdString();
+    s.predicted_ms = number(c, "predicted_iteration_ms");
+    s.gain = number(c, "gain");
+    s.buckets = static_cast<std::size_t>(c.value("buckets").toInteger(0));
+    s.recommended = recommended.count({s.setting, s.value}) > 0;
+    t.settings.push_back(std::move(s));
   }
   return t;
 }

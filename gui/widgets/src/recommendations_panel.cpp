@@ -74,6 +74,14 @@ void RecommendationsPanel::showPlan(const PlanSummary* plan, const TuneSummary* 
       for (const auto& [k, v] : plan->knobs) out += QStringLiteral("<tr><td>%1</td><td>%2</td></tr>").arg(esc(k), esc(v));
       out += QStringLiteral("</table>");
     }
+  } else if (const TuneSetting* setting = tune->recommendedSetting()) {
+    out += QStringLiteral("<h3>Recommended: %1=%2</h3><p>Set it: <code>%3</code></p>")
+               .arg(esc(setting->setting), esc(setting->value), esc(setting->how_to_apply));
+    out += QStringLiteral("<table cellspacing=4>");
+    row(QStringLiteral("measured / replayed by the model"),
+        msText(tune->measured_ms) + QStringLiteral(" / ") + msText(tune->replay_ms));
+    row(QStringLiteral("predicted with the setting"), msText(setting->predicted_ms));
+    out += QStringLiteral("</table>");
   } else {
     out += QStringLiteral("<h3>No change recommended</h3>");
     if (!tune->note.empty()) out += QStringLiteral("<p>%1</p>").arg(esc(tune->note));
@@ -82,6 +90,18 @@ void RecommendationsPanel::showPlan(const PlanSummary* plan, const TuneSummary* 
         msText(tune->measured_ms) + QStringLiteral(" / ") + msText(tune->replay_ms) +
             (tune->replay_error ? QStringLiteral(" (replay error %1 %)").arg(*tune->replay_error * 100, 0, 'f', 1) : QString()));
     row(QStringLiteral("ideal bound"), msText(tune->ideal_ms) + QStringLiteral(" (compute and communication fully overlapped)"));
+    out += QStringLiteral("</table>");
+  }
+  if (tune && !tune->settings.empty()) {
+    out += QStringLiteral("<p><b>Framework settings</b> (DDP's reducer, predicted on the calls each value makes)</p>"
+                          "<table cellspacing=4><tr><th>setting</th><th>buckets</th><th>predicted</th><th>gain</th></tr>");
+    for (const TuneSetting& st : tune->settings) {
+      const QString name = esc(st.setting) + QStringLiteral("=") + esc(st.value) +
+                           (st.recommended ? QStringLiteral(" <b>← recommended</b>") : QString());
+      const QString gain = st.gain ? QString::number(*st.gain * 100, 'f', 1) + QStringLiteral(" %") : QStringLiteral("–");
+      out += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td></tr>")
+                 .arg(name, QString::number(st.buckets), msText(st.predicted_ms), gain);
+    }
     out += QStringLiteral("</table>");
   }
   if (tune && !tune->candidates.empty()) {

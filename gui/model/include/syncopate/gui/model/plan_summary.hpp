@@ -43,11 +43,26 @@ struct TuneCandidate {
   bool recommended = false;
 };
 
+// A setting of the job's framework with its prediction (tune.json's "framework"): DDP's
+// bucket_cap_mb, one per cap predicted.
+struct TuneSetting {
+  std::string setting, value, how_to_apply;
+  std::optional<double> predicted_ms, gain;
+  std::size_t buckets = 0;
+  bool recommended = false;  // also in tune.json's "recommendations"
+};
+
 struct TuneSummary {
   std::filesystem::path path;
   std::optional<double> measured_ms, replay_ms, replay_error, ideal_ms;
   std::vector<TuneCandidate> candidates;  // best first
+  std::vector<TuneSetting> settings;      // in the order predicted
   std::string note;                       // why nothing is recommended, when nothing is
+  const TuneSetting* recommendedSetting() const {
+    for (const TuneSetting& s : settings)
+      if (s.recommended) return &s;
+    return nullptr;
+  }
 };
 
 // Each fails with a sentence naming the file when it is missing, not JSON or not of that kind;
