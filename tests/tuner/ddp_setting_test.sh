@@ -1,0 +1,67 @@
+#!/bin/sh
+# DDP's bucket_cap_mb recommended in the framework's words, then checked by re-running the job
+# with it (docs/tuner.md, "Framework settings"): framework_trainer's DDP at full size on four
+# simulated GPUs, recorded with buckets of 200 MiB (too large: the last buckets are reduced
+# after backward), tuned, and recorded again with the cap `tune` recommends; the second run's
+# measured step is within 8% of the prediction, and the first run's replay predicts the second
+# run's buckets.
+# Usage: ddp_setting_test.sh SYNCOPATE FRAMEWORK_TRAINER PROFILE SIMGPU_LIBRARY_DIR
+set -u
+SYNCOPATE=$1
+TRAINER=$2
+export SIMGPU_PROFILE=$3
+export LD_LIBRARY_PATH=$4
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+
+. "$(dirname "$0")/../cli_expect.sh"
+
+record() {  # DIR BUCKET_MB
+  expect 0 "syncopate record: 4 store" -- "$SYNCOPATE" record -o "$1" -- mpirun -np 4 --oversubscribe --bind-to none \
+    --mca btl self,vader "$TRAINER" --mode ddp --config gpt2-small-8k --iterations 6 --warmup 1 --micro-batch 32 \
+    --bucket-mb "$2"
+}
+
+record "$WORK/large" 200
+expect 0 '"setting": "bucket_cap_mb"' -- "$SYNCOPATE" tune "$WORK/large" --json
+cp "$WORK/out" "$WORK/large.json"
+cap=$(python3 - "$WORK/large.json" <<'PY'
+import json, sys
+text = open(sys.argv[1]).read()
+doc = json.loads(text[text.index("{"):])
+ddp = doc["framework"]["ddp"]
+assert ddp["found"] and ddp["buckets"] == 4, ddp
+(setting,) = [r for r in doc["recommendations"] if r["setting"] == "bucket_cap_mb"]
+assert setting["gain"] >= 0.02 and setting["how_to_apply"].endswith("bucket_cap_mb=%s)" % setting["value"]), setting
+# The recorded cap itself replays the recorded run.
+(same,) = [c for c in ddp["bucket_caps"] if c["value"] == "200"]
+assert abs(same["predicted_iteration_ms"] / doc["replay_iteration_ms"] - 1) < 1e-3, (same, doc["replay_iteration_ms"])
+print(setting["value"])
+PY
+) || failures=$((failures + 1))
+if [ -n "$cap" ]; then
+  record "$WORK/recommended" "$cap"
+  expect 0 '"measured_iteration_ms"' -- "$SYNCOPATE" tune "$WORK/recommended" --json
+  python3 - "$WORK/large.json" "$WORK/out" <<'PY' || failures=$((failures + 1))
+import json, sys
+def doc(path):
+    text = open(path).read()
+    return json.loads(text[text.index("{"):])
+before, after = doc(sys.argv[1]), doc(sys.argv[2])
+(setting,) = [r for r in before["recommendations"] if r["setting"] == "bucket_cap_mb"]
+measured = after["measured_iteration_ms"]
+error = measured / setting["predicted_iteration_ms"] - 1
+assert abs(error) < 0.08, (measured, setting)
+assert after["framework"]["ddp"]["buckets"] == setting["buckets"], (after["framework"]["ddp"]["buckets"], setting)
+print("ok: bucket_cap_mb=%s predicted %.3f ms, measured %.3f ms (%+.2f%%), against %.3f ms with 200 MiB" % (
+    setting["value"], setting["predicted_iteration_ms"], measured, 100 * error, before["measured_iteration_ms"]))
+PY
+fi
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all checks passed"
