@@ -182,9 +182,10 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
       return trace::failure("the replay of the recorded schedule failed: " + r.search.baseline.error);
     }
     r.search.note =
-        "an imported trace carries no buffer addresses, so no schedule of the runtime can be predicted for it, and "
-        "settings of the framework (DDP's bucket_cap_mb and the like) are not modelled yet; the replay of the "
-        "recorded schedule is all this report predicts";
+        "an imported trace carries no buffer addresses, so no schedule of the runtime can be predicted for it, nor "
+        "a setting of the framework (DDP's bucket_cap_mb is predicted from a run recorded with `syncopate record`, "
+        "whose addresses show the reducer's gradient copies); the replay of the recorded schedule is all this "
+        "report predicts";
   }
   r.replay_ms = ms(r.search.baseline.iteration_ns);
   r.replay_error = r.measured_ms > 0 ? (r.replay_ms - r.measured_ms) / r.measured_ms : 0;
@@ -197,7 +198,7 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
     r.replay_error_per_iteration.push_back(measured > 0 ? (replay - measured) / measured : 0);
   }
   setConfidence(r, model);
-  if (model.calls().buffersKnown()) predictDdpBucketCaps(r, model, options.search.min_gain, progress);
+  predictDdpBucketCaps(r, model, options.search.min_gain, progress);
   if (r.search.recommended >= 0) {
     r.plan = planFor(r, r.search.candidates[static_cast<std::size_t>(r.search.recommended)]);
   } else if (!r.search.note.empty() && r.measured_ms > 0) {
