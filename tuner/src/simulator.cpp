@@ -32,7 +32,7 @@ std::uint32_t SimProgram::addOp(std::uint32_t stream, OpClass c, double work_ns,
 
 namespace {
 
-constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+constexpr std::uint32_t kNoHolder = std::numeric_limits<std::uint32_t>::max();
 
 bool interferes(OpClass c) { return c == OpClass::Compute || c == OpClass::Communication; }
 
@@ -77,7 +77,7 @@ class Simulation {
     std::uint32_t pending_deps = 0;
   };
   struct Device {  // one per rank
-    std::uint32_t engine_holder = kNone;
+    std::uint32_t engine_holder = kNoHolder;
     std::vector<std::uint32_t> engine_waiters;  // ops
     std::uint64_t tickets = 0;
     std::vector<std::uint32_t> active;          // interfering ops running
@@ -238,7 +238,7 @@ class Simulation {
     }
     if (op.op_class == OpClass::Compute) {
       Device& d = devices_[rankOf(o)];
-      if (d.engine_holder != kNone) {
+      if (d.engine_holder != kNoHolder) {
         st.engine_waiting = true;
         engine_ticket_[o] = ++d.tickets;
         d.engine_waiters.push_back(o);
@@ -305,7 +305,7 @@ class Simulation {
       retarget(d);
     }
     if (d.engine_holder == o) {
-      d.engine_holder = kNone;
+      d.engine_holder = kNoHolder;
       if (!d.engine_waiters.empty()) {
         // The waiter on the highest-priority stream, then the first to arrive.
         auto best = std::min_element(d.engine_waiters.begin(), d.engine_waiters.end(), [&](std::uint32_t a, std::uint32_t b) {
