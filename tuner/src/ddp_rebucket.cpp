@@ -148,9 +148,8 @@ std::optional<IterationShape> shapeOf(const RecordedRank& rank, std::int64_t n, 
   // DDP assigns gradients to buckets in its parameters' order (reversed), which is also their
   // order within the buckets: the buffers' layout, not the order backward readied them in.
   std::vector<std::pair<std::size_t, std::uint64_t>> place;  // (bucket, address) per gradient
-  for (const auto& [address, g] : gradient_at) {
-    (void)g;
-    place.emplace_back(static_cast<std::size_t>(bucketHolding(address) - shape.buckets.data()), address);
+  for (const auto& slot : gradient_at) {
+    place.emplace_back(static_cast<std::size_t>(bucketHolding(slot.first) - shape.buckets.data()), slot.first);
   }
   std::vector<Gradient> in_layout;
   std::sort(place.begin(), place.end());
