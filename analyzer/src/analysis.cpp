@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "parallel.hpp"
+#include "syncopate/analyzer/parallel_for.hpp"
 
 namespace syncopate::analyzer {
 

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "diagnostic_row.hpp"
-#include "parallel.hpp"
+#include "syncopate/analyzer/parallel_for.hpp"
 
 namespace syncopate::analyzer {
 

@@ -5,7 +5,7 @@
 #include <unordered_map>
 
 #include "issue_order.hpp"
-#include "parallel.hpp"
+#include "syncopate/analyzer/parallel_for.hpp"
 #include "syncopate/analyzer/sync_calls.hpp"
 
 namespace syncopate::analyzer {

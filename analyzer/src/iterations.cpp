@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include "issue_order.hpp"
-#include "parallel.hpp"
+#include "syncopate/analyzer/parallel_for.hpp"
 
 namespace syncopate::analyzer {
 

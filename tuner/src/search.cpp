@@ -1,16 +1,15 @@
 #include "syncopate/tuner/search.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <exception>
 #include <limits>
 #include <mutex>
 #include <set>
-#include <system_error>
-#include <thread>
 
 #include <fmt/format.h>
+
+#include "syncopate/analyzer/parallel_for.hpp"
 
 namespace syncopate::tuner {
 
@@ -180,26 +179,6 @@ std::uint64_t fusionBufferBytes(const Knobs& k, const std::vector<RecordedGroup>
   return most;
 }
 
-// Runs fn(i) for every i in [0, n) on up to as many threads as the machine has cores: the
-// predictions of a batch are independent, and WhatIfModel::predict only reads the model.
-template <typename Fn>
-void parallelFor(std::size_t n, Fn&& fn) {
-  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t workers = std::min<std::size_t>({n, cores, 16});
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(i);
-  };
-  std::vector<std::thread> threads;
-  try {
-    for (std::size_t w = 1; w < workers; ++w) threads.emplace_back(work);
-  } catch (const std::system_error&) {
-    // No more threads to be had: those started and this one do the rest.
-  }
-  work();
-  for (std::thread& t : threads) t.join();
-}
-
 std::vector<std::uint64_t> capGrid(const std::vector<RecordedGroup>& groups) {
   std::uint64_t smallest = 0, largest_group = 0;
   for (const RecordedGroup& g : groups) {
@@ -321,7 +300,8 @@ trace::Result<SearchResult> search(const WhatIfModel& model, const SearchOptions
       c.fusion_buffer_bytes = fusion_bytes;
       fresh.push_back(std::move(c));
     }
-    parallelFor(fresh.size(), [&](std::size_t i) {
+    // Side by side: the predictions are independent, and WhatIfModel::predict only reads the model.
+    analyzer::parallelFor(fresh.size(), [&](std::size_t i) {
       Candidate& c = fresh[i];
       try {
         const ScheduleRules rules = rulesFor(c.knobs, out.groups);

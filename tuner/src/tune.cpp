@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
+#include <mutex>
 
 #include <fmt/format.h>
 
+#include "syncopate/analyzer/parallel_for.hpp"
 #include "syncopate/analyzer/run_loader.hpp"
 #include "syncopate/trace/schema.hpp"
 #include "syncopate/tuner/free_memory.hpp"
@@ -118,31 +121,42 @@ nlohmann::json replayPerIterationJson(const TuneReport& r) {
 }
 
 // DDP's bucket cap, where the run shows DDP's reducer: each cap of a grid that buckets the
-// gradients otherwise than the ones before, predicted on the calls DDP would make with it.
+// gradients otherwise than the ones before, predicted side by side on the calls DDP would make
+// with it.
 void predictDdpBucketCaps(TuneReport& r, const WhatIfModel& model, double min_gain, const TuneProgress& progress) {
   r.ddp = findDdpReducer(model.calls(), model.firstIteration(), model.lastIteration());
   if (!r.ddp.found) return;
-  const double replay_ms = r.replay_ms;
+  std::vector<double> caps_mb;
   std::vector<std::vector<std::size_t>> seen;
-  std::vector<double> caps_mb = {1, 2, 5, 10, 25, 50, 100, 200, 400, 800};
-  std::size_t done = 0;
-  for (const double mb : caps_mb) {
-    const auto cap = static_cast<std::uint64_t>(mb * (1 << 20));
-    const std::vector<std::size_t> bucket_of = ddpBucketOf(r.ddp.gradient_sizes, cap);
+  for (const double mb : {1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0, 200.0, 400.0, 800.0}) {
+    std::vector<std::size_t> bucket_of = ddpBucketOf(r.ddp.gradient_sizes, static_cast<std::uint64_t>(mb * (1 << 20)));
     if (std::find(seen.begin(), seen.end(), bucket_of) != seen.end()) continue;
-    seen.push_back(bucket_of);
-    if (progress) progress("predicting DDP bucket caps", done++, caps_mb.size());
-    auto rebucketed = model.withCalls(rebucketDdp(model.calls(), model.firstIteration(), model.lastIteration(), cap));
-    if (!rebucketed.ok()) continue;
-    const Prediction p = rebucketed->predict(nullptr);
-    if (!p.ok) continue;
+    seen.push_back(std::move(bucket_of));
+    caps_mb.push_back(mb);
+  }
+  std::vector<std::optional<Prediction>> predicted(caps_mb.size());
+  std::mutex progress_lock;
+  std::size_t done = 0;
+  analyzer::parallelFor(caps_mb.size(), [&](std::size_t k) {
+    try {
+      const auto cap = static_cast<std::uint64_t>(caps_mb[k] * (1 << 20));
+      auto rebucketed = model.withCalls(rebucketDdp(model.calls(), model.firstIteration(), model.lastIteration(), cap));
+      if (rebucketed.ok()) predicted[k] = rebucketed->predict(nullptr);
+    } catch (const std::exception&) {
+      // Out of memory for one cap: it goes unpredicted, the others stand.
+    }
+    const std::lock_guard<std::mutex> hold(progress_lock);
+    if (progress) progress("predicting DDP bucket caps", ++done, caps_mb.size());
+  });
+  for (std::size_t k = 0; k < caps_mb.size(); ++k) {
+    if (!predicted[k] || !predicted[k]->ok) continue;
     SettingPrediction s;
     s.setting = "bucket_cap_mb";
-    s.value = fmt::format("{}", mb);
-    s.how_to_apply = fmt::format("torch.nn.parallel.DistributedDataParallel(model, ..., bucket_cap_mb={})", mb);
-    s.buckets = bucket_of.empty() ? 0 : bucket_of.back() + 1;
-    s.predicted_iteration_ms = ms(p.iteration_ns);
-    s.gain = replay_ms > 0 ? 1.0 - s.predicted_iteration_ms / replay_ms : 0;
+    s.value = fmt::format("{}", caps_mb[k]);
+    s.how_to_apply = fmt::format("torch.nn.parallel.DistributedDataParallel(model, ..., bucket_cap_mb={})", caps_mb[k]);
+    s.buckets = seen[k].empty() ? 0 : seen[k].back() + 1;
+    s.predicted_iteration_ms = ms(predicted[k]->iteration_ns);
+    s.gain = r.replay_ms > 0 ? 1.0 - s.predicted_iteration_ms / r.replay_ms : 0;
     r.ddp_bucket_caps.push_back(std::move(s));
   }
   const auto best = std::min_element(r.ddp_bucket_caps.begin(), r.ddp_bucket_caps.end(),
