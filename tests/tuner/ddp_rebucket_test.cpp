@@ -119,7 +119,9 @@ TEST(DdpBuckets, WithoutTheWaitBeforeTheCopiesOutItIsNotTheReducer) {
 TEST(DdpBuckets, AnotherCapWritesTheCallsThatCapMakes) {
   const DdpRank recorded(3 * kMiB, 3);
   const RecordedRun run = runOf(recorded);
-  const RecordedRun one = rebucketDdp(run, 1, 2, 100 * kMiB);  // {1 MiB}, {2, 2, 3}
+  const DdpReducer reducer = findDdpReducer(run, 1, 2);
+  ASSERT_TRUE(reducer.found) << reducer.why_not;
+  const RecordedRun one = rebucketDdp(run, reducer, 100 * kMiB);  // {1 MiB}, {2, 2, 3}
   const RecordedRank& r = one.ranks.front();
   EXPECT_EQ(allReduceBytes(r, 0), (std::vector<std::uint64_t>{kMiB, 4 * kMiB, 3 * kMiB}));  // outside [1, 2]
   EXPECT_EQ(allReduceBytes(r, 1), (std::vector<std::uint64_t>{kMiB, 7 * kMiB}));
@@ -157,7 +159,7 @@ TEST(DdpBuckets, AnotherCapWritesTheCallsThatCapMakes) {
   }
 
   // The recorded cap writes the recorded buckets again.
-  const RecordedRun same = rebucketDdp(run, 1, 2, 3 * kMiB);
+  const RecordedRun same = rebucketDdp(run, reducer, 3 * kMiB);
   EXPECT_EQ(allReduceBytes(same.ranks.front(), 1), allReduceBytes(recorded.rank, 1));
   EXPECT_EQ(same.ranks.front().calls.size(), recorded.rank.calls.size());
 }

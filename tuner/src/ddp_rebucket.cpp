@@ -1,7 +1,6 @@
 #include "syncopate/tuner/ddp_rebucket.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <optional>
 
@@ -11,33 +10,12 @@ namespace syncopate::tuner {
 
 namespace {
 
-constexpr std::size_t kNoCall = std::numeric_limits<std::size_t>::max();
 // Events of the buckets rebucketDdp() writes (never a real cudaEvent_t, nor the model's
 // inferred ones, kInferredEventBit).
 constexpr std::uint64_t kDdpEventBit = 1ull << 62;
 
-// One bucket of one iteration as the reducer issued it: the calls around its all-reduce and
-// where its flat buffer lies.
-struct RecordedBucket {
-  std::size_t ready = kNoCall, wait = kNoCall, reduce = kNoCall, done = kNoCall, final_wait = kNoCall;
-  std::uint64_t lo = 0, hi = 0;
-  std::uint64_t done_event = 0;
-};
-
-// A gradient's trip: its copy into a bucket and back out.
-struct Gradient {
-  std::size_t copy_in = kNoCall, copy_out = kNoCall;
-  std::uint64_t bytes = 0;
-};
-
-struct IterationShape {
-  std::int64_t iteration = 0;
-  std::vector<RecordedBucket> buckets;
-  std::vector<Gradient> gradients;  // in the buckets' layout: DDP's order of assignment
-};
-
 struct RankShape {
-  std::vector<IterationShape> iterations;
+  std::vector<DdpIteration> iterations;
   std::string why_not;
 };
 
@@ -54,11 +32,11 @@ std::size_t sameThread(const RecordedRank& rank, std::size_t i, int step) {
 
 // A bucket's all-reduce: in place, on a stream C that waited for an event the same thread had
 // just recorded on another stream, followed by an event recorded on C.
-std::optional<RecordedBucket> bucketAt(const RecordedRank& rank, std::size_t i) {
+std::optional<DdpBucket> bucketAt(const RecordedRank& rank, std::size_t i) {
   const Call& c = rank.calls[i].call;
   if (c.kind != CallKind::Collective || c.collective.type != trace::CollType::AllReduce) return std::nullopt;
   if (c.collective.send == 0 || c.collective.send != c.collective.recv) return std::nullopt;
-  RecordedBucket b;
+  DdpBucket b;
   b.reduce = i;
   b.wait = sameThread(rank, i, -1);
   if (b.wait == kNoCall) return std::nullopt;
@@ -84,8 +62,8 @@ const Touch* touchOf(const RecordedRank& rank, std::size_t i, std::uint32_t k) {
 }
 
 // The reducer's shape in iteration n of a rank, or why it is not there.
-std::optional<IterationShape> shapeOf(const RecordedRank& rank, std::int64_t n, std::string& why_not) {
-  IterationShape shape;
+std::optional<DdpIteration> shapeOf(const RecordedRank& rank, std::int64_t n, std::string& why_not) {
+  DdpIteration shape;
   shape.iteration = n;
   std::vector<std::size_t> calls;
   for (std::size_t i = 0; i < rank.calls.size(); ++i)
@@ -100,14 +78,14 @@ std::optional<IterationShape> shapeOf(const RecordedRank& rank, std::int64_t n, 
   }
   const StreamHandle compute = rank.calls[shape.buckets.front().ready].call.stream;
   const StreamHandle comm = rank.calls[shape.buckets.front().reduce].call.stream;
-  for (const RecordedBucket& b : shape.buckets) {
+  for (const DdpBucket& b : shape.buckets) {
     if (rank.calls[b.ready].call.stream != compute || rank.calls[b.reduce].call.stream != comm) {
       why_not = fmt::format("iteration {}'s bucket all-reduces use more than one pair of streams", n);
       return std::nullopt;
     }
   }
-  auto bucketHolding = [&](std::uint64_t address) -> RecordedBucket* {
-    for (RecordedBucket& b : shape.buckets)
+  auto bucketHolding = [&](std::uint64_t address) -> DdpBucket* {
+    for (DdpBucket& b : shape.buckets)
       if (address >= b.lo && address < b.hi) return &b;
     return nullptr;
   };
@@ -119,7 +97,7 @@ std::optional<IterationShape> shapeOf(const RecordedRank& rank, std::int64_t n, 
     const Call& c = rank.calls[i].call;
     if (c.stream != compute) continue;
     if (c.kind == CallKind::StreamWait) {
-      for (RecordedBucket& b : shape.buckets)
+      for (DdpBucket& b : shape.buckets)
         if (c.event == b.done_event && i > b.reduce && b.final_wait == kNoCall) b.final_wait = i;
       continue;
     }
@@ -127,14 +105,14 @@ std::optional<IterationShape> shapeOf(const RecordedRank& rank, std::int64_t n, 
     const Touch* dst = touchOf(rank, i, 0);
     const Touch* src = touchOf(rank, i, 1);
     if (dst == nullptr || src == nullptr) continue;
-    if (RecordedBucket* b = bucketHolding(dst->address); b != nullptr && i < b->reduce) {
+    if (DdpBucket* b = bucketHolding(dst->address); b != nullptr && i < b->reduce) {
       if (dst->address + dst->bytes > b->hi || !gradient_at.emplace(dst->address, shape.gradients.size()).second) {
         why_not = fmt::format("iteration {}: a copy into a bucket overruns it or writes a slot twice", n);
         return std::nullopt;
       }
       filled[static_cast<std::size_t>(b - shape.buckets.data())] += dst->bytes;
       shape.gradients.push_back({i, kNoCall, dst->bytes});
-    } else if (RecordedBucket* from = bucketHolding(src->address); from != nullptr && i > from->done) {
+    } else if (DdpBucket* from = bucketHolding(src->address); from != nullptr && i > from->done) {
       auto g = gradient_at.find(src->address);
       if (g == gradient_at.end() || shape.gradients[g->second].copy_out != kNoCall ||
           shape.gradients[g->second].bytes != src->bytes) {
@@ -151,12 +129,12 @@ std::optional<IterationShape> shapeOf(const RecordedRank& rank, std::int64_t n, 
   for (const auto& slot : gradient_at) {
     place.emplace_back(static_cast<std::size_t>(bucketHolding(slot.first) - shape.buckets.data()), slot.first);
   }
-  std::vector<Gradient> in_layout;
+  std::vector<DdpGradient> in_layout;
   std::sort(place.begin(), place.end());
   for (const auto& [bucket, address] : place) in_layout.push_back(shape.gradients[gradient_at.at(address)]);
   shape.gradients = std::move(in_layout);
   for (std::size_t k = 0; k < shape.buckets.size(); ++k) {
-    const RecordedBucket& b = shape.buckets[k];
+    const DdpBucket& b = shape.buckets[k];
     if (filled[k] != b.hi - b.lo || emptied[k] != b.hi - b.lo || b.final_wait == kNoCall) {
       why_not = fmt::format("iteration {}: bucket {} is not filled by copies of gradients, copied back out after the "
                             "compute stream waits for its all-reduce (DDP with gradient_as_bucket_view writes no "
@@ -228,36 +206,37 @@ DdpReducer findDdpReducer(const RecordedRun& run, std::int64_t first, std::int64
       return out;
     }
     if (r == 0) {
-      const IterationShape& it = shape.iterations.front();
-      for (const RecordedBucket& b : it.buckets) out.bucket_bytes.push_back(b.hi - b.lo);
-      for (const Gradient& g : it.gradients) {
+      const DdpIteration& it = shape.iterations.front();
+      for (const DdpBucket& b : it.buckets) out.bucket_bytes.push_back(b.hi - b.lo);
+      for (const DdpGradient& g : it.gradients) {
         out.gradient_bytes += g.bytes;
         out.gradient_sizes.push_back(g.bytes);
       }
     }
+    out.ranks.push_back(std::move(shape.iterations));
   }
   out.found = true;
   return out;
 }
 
-RecordedRun rebucketDdp(const RecordedRun& run, std::int64_t first, std::int64_t last, std::uint64_t cap_bytes) {
+RecordedRun rebucketDdp(const RecordedRun& run, const DdpReducer& reducer, std::uint64_t cap_bytes) {
   RecordedRun out;
   out.assumptions = run.assumptions;
   out.imported = run.imported;
-  for (const RecordedRank& rank : run.ranks) {
-    const RankShape shape = rankShape(rank, first, last);
+  for (std::size_t rr = 0; rr < run.ranks.size(); ++rr) {
+    const RecordedRank& rank = run.ranks[rr];
     // Per call: what to drop, what to write before it and after it.
     std::vector<bool> dropped(rank.calls.size(), false);
     std::map<std::size_t, std::vector<RecordedCall>> before, after;
-    for (const IterationShape& it : shape.iterations) {
-      const RecordedBucket& model = it.buckets.front();
+    for (const DdpIteration& it : reducer.ranks[rr]) {
+      const DdpBucket& model = it.buckets.front();
       const RecordedCall& reduce = rank.calls[model.reduce];
       const StreamHandle compute = rank.calls[model.ready].call.stream;
       const StreamHandle comm = reduce.call.stream;
-      for (const RecordedBucket& b : it.buckets)
+      for (const DdpBucket& b : it.buckets)
         for (std::size_t i : {b.ready, b.wait, b.reduce, b.done, b.final_wait}) dropped[i] = true;
       std::vector<std::uint64_t> sizes;
-      for (const Gradient& g : it.gradients) sizes.push_back(g.bytes);
+      for (const DdpGradient& g : it.gradients) sizes.push_back(g.bytes);
       const std::vector<std::size_t> bucket_of = ddpBucketOf(sizes, cap_bytes);
       const std::size_t buckets = bucket_of.empty() ? 0 : bucket_of.back() + 1;
       std::vector<std::size_t> last_in(buckets, 0), first_out(buckets, kNoCall);

@@ -715,11 +715,8 @@ bool Scheduler::contiguous(std::uint32_t first, std::uint32_t end) const {
   // Fused reduce-scatters and all-gathers always go through the fusion buffer: separate calls'
   // per-rank slices never lie rank by rank (UnitIssue).
   if (end - first > 1 && !splittable(held_[first].args.type)) return false;
-  for (std::uint32_t i = first + 1; i < end; ++i) {
-    const CollectiveArgs& p = held_[i - 1].args;
-    const CollectiveArgs& c = held_[i].args;
-    if (c.send != p.send + p.send_bytes() || c.recv != p.recv + p.recv_bytes()) return false;
-  }
+  for (std::uint32_t i = first + 1; i < end; ++i)
+    if (!followsInMemory(held_[i - 1].args, held_[i].args)) return false;
   return true;
 }
 

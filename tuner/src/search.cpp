@@ -142,14 +142,10 @@ bool keptInPlace(const Knobs& k, const RecordedGroup& g) {
   });
 }
 
-// Members that follow each other in memory, both buffers: an all-reduce bucket of them is one
-// call in place (Scheduler::contiguous).
+// Members that follow each other in memory (Scheduler::contiguous).
 bool contiguousMembers(const RecordedGroup& g, std::uint32_t first, std::uint32_t end) {
-  for (std::uint32_t i = first + 1; i < end; ++i) {
-    const CollectiveArgs& p = g.members[i - 1];
-    const CollectiveArgs& c = g.members[i];
-    if (c.send != p.send + p.send_bytes() || c.recv != p.recv + p.recv_bytes()) return false;
-  }
+  for (std::uint32_t i = first + 1; i < end; ++i)
+    if (!followsInMemory(g.members[i - 1], g.members[i])) return false;
   return true;
 }
 

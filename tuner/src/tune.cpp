@@ -126,10 +126,10 @@ nlohmann::json replayPerIterationJson(const TuneReport& r) {
 void predictDdpBucketCaps(TuneReport& r, const WhatIfModel& model, double min_gain, const TuneProgress& progress) {
   r.ddp = findDdpReducer(model.calls(), model.firstIteration(), model.lastIteration());
   if (!r.ddp.found) return;
-  std::vector<double> caps_mb;
+  std::vector<std::uint64_t> caps_mb;
   std::vector<std::vector<std::size_t>> seen;
-  for (const double mb : {1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0, 200.0, 400.0, 800.0}) {
-    std::vector<std::size_t> bucket_of = ddpBucketOf(r.ddp.gradient_sizes, static_cast<std::uint64_t>(mb * (1 << 20)));
+  for (const std::uint64_t mb : {1, 2, 5, 10, 25, 50, 100, 200, 400, 800}) {
+    std::vector<std::size_t> bucket_of = ddpBucketOf(r.ddp.gradient_sizes, mb << 20);
     if (std::find(seen.begin(), seen.end(), bucket_of) != seen.end()) continue;
     seen.push_back(std::move(bucket_of));
     caps_mb.push_back(mb);
@@ -139,8 +139,7 @@ void predictDdpBucketCaps(TuneReport& r, const WhatIfModel& model, double min_ga
   std::size_t done = 0;
   analyzer::parallelFor(caps_mb.size(), [&](std::size_t k) {
     try {
-      const auto cap = static_cast<std::uint64_t>(caps_mb[k] * (1 << 20));
-      auto rebucketed = model.withCalls(rebucketDdp(model.calls(), model.firstIteration(), model.lastIteration(), cap));
+      auto rebucketed = model.withCalls(rebucketDdp(model.calls(), r.ddp, caps_mb[k] << 20));
       if (rebucketed.ok()) predicted[k] = rebucketed->predict(nullptr);
     } catch (const std::exception&) {
       // Out of memory for one cap: it goes unpredicted, the others stand.

@@ -60,6 +60,12 @@ struct CollectiveArgs {
   std::uint64_t recv_bytes() const;
 };
 
+// Whether `next` follows `previous` in memory, both its buffers: a bucket of such all-reduces is
+// one call in place.
+inline bool followsInMemory(const CollectiveArgs& previous, const CollectiveArgs& next) {
+  return next.send == previous.send + previous.send_bytes() && next.recv == previous.recv + previous.recv_bytes();
+}
+
 // The collectives the scheduler holds and reschedules: the gradient all-reduces of data
 // parallelism, and the reduce-scatters and all-gathers of sharded data parallelism (ZeRO,
 // FSDP). Every other collective keeps its place.

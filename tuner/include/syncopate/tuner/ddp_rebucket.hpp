@@ -12,13 +12,16 @@
 // the first closes at 1 MiB (DDP's first bucket), each later one once it holds the cap or more,
 // over the parameters in DDP's order (the recorded buffers' layout), launched in order.
 //
-// rebucketDdp() finds that pattern on every rank in every call of the modelled iterations and
-// writes the calls with the buckets a cap gives: the same copies, each new bucket's event, wait,
-// all-reduce (its time from the communicator's fit) and done event after its last copy, and the
-// wait for it before the first copy back out of it. Everything else keeps its recorded times.
+// findDdpReducer() finds that pattern on every rank in every modelled iteration, once;
+// rebucketDdp() then writes, for a cap, the calls with the buckets it gives: the same copies,
+// each new bucket's event, wait, all-reduce (its time from the communicator's fit) and done
+// event after its last copy, and the wait for it before the first copy back out of it.
+// Everything else keeps its recorded times.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -28,20 +31,43 @@ namespace syncopate::tuner {
 
 inline constexpr std::uint64_t kDdpFirstBucketBytes = 1ull << 20;  // DDP's _DEFAULT_FIRST_BUCKET_BYTES
 
+inline constexpr std::size_t kNoCall = std::numeric_limits<std::size_t>::max();
+
+// One bucket of one iteration as the reducer issued it: its calls (indices into the rank's
+// calls) around its all-reduce, and where its flat buffer lies.
+struct DdpBucket {
+  std::size_t ready = kNoCall, wait = kNoCall, reduce = kNoCall, done = kNoCall, final_wait = kNoCall;
+  std::uint64_t lo = 0, hi = 0;
+  std::uint64_t done_event = 0;
+};
+
+// A gradient's trip: its copy into a bucket and back out.
+struct DdpGradient {
+  std::size_t copy_in = kNoCall, copy_out = kNoCall;
+  std::uint64_t bytes = 0;
+};
+
+struct DdpIteration {
+  std::int64_t iteration = 0;
+  std::vector<DdpBucket> buckets;
+  std::vector<DdpGradient> gradients;  // in the buckets' layout: DDP's order of assignment
+};
+
 struct DdpReducer {
   bool found = false;
   std::string why_not;                      // when not found: what the run lacks, one sentence
   std::uint64_t gradient_bytes = 0;         // per iteration, all buckets (rank 0)
   std::vector<std::uint64_t> bucket_bytes;  // the recorded buckets of one iteration (rank 0)
   std::vector<std::uint64_t> gradient_sizes;  // per iteration, in DDP's order of assignment (rank 0)
+  std::vector<std::vector<DdpIteration>> ranks;  // per rank row of the run, its modelled iterations
 };
 
 // Whether every rank's modelled iterations [first, last] show DDP's reducer, and its buckets.
 DdpReducer findDdpReducer(const RecordedRun& run, std::int64_t first, std::int64_t last);
 
-// The run's calls with DDP's buckets cut at `cap_bytes` in the iterations [first, last] (the
-// reducer must have been found there); other iterations keep theirs.
-RecordedRun rebucketDdp(const RecordedRun& run, std::int64_t first, std::int64_t last, std::uint64_t cap_bytes);
+// The run's calls with DDP's buckets cut at `cap_bytes` in the iterations the reducer was found
+// in (it must have been found); other iterations keep theirs.
+RecordedRun rebucketDdp(const RecordedRun& run, const DdpReducer& reducer, std::uint64_t cap_bytes);
 
 // The bucket DDP puts each gradient in (gradients in its order of assignment: the parameters
 // reversed, as the recorded buckets lay them out) with a cap.

@@ -33,7 +33,7 @@ struct HeldCollective {
 // A bucket of several reduce-scatters or all-gathers (one part: offset 0, count the sum of the
 // members' per-rank counts) is never contiguous: the executor lays the fusion buffer out rank
 // by rank, each rank's slices of the members side by side, so that one call of `count`
-// elements per rank does what the members' calls did (fusionBufferLayout).
+// elements per rank does what the members' calls did (sharded_fusion.hpp).
 struct UnitIssue {
   std::span<const HeldCollective> members;  // the bucket's members, in the application's order
   std::uint64_t offset = 0, count = 0;      // elements
