@@ -28,6 +28,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "syncopate/plugin_abi/nccl_plugin_log.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -50,18 +52,6 @@ enum {
 
 /* Event states. */
 typedef enum { ncclProfilerKernelChStop = 22 } ncclProfilerEventState_v5_t;
-
-typedef enum {
-  NCCL_LOG_NONE = 0,
-  NCCL_LOG_VERSION = 1,
-  NCCL_LOG_WARN = 2,
-  NCCL_LOG_INFO = 3,
-  NCCL_LOG_ABORT = 4,
-  NCCL_LOG_TRACE = 5
-} ncclDebugLogLevel;
-
-typedef void (*ncclDebugLogger_t)(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
-                                  const char* fmt, ...);
 
 typedef struct {
   uint64_t type;   /* one event type bit */
