@@ -53,6 +53,15 @@ void run(const TuneArgs& args) {
     tuner::Plan plan = *report->plan;
     if (trace::Status s = tuner::writePlan(plan, plan_path); !s) fail("tune", s.message());
     doc["plan_file"] = plan_path.string();
+    // The same channel counts for users who apply settings without Syncopate (NCCL's example tuner).
+    if (!plan.channels.empty()) {
+      const std::filesystem::path conf_path = plan_path.parent_path() / "nccl_tuner.conf";
+      std::ofstream conf(conf_path, std::ios::trunc);
+      if (!conf || !(conf << tuner::ncclTunerConf(plan.channels, plan.ranks, args.dir))) {
+        fail("tune", fmt::format("cannot write {}: check that the directory is writable", conf_path.string()));
+      }
+      doc["nccl_tuner_conf"] = conf_path.string();
+    }
   } else if (args.output.empty()) {
     // An older plan in the run directory must not be mistaken for this run's advice.
     std::error_code ignored;

@@ -85,6 +85,17 @@ Environment recordEnvironment(const RecordOptions& options, const Environment& c
     warnings.push_back("NCCL_PROFILER_PLUGIN already names " + current.at("NCCL_PROFILER_PLUGIN") +
                        " (the job's own); left alone, so NCCL's algorithm, protocol and kernel timing are not recorded");
   }
+  // NCCL (>= 2.19, and simgpu's) loads its tuner plugin from NCCL_TUNER_PLUGIN: the same library
+  // (preload/nccl_tuner_plugin.cpp), which records NCCL's per-channel bandwidth and applies a
+  // plan's channel counts, and otherwise leaves NCCL's choices alone.
+  if (auto tuner = current.find("NCCL_TUNER_PLUGIN"); tuner != current.end() && !tuner->second.empty() &&
+                                                      tuner->second != library) {
+    warnings.push_back("NCCL_TUNER_PLUGIN already names " + tuner->second +
+                       " (the job's own); left alone, so NCCL's per-channel bandwidth is not recorded and a plan's "
+                       "channel counts are not applied");
+  } else {
+    changes["NCCL_TUNER_PLUGIN"] = library;
+  }
   changes["SYNCOPATE_OUTPUT_DIR"] = std::filesystem::absolute(options.output_dir).lexically_normal().string();
   changes["SYNCOPATE_BACKEND"] = options.backend;
   changes["SYNCOPATE_ITERATION_MARKER"] = options.iteration_marker;

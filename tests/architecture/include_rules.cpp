@@ -13,7 +13,7 @@ const std::map<std::string, PartRules>& projectRules() {
       {"collector", {true, {"trace", "plugin_abi", "dispatch"}}},
       {"analyzer", {true, {"trace"}}},
       {"tuner", {true, {"trace", "analyzer", "dispatch"}}},
-      {"preload", {true, {"dispatch", "collector", "tuner"}}},
+      {"preload", {true, {"plugin_abi", "dispatch", "collector", "tuner"}}},
       {"gui", {true, {"trace", "analyzer", "tuner"}}},
       {"cli", {true, {"trace", "collector", "analyzer", "tuner", "gui"}}},
       // What serves the project. simgpu implements the real libraries' interfaces and the

@@ -86,6 +86,21 @@ TEST(RecordEnvironment, MakesTheCollectorNcclsProfilerPluginUnlessTheJobChoseOne
   EXPECT_EQ(collector::ncclProfilerRequest(off, {}), "off");
 }
 
+// NCCL loads its tuner plugin from NCCL_TUNER_PLUGIN: the same library (it records NCCL's
+// per-channel bandwidth and applies a plan's channel counts), unless the job chose its own.
+TEST(RecordEnvironment, MakesThePreloadLibraryNcclsTunerPluginUnlessTheJobChoseOne) {
+  std::vector<std::string> warnings;
+  auto env = collector::recordEnvironment(options("out"), {}, warnings);
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_EQ(env.at("NCCL_TUNER_PLUGIN"), "/opt/syncopate/lib/libsyncopate_preload.so");
+
+  env = collector::recordEnvironment(options("out"), {{"NCCL_TUNER_PLUGIN", "ofi"}}, warnings);
+  EXPECT_EQ(env.count("NCCL_TUNER_PLUGIN"), 0u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings.front().find("NCCL_TUNER_PLUGIN already names ofi"), std::string::npos) << warnings.front();
+  EXPECT_NE(warnings.front().find("channel counts are not applied"), std::string::npos) << warnings.front();
+}
+
 TEST(RunDirectory, IsCreatedAndARecordingIsNeverMixedWithAnother) {
   TempDir dir;
   const auto run_dir = dir.path() / "a" / "b";

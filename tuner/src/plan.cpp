@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "syncopate/trace/hash.hpp"
+#include "syncopate/trace/types.hpp"
 
 namespace syncopate::tuner {
 
@@ -68,8 +69,17 @@ json toJson(const Plan& p) {
     groups.push_back(std::move(group));
   }
   j["groups"] = groups;
+  json channels = json::array();
+  for (const ChannelRule& rule : p.channels) {
+    channels.push_back({{"collective", trace::toString(rule.collective)},
+                        {"min_bytes", rule.min_bytes},
+                        {"max_bytes", rule.max_bytes},
+                        {"channels", rule.channels}});
+  }
+  j["channels"] = channels;
   return j;
 }
+
 
 std::uint64_t checksumOf(const json& without_checksum) { return trace::fnv1a(trace::jsonText(without_checksum)); }
 
@@ -82,6 +92,35 @@ T field(const json& j, const char* key, const char* where) {
   } catch (const json::exception&) {
     throw std::runtime_error(fmt::format("\"{}\" in {} has the wrong type", key, where));
   }
+}
+
+// A channel rule of the plan, checked: a collective whose channels NCCL's tuner interface sets,
+// sizes in order, a count NCCL can take (it caps counts at its channels, 64 at most).
+ChannelRule channelRule(const json& c) {
+  ChannelRule rule;
+  const std::string name = field<std::string>(c, "collective", "a channel rule");
+  bool named = false;
+  for (trace::CollType t : {trace::CollType::AllReduce, trace::CollType::AllGather, trace::CollType::ReduceScatter,
+                            trace::CollType::Broadcast, trace::CollType::Reduce}) {
+    if (trace::toString(t) == name) {
+      rule.collective = t;
+      named = true;
+    }
+  }
+  if (!named) {
+    throw std::runtime_error(fmt::format("a channel rule names \"{}\"; NCCL's tuner interface sets the channels of "
+                                         "AllReduce, AllGather, ReduceScatter, Broadcast and Reduce only",
+                                         name));
+  }
+  rule.min_bytes = field<std::uint64_t>(c, "min_bytes", "a channel rule");
+  rule.max_bytes = field<std::uint64_t>(c, "max_bytes", "a channel rule");
+  rule.channels = field<std::uint32_t>(c, "channels", "a channel rule");
+  if (rule.min_bytes > rule.max_bytes) throw std::runtime_error("a channel rule's min_bytes is above its max_bytes");
+  if (rule.channels < 1 || rule.channels > kMaxNcclChannels) {
+    throw std::runtime_error(fmt::format("a channel rule asks for {} channels; NCCL takes 1 to {}", rule.channels,
+                                         kMaxNcclChannels));
+  }
+  return rule;
 }
 
 }  // namespace
@@ -198,6 +237,10 @@ trace::Result<Plan> parsePlan(std::string_view text) {
         return trace::failure("the plan has a malformed group: " + problem);
       }
       p.groups.push_back(std::move(gp));
+    }
+    // Version 1.3 added channel counts; an older plan leaves NCCL's choice alone.
+    if (j.contains("channels")) {
+      for (const json& c : j.at("channels")) p.channels.push_back(channelRule(c));
     }
     return p;
   } catch (const std::exception& e) {

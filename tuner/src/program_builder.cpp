@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "syncopate/tuner/sharded_fusion.hpp"
+#include "syncopate/analyzer/collectives.hpp"
 
 namespace syncopate::tuner {
 
@@ -74,8 +75,15 @@ std::uint32_t ProgramBuilder::matchOf(std::int64_t comm, std::int64_t seq, std::
 void ProgramBuilder::collective(StreamHandle handle, const CollectiveArgs& args, analyzer::Index measured_op,
                                 std::int64_t seq, std::uint64_t offset) {
   const std::uint32_t match = matchOf(static_cast<std::int64_t>(args.comm), seq, offset, args.comm_size);
-  keepAbsentPeers(addOp(handle, OpClass::Communication, model_.collectiveNs(args, measured_op), kNoOp, match),
-                  measured_op);
+  std::uint32_t channels = 0;
+  if (ctx_.channels != nullptr) {
+    const std::int64_t bytes = analyzer::ncclTestsBytes(args.type, static_cast<std::int64_t>(args.count), args.dtype, args.comm_size);
+    if (bytes >= 0) channels = channelsFor(*ctx_.channels, args.type, static_cast<std::uint64_t>(bytes));
+  }
+  const std::uint32_t op =
+      addOp(handle, OpClass::Communication, model_.collectiveNs(args, measured_op, channels), kNoOp, match);
+  if (op != kNoOp) ctx_.program.ops[op].interference = model_.interferenceWeight(measured_op, channels);
+  keepAbsentPeers(op, measured_op);
 }
 
 bool ProgramBuilder::prepareEvents(std::uint32_t count) {

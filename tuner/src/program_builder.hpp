@@ -26,6 +26,7 @@ struct ProgramContext {
   // the same on every rank, as matches are.
   std::map<std::int64_t, std::uint32_t> barriers;
   bool delayed = false;
+  const std::vector<ChannelRule>* channels = nullptr;  // the plan's channel counts; null: as recorded
 };
 
 class ProgramBuilder : public Executor {

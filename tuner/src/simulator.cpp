@@ -258,11 +258,19 @@ class Simulation {
 
   void retarget(Device& d) {
     int compute = 0, communication = 0;
-    for (std::uint32_t a : d.active) (p_.ops[a].op_class == OpClass::Compute ? compute : communication)++;
+    double weight = 0;  // the largest interference weight of the communication running
+    for (std::uint32_t a : d.active) {
+      if (p_.ops[a].op_class == OpClass::Compute) {
+        ++compute;
+      } else {
+        ++communication;
+        weight = std::max(weight, p_.ops[a].interference);
+      }
+    }
     for (std::uint32_t a : d.active) {
       const bool is_compute = p_.ops[a].op_class == OpClass::Compute;
       const bool overlapped = is_compute ? communication > 0 : compute > 0;
-      const double slowdown = is_compute ? p_.compute_slowdown : p_.communication_slowdown;
+      const double slowdown = is_compute ? p_.compute_slowdown * weight : p_.communication_slowdown;
       const double rate = overlapped ? 1.0 / (1.0 + slowdown) : 1.0;
       OpState& st = op_[a];
       if (rate == st.rate && st.version > 0) continue;

@@ -165,6 +165,49 @@ void predictDdpBucketCaps(TuneReport& r, const WhatIfModel& model, double min_ga
   if (best != r.ddp_bucket_caps.end() && best->gain >= min_gain) r.setting = *best;
 }
 
+std::string channelRulesText(const std::vector<ChannelRule>& rules) {
+  std::string text;
+  for (const ChannelRule& rule : rules) {
+    text += fmt::format("{}{} on {} channel{}", text.empty() ? "" : ", ", trace::toString(rule.collective), rule.channels,
+                        rule.channels == 1 ? "" : "s");
+  }
+  return text;
+}
+
+std::string channelsWhy(const TuneReport& r) {
+  return fmt::format(" NCCL channels: {} (recorded on {}), so that collectives take fewer SMs from the compute they "
+                     "overlap while one channel's {} keeps them as fast; applied through NCCL's tuner plugin.",
+                     channelRulesText(r.channels.chosen), r.channels.recorded_channels,
+                     bandwidthText(r.channels.per_channel_bytes_per_ns));
+}
+
+// The recommended schedule's plan with the channel counts that gain on top of it.
+void addChannels(Plan& plan, const TuneReport& r) {
+  if (r.channels.chosen.empty()) return;
+  plan.channels = r.channels.chosen;
+  plan.prediction.iteration_ms = r.channels.predicted_iteration_ms;
+  plan.prediction.speedup = r.replay_ms / r.channels.predicted_iteration_ms;
+  plan.why += channelsWhy(r);
+}
+
+// A plan of channel counts alone: the schedule stays the program's (no group is planned, so the
+// runtime reorders nothing).
+Plan channelsOnlyPlan(const TuneReport& r) {
+  Candidate as_recorded;
+  as_recorded.knobs.communication_stream = false;
+  as_recorded.knobs.order = Order::Program;
+  as_recorded.prediction.iteration_ns = r.replay_ms * 1e6;
+  Plan plan = planFor(r, as_recorded);
+  plan.groups.clear();
+  plan.why = fmt::format("The schedule stays as the program issues it.{} Predicted step {:.1f} ms against {:.1f} ms "
+                         "replayed.",
+                         channelsWhy(r), r.channels.predicted_iteration_ms, r.replay_ms);
+  plan.channels = r.channels.chosen;
+  plan.prediction.iteration_ms = r.channels.predicted_iteration_ms;
+  plan.prediction.speedup = r.replay_ms / r.channels.predicted_iteration_ms;
+  return plan;
+}
+
 }  // namespace
 
 trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_dir, std::int32_t ranks,
@@ -212,8 +255,20 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
   }
   setConfidence(r, model);
   predictDdpBucketCaps(r, model, options.search.min_gain, progress);
+  if (model.calls().buffersKnown()) {
+    const Candidate* schedule =
+        r.search.recommended >= 0 ? &r.search.candidates[static_cast<std::size_t>(r.search.recommended)] : nullptr;
+    const ScheduleRules rules = schedule != nullptr ? rulesFor(schedule->knobs, r.search.groups) : ScheduleRules{};
+    if (progress) progress("predicting NCCL channel counts", 0, 1);
+    r.channels = searchChannels(model, schedule != nullptr ? &rules : nullptr,
+                                schedule != nullptr ? kChannelMinGain : options.search.min_gain);
+  }
   if (r.search.recommended >= 0) {
     r.plan = planFor(r, r.search.candidates[static_cast<std::size_t>(r.search.recommended)]);
+    addChannels(*r.plan, r);
+  } else if (!r.channels.chosen.empty() && r.replay_ms > 0 &&
+             1.0 - r.channels.predicted_iteration_ms / r.replay_ms >= options.search.min_gain) {
+    r.plan = channelsOnlyPlan(r);
   } else if (!r.search.note.empty() && r.measured_ms > 0) {
     // Why nothing is worth a plan, in the run's own terms: how far the step is from what no
     // schedule can beat.
@@ -257,6 +312,9 @@ trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const Tu
   if (progress) progress("modelling", 0, 1);
   auto whatif = WhatIfModel::build(*model, *analysis, *pointers, options.model);
   if (!whatif.ok()) return whatif.status();
+  auto channels = readRecordedChannels(*model);
+  if (!channels.ok()) return channels.status();
+  whatif->setChannels(std::move(channels).value());
   auto report = tuneModel(*whatif, run_dir.string(), static_cast<std::int32_t>(model->ranks.size()), resolved, progress);
   if (report.ok() && resolved.search.memory_limit > 0) report->memory_limit.source = limit_source;
   return report;
@@ -345,7 +403,7 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
   j["recommended"] = r.search.recommended;
   if (!r.search.note.empty()) j["note"] = r.search.note;
   json recommendations = json::array();
-  if (r.plan) {
+  if (r.plan && !r.plan->groups.empty()) {
     recommendations.push_back(
         {{"setting", "gradient synchronisation schedule (Syncopate's runtime)"},
          {"value", describe(r.plan->knobs)},
@@ -359,7 +417,45 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
                 {"gain", s.gain},                 {"buckets", s.buckets}};
   };
   if (r.setting) recommendations.push_back(settingJson(*r.setting));
+  if (r.plan && !r.plan->channels.empty()) {
+    recommendations.push_back(
+        {{"setting", "nccl_channels"},
+         {"value", channelRulesText(r.plan->channels)},
+         {"how_to_apply", "syncopate run --plan PLAN (through NCCL's tuner plugin), or NCCL's example tuner plugin "
+                          "with NCCL_TUNER_CONFIG_FILE=nccl_tuner_conf, the file beside the plan"},
+         {"predicted_iteration_ms", r.channels.predicted_iteration_ms},
+         {"gain", r.replay_ms > 0 ? 1.0 - r.channels.predicted_iteration_ms / r.replay_ms : 0.0}});
+  }
   j["recommendations"] = recommendations;
+  auto ruleJson = [](const ChannelRule& rule) {
+    return json{{"collective", trace::toString(rule.collective)},
+                {"min_bytes", rule.min_bytes},
+                {"max_bytes", rule.max_bytes},
+                {"channels", rule.channels}};
+  };
+  json channels = {{"searched", r.channels.searched},
+                   {"recorded_channels", r.channels.recorded_channels},
+                   {"per_channel_bandwidth_gbps", r.channels.per_channel_bytes_per_ns},
+                   {"per_channel_source", r.channels.per_channel_source}};
+  if (r.channels.searched) {
+    json rows = json::array();
+    for (const ChannelCandidate& c : r.channels.candidates) {
+      json row = ruleJson(c.rule);
+      row["predicted_iteration_ms"] = c.predicted_iteration_ms;
+      row["gain"] = c.gain;
+      rows.push_back(std::move(row));
+    }
+    json chosen = json::array();
+    for (const ChannelRule& rule : r.channels.chosen) chosen.push_back(ruleJson(rule));
+    channels["schedule_ms"] = r.channels.schedule_ms;
+    channels["candidates"] = rows;
+    channels["chosen"] = chosen;
+    channels["predicted_iteration_ms"] = r.channels.predicted_iteration_ms;
+    channels["gain"] = r.channels.gain;
+  } else {
+    channels["why_not"] = r.channels.why_not;
+  }
+  j["channels"] = channels;
   json ddp = {{"found", r.ddp.found}};
   if (r.ddp.found) {
     ddp["buckets"] = r.ddp.bucket_bytes.size();
@@ -375,10 +471,16 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
   j["framework"] = {{"ddp", ddp}};
   if (!r.recommendations_note.empty()) j["recommendations_note"] = r.recommendations_note;
   if (r.plan) {
-    j["plan"] = {{"schedule", describe(r.plan->knobs)},
+    json channel_rules = json::array();
+    for (const ChannelRule& rule : r.plan->channels) channel_rules.push_back(ruleJson(rule));
+    j["plan"] = {{"schedule", r.plan->groups.empty() ? "as the program issues it" : describe(r.plan->knobs)},
+                 {"channels", channel_rules},
                  {"predicted_iteration_ms", r.plan->prediction.iteration_ms},
                  {"speedup", r.plan->prediction.speedup},
-                 {"fusion_buffer_bytes", r.search.candidates[static_cast<std::size_t>(r.search.recommended)].fusion_buffer_bytes},
+                 {"fusion_buffer_bytes",
+                  r.search.recommended >= 0
+                      ? r.search.candidates[static_cast<std::size_t>(r.search.recommended)].fusion_buffer_bytes
+                      : 0},
                  {"why", r.plan->why}};
   }
   return j;
@@ -446,9 +548,23 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
     if (r.setting) t += fmt::format("Set it: {}\n\n", r.setting->how_to_apply);
     else t += "\n";
   }
+  if (r.channels.searched) {
+    t += fmt::format("NCCL channels (recorded on {}, {} a channel), on top of {}:\n", r.channels.recorded_channels,
+                     bandwidthText(r.channels.per_channel_bytes_per_ns),
+                     r.search.recommended >= 0 ? "the recommended schedule" : "the recorded schedule");
+    for (const ChannelCandidate& c : r.channels.candidates) {
+      t += fmt::format("  {:<14} on {:2} channels  {:9.3f} ms  {:>7}\n", trace::toString(c.rule.collective),
+                       c.rule.channels, c.predicted_iteration_ms, percent(c.gain));
+    }
+    t += r.channels.chosen.empty() ? "  no count gains enough\n\n"
+                                   : fmt::format("  chosen: {}\n\n", channelRulesText(r.channels.chosen));
+  } else if (!r.channels.why_not.empty()) {
+    t += fmt::format("NCCL channels not searched: {}.\n\n", r.channels.why_not);
+  }
   if (r.plan) {
     const double gap = r.measured_ms - r.plan->prediction.ideal_ms;
-    t += fmt::format("Recommended: {}.\n{}\n", describe(r.plan->knobs), r.plan->why);
+    t += fmt::format("Recommended: {}{}.\n{}\n", r.plan->groups.empty() ? "the program's own schedule" : describe(r.plan->knobs),
+                     r.plan->channels.empty() ? "" : ", NCCL channels " + channelRulesText(r.plan->channels), r.plan->why);
     if (gap > 0) {
       t += fmt::format("It would close {:.0f}% of the {:.1f} ms between the measured step and the ideal bound.\n",
                        100.0 * (r.measured_ms - r.plan->prediction.iteration_ms) / gap, gap);

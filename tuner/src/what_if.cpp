@@ -10,6 +10,7 @@
 
 #include "syncopate/trace/hash.hpp"
 #include "program_builder.hpp"
+#include "syncopate/analyzer/collectives.hpp"
 
 namespace syncopate::tuner {
 
@@ -174,6 +175,29 @@ double WhatIfModel::collectiveNs(const CollectiveArgs& a, Index fallback_op) con
   return fallback_op == analyzer::kNone ? 0.0 : standalone_[fallback_op];
 }
 
+double WhatIfModel::collectiveNs(const CollectiveArgs& a, Index fallback_op, std::uint32_t channels) const {
+  const double as_recorded = collectiveNs(a, fallback_op);
+  const std::uint32_t recorded = fallback_op != analyzer::kNone && fallback_op < channels_.per_op.size() && channels_.per_op[fallback_op] > 0
+                                     ? channels_.per_op[fallback_op]
+                                     : channels_.usual;
+  if (channels == 0 || recorded == 0 || channels >= recorded || channels_.per_channel_bytes_per_ns <= 0) return as_recorded;
+  if (fallback_op != analyzer::kNone && partial_comms_.count(a.comm) != 0) return as_recorded;
+  const CommFit* fit = comm_.find(static_cast<std::int64_t>(a.comm));
+  const std::int64_t bytes = analyzer::ncclTestsBytes(a.type, static_cast<std::int64_t>(a.count), a.dtype, a.comm_size);
+  if (fit == nullptr || fit->ns_per_byte <= 0 || bytes <= 0) return as_recorded;
+  const double transfer_ns = fit->ns_per_byte * analyzer::busBandwidthFactor(a.type, a.comm_size) * static_cast<double>(bytes);
+  const double recorded_bytes_per_ns = 1.0 / fit->ns_per_byte;
+  const double bytes_per_ns = std::min(recorded_bytes_per_ns, channels * channels_.per_channel_bytes_per_ns);
+  return as_recorded + transfer_ns * (recorded_bytes_per_ns / bytes_per_ns - 1.0);
+}
+
+double WhatIfModel::interferenceWeight(Index op, std::uint32_t channels) const {
+  if (channels_.usual == 0) return 1.0;
+  const std::uint32_t recorded = op != analyzer::kNone && op < channels_.per_op.size() ? channels_.per_op[op] : 0;
+  const std::uint32_t used = channels > 0 ? channels : recorded > 0 ? recorded : channels_.usual;
+  return static_cast<double>(used) / channels_.usual;
+}
+
 trace::Result<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, const analyzer::Analysis& a,
                                               const OpPointers& pointers, const ModelOptions& options) {
   if (options.window_iterations < 3) return trace::failure("the model needs a window of at least 3 iterations");
@@ -274,7 +298,7 @@ trace::Result<WhatIfModel> WhatIfModel::withCalls(RecordedRun calls) const {
   return w;
 }
 
-Prediction WhatIfModel::predict(const ScheduleRules* rules, bool delayed) const {
+Prediction WhatIfModel::predict(const ScheduleRules* rules, bool delayed, const std::vector<ChannelRule>* channels) const {
   Prediction p;
   std::uint32_t next_host = static_cast<std::uint32_t>(calls_.ranks.size());  // hosts of threads beyond a rank's first
   if (rules != nullptr && !calls_.buffersKnown()) {
@@ -285,6 +309,7 @@ Prediction WhatIfModel::predict(const ScheduleRules* rules, bool delayed) const 
   }
   ProgramContext ctx;
   ctx.delayed = delayed;
+  ctx.channels = channels;
   ctx.program.launch_latency_ns = host_.launch_latency_ns;
   ctx.program.compute_slowdown = interference_.compute.slowdown;
   ctx.program.communication_slowdown = interference_.communication.slowdown;

@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_set>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "syncopate/dispatch/kernel_registry.hpp"
 #include "syncopate/dispatch/proc_address.hpp"
 #include "recorder/nccl_profiler.hpp"
+#include "syncopate/collector/nccl_tuner_note.hpp"
 #include "recorder/recorder.hpp"
 #include "syncopate/trace/diagnostics.hpp"
 #include "syncopate/trace/writer.hpp"
@@ -35,6 +37,7 @@ struct BackgroundThread::State {
   bool store_failed = false;
   bool nccl_profiler_noted = false;   // meta.nccl_profiler written
   bool nccl_profiler_loaded = false;  // what it says
+  double channel_bandwidth_noted = 0;  // meta.nccl_per_channel_bandwidth as written
   bool disk_problem_reported = false;
   std::int32_t rank_in_store = -1;
   StreamOrder order;
@@ -156,6 +159,18 @@ void BackgroundThread::createStore() {
   (void)s.writer->setMeta("recording_mode", recorder_.config().armed ? "armed" : "continuous");
   (void)s.writer->setMeta("iteration_marker", recorder_.config().iteration_marker);
   noteNcclProfiler();
+  noteChannelBandwidth();
+}
+
+// meta.nccl_per_channel_bandwidth: the most one ring channel moves, as NCCL told its tuner
+// plugin (nccl_tuner_note.hpp), once a communicator exists.
+void BackgroundThread::noteChannelBandwidth() {
+  State& s = *state_;
+  const NcclChannelBandwidth noted = notedChannelBandwidth();
+  if (!s.writer || noted.bytes_per_second <= 0 || noted.bytes_per_second == s.channel_bandwidth_noted) return;
+  s.channel_bandwidth_noted = noted.bytes_per_second;
+  (void)s.writer->setMeta("nccl_per_channel_bandwidth", std::to_string(std::llround(noted.bytes_per_second)));
+  (void)s.writer->setMeta("nccl_per_channel_bandwidth_nodes", std::to_string(noted.nodes));
 }
 
 // meta.nccl_profiler: whether NCCL loaded the collector as its profiler plugin (it does so when
@@ -253,6 +268,7 @@ void BackgroundThread::step(std::int64_t now_ns) {
   if (s.writer && !s.resolved.empty()) (void)s.writer->append(trace::kNoThread, s.resolved);
   describeNewDevices();
   noteNcclProfiler();
+  noteChannelBandwidth();
   if (const std::int32_t rank = recorder_.rank(); s.writer && rank != s.rank_in_store && rank >= 0) {
     s.rank_in_store = rank;
     (void)s.writer->setMeta("world_size", std::to_string(recorder_.worldSize()));

@@ -50,6 +50,7 @@ class BackgroundThread {
   void drainRings();
   void describeNewDevices();
   void noteNcclProfiler();
+  void noteChannelBandwidth();
   void flush(std::int64_t now_ns);
   void finish(std::int64_t gpu_deadline_ns);
 

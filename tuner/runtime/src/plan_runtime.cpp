@@ -90,6 +90,13 @@ bool PlanRuntime::activate() noexcept {
     } catch (...) {
       disabled_reason_ = "out of memory while reading the plan";
     }
+    if (plan_ && plan_->groups.empty() && !plan_->channels.empty()) {
+      // Channel counts alone: NCCL applies them through the tuner plugin; nothing is reordered.
+      log(LogLevel::Info, "runtime: %s sets NCCL channel counts only; the schedule stays the program's",
+          plan_path_.c_str());
+      state_.store(State::Off, std::memory_order_release);
+      return;
+    }
     if (!plan_) {
       ++said_[static_cast<std::size_t>(tuner::Fallback::PlanUnusable)];
       log(LogLevel::Error, "runtime: %s; the job runs unchanged", disabled_reason_.c_str());
@@ -100,6 +107,11 @@ bool PlanRuntime::activate() noexcept {
     state_.store(State::Active, std::memory_order_release);
   });
   return state_.load(std::memory_order_acquire) == State::Active;
+}
+
+std::uint32_t PlanRuntime::channelsFor(trace::CollType collective, std::uint64_t bytes) noexcept {
+  activate();  // once; after it, plan_ no longer changes
+  return plan_ ? tuner::channelsFor(plan_->channels, collective, bytes) : 0;
 }
 
 bool PlanRuntime::ensureScheduler() noexcept {

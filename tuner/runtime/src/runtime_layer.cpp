@@ -29,4 +29,9 @@ bool tunerRuntimeRequested() noexcept {
 
 const Layer kTunerRuntimeLayer{"tuner runtime", wrapCudart, wrapDriver, wrapNccl};
 
+std::uint32_t plannedChannels(trace::CollType collective, std::uint64_t bytes) noexcept {
+  if (!tunerRuntimeRequested()) return 0;
+  return PlanRuntime::instance().channelsFor(collective, bytes);
+}
+
 }  // namespace syncopate::preload

@@ -13,6 +13,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "syncopate/trace/status.hpp"
+#include "syncopate/tuner/channels.hpp"
 #include "syncopate/tuner/schedule_rules.hpp"
 #include "syncopate/tuner/knobs.hpp"
 
@@ -22,8 +23,9 @@ inline constexpr std::string_view kPlanFormat = "syncopate-plan";
 inline constexpr int kPlanMajor = 1;
 // 1.1: groups of reduce-scatters and all-gathers, and the "need" order. 1.2: buckets of several
 // reduce-scatters or all-gathers (fused through the fusion buffer laid out rank by rank), which a
-// 1.1 runtime leaves in their original order. 1.0 and 1.1 plans still load.
-inline constexpr int kPlanMinor = 2;
+// 1.1 runtime leaves in their original order. 1.3: channel counts per collective kind and size
+// (channels.hpp), applied through NCCL's tuner plugin. 1.0 to 1.2 plans still load.
+inline constexpr int kPlanMinor = 3;
 
 struct PlanPrediction {
   double baseline_measured_ms = 0;   // the recorded run's iteration time
@@ -47,6 +49,7 @@ struct Plan {
   double compute_slowdown = 0, communication_slowdown = 0;
   bool interference_measured = false;
   std::vector<GroupPlan> groups;
+  std::vector<ChannelRule> channels; // NCCL channel counts (empty: NCCL's own choice everywhere)
   std::uint64_t checksum = 0;        // over everything above, as written
 
   bool changesTrainingMathematics() const { return knobs.delayed; }

@@ -8,7 +8,9 @@
 //   - a collective starts on every rank when the last rank's op can start, and takes its
 //     modelled time from there; an op never starts before its `not_before_ns`;
 //   - while compute and communication run together on a device, compute progresses at
-//     1/(1+compute_slowdown) and communication at 1/(1+communication_slowdown) of its speed;
+//     1/(1+compute_slowdown*w) and communication at 1/(1+communication_slowdown) of its speed,
+//     w the largest interference weight of the communication running (its channels relative
+//     to those the slowdown was measured with; 1 for a collective as recorded);
 //   - copies and event markers neither use the compute engine nor interfere.
 // Hosts: a rank's host advances through its steps (CPU time, issuing an op, waiting for an op
 // to end, meeting every other rank at a barrier).
@@ -41,6 +43,7 @@ struct SimProgram {
     std::uint32_t dep_begin = 0, dep_count = 0;  // range in `deps`: ops it waits for
     std::int32_t tag = -1;          // the caller's label (the model: iteration number)
     double not_before_ns = 0;       // it starts no earlier (a collective whose peers are not simulated)
+    double interference = 1.0;      // communication: how hard it slows compute (channels.hpp)
   };
   enum class StepKind : std::uint8_t { Cpu = 0, Issue = 1, Wait = 2, Barrier = 3 };
   struct Step {

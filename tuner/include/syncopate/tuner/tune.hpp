@@ -13,12 +13,16 @@
 
 #include "syncopate/analyzer/analysis.hpp"
 #include "syncopate/trace/status.hpp"
+#include "syncopate/tuner/channel_search.hpp"
 #include "syncopate/tuner/ddp_rebucket.hpp"
 #include "syncopate/tuner/plan.hpp"
 #include "syncopate/tuner/search.hpp"
 #include "syncopate/tuner/what_if.hpp"
 
 namespace syncopate::tuner {
+
+// Channel counts are added to a recommended schedule when they gain at least this much over it.
+inline constexpr double kChannelMinGain = 0.005;
 
 struct TuneOptions {
   ModelOptions model;
@@ -73,6 +77,8 @@ struct TuneReport {
   DdpReducer ddp;
   std::vector<SettingPrediction> ddp_bucket_caps;
   std::optional<SettingPrediction> setting;
+  // NCCL channel counts on top of the recommended schedule (or the recorded one).
+  ChannelSearch channels;
   std::optional<Plan> plan;        // the recommended plan, if any
   // Why `recommendations` is empty (the search's note, also what the GUI shows): what `--json`
   // says under `recommendations_note`.

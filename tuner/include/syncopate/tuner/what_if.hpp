@@ -21,6 +21,7 @@
 #include "syncopate/analyzer/analysis.hpp"
 #include "syncopate/trace/status.hpp"
 #include "syncopate/analyzer/run_model.hpp"
+#include "syncopate/tuner/channels.hpp"
 #include "syncopate/tuner/fits.hpp"
 #include "syncopate/tuner/op_pointers.hpp"
 #include "syncopate/tuner/recorded_calls.hpp"
@@ -73,7 +74,21 @@ class WhatIfModel {
   // The schedule `rules` describes (nullptr: as recorded). `delayed`: the one-step-delayed
   // mode, in which each consumer waits for the previous iteration's bucket instead of its
   // own (it changes the training mathematics).
-  Prediction predict(const ScheduleRules* rules, bool delayed = false) const;
+  // `channels`: NCCL channel counts the plan sets (channels.hpp); nullptr: as recorded.
+  Prediction predict(const ScheduleRules* rules, bool delayed = false,
+                     const std::vector<ChannelRule>* channels = nullptr) const;
+
+  // What the recording says of channels (readRecordedChannels); none until set.
+  void setChannels(RecordedChannels channels) { channels_ = std::move(channels); }
+  const RecordedChannels& channels() const { return channels_; }
+  // Standalone time of a collective on `channels` channels (0: as recorded). Fewer channels than
+  // recorded move its bytes at min(recorded bandwidth, channels × per-channel bandwidth); more
+  // are taken to gain nothing (the recording cannot show that they would). As recorded without
+  // a per-channel bandwidth or a fit of its communicator.
+  double collectiveNs(const CollectiveArgs& args, analyzer::Index fallback_op, std::uint32_t channels) const;
+  // How hard a collective on `channels` (0: as recorded) slows compute, relative to the
+  // recorded collectives the interference was measured with: channels / the usual count.
+  double interferenceWeight(analyzer::Index op, std::uint32_t channels) const;
 
   // The measured iteration time of the predicted iterations (mean over them and the ranks).
   double measuredIterationNs() const { return measured_ns_; }
@@ -123,6 +138,7 @@ class WhatIfModel {
   std::unordered_map<analyzer::Index, std::int64_t> absent_peers_start_;
   double measured_ns_ = 0;
   std::vector<double> measured_per_iteration_;
+  RecordedChannels channels_;
 };
 
 }  // namespace syncopate::tuner

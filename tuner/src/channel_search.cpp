@@ -1,0 +1,106 @@
+#include "syncopate/tuner/channel_search.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "syncopate/analyzer/collectives.hpp"
+#include "syncopate/analyzer/parallel_for.hpp"
+
+namespace syncopate::tuner {
+namespace {
+
+double ms(double ns) { return ns / 1e6; }
+
+// Per settable kind the modelled iterations issue: the smallest and largest size.
+std::map<trace::CollType, std::pair<std::uint64_t, std::uint64_t>> sizesByKind(const WhatIfModel& model) {
+  std::map<trace::CollType, std::pair<std::uint64_t, std::uint64_t>> sizes;
+  for (std::size_t r = 0; r < model.ranks(); ++r) {
+    const RecordedRank& rank = model.calls().ranks[r];
+    const auto [begin, end] = model.windowCalls(r);
+    for (std::size_t i = begin; i < end && i < rank.calls.size(); ++i) {
+      const Call& call = rank.calls[i].call;
+      if (call.kind != CallKind::Collective || !channelsSettable(call.collective.type)) continue;
+      const CollectiveArgs& a = call.collective;
+      const std::int64_t bytes = analyzer::ncclTestsBytes(a.type, static_cast<std::int64_t>(a.count), a.dtype, a.comm_size);
+      if (bytes < 0) continue;
+      auto [it, inserted] = sizes.try_emplace(a.type, bytes, bytes);
+      it->second.first = std::min<std::uint64_t>(it->second.first, static_cast<std::uint64_t>(bytes));
+      it->second.second = std::max<std::uint64_t>(it->second.second, static_cast<std::uint64_t>(bytes));
+    }
+  }
+  return sizes;
+}
+
+}  // namespace
+
+ChannelSearch searchChannels(const WhatIfModel& model, const ScheduleRules* schedule, double min_gain) {
+  ChannelSearch out;
+  const RecordedChannels& recorded = model.channels();
+  out.recorded_channels = recorded.usual;
+  out.per_channel_bytes_per_ns = recorded.per_channel_bytes_per_ns;
+  out.per_channel_source = recorded.per_channel_source;
+  if (recorded.usual == 0) {
+    out.why_not = "the recording has no channel count of any collective (NCCL's profiler plugin was not loaded, or the "
+                  "run was imported)";
+    return out;
+  }
+  if (recorded.per_channel_bytes_per_ns <= 0) {
+    out.why_not = "the recording has no per-channel bandwidth (NCCL did not load Syncopate as its tuner plugin), so "
+                  "what fewer channels would cost cannot be predicted";
+    return out;
+  }
+  if (recorded.usual < 2) {
+    out.why_not = "the collectives already run on one channel";
+    return out;
+  }
+  const auto sizes = sizesByKind(model);
+  if (sizes.empty()) {
+    out.why_not = "the modelled iterations issue no collective whose channels NCCL's tuner interface sets";
+    return out;
+  }
+  const Prediction base = model.predict(schedule);
+  if (!base.ok) {
+    out.why_not = "the schedule's own prediction failed: " + base.error;
+    return out;
+  }
+  out.searched = true;
+  out.schedule_ms = ms(base.iteration_ns);
+  // Each kind on 1, 2, 4, ... channels, below what it was recorded with.
+  for (const auto& [kind, range] : sizes) {
+    for (std::uint32_t c = 1; c < recorded.usual; c *= 2) out.candidates.push_back({{kind, range.first, range.second, c}, 0, 0});
+  }
+  std::vector<std::optional<Prediction>> predicted(out.candidates.size());
+  analyzer::parallelFor(out.candidates.size(), [&](std::size_t k) {
+    try {
+      const std::vector<ChannelRule> rules{out.candidates[k].rule};
+      predicted[k] = model.predict(schedule, false, &rules);
+    } catch (const std::exception&) {
+      // Out of memory for one count: it goes unpredicted, the others stand.
+    }
+  });
+  std::map<trace::CollType, const ChannelCandidate*> best;
+  for (std::size_t k = 0; k < out.candidates.size(); ++k) {
+    ChannelCandidate& c = out.candidates[k];
+    if (!predicted[k] || !predicted[k]->ok) continue;
+    c.predicted_iteration_ms = ms(predicted[k]->iteration_ns);
+    c.gain = 1.0 - c.predicted_iteration_ms / out.schedule_ms;
+    auto [it, inserted] = best.try_emplace(c.rule.collective, &c);
+    if (!inserted && c.predicted_iteration_ms < it->second->predicted_iteration_ms) it->second = &c;
+  }
+  for (const auto& [kind, c] : best) {
+    if (c->gain >= min_gain) out.chosen.push_back(c->rule);
+  }
+  out.predicted_iteration_ms = out.schedule_ms;
+  if (out.chosen.empty()) return out;
+  const Prediction together = model.predict(schedule, false, &out.chosen);
+  if (!together.ok || ms(together.iteration_ns) >= out.schedule_ms) {
+    out.chosen.clear();
+    return out;
+  }
+  out.predicted_iteration_ms = ms(together.iteration_ns);
+  out.gain = 1.0 - out.predicted_iteration_ms / out.schedule_ms;
+  return out;
+}
+
+}  // namespace syncopate::tuner

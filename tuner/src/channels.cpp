@@ -1,0 +1,57 @@
+#include "syncopate/tuner/channels.hpp"
+
+#include <fmt/format.h>
+
+namespace syncopate::tuner {
+
+std::uint32_t channelsFor(std::span<const ChannelRule> rules, trace::CollType collective, std::uint64_t bytes) noexcept {
+  for (const ChannelRule& rule : rules) {
+    if (rule.collective == collective && rule.min_bytes <= bytes && bytes <= rule.max_bytes) return rule.channels;
+  }
+  return 0;
+}
+
+bool channelsSettable(trace::CollType collective) noexcept {
+  switch (collective) {
+    case trace::CollType::AllReduce:
+    case trace::CollType::AllGather:
+    case trace::CollType::ReduceScatter:
+    case trace::CollType::Broadcast:
+    case trace::CollType::Reduce: return true;
+    default: return false;
+  }
+}
+
+namespace {
+
+// The names NCCL's example tuner gives the collectives.
+std::string_view confName(trace::CollType collective) {
+  switch (collective) {
+    case trace::CollType::AllReduce: return "allreduce";
+    case trace::CollType::AllGather: return "allgather";
+    case trace::CollType::ReduceScatter: return "reducescatter";
+    case trace::CollType::Broadcast: return "broadcast";
+    case trace::CollType::Reduce: return "reduce";
+    default: return "";
+  }
+}
+
+}  // namespace
+
+std::string ncclTunerConf(std::span<const ChannelRule> rules, std::int32_t ranks, std::string_view source) {
+  std::string out = fmt::format(
+      "# NCCL tuner configuration written by syncopate tune from {}\n"
+      "# For NCCL's example tuner plugin (NCCL_TUNER_PLUGIN, NCCL_TUNER_CONFIG_FILE): the channel count the plan\n"
+      "# sets for each collective. The example tuner also wants an algorithm and a protocol: ring and simple,\n"
+      "# NCCL's usual choice for bandwidth-bound collectives; change them where the recording shows others.\n"
+      "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,numPipeOps,regBuff\n",
+      source);
+  for (const ChannelRule& rule : rules) {
+    const std::string_view name = confName(rule.collective);
+    if (name.empty()) continue;
+    out += fmt::format("{},{},{},ring,simple,{},-1,{},-1,-1\n", name, rule.min_bytes, rule.max_bytes, rule.channels, ranks);
+  }
+  return out;
+}
+
+}  // namespace syncopate::tuner
