@@ -182,11 +182,27 @@ void readDevice(const json& root, Profile::Device& d) {
   }
 }
 
+// All three fields are required: a channel model half inherited from elsewhere would be a guess.
+Profile::Channels readChannels(const json& channels) {
+  const std::string p = "channels";
+  refuseUnknownKeys(channels, p, {"default", "max", "per_channel_bandwidth"});
+  for (std::string_view key : {"default", "max", "per_channel_bandwidth"})
+    if (member(channels, key) == nullptr) throw FieldError{join(p, key), "is required in a channels section"};
+  Profile::Channels out;
+  readInteger(channels, "default", p, 1, 1024, out.default_count);
+  readInteger(channels, "max", p, 1, 1024, out.max_count);
+  readNumber(channels, "per_channel_bandwidth", p, Range::Positive, out.per_channel_bandwidth);
+  if (out.max_count < out.default_count)
+    throw FieldError{join(p, "max"), "must be at least channels.default (" + std::to_string(out.default_count) +
+                                         "), got " + std::to_string(out.max_count)};
+  return out;
+}
+
 void readProfile(const json& root, Profile& out) {
   if (!root.is_object()) throw FieldError{"(top level)", "must be a JSON object"};
   refuseUnknownKeys(root, "",
                     {"name", "devices_per_process", "ranks_per_host", "device", "copy", "links",
-                     "collectives", "interference", "default_kernel_ns", "driver_version", "kernels"});
+                     "collectives", "interference", "channels", "default_kernel_ns", "driver_version", "kernels"});
   readString(root, "name", "", out.name);
   readInteger(root, "devices_per_process", "", 1, 64, out.devices_per_process);
   readInteger(root, "ranks_per_host", "", 1, 1 << 20, out.ranks_per_host);
@@ -219,6 +235,7 @@ void readProfile(const json& root, Profile& out) {
     readNumber(*inter, "communication_slowdown", "interference", Range::NonNegative,
                out.interference.communication_slowdown);
   }
+  if (const json* channels = objectMember(root, "channels", "")) out.channels = readChannels(*channels);
   readDuration(root, "default_kernel_ns", "", out.default_kernel_ns);
   readInteger(root, "driver_version", "", 9000, 99990, out.driver_version);
   if (const json* kernels = member(root, "kernels")) {

@@ -209,7 +209,7 @@ bool interferes(WorkClass c) { return c == WorkClass::Compute || c == WorkClass:
 void retime(const Machine& m, Device& d) {
   std::vector<TimelineOp>& ops = d.scratch;
   ops.assign(d.completed.begin(), d.completed.end());
-  for (const Entry* e : d.running) ops.push_back(TimelineOp{e->op.work_class, e->model_start_ns, e->work_ns});
+  for (const Entry* e : d.running) ops.push_back(TimelineOp{e->op.work_class, e->model_start_ns, e->work_ns, false, 0, e->op.interference_weight});
   computeEnds(ops, Slowdowns{m.profile.interference.compute_slowdown, m.profile.interference.communication_slowdown});
   for (std::size_t i = 0; i < d.running.size(); ++i) {
     Entry& e = *d.running[i];
@@ -233,7 +233,7 @@ void joinTimeline(const Machine& m, Device& d, Entry& e) {
 void leaveTimeline(const Machine& m, Device& d, Entry& e, TimeNs end) {
   e.on_timeline = false;
   std::erase(d.running, &e);
-  d.completed.push_back(TimelineOp{e.op.work_class, e.model_start_ns, e.work_ns, true, end});
+  d.completed.push_back(TimelineOp{e.op.work_class, e.model_start_ns, e.work_ns, true, end, e.op.interference_weight});
   TimeNs earliest = kNever;
   for (const Entry* r : d.running) earliest = std::min(earliest, r->model_start_ns);
   std::erase_if(d.completed, [&](const TimelineOp& c) { return c.end <= earliest; });

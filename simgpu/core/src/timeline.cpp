@@ -21,11 +21,20 @@ void computeEnds(std::span<TimelineOp> ops, const Slowdowns& slowdowns) {
   for (;;) {
     bool compute = false;
     bool communication = false;
+    // The largest, not the sum: compute shares its SMs with the widest collective, and with
+    // weights of 1 (no channel model) the rate is the one of a single weight, bit for bit.
+    double weight = 0;
     for (const TimelineOp& op : ops) {
       const bool running = op.fixed ? rel(op.start) <= t && t < rel(op.end) : rel(op.start) <= t && op.left > 0;
-      if (running) (op.work_class == WorkClass::Compute ? compute : communication) = true;
+      if (!running) continue;
+      if (op.work_class == WorkClass::Compute) {
+        compute = true;
+      } else {
+        communication = true;
+        weight = std::max(weight, op.weight);
+      }
     }
-    const double compute_rate = communication ? 1.0 / (1.0 + slowdowns.compute) : 1.0;
+    const double compute_rate = communication ? 1.0 / (1.0 + slowdowns.compute * weight) : 1.0;
     const double communication_rate = compute ? 1.0 / (1.0 + slowdowns.communication) : 1.0;
     const auto rateOf = [&](const TimelineOp& op) {
       return op.work_class == WorkClass::Compute ? compute_rate : communication_rate;

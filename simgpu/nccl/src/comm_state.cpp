@@ -12,6 +12,7 @@ namespace simgpu::nccl {
 CommState::CommState(const JoinPlan& plan) : plan_(plan) {}
 
 CommState::~CommState() {
+  finalizeTuner(tuner);
   if (profiler.context != nullptr) profilerPlugin()->finalize(profiler.context);
   if (endpoint_ != nullptr) stopPublishingArrivalFloors(*endpoint_);
 }
@@ -61,6 +62,7 @@ Status CommState::awaitPeers() { return endpoint_->awaitAllRanks(); }
 void CommState::finishInit(const Status& result) {
   if (result.ok()) {
     profiler = initProfiler(plan_, *endpoint_);
+    tuner = initTuner(TunerComm{&plan_.key, endpoint_->places(), &plan_.cost});
     publishArrivalFloors(*endpoint_, plan_.device, peerGroupOf(*this));
   }
   {

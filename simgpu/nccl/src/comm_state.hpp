@@ -3,8 +3,10 @@
 // shared segment stays mapped until the last operation has run even after ncclCommDestroy.
 #pragma once
 
+#include "channels.hpp"
 #include "issue_order.hpp"
 #include "profiler.hpp"
+#include "tuner_plugin.hpp"
 #include "simgpu/nccl/cost_model.hpp"
 #include "simgpu/nccl/endpoint.hpp"
 #include "simgpu/nccl/status.hpp"
@@ -54,6 +56,7 @@ struct JoinPlan {
   int host = 0;
   CommConfig config;
   CostParams cost;
+  ChannelPlan channels;
   std::int64_t timeout_ns = 0;
   std::size_t chunk_bytes = 0;
 };
@@ -62,7 +65,7 @@ class CommState {
  public:
   explicit CommState(const JoinPlan& plan);
   // The last reference is gone (the handle and every operation): finalizes the rank's
-  // profiler context, then leaves the communicator.
+  // tuner and profiler contexts, then leaves the communicator.
   ~CommState();
   CommState(const CommState&) = delete;
   CommState& operator=(const CommState&) = delete;
@@ -112,6 +115,8 @@ class CommState {
   IssueOrder timing_order;
   // The profiler plugin's context for this rank (set when it joined; see profiler.hpp).
   RankProfiler profiler;
+  // The tuner plugin's context for this rank (set when it joined; see tuner_plugin.hpp).
+  RankTuner tuner;
   // Collectives issued so far per kind: the seqNumber of profiler Coll events (as NCCL's).
   std::array<std::atomic<std::uint64_t>, 8> issued_per_kind{};
   // The latest modelled end of an operation that ran (ncclCommFinalize waits for it).

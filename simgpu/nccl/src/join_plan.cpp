@@ -19,6 +19,7 @@ CostParams costFromProfile(const simgpu::Profile& p) {
   cost.links.inter_host = link(p.links.inter_host);
   cost.bytes_scale = p.collectives.bytes_scale;
   cost.algorithm = p.collectives.algorithm == "tree" ? Algorithm::Tree : Algorithm::Ring;
+  if (p.channels) cost.per_channel_bandwidth = p.channels->per_channel_bandwidth;
   return cost;
 }
 
@@ -73,6 +74,7 @@ Status makeJoinPlan(const char* api, const CommKey& key, int nranks, int rank, i
   plan.host = host;
   plan.config = config;
   plan.cost = costFromProfile(simgpu::profile());
+  plan.channels = channelPlan(simgpu::profile().channels);
   if (Status st = timeoutFromEnvironment(&plan.timeout_ns); !st.ok()) return Status::error(st.code, std::string(api) + ": " + st.message);
   if (Status st = chunkBytesFromEnvironment(&plan.chunk_bytes); !st.ok()) return Status::error(st.code, std::string(api) + ": " + st.message);
   *out = plan;

@@ -49,6 +49,30 @@ std::vector<Fused> fuseByStream(std::vector<PendingCall> calls) {
   return out;
 }
 
+// The channels of each collective of an operation, as it is launched: the communicator's
+// default, or the tuner plugin's choice (asked with the number of calls fused with it).
+void assignChannels(Fused& f) {
+  const int num_pipe_ops = static_cast<int>(f.calls.size());
+  for (PendingCall& c : f.calls) {
+    if (c.is_p2p) continue;
+    const JoinPlan& plan = c.comm->plan();
+    const Endpoint& ep = c.comm->endpoint();
+    const std::size_t bytes = collectiveBytes(c.coll.kind, c.coll.count, datatypeSize(c.coll.datatype), ep.nranks());
+    const int tuned = tunerChannels(c.comm->tuner, plan.cost, c.coll.kind, bytes, ep.places(), plan.channels.default_count,
+                                    num_pipe_ops);
+    c.coll.channels = chosenChannels(plan.channels, tuned);
+  }
+}
+
+// How hard the operation presses on compute: its widest call's weight (1 for point-to-point).
+double interferenceWeightOf(const Fused& f) {
+  double weight = 1.0;
+  for (const PendingCall& c : f.calls) {
+    if (!c.is_p2p) weight = std::max(weight, interferenceWeight(c.comm->plan().channels, c.coll.channels));
+  }
+  return weight;
+}
+
 // A call's modelled duration at full speed and its lane, as the engine's tasks report them once
 // their peers have arrived (the same costs), known before any of them has. Its start is 0.
 TaskTiming callTiming(const PendingCall& c) {
@@ -60,7 +84,7 @@ TaskTiming callTiming(const PendingCall& c) {
     return {0, p2pDurationNs(cost, c.bytes, level), 2 * c.p2p.peer + (c.p2p.is_send ? 0 : 1)};
   }
   const std::size_t bytes = collectiveBytes(c.coll.kind, c.coll.count, datatypeSize(c.coll.datatype), ep.nranks());
-  return {0, collectiveDurationNs(cost, c.coll.kind, bytes, ep.places()), -1};
+  return {0, collectiveDurationNs(cost, c.coll.kind, bytes, ep.places(), c.coll.channels), -1};
 }
 
 // The modelled duration of a fused operation at full speed (its calls combined as the engine
@@ -112,7 +136,7 @@ void* startOperationEvent(const PendingCall& call) {
     descr.coll.count = call.coll.count;
     descr.coll.root = call.coll.root;
     descr.coll.datatype = profilerTypeName(call.coll.datatype);
-    descr.coll.nChannels = 1;
+    descr.coll.nChannels = reportedChannels(call.coll.channels);
     descr.coll.algo = tree ? "TREE" : "RING";
     descr.coll.proto = "LL";
   }
@@ -236,6 +260,7 @@ simgpu::StreamOp makeStreamOp(std::shared_ptr<Fused> fused) {
   op.name = first_collective != fused->calls.end() ? first_collective->kernel : fused->calls.front().kernel;
   for (const PendingCall& c : fused->calls) op.bytes += c.bytes;
   op.least_duration_ns = modelledDurationNs(*fused);
+  op.interference_weight = interferenceWeightOf(*fused);
   op.peer_group = fused->tickets.size() == 1 ? peerGroupOf(*fused->tickets.front().first) : simgpu::kAnyPeerGroup;
   if (fused->timed_ahead) op.timing = [fused](const simgpu::OpContext& ctx) { return timeFused(*fused, ctx); };
   op.body = [fused](const simgpu::OpContext& ctx) { return runFused(*fused, ctx); };
@@ -262,6 +287,7 @@ std::mutex g_launch_mu;
 
 Status launchCalls(std::vector<PendingCall> calls, const GroupApiEvent& group_api) {
   std::vector<Fused> fused = fuseByStream(std::move(calls));
+  for (Fused& f : fused) assignChannels(f);
   for (const Fused& f : fused) {
     simgpu::StreamAttributes info;
     const cudaError_t err = onDevice(f.device, [&] { return simgpu::streamAttributes(f.stream, &info); });
@@ -309,7 +335,10 @@ Status launchCalls(std::vector<PendingCall> calls, const GroupApiEvent& group_ap
 
 float estimateMicroseconds(const std::vector<PendingCall>& calls) {
   std::int64_t longest = 0;
-  for (const Fused& f : fuseByStream(calls)) longest = std::max(longest, modelledDurationNs(f));
+  for (Fused& f : fuseByStream(calls)) {
+    assignChannels(f);
+    longest = std::max(longest, modelledDurationNs(f));
+  }
   return static_cast<float>(static_cast<double>(longest) / 1e3);
 }
 

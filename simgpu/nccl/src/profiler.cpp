@@ -1,55 +1,30 @@
 #include "profiler.hpp"
 
+#include "plugin_library.hpp"
+
 #include <dlfcn.h>
 
 #include <cstdarg>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <string>
 
 namespace simgpu::nccl {
 namespace {
 
 void logToStderr(ncclDebugLogLevel level, unsigned long, const char* file, int line, const char* fmt, ...) {
-  if (level != NCCL_LOG_WARN && level != NCCL_LOG_ABORT) return;
-  std::fprintf(stderr, "simgpu NCCL profiler plugin (%s:%d): ", file != nullptr ? file : "?", line);
   va_list args;
   va_start(args, fmt);
-  std::vfprintf(stderr, fmt, args);
+  logPluginWarning("profiler", level, file, line, fmt, args);
   va_end(args);
-  std::fputc('\n', stderr);
 }
 
 const ncclProfiler_v5_t* load() {
-  const char* setting = std::getenv("NCCL_PROFILER_PLUGIN");
-  if (setting != nullptr && std::strcmp(setting, "none") == 0) return nullptr;
-  // As NCCL: a name means libnccl-profiler-NAME.so, anything else is tried as given.
-  std::string candidates[2];
-  if (setting == nullptr || *setting == '\0') {
-    candidates[0] = "libnccl-profiler.so";
-  } else {
-    candidates[0] = std::string("libnccl-profiler-") + setting + ".so";
-    candidates[1] = setting;
-  }
-  void* library = nullptr;
-  std::string tried;
-  for (const std::string& name : candidates) {
-    if (name.empty()) continue;
-    library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (library != nullptr) break;
-    tried += (tried.empty() ? "" : ", ") + name;
-  }
-  if (library == nullptr) {
-    // Without NCCL_PROFILER_PLUGIN no plugin is expected; with it, its absence is news.
-    if (setting != nullptr) std::fprintf(stderr, "simgpu NCCL: NCCL_PROFILER_PLUGIN=%s: cannot load %s\n", setting, tried.c_str());
-    return nullptr;
-  }
+  void* library = openPluginLibrary("NCCL_PROFILER_PLUGIN", "profiler");
+  if (library == nullptr) return nullptr;
   auto* plugin = static_cast<const ncclProfiler_v5_t*>(dlsym(library, "ncclProfiler_v5"));
   if (plugin == nullptr || plugin->init == nullptr || plugin->startEvent == nullptr || plugin->stopEvent == nullptr ||
       plugin->recordEventState == nullptr || plugin->finalize == nullptr) {
     std::fprintf(stderr, "simgpu NCCL: the profiler plugin %s has no complete ncclProfiler_v5 (the only version simgpu runs); "
-                         "continuing without it\n", setting != nullptr ? setting : "libnccl-profiler.so");
+                         "continuing without it\n", pluginLabel("NCCL_PROFILER_PLUGIN", "profiler").c_str());
     return nullptr;
   }
   return plugin;

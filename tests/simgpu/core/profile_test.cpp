@@ -101,6 +101,26 @@ TEST(Profile, BadInputsNameTheFileAndTheField) {
               HasSubstr("field \"kernels[1].name\" \"k\" appears twice"));
 }
 
+TEST(Profile, ChannelsAreOptionalAndValidated) {
+  EXPECT_FALSE(builtinProfile().channels);
+  ProfileResult r = parseProfile(R"({"channels": {"default": 16, "max": 32, "per_channel_bandwidth": 12.5e9}})", "c.json");
+  ASSERT_TRUE(r.profile) << r.error;
+  ASSERT_TRUE(r.profile->channels);
+  EXPECT_EQ(r.profile->channels->default_count, 16);
+  EXPECT_EQ(r.profile->channels->max_count, 32);
+  EXPECT_DOUBLE_EQ(r.profile->channels->per_channel_bandwidth, 12.5e9);
+  EXPECT_THAT(errorOf(R"({"channels": {"default": 0, "max": 4, "per_channel_bandwidth": 1e9}})"),
+              HasSubstr("field \"channels.default\" must be between 1"));
+  EXPECT_THAT(errorOf(R"({"channels": {"default": 8, "max": 4, "per_channel_bandwidth": 1e9}})"),
+              HasSubstr("field \"channels.max\" must be at least channels.default (8), got 4"));
+  EXPECT_THAT(errorOf(R"({"channels": {"default": 8, "max": 8, "per_channel_bandwidth": 0}})"),
+              HasSubstr("field \"channels.per_channel_bandwidth\" must be a positive number"));
+  EXPECT_THAT(errorOf(R"({"channels": {"default": 8, "max": 8}})"),
+              HasSubstr("field \"channels.per_channel_bandwidth\" is required"));
+  EXPECT_THAT(errorOf(R"({"channels": {"default": 8, "max": 8, "per_channel_bandwidth": 1e9, "min": 1}})"),
+              HasSubstr("field \"channels.min\" is not a profile field"));
+}
+
 TEST(Profile, MissingFileIsReported) {
   ProfileResult r = loadProfileFile("/nonexistent/simgpu.json");
   EXPECT_FALSE(r.profile);

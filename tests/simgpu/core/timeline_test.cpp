@@ -83,5 +83,16 @@ TEST(Timeline, AddingAnOpNeverMovesAnEndEarlier) {
   }
 }
 
+TEST(Timeline, ComputeIsSlowedByTheWidestCollectiveRunningInProportionToItsWeight) {
+  // A collective on 4 of 16 channels (weight 1/4) overlapping 2 ms of compute: 2 ms x (1 + 0.10 / 4).
+  TimelineOp narrow = communication(0, 10 * kMs);
+  narrow.weight = 0.25;
+  EXPECT_EQ(endsOf({narrow, compute(0, 2 * kMs)})[1], 2050 * 1000);
+  // With a collective of weight 2 as well, the larger weight counts, not the sum.
+  TimelineOp wide = communication(0, 10 * kMs);
+  wide.weight = 2.0;
+  EXPECT_EQ(endsOf({narrow, wide, compute(0, 2 * kMs)})[2], 2400 * 1000);
+}
+
 }  // namespace
 }  // namespace simgpu::detail

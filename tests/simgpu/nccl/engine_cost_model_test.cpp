@@ -80,5 +80,17 @@ TEST(CostModel, OneRankCostsOneLocalHop) {
   EXPECT_EQ(collectiveDurationNs(params(), CollKind::AllReduce, 1 << 30, ranks(1, 8, false)), 1000);
 }
 
+TEST(CostModel, ChannelsBoundTheBandwidthUntilTheySaturateTheLink) {
+  auto p = params();
+  const auto four = ranks(4, 2, false);  // the ring crosses the 10 GB/s link between hosts
+  const std::int64_t full = collectiveDurationNs(p, CollKind::AllReduce, 1'000'000'000, four);
+  p.per_channel_bandwidth = 2.5e9;
+  // 2 channels move 5 GB/s: 1.5e9 B take 300 ms; 4 or more saturate the link.
+  EXPECT_EQ(collectiveDurationNs(p, CollKind::AllReduce, 1'000'000'000, four, 2), 6 * 10000 + 300'000'000);
+  EXPECT_EQ(collectiveDurationNs(p, CollKind::AllReduce, 1'000'000'000, four, 4), full);
+  EXPECT_EQ(collectiveDurationNs(p, CollKind::AllReduce, 1'000'000'000, four, 32), full);
+  EXPECT_EQ(collectiveDurationNs(p, CollKind::AllReduce, 1'000'000'000, four, 0), full) << "no count: the link";
+}
+
 }  // namespace
 }  // namespace simgpu::nccl

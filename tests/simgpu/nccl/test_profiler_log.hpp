@@ -18,6 +18,7 @@ struct ProfiledEvent {
   int peer_or_root = -1;
   std::uint64_t seq = 0;
   std::string algo;
+  int channels = 0;  // Coll: nChannels
   int group_depth = -1;
   std::uint64_t timer_start = 0;  // KernelCh: pTimer at start and at KernelChStop
   std::uint64_t timer_stop = 0;

@@ -50,6 +50,7 @@ ncclResult_t startEvent(void*, void** handle, ncclProfilerEventDescr_v5_t* d) {
       e->peer_or_root = d->coll.root;
       e->seq = d->coll.seqNumber;
       e->algo = d->coll.algo;
+      e->channels = d->coll.nChannels;
       break;
     case ncclProfileP2p:
       e->func = d->p2p.func;

@@ -75,7 +75,7 @@ std::int64_t ArrivalTask::startFloor(std::int64_t now_ns) {
 
 void ArrivalTask::appendTiming(std::vector<TaskTiming>* timings) const {
   const std::size_t bytes = collectiveBytes(args_.kind, args_.count, datatypeSize(args_.datatype), endpoint_.nranks());
-  timings->push_back(TaskTiming{latest_ns_, collectiveDurationNs(cost_, args_.kind, bytes, endpoint_.places()), -1});
+  timings->push_back(TaskTiming{latest_ns_, collectiveDurationNs(cost_, args_.kind, bytes, endpoint_.places(), args_.channels), -1});
 }
 
 }  // namespace simgpu::nccl

@@ -334,7 +334,7 @@ Status CollectiveTask::checkCallsMatch(std::uint64_t step) const {
 void CollectiveTask::appendTiming(std::vector<TaskTiming>* timings) const {
   if (nsteps_ == 0) return;
   const std::size_t bytes = collectiveBytes(args_.kind, args_.count, element_size_, endpoint_.nranks());
-  timings->push_back(TaskTiming{last_arrival_ns_, collectiveDurationNs(cost_, args_.kind, bytes, endpoint_.places()), -1});
+  timings->push_back(TaskTiming{last_arrival_ns_, collectiveDurationNs(cost_, args_.kind, bytes, endpoint_.places(), args_.channels), -1});
 }
 
 }  // namespace simgpu::nccl

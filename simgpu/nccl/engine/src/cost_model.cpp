@@ -10,6 +10,13 @@ double transferNs(const CostParams& params, double bytes, const LinkParams& link
   return bytes * params.bytes_scale / link.bandwidth * 1e9;
 }
 
+// The link a collective on `channels` sees: its own bandwidth, or what the channels move when
+// that is less. Unchanged (the same double) whenever the channels saturate the link.
+LinkParams onChannels(const CostParams& params, const LinkParams& link, int channels) {
+  if (params.per_channel_bandwidth <= 0 || channels <= 0) return link;
+  return LinkParams{link.latency_ns, std::min(link.bandwidth, channels * params.per_channel_bandwidth)};
+}
+
 // The slowest link a ring over `ranks` crosses (levels are ordered slowest last).
 LinkLevel ringLevel(std::span<const RankPlace> ranks) {
   LinkLevel worst = LinkLevel::IntraProcess;
@@ -94,15 +101,15 @@ double busBandwidthFactor(CollKind kind, int nranks) {
 }
 
 std::int64_t collectiveDurationNs(const CostParams& params, CollKind kind, std::size_t bytes,
-                                  std::span<const RankPlace> ranks) {
+                                  std::span<const RankPlace> ranks, int channels) {
   const int n = static_cast<int>(ranks.size());
   if (n <= 1) return std::llround(params.links.intra_process.latency_ns);
   if (kind == CollKind::AllReduce && params.algorithm == Algorithm::Tree) {
-    const LinkParams& link = params.links.at(anyPairLevel(ranks));
+    const LinkParams link = onChannels(params, params.links.at(anyPairLevel(ranks)), channels);
     const double depth = std::ceil(std::log2(static_cast<double>(n)));
     return std::llround(2.0 * depth * link.latency_ns + transferNs(params, static_cast<double>(bytes), link));
   }
-  const LinkParams& link = params.links.at(ringLevel(ranks));
+  const LinkParams link = onChannels(params, params.links.at(ringLevel(ranks)), channels);
   const double moved = busBandwidthFactor(kind, n) * static_cast<double>(bytes);
   return std::llround(ringSteps(kind, n) * link.latency_ns + transferNs(params, moved, link));
 }

@@ -68,6 +68,15 @@ struct SIMGPU_API Profile {
     double compute_slowdown = 0.0;
     double communication_slowdown = 0.0;
   } interference;
+  // NCCL's channels (one CTA, hence one SM, each): a collective on c channels moves at most
+  // c * per_channel_bandwidth bytes/s, capped by its link (docs/simgpu-nccl.md, "Channels").
+  // Absent: a collective takes its link's full bandwidth whatever its channel count.
+  struct Channels {
+    int default_count = 0;  // what NCCL uses when neither NCCL_MIN/MAX_CTAS nor a tuner says
+    int max_count = 0;      // the most channels a communicator has
+    double per_channel_bandwidth = 0.0;  // bytes per second
+  };
+  std::optional<Channels> channels;
   TimeNs default_kernel_ns = 0;
   // The CUDA version of the simulated driver (1000 * major + 10 * minor): what
   // cudaDriverGetVersion says, and which queries exist (cudaFuncGetParamInfo from 12040).

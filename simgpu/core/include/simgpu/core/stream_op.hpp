@@ -94,6 +94,11 @@ struct StreamOp {
   // say the same here are the ones peerGroupStartBound speaks for. 0: the op meets nobody;
   // kAnyPeerGroup: several groups at once (a fused NCCL group over several communicators).
   std::uint64_t peer_group = 0;
+  // How hard a Communication op presses on the compute it overlaps: compute runs
+  // 1 / (1 + compute_slowdown * w) as fast, w the largest weight among the communication ops
+  // running. An NCCL collective's is its channels (SMs taken) over the profile's default
+  // channels; 1 for everything else, and everywhere when the profile models no channels.
+  double interference_weight = 1.0;
 };
 
 inline constexpr std::uint64_t kAnyPeerGroup = ~std::uint64_t{0};

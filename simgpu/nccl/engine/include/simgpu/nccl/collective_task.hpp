@@ -33,6 +33,7 @@ struct CollectiveArgs {
   const void* send = nullptr;
   void* recv = nullptr;
   std::int64_t arrival_ns = 0;  // when this rank's collective began (model time)
+  int channels = 0;             // NCCL channels it runs on (cost_model.hpp); 0: the link's full bandwidth
 };
 
 class CollectiveTask final : public Task {

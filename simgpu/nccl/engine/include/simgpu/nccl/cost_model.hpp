@@ -20,6 +20,11 @@
 // (a double binary tree); other collectives stay rings. Send/recv costs one hop of the
 // pair's link: latency + bytes * bytes_scale / bandwidth. A communicator of one rank costs
 // one intra-process latency.
+//
+// Channels (NCCL's CTAs): a collective on c channels moves at
+// min(link bandwidth, c * per_channel_bandwidth), as NCCL models its bus bandwidth (channels
+// times what one moves, capped by the link); its latency does not change. Without a channel
+// model (per_channel_bandwidth 0) or without a count (c = 0), the link's full bandwidth.
 #pragma once
 
 #include <cstddef>
@@ -48,6 +53,7 @@ struct CostParams {
   LinkTable links;
   double bytes_scale = 1.0;  // every byte a collective moves costs this many bytes
   Algorithm algorithm = Algorithm::Ring;
+  double per_channel_bandwidth = 0;  // bytes per second one channel moves; 0: not modelled
 };
 
 // Where a rank lives: its OS process and its emulated host (rank / ranks_per_host).
@@ -69,9 +75,10 @@ std::size_t collectiveBytes(CollKind kind, std::size_t count, std::size_t elemen
 // nccl-tests' bus bandwidth factor.
 double busBandwidthFactor(CollKind kind, int nranks);
 
-// `ranks` lists the places of the communicator's ranks in rank (= ring) order.
+// `ranks` lists the places of the communicator's ranks in rank (= ring) order; `channels` is
+// the collective's channel count (0: the link's full bandwidth).
 std::int64_t collectiveDurationNs(const CostParams& params, CollKind kind, std::size_t bytes,
-                                  std::span<const RankPlace> ranks);
+                                  std::span<const RankPlace> ranks, int channels = 0);
 std::int64_t p2pDurationNs(const CostParams& params, std::size_t bytes, LinkLevel level);
 
 }  // namespace simgpu::nccl
