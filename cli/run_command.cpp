@@ -68,8 +68,10 @@ void run(const RunArgs& args) {
   job.options.extra["SYNCOPATE_PLAN"] = std::filesystem::absolute(kept).lexically_normal().string();
   job.options.extra["SYNCOPATE_WATCHDOG_S"] = fmt::format("{:.0f}", args.watchdog_s);
   if (!args.json) {
-    std::cerr << fmt::format("syncopate run: applying {} ({}), predicted {:.3f} ms per iteration\n", args.plan,
-                             tuner::describe(plan->knobs), plan->prediction.iteration_ms);
+    std::string what = plan->groups.empty() ? "the program's own schedule" : tuner::describe(plan->knobs);
+    if (!plan->channels.empty()) what += ", NCCL channels " + tuner::channelRulesText(plan->channels);
+    std::cerr << fmt::format("syncopate run: applying {} ({}), predicted {:.3f} ms per iteration\n", args.plan, what,
+                             plan->prediction.iteration_ms);
   }
   const RecordedJobOutcome outcome = runRecordedJob(job);
 
@@ -90,8 +92,13 @@ void run(const RunArgs& args) {
                        {"ranks_applying_plan", applied},   {"runtime", reports}};
     fmt::print("{}\n", trace::jsonText(out, 2));
   } else {
-    std::cerr << fmt::format("syncopate run: the plan was still applied at the end on {} of {} rank(s)\n", applied,
-                             reports.size());
+    if (plan->groups.empty()) {
+      std::cerr << "syncopate run: the plan sets NCCL channel counts only, through NCCL's tuner plugin; the store's "
+                   "nccl_ops rows say what each collective ran on\n";
+    } else {
+      std::cerr << fmt::format("syncopate run: the plan was still applied at the end on {} of {} rank(s)\n", applied,
+                               reports.size());
+    }
     for (const auto& [code, count] : fallbacks) {
       std::cerr << fmt::format("syncopate run: fallback {} happened {} time(s) (runtime-rank-*.json says why)\n", code,
                                count);

@@ -11,6 +11,15 @@ std::uint32_t channelsFor(std::span<const ChannelRule> rules, trace::CollType co
   return 0;
 }
 
+std::string channelRulesText(std::span<const ChannelRule> rules) {
+  std::string text;
+  for (const ChannelRule& rule : rules) {
+    text += fmt::format("{}{} on {} channel{}", text.empty() ? "" : ", ", trace::toString(rule.collective), rule.channels,
+                        rule.channels == 1 ? "" : "s");
+  }
+  return text;
+}
+
 bool channelsSettable(trace::CollType collective) noexcept {
   switch (collective) {
     case trace::CollType::AllReduce:

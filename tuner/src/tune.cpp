@@ -165,15 +165,6 @@ void predictDdpBucketCaps(TuneReport& r, const WhatIfModel& model, double min_ga
   if (best != r.ddp_bucket_caps.end() && best->gain >= min_gain) r.setting = *best;
 }
 
-std::string channelRulesText(const std::vector<ChannelRule>& rules) {
-  std::string text;
-  for (const ChannelRule& rule : rules) {
-    text += fmt::format("{}{} on {} channel{}", text.empty() ? "" : ", ", trace::toString(rule.collective), rule.channels,
-                        rule.channels == 1 ? "" : "s");
-  }
-  return text;
-}
-
 std::string channelsWhy(const TuneReport& r) {
   return fmt::format(" NCCL channels: {} (recorded on {}), so that collectives take fewer SMs from the compute they "
                      "overlap while one channel's {} keeps them as fast; applied through NCCL's tuner plugin.",

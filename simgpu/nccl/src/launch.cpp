@@ -66,11 +66,14 @@ void assignChannels(Fused& f) {
 
 // How hard the operation presses on compute: its widest call's weight (1 for point-to-point).
 double interferenceWeightOf(const Fused& f) {
-  double weight = 1.0;
+  double weight = 0;
+  bool collective = false;
   for (const PendingCall& c : f.calls) {
-    if (!c.is_p2p) weight = std::max(weight, interferenceWeight(c.comm->plan().channels, c.coll.channels));
+    if (c.is_p2p) continue;
+    collective = true;
+    weight = std::max(weight, interferenceWeight(c.comm->plan().channels, c.coll.channels));
   }
-  return weight;
+  return collective ? weight : 1.0;
 }
 
 // A call's modelled duration at full speed and its lane, as the engine's tasks report them once

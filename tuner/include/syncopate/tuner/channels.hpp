@@ -41,6 +41,9 @@ struct ChannelRule {
 // calls it from NCCL's launch path.
 std::uint32_t channelsFor(std::span<const ChannelRule> rules, trace::CollType collective, std::uint64_t bytes) noexcept;
 
+// "AllReduce on 4 channels, AllGather on 2 channels": the rules in words.
+std::string channelRulesText(std::span<const ChannelRule> rules);
+
 // Whether NCCL's tuner plugin interface can set the channels of this kind of collective.
 bool channelsSettable(trace::CollType collective) noexcept;
 
