@@ -198,7 +198,7 @@ class MetricsPlanTest : public QObject {
     write(run / kPlanFileName, planText());
     auto plan = readPlan(run / kPlanFileName);
     QVERIFY2(plan.ok(), plan.ok() ? "" : plan.message().c_str());
-    QCOMPARE(plan->plan.version, std::string("1.2"));
+    QCOMPARE(plan->plan.version, std::string("1.3"));
     QVERIFY(!plan->plan.changesTrainingMathematics());
     QCOMPARE(plan->plan.prediction.iteration_ms, 0.15);
     QCOMPARE(plan->plan.prediction.ideal_ms, 0.14);

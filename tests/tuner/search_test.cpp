@@ -4,8 +4,13 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 #include "synthetic_trainer.hpp"
 #include "syncopate/analyzer/analysis.hpp"
+#include "syncopate/trace/hash.hpp"
+#include "syncopate/trace/json_text.hpp"
 #include "syncopate/tuner/plan.hpp"
 #include "syncopate/tuner/search.hpp"
 
@@ -233,7 +238,7 @@ TEST(Plan, RoundTripKeepsEverythingAndTheChecksumGuardsIt) {
   EXPECT_NE(tampered.message().find("checksum"), std::string::npos);
 
   std::string other = text;
-  other.replace(other.find("\"1.2\""), 5, "\"2.1\"");
+  other.replace(other.find("\"1.3\""), 5, "\"2.1\"");
   auto newer = parsePlan(other);
   ASSERT_FALSE(newer.ok());
   EXPECT_NE(newer.message().find("version"), std::string::npos);
@@ -268,12 +273,49 @@ TEST(Plan, TheNeedOrderAndKeptGroupsRoundTrip) {
   plan.why = "the next forward's gathers first";
   auto back = parsePlan(planJson(plan));
   ASSERT_TRUE(back.ok()) << back.message();
-  EXPECT_EQ(back->version, "1.2");
+  EXPECT_EQ(back->version, "1.3");
   EXPECT_EQ(back->knobs.order, Order::Need);
   EXPECT_EQ(back->knobs.keep_comms, 0b10u);
   ASSERT_EQ(back->groups.size(), 1u);
   EXPECT_TRUE(back->groups[0].keep);
   EXPECT_EQ(describe(back->knobs), "start at producers, no fusion, need order, communicator 1 in place");
+}
+
+// Channel counts (plan 1.3) round-trip, the first covering rule decides, and a rule NCCL could
+// not apply is refused with a sentence.
+TEST(Plan, ChannelRulesRoundTripAndAreChecked) {
+  Plan plan;
+  plan.channels = {{trace::CollType::AllReduce, 1 << 20, 64 << 20, 4}, {trace::CollType::AllGather, 0, 1 << 20, 2}};
+  auto back = parsePlan(planJson(plan));
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(back->channels, plan.channels);
+  EXPECT_EQ(channelsFor(back->channels, trace::CollType::AllReduce, 1 << 20), 4u);
+  EXPECT_EQ(channelsFor(back->channels, trace::CollType::AllReduce, (64u << 20) + 1), 0u);
+  EXPECT_EQ(channelsFor(back->channels, trace::CollType::ReduceScatter, 1 << 20), 0u);
+  EXPECT_EQ(channelRulesText(back->channels), "AllReduce on 4 channels, AllGather on 2 channels");
+
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"\"channels\": 4", "\"channels\": 65"},
+                                 {"\"collective\": \"AllGather\"", "\"collective\": \"Send\""}}) {
+    std::string text = planJson(plan);
+    text.replace(text.find(from), from.size(), to);
+    // Re-sign the edited body, so that the rule itself, not the checksum, is what is refused.
+    nlohmann::json doc = nlohmann::json::parse(text);
+    doc.erase("checksum");
+    doc["checksum"] = "fnv1a64:" + fmt::format("{:016x}", trace::fnv1a(trace::jsonText(doc)));
+    auto refused = parsePlan(doc.dump());
+    ASSERT_FALSE(refused.ok()) << to;
+    EXPECT_NE(refused.message().find("channel rule"), std::string::npos) << refused.message();
+  }
+}
+
+TEST(Plan, NcclTunerConfIsTheExampleTunersCsv) {
+  const std::vector<ChannelRule> rules{{trace::CollType::AllReduce, 9446400, 47222784, 4},
+                                       {trace::CollType::ReduceScatter, 0, 1024, 1}};
+  const std::string conf = ncclTunerConf(rules, 8, "runs/a");
+  EXPECT_NE(conf.find("# NCCL tuner configuration written by syncopate tune from runs/a\n"), std::string::npos);
+  EXPECT_NE(conf.find("\nallreduce,9446400,47222784,ring,simple,4,-1,8,-1,-1\nreducescatter,0,1024,ring,simple,1,-1,8,-1,-1\n"),
+            std::string::npos)
+      << conf;
 }
 
 }  // namespace

@@ -79,6 +79,26 @@ TEST(Simulator, InterferenceSlowsBothWhileTheyOverlap) {
   EXPECT_NEAR(r.end[1], 110 + (100 - 110 / 1.2), 1e-9);
 }
 
+// A collective on a quarter of the recorded channels slows compute a quarter as much; of two
+// running, the wider one counts (the model follows simgpu's and NCCL's SMs: channels.hpp).
+TEST(Simulator, ComputeIsSlowedByTheWidestCommunicationRunning) {
+  SimProgram p;
+  p.compute_slowdown = 0.1;
+  const auto s1 = p.addStream(0), s2 = p.addStream(0), s3 = p.addStream(0);
+  issue(p, 0, p.addOp(s1, OpClass::Compute, 100));
+  const auto narrow = p.addOp(s2, OpClass::Communication, 1000, {}, 0);
+  p.ops[narrow].interference = 0.25;
+  issue(p, 0, narrow);
+  SimResult r = run(p);
+  EXPECT_DOUBLE_EQ(r.end[0], 100 * (1 + 0.1 * 0.25));
+
+  const auto wide = p.addOp(s3, OpClass::Communication, 1000, {}, 1);
+  p.ops[wide].interference = 0.5;
+  issue(p, 0, wide);
+  r = run(p);
+  EXPECT_DOUBLE_EQ(r.end[0], 100 * (1 + 0.1 * 0.5));
+}
+
 TEST(Simulator, CollectiveStartsWhenTheLastRankArrives) {
   SimProgram p;
   const auto a = p.addStream(0), b = p.addStream(1);
