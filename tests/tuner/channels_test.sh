@@ -6,7 +6,7 @@
 # fewer SMs from backward, as fast as before) and, asked for plans gaining 1%, writes a plan of
 # channel counts and nccl_tuner.conf; `syncopate run --plan` applies it through the tuner plugin,
 # the re-run's nccl_ops rows show the counts the plan named, and its measured step is within 8%
-# of the prediction.
+# of the prediction. NCCL_MAX_CTAS=4, recommended as well, is checked the same way.
 # Usage: channels_test.sh SYNCOPATE FRAMEWORK_TRAINER PROFILE SIMGPU_LIBRARY_DIR
 set -u
 SYNCOPATE=$1
@@ -68,6 +68,39 @@ assert measured < before["measured_iteration_ms"], (measured, before["measured_i
 print("ok: AllReduce on 4 channels predicted %.3f ms, measured %.3f ms (%+.3f%%), against %.3f ms on 16" % (
     predicted, measured, 100 * error, before["measured_iteration_ms"]))
 PY
+
+# The same counts as users set them without Syncopate: NCCL_MAX_CTAS, recommended with its own
+# prediction, and a re-run with it in the job's environment takes it.
+cap=$(python3 - "$WORK/recorded.json" <<'PY'
+import json, sys
+text = open(sys.argv[1]).read()
+doc = json.loads(text[text.index("{"):])
+(rec,) = [r for r in doc["recommendations"] if r["setting"] == "NCCL_MAX_CTAS"]
+assert rec["value"] == "4" and rec["how_to_apply"].startswith("export NCCL_MAX_CTAS=4"), rec
+assert [s["value"] for s in doc["framework"]["nccl"]["max_ctas"]] == ["1", "2", "4", "8"], doc["framework"]["nccl"]
+print(rec["value"])
+PY
+) || failures=$((failures + 1))
+if [ -n "$cap" ]; then
+  # shellcheck disable=SC2086
+  expect 0 "syncopate record: 4 store" -- env NCCL_MAX_CTAS="$cap" "$SYNCOPATE" record -o "$WORK/max_ctas" -- $JOB
+  expect 0 '"measured_iteration_ms"' -- "$SYNCOPATE" tune "$WORK/max_ctas" --json
+  python3 - "$WORK/recorded.json" "$WORK/out" "$WORK/max_ctas" <<'PY' || failures=$((failures + 1))
+import glob, json, sqlite3, sys
+def doc(path):
+    text = open(path).read()
+    return json.loads(text[text.index("{"):])
+before, after = doc(sys.argv[1]), doc(sys.argv[2])
+(rec,) = [r for r in before["recommendations"] if r["setting"] == "NCCL_MAX_CTAS"]
+for store in sorted(glob.glob(sys.argv[3] + "/rank-*.sqlite")):
+    counts = {c for (c,) in sqlite3.connect(store).execute("SELECT DISTINCT channels FROM nccl_ops WHERE nccl_seq IS NOT NULL")}
+    assert counts == {4}, (store, counts)
+measured = after["measured_iteration_ms"]
+error = measured / rec["predicted_iteration_ms"] - 1
+assert abs(error) < 0.08, (measured, rec)
+print("ok: NCCL_MAX_CTAS=4 predicted %.3f ms, measured %.3f ms (%+.3f%%)" % (rec["predicted_iteration_ms"], measured, 100 * error))
+PY
+fi
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"

@@ -1,6 +1,7 @@
 #include "syncopate/tuner/channel_search.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -100,6 +101,32 @@ ChannelSearch searchChannels(const WhatIfModel& model, const ScheduleRules* sche
   }
   out.predicted_iteration_ms = ms(together.iteration_ns);
   out.gain = 1.0 - out.predicted_iteration_ms / out.schedule_ms;
+  return out;
+}
+
+std::vector<std::pair<std::uint32_t, double>> predictMaxCtas(const WhatIfModel& model) {
+  const RecordedChannels& recorded = model.channels();
+  std::vector<std::pair<std::uint32_t, double>> out;
+  if (recorded.usual < 2 || recorded.per_channel_bytes_per_ns <= 0) return out;
+  std::vector<std::uint32_t> counts;
+  for (std::uint32_t c = 1; c < recorded.usual; c *= 2) counts.push_back(c);
+  std::vector<std::optional<Prediction>> predicted(counts.size());
+  analyzer::parallelFor(counts.size(), [&](std::size_t k) {
+    // A rule per kind over every size: what the environment variable does to each collective.
+    std::vector<ChannelRule> rules;
+    for (trace::CollType kind : {trace::CollType::AllReduce, trace::CollType::AllGather, trace::CollType::ReduceScatter,
+                                 trace::CollType::Broadcast, trace::CollType::Reduce}) {
+      rules.push_back({kind, 0, std::numeric_limits<std::uint64_t>::max(), counts[k]});
+    }
+    try {
+      predicted[k] = model.predict(nullptr, false, &rules);
+    } catch (const std::exception&) {
+      // Out of memory for one count: it goes unpredicted, the others stand.
+    }
+  });
+  for (std::size_t k = 0; k < counts.size(); ++k) {
+    if (predicted[k] && predicted[k]->ok) out.emplace_back(counts[k], predicted[k]->iteration_ns);
+  }
   return out;
 }
 

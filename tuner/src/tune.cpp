@@ -165,6 +165,27 @@ void predictDdpBucketCaps(TuneReport& r, const WhatIfModel& model, double min_ga
   if (best != r.ddp_bucket_caps.end() && best->gain >= min_gain) r.setting = *best;
 }
 
+// NCCL_MAX_CTAS: what a user sets without Syncopate, every collective on at most that many
+// channels; the best count is recommended when it gains enough on the recorded schedule.
+void predictNcclMaxCtas(TuneReport& r, const WhatIfModel& model, double min_gain) {
+  for (const auto& [count, ns] : predictMaxCtas(model)) {
+    SettingPrediction s;
+    s.setting = "NCCL_MAX_CTAS";
+    s.value = fmt::format("{}", count);
+    s.how_to_apply = fmt::format("export NCCL_MAX_CTAS={} in the job's environment (every collective on at most {} "
+                                 "channel{})",
+                                 count, count, count == 1 ? "" : "s");
+    s.predicted_iteration_ms = ms(ns);
+    s.gain = r.replay_ms > 0 ? 1.0 - s.predicted_iteration_ms / r.replay_ms : 0;
+    r.nccl_max_ctas.push_back(std::move(s));
+  }
+  const auto best = std::min_element(r.nccl_max_ctas.begin(), r.nccl_max_ctas.end(),
+                                     [](const SettingPrediction& a, const SettingPrediction& b) {
+                                       return a.predicted_iteration_ms < b.predicted_iteration_ms;
+                                     });
+  if (best != r.nccl_max_ctas.end() && best->gain >= min_gain) r.max_ctas_setting = *best;
+}
+
 std::string channelsWhy(const TuneReport& r) {
   return fmt::format(" NCCL channels: {} (recorded on {}), so that collectives take fewer SMs from the compute they "
                      "overlap while one channel's {} keeps them as fast; applied through NCCL's tuner plugin.",
@@ -254,6 +275,7 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
     r.channels = searchChannels(model, schedule != nullptr ? &rules : nullptr,
                                 schedule != nullptr ? kChannelMinGain : options.search.min_gain);
   }
+  if (model.calls().buffersKnown()) predictNcclMaxCtas(r, model, options.search.min_gain);
   if (r.search.recommended >= 0) {
     r.plan = planFor(r, r.search.candidates[static_cast<std::size_t>(r.search.recommended)]);
     addChannels(*r.plan, r);
@@ -268,7 +290,7 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
                                  "compute and communication fully overlapped), the most any schedule could gain",
                                  r.measured_ms, 100.0 * (r.measured_ms - ideal_ms) / r.measured_ms, ideal_ms);
   }
-  if (!r.plan && !r.setting) r.recommendations_note = r.search.note;
+  if (!r.plan && !r.setting && !r.max_ctas_setting) r.recommendations_note = r.search.note;
   return r;
 }
 
@@ -408,6 +430,7 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
                 {"gain", s.gain},                 {"buckets", s.buckets}};
   };
   if (r.setting) recommendations.push_back(settingJson(*r.setting));
+  if (r.max_ctas_setting) recommendations.push_back(settingJson(*r.max_ctas_setting));
   if (r.plan && !r.plan->channels.empty()) {
     recommendations.push_back(
         {{"setting", "nccl_channels"},
@@ -459,7 +482,9 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
   } else {
     ddp["why_not"] = r.ddp.why_not;
   }
-  j["framework"] = {{"ddp", ddp}};
+  json max_ctas = json::array();
+  for (const SettingPrediction& s : r.nccl_max_ctas) max_ctas.push_back(settingJson(s));
+  j["framework"] = {{"ddp", ddp}, {"nccl", {{"max_ctas", max_ctas}}}};
   if (!r.recommendations_note.empty()) j["recommendations_note"] = r.recommendations_note;
   if (r.plan) {
     json channel_rules = json::array();
@@ -549,6 +574,14 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
     }
     t += r.channels.chosen.empty() ? "  no count gains enough\n\n"
                                    : fmt::format("  chosen: {}\n\n", channelRulesText(r.channels.chosen));
+    if (!r.nccl_max_ctas.empty()) {
+      t += "NCCL_MAX_CTAS, on the recorded schedule:\n";
+      for (const SettingPrediction& s : r.nccl_max_ctas) {
+        t += fmt::format("  NCCL_MAX_CTAS={:<3} {:9.3f} ms  {:>7}{}\n", s.value, s.predicted_iteration_ms, percent(s.gain),
+                         r.max_ctas_setting && r.max_ctas_setting->value == s.value ? "   <- recommended" : "");
+      }
+      t += "\n";
+    }
   } else if (!r.channels.why_not.empty()) {
     t += fmt::format("NCCL channels not searched: {}.\n\n", r.channels.why_not);
   }

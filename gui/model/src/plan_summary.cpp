@@ -1,6 +1,7 @@
 #include "syncopate/gui/model/plan_summary.hpp"
 
 #include <set>
+#include <string>
 
 #include <QFile>
 #include <QJsonArray>
@@ -70,8 +71,10 @@ trace::Result<TuneSummary> readTune(const std::filesystem::path& file) {
     const QJsonObject r = v.toObject();
     recommended.emplace(r.value("setting").toString().toStdString(), r.value("value").toString().toStdString());
   }
-  const QJsonObject ddp = o.value("framework").toObject().value("ddp").toObject();
-  for (const QJsonValue& v : ddp.value("bucket_caps").toArray()) {
+  const QJsonObject framework = o.value("framework").toObject();
+  QJsonArray settings = framework.value("ddp").toObject().value("bucket_caps").toArray();
+  for (const QJsonValue& v : framework.value("nccl").toObject().value("max_ctas").toArray()) settings.append(v);
+  for (const QJsonValue& v : settings) {
     const QJsonObject c = v.toObject();
     TuneSetting s;
     s.setting = c.value("setting").toString().toStdString();
@@ -80,6 +83,20 @@ trace::Result<TuneSummary> readTune(const std::filesystem::path& file) {
     s.predicted_ms = number(c, "predicted_iteration_ms");
     s.gain = number(c, "gain");
     s.buckets = static_cast<std::size_t>(c.value("buckets").toInteger(0));
+    s.recommended = recommended.count({s.setting, s.value}) > 0;
+    t.settings.push_back(std::move(s));
+  }
+  // NCCL channel counts, each kind and count predicted on top of the schedule.
+  for (const QJsonValue& v : o.value("channels").toObject().value("candidates").toArray()) {
+    const QJsonObject c = v.toObject();
+    const int channels = c.value("channels").toInt(0);
+    TuneSetting s;
+    s.setting = "nccl_channels";
+    s.value = c.value("collective").toString().toStdString() + " on " + std::to_string(channels) +
+              (channels == 1 ? " channel" : " channels");
+    s.how_to_apply = "syncopate run --plan (NCCL's tuner plugin), or nccl_tuner.conf beside the plan";
+    s.predicted_ms = number(c, "predicted_iteration_ms");
+    s.gain = number(c, "gain");
     s.recommended = recommended.count({s.setting, s.value}) > 0;
     t.settings.push_back(std::move(s));
   }

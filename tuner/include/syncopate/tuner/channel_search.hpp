@@ -38,4 +38,10 @@ struct ChannelSearch {
 // A kind's count is kept when it gains at least `min_gain` over the schedule alone.
 ChannelSearch searchChannels(const WhatIfModel& model, const ScheduleRules* schedule, double min_gain);
 
+// NCCL_MAX_CTAS=c, the setting a user applies without Syncopate: every collective NCCL's tuner
+// interface covers on at most c channels, on the recorded schedule. Per count below the recorded
+// one: (c, predicted step in ns); a count whose prediction failed is left out. Empty when
+// channels cannot be predicted (searchChannels' why_not says why).
+std::vector<std::pair<std::uint32_t, double>> predictMaxCtas(const WhatIfModel& model);
+
 }  // namespace syncopate::tuner

@@ -79,6 +79,10 @@ struct TuneReport {
   std::optional<SettingPrediction> setting;
   // NCCL channel counts on top of the recommended schedule (or the recorded one).
   ChannelSearch channels;
+  // NCCL_MAX_CTAS, each count predicted on the recorded schedule, and the best when it gains
+  // enough.
+  std::vector<SettingPrediction> nccl_max_ctas;
+  std::optional<SettingPrediction> max_ctas_setting;
   std::optional<Plan> plan;        // the recommended plan, if any
   // Why `recommendations` is empty (the search's note, also what the GUI shows): what `--json`
   // says under `recommendations_note`.
