@@ -318,5 +318,29 @@ TEST(Plan, NcclTunerConfIsTheExampleTunersCsv) {
       << conf;
 }
 
+// The per-channel bandwidth from collectives on several counts: counts that reach the fastest
+// bandwidth say only that one channel moves at least that over their channels; slower ones are
+// channel-bound and say how much one moves. Transfers under 1 MiB and single counts say nothing.
+TEST(Channels, PerChannelBandwidthIsFittedFromChannelBoundCounts) {
+  const double mib = 1 << 20;
+  const auto sample = [&](std::uint32_t channels, double mebibytes, double bytes_per_ns) {
+    return ChannelSample{channels, mebibytes * mib, mebibytes * mib / bytes_per_ns};
+  };
+  const std::vector<ChannelSample> bound{sample(16, 8, 50), sample(16, 40, 50), sample(4, 8, 50), sample(2, 8, 25),
+                                         sample(2, 24, 25), sample(1, 0.5, 1)};
+  const auto fit = fitChannels(bound);
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_FALSE(fit->bounded_only);
+  EXPECT_DOUBLE_EQ(fit->per_channel_bytes_per_ns, 12.5);
+  EXPECT_EQ(fit->bandwidth_by_count.size(), 3u);  // the 0.5 MiB transfer on 1 channel is left out
+
+  const auto saturated = fitChannels(std::vector<ChannelSample>{sample(16, 8, 50), sample(4, 8, 50)});
+  ASSERT_TRUE(saturated.has_value());
+  EXPECT_TRUE(saturated->bounded_only);
+  EXPECT_DOUBLE_EQ(saturated->per_channel_bytes_per_ns, 12.5);
+
+  EXPECT_FALSE(fitChannels(std::vector<ChannelSample>{sample(16, 8, 50), sample(16, 32, 50)}).has_value());
+}
+
 }  // namespace
 }  // namespace syncopate::tuner

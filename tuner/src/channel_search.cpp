@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <string>
 
 #include "syncopate/analyzer/collectives.hpp"
 #include "syncopate/analyzer/parallel_for.hpp"
@@ -41,12 +42,17 @@ ChannelSearch searchChannels(const WhatIfModel& model, const ScheduleRules* sche
   out.recorded_channels = recorded.usual;
   out.per_channel_bytes_per_ns = recorded.per_channel_bytes_per_ns;
   out.per_channel_source = recorded.per_channel_source;
+  out.fitted = recorded.fitted;
+  if (!recorded.fitted.empty()) {
+    out.per_channel_source = "fitted from collectives on several channel counts (communicators under `fitted`)" +
+                             std::string(recorded.per_channel_source.empty() ? "" : "; NCCL's own for the others");
+  }
   if (recorded.usual == 0) {
     out.why_not = "the recording has no channel count of any collective (NCCL's profiler plugin was not loaded, or the "
                   "run was imported)";
     return out;
   }
-  if (recorded.per_channel_bytes_per_ns <= 0) {
+  if (recorded.per_channel_bytes_per_ns <= 0 && recorded.fitted.empty()) {
     out.why_not = "the recording has no per-channel bandwidth (NCCL did not load Syncopate as its tuner plugin), so "
                   "what fewer channels would cost cannot be predicted";
     return out;
@@ -107,7 +113,7 @@ ChannelSearch searchChannels(const WhatIfModel& model, const ScheduleRules* sche
 std::vector<std::pair<std::uint32_t, double>> predictMaxCtas(const WhatIfModel& model) {
   const RecordedChannels& recorded = model.channels();
   std::vector<std::pair<std::uint32_t, double>> out;
-  if (recorded.usual < 2 || recorded.per_channel_bytes_per_ns <= 0) return out;
+  if (recorded.usual < 2 || (recorded.per_channel_bytes_per_ns <= 0 && recorded.fitted.empty())) return out;
   std::vector<std::uint32_t> counts;
   for (std::uint32_t c = 1; c < recorded.usual; c *= 2) counts.push_back(c);
   std::vector<std::optional<Prediction>> predicted(counts.size());

@@ -1,5 +1,8 @@
 #include "syncopate/tuner/channels.hpp"
 
+#include <algorithm>
+#include <map>
+
 #include <fmt/format.h>
 
 namespace syncopate::tuner {
@@ -29,6 +32,38 @@ bool channelsSettable(trace::CollType collective) noexcept {
     case trace::CollType::Reduce: return true;
     default: return false;
   }
+}
+
+std::optional<ChannelFit> fitChannels(std::span<const ChannelSample> samples) {
+  constexpr double kLeastBytes = 1 << 20;  // smaller transfers say more of latency than of bandwidth
+  std::map<std::uint32_t, std::vector<double>> by_count;
+  for (const ChannelSample& s : samples) {
+    if (s.channels == 0 || s.bus_bytes < kLeastBytes || s.transfer_ns <= 0) continue;
+    by_count[s.channels].push_back(s.bus_bytes / s.transfer_ns);
+  }
+  if (by_count.size() < 2) return std::nullopt;
+  ChannelFit fit;
+  double fastest = 0;
+  for (auto& [count, bandwidths] : by_count) {
+    std::sort(bandwidths.begin(), bandwidths.end());
+    const std::size_t n = bandwidths.size();
+    const double median = n % 2 == 1 ? bandwidths[n / 2] : (bandwidths[n / 2 - 1] + bandwidths[n / 2]) / 2;
+    fit.bandwidth_by_count.emplace_back(count, median);
+    fastest = std::max(fastest, median);
+  }
+  std::vector<double> per_channel;
+  for (const auto& [count, bandwidth] : fit.bandwidth_by_count) {
+    if (bandwidth < 0.9 * fastest) per_channel.push_back(bandwidth / count);
+  }
+  if (per_channel.empty()) {
+    fit.bounded_only = true;
+    fit.per_channel_bytes_per_ns = fastest / fit.bandwidth_by_count.front().first;
+    return fit;
+  }
+  std::sort(per_channel.begin(), per_channel.end());
+  const std::size_t n = per_channel.size();
+  fit.per_channel_bytes_per_ns = n % 2 == 1 ? per_channel[n / 2] : (per_channel[n / 2 - 1] + per_channel[n / 2]) / 2;
+  return fit;
 }
 
 namespace {

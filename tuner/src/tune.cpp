@@ -274,6 +274,9 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
     if (progress) progress("predicting NCCL channel counts", 0, 1);
     r.channels = searchChannels(model, schedule != nullptr ? &rules : nullptr,
                                 schedule != nullptr ? kChannelMinGain : options.search.min_gain);
+  } else {
+    r.channels.why_not = "channel counts are predicted for runs recorded with `syncopate record`, whose NCCL plugins "
+                         "report them; an imported trace carries none";
   }
   if (model.calls().buffersKnown()) predictNcclMaxCtas(r, model, options.search.min_gain);
   if (r.search.recommended >= 0) {
@@ -451,6 +454,18 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
                    {"recorded_channels", r.channels.recorded_channels},
                    {"per_channel_bandwidth_gbps", r.channels.per_channel_bytes_per_ns},
                    {"per_channel_source", r.channels.per_channel_source}};
+  json fitted = json::array();
+  for (const auto& [comm, fit] : r.channels.fitted) {
+    json by_count = json::array();
+    for (const auto& [count, bandwidth] : fit.bandwidth_by_count) {
+      by_count.push_back({{"channels", count}, {"bus_bandwidth_gbps", bandwidth}});
+    }
+    fitted.push_back({{"comm_id", fmt::format("{:016x}", static_cast<std::uint64_t>(comm))},
+                      {"per_channel_bandwidth_gbps", fit.per_channel_bytes_per_ns},
+                      {"lower_bound_only", fit.bounded_only},
+                      {"bandwidth_by_count", by_count}});
+  }
+  channels["fitted"] = fitted;
   if (r.channels.searched) {
     json rows = json::array();
     for (const ChannelCandidate& c : r.channels.candidates) {

@@ -175,19 +175,51 @@ double WhatIfModel::collectiveNs(const CollectiveArgs& a, Index fallback_op) con
   return fallback_op == analyzer::kNone ? 0.0 : standalone_[fallback_op];
 }
 
+void WhatIfModel::setChannels(RecordedChannels channels) {
+  channels_ = std::move(channels);
+  channels_.fitted.clear();
+  std::map<std::int64_t, std::vector<ChannelSample>> samples;  // per communicator
+  for (const RecordedRank& rank : calls_.ranks) {
+    for (const RecordedCall& rc : rank.calls) {
+      if (rc.call.kind != CallKind::Collective || rc.op == analyzer::kNone || rc.op >= channels_.per_op.size() ||
+          channels_.per_op[rc.op] == 0) {
+        continue;
+      }
+      const CollectiveArgs& a = rc.call.collective;
+      const CommFit* fit = comm_.find(static_cast<std::int64_t>(a.comm));
+      const std::int64_t bytes = analyzer::ncclTestsBytes(a.type, static_cast<std::int64_t>(a.count), a.dtype, a.comm_size);
+      if (fit == nullptr || bytes <= 0) continue;
+      samples[fit->comm_id].push_back({channels_.per_op[rc.op],
+                                       analyzer::busBandwidthFactor(a.type, a.comm_size) * static_cast<double>(bytes),
+                                       standalone_[rc.op] - fit->latency_ns * ringSteps(a.type, a.comm_size)});
+    }
+  }
+  for (const auto& [comm, of_comm] : samples) {
+    if (auto fit = fitChannels(of_comm)) channels_.fitted.emplace_back(comm, std::move(*fit));
+  }
+}
+
+double WhatIfModel::perChannelBytesPerNs(std::uint64_t comm) const {
+  for (const auto& [id, fit] : channels_.fitted) {
+    if (static_cast<std::uint64_t>(id) == comm) return fit.per_channel_bytes_per_ns;
+  }
+  return channels_.per_channel_bytes_per_ns;
+}
+
 double WhatIfModel::collectiveNs(const CollectiveArgs& a, Index fallback_op, std::uint32_t channels) const {
   const double as_recorded = collectiveNs(a, fallback_op);
   const std::uint32_t recorded = fallback_op != analyzer::kNone && fallback_op < channels_.per_op.size() && channels_.per_op[fallback_op] > 0
                                      ? channels_.per_op[fallback_op]
                                      : channels_.usual;
-  if (channels == 0 || recorded == 0 || channels >= recorded || channels_.per_channel_bytes_per_ns <= 0) return as_recorded;
+  const double per_channel = perChannelBytesPerNs(a.comm);
+  if (channels == 0 || recorded == 0 || channels >= recorded || per_channel <= 0) return as_recorded;
   if (fallback_op != analyzer::kNone && partial_comms_.count(a.comm) != 0) return as_recorded;
   const CommFit* fit = comm_.find(static_cast<std::int64_t>(a.comm));
   const std::int64_t bytes = analyzer::ncclTestsBytes(a.type, static_cast<std::int64_t>(a.count), a.dtype, a.comm_size);
   if (fit == nullptr || fit->ns_per_byte <= 0 || bytes <= 0) return as_recorded;
   const double transfer_ns = fit->ns_per_byte * analyzer::busBandwidthFactor(a.type, a.comm_size) * static_cast<double>(bytes);
   const double recorded_bytes_per_ns = 1.0 / fit->ns_per_byte;
-  const double bytes_per_ns = std::min(recorded_bytes_per_ns, channels * channels_.per_channel_bytes_per_ns);
+  const double bytes_per_ns = std::min(recorded_bytes_per_ns, channels * per_channel);
   return as_recorded + transfer_ns * (recorded_bytes_per_ns / bytes_per_ns - 1.0);
 }
 

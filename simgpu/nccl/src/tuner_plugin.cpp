@@ -47,9 +47,10 @@ LinkLevel slowestLevel(std::span<const RankPlace> places) {
 
 // NCCL's constants as simgpu sees the machine: latencies of the profile's links (ring and tree,
 // every protocol; NVLink and PCI are the link within a host, the network the one between hosts,
-// the base latency the one within a process) and bandwidths of its channels, the same in every
-// compute-capability row and scale column (so that the column of the communicator's own scale,
-// NCCL_TUNING_SCALE_1NODE/2NODES/4NODES by its node count, holds them whichever a plugin reads).
+// the base latency the one within a process) and bandwidths of its channels in bytes of the
+// application's data, the same in every compute-capability row and scale column (so that the
+// column of the communicator's own scale, NCCL_TUNING_SCALE_1NODE/2NODES/4NODES by its node
+// count, holds them whichever a plugin reads).
 ncclTunerConstants_v5_t constantsOf(const TunerComm& comm) {
   ncclTunerConstants_v5_t c{};
   const LinkTable& links = comm.cost->links;
@@ -61,8 +62,11 @@ ncclTunerConstants_v5_t constantsOf(const TunerComm& comm) {
       c.hwLatencies[NCCL_HW_NET][algo][proto] = microseconds(links.inter_host.latency_ns);
     }
   }
-  const double link_bandwidth = links.at(slowestLevel(comm.places)).bandwidth;
-  const double per_channel = comm.cost->per_channel_bandwidth > 0 ? comm.cost->per_channel_bandwidth
+  // Bandwidths of the bytes the application hands NCCL: a profile's bytes_scale makes each of
+  // them cost that many bytes of link and channel, so what moves of them is that many times less.
+  const double scale_bytes = comm.cost->bytes_scale > 0 ? comm.cost->bytes_scale : 1.0;
+  const double link_bandwidth = links.at(slowestLevel(comm.places)).bandwidth / scale_bytes;
+  const double per_channel = comm.cost->per_channel_bandwidth > 0 ? comm.cost->per_channel_bandwidth / scale_bytes
                                                                   : link_bandwidth / kFallbackChannels;
   for (int cc = 0; cc < NCCL_NUM_COMPCAPS; ++cc) {
     for (int scale = 0; scale < NCCL_NUM_TUNING_SCALES; ++scale) {

@@ -28,6 +28,7 @@ struct ChannelSearch {
   std::uint32_t recorded_channels = 0;    // the count most collectives ran on
   double per_channel_bytes_per_ns = 0;
   std::string per_channel_source;
+  std::vector<std::pair<std::int64_t, ChannelFit>> fitted;  // communicators that showed several counts
   double schedule_ms = 0;                 // the schedule alone
   std::vector<ChannelCandidate> candidates;
   std::vector<ChannelRule> chosen;        // empty: no count gains enough

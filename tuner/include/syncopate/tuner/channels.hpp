@@ -53,6 +53,26 @@ bool channelsSettable(trace::CollType collective) noexcept;
 // of comments says where the file came from.
 std::string ncclTunerConf(std::span<const ChannelRule> rules, std::int32_t ranks, std::string_view source);
 
+// A collective's transfer as the fit of its channels sees it: its channel count, the bytes its
+// bus moved (nccl-tests' bus bytes), and its time less its communicator's latency.
+struct ChannelSample {
+  std::uint32_t channels = 0;
+  double bus_bytes = 0;
+  double transfer_ns = 0;
+};
+
+// The most one channel moves, fitted from collectives of one communicator on several counts: per
+// count, the median bus bandwidth of its collectives of at least 1 MiB; counts below 90% of the
+// fastest are taken to be channel-bound, and one channel moves the median of their bandwidth per
+// channel. When every count reaches the fastest, one channel moves at least the fastest
+// bandwidth over the fewest channels (`bounded_only`). Nullopt with fewer than two counts.
+struct ChannelFit {
+  double per_channel_bytes_per_ns = 0;
+  bool bounded_only = false;
+  std::vector<std::pair<std::uint32_t, double>> bandwidth_by_count;  // bus bytes per ns
+};
+std::optional<ChannelFit> fitChannels(std::span<const ChannelSample> samples);
+
 // What a recording says of channels: the count NCCL's profiler plugin reported for each
 // collective, and the most one channel moves, as NCCL told its tuner plugin.
 struct RecordedChannels {
@@ -62,7 +82,11 @@ struct RecordedChannels {
   // device's generation and the job's node count); 0: not recorded.
   double per_channel_bytes_per_ns = 0;
   std::string per_channel_source;     // where that came from, in words
+  // Per communicator whose collectives ran on several counts: what they show (WhatIfModel fits
+  // it, and prefers it to NCCL's constant).
+  std::vector<std::pair<std::int64_t, ChannelFit>> fitted;
 };
+
 
 // Reads them from the run's stores: each collective's nccl_ops row (by correlation id) and
 // meta.nccl_per_channel_bandwidth (the smallest any rank noted). An imported run, or one

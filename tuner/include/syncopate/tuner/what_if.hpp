@@ -78,9 +78,13 @@ class WhatIfModel {
   Prediction predict(const ScheduleRules* rules, bool delayed = false,
                      const std::vector<ChannelRule>* channels = nullptr) const;
 
-  // What the recording says of channels (readRecordedChannels); none until set.
-  void setChannels(RecordedChannels channels) { channels_ = std::move(channels); }
+  // What the recording says of channels (readRecordedChannels); none until set. Where a
+  // communicator's collectives ran on several counts, its per-channel bandwidth is fitted from
+  // them (fitChannels) and preferred to NCCL's constant.
+  void setChannels(RecordedChannels channels);
   const RecordedChannels& channels() const { return channels_; }
+  // The most one channel of `comm` moves (bus bytes per ns): fitted, else NCCL's; 0: unknown.
+  double perChannelBytesPerNs(std::uint64_t comm) const;
   // Standalone time of a collective on `channels` channels (0: as recorded). Fewer channels than
   // recorded move its bytes at min(recorded bandwidth, channels × per-channel bandwidth); more
   // are taken to gain nothing (the recording cannot show that they would). As recorded without
