@@ -154,5 +154,51 @@ TEST(ImportedReplay, EveryDistributedTraceOfTheSharedFolderIsReplayedAsDocumente
   }
 }
 
+std::vector<std::filesystem::path> sharedTrace(const std::string& folder_name) {
+  const std::filesystem::path folder = std::filesystem::path("kineto") / folder_name;
+  EXPECT_TRUE(analyzer::testing::tracesPresent(folder));
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(analyzer::testing::tracesDir() / folder))
+    if (entry.path().string().ends_with(".json.gz")) files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// DDP read from the traces themselves: its forward ranges, and its buckets, the all-reduces a step
+// launches after its forward, in launch order. nccl_parser_config's five (DDP's default 25 MiB cap:
+// the full ones just over it); trace_diff's control and test differ in their buckets (3 and 6 a
+// step, sizes not in those traces); trace_filter's all-reduces have no NCCL kernel in the trace.
+TEST(ImportedReplay, DdpAndItsBucketsAreReadFromTheTraces) {
+  struct Expected {
+    const char* folder;
+    std::size_t forwards;
+    std::vector<std::uint64_t> buckets;
+  };
+  const std::vector<Expected> expected{
+      {"nccl_parser_config", 6, {8196000, 31502336, 26255360, 26550272, 9724160}},
+      {"trace_diff/control", 6, {0, 0, 0}},
+      {"trace_diff/test", 6, {0, 0, 0, 0, 0, 0}},
+      {"trace_filter", 4, {}},
+  };
+  for (const Expected& e : expected) {
+    SCOPED_TRACE(e.folder);
+    ScratchDir dir;
+    auto report = tuneRun(importInto(dir, sharedTrace(e.folder)), TuneOptions{});
+    ASSERT_TRUE(report.ok()) << report.message();
+    ASSERT_EQ(report->frameworks.size(), 1u);
+    const DetectedFramework& ddp = report->frameworks.front();
+    EXPECT_EQ(ddp.name, "PyTorch DDP");
+    EXPECT_EQ(ddp.evidence, std::to_string(e.forwards) + " DistributedDataParallel.forward ranges");
+    EXPECT_EQ(ddp.bucket_bytes, e.buckets);
+  }
+  ScratchDir dir;
+  auto report = tuneRun(importInto(dir, sharedTrace("nccl_parser_config")), TuneOptions{});
+  ASSERT_TRUE(report.ok()) << report.message();
+  const nlohmann::json settings = tuneReportJson(*report)["framework"]["detected"][0]["settings"];
+  EXPECT_EQ(settings["bucket_cap_mb"].get<std::string>().substr(0, 15), "at most 25.0 (t");
+  EXPECT_NE(report->recommendations_note.find("PyTorch DDP reducing 5 buckets a step"), std::string::npos)
+      << report->recommendations_note;
+}
+
 }  // namespace
 }  // namespace syncopate::tuner

@@ -332,7 +332,18 @@ trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const Tu
   if (!channels.ok()) return channels.status();
   whatif->setChannels(std::move(channels).value());
   auto report = tuneModel(*whatif, run_dir.string(), static_cast<std::int32_t>(model->ranks.size()), resolved, progress);
-  if (report.ok() && resolved.search.memory_limit > 0) report->memory_limit.source = limit_source;
+  if (!report.ok()) return report;
+  if (resolved.search.memory_limit > 0) report->memory_limit.source = limit_source;
+  report->frameworks = detectFrameworks(*model, *analysis);
+  if (!report->model_buffers_known) {
+    for (const DetectedFramework& f : report->frameworks) {
+      if (f.name != "PyTorch DDP" || f.bucket_bytes.empty()) continue;
+      report->recommendations_note +=
+          fmt::format("; the trace shows PyTorch DDP reducing {} bucket{} a step (framework.detected), whose "
+                      "bucket_cap_mb is predicted from a run recorded with `syncopate record`",
+                      f.bucket_bytes.size(), f.bucket_bytes.size() == 1 ? "" : "s");
+    }
+  }
   return report;
 }
 
@@ -499,7 +510,15 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
   }
   json max_ctas = json::array();
   for (const SettingPrediction& s : r.nccl_max_ctas) max_ctas.push_back(settingJson(s));
-  j["framework"] = {{"ddp", ddp}, {"nccl", {{"max_ctas", max_ctas}}}};
+  json detected = json::array();
+  for (const DetectedFramework& f : r.frameworks) {
+    json settings = json::object();
+    for (const FrameworkSetting& s : f.settings) settings[s.name] = s.value;
+    json row = {{"name", f.name}, {"evidence", f.evidence}, {"settings", settings}};
+    if (!f.bucket_bytes.empty()) row["bucket_bytes"] = f.bucket_bytes;
+    detected.push_back(std::move(row));
+  }
+  j["framework"] = {{"detected", detected}, {"ddp", ddp}, {"nccl", {{"max_ctas", max_ctas}}}};
   if (!r.recommendations_note.empty()) j["recommendations_note"] = r.recommendations_note;
   if (r.plan) {
     json channel_rules = json::array();
@@ -545,6 +564,10 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
                      f.latency_identified ? "" : " (not identifiable: one shape of call)",
                      bandwidthText(f.ns_per_byte > 0 ? 1.0 / f.ns_per_byte : 0.0), 100.0 * f.rms_relative_error,
                      f.samples);
+  }
+  for (const DetectedFramework& f : r.frameworks) {
+    t += fmt::format("  framework: {} ({})\n", f.name, f.evidence);
+    for (const FrameworkSetting& s : f.settings) t += fmt::format("    {}: {}\n", s.name, s.value);
   }
   if (!r.model_buffers_known) {
     t += fmt::format("\nNo recommendation: {}.\n", r.recommendations_note);

@@ -15,6 +15,7 @@
 #include "syncopate/trace/status.hpp"
 #include "syncopate/tuner/channel_search.hpp"
 #include "syncopate/tuner/ddp_rebucket.hpp"
+#include "syncopate/tuner/framework_detect.hpp"
 #include "syncopate/tuner/plan.hpp"
 #include "syncopate/tuner/search.hpp"
 #include "syncopate/tuner/what_if.hpp"
@@ -72,6 +73,8 @@ struct TuneReport {
   double launch_latency_ns = 0;
   SearchResult search;
   MemoryLimit memory_limit;
+  // The frameworks the run shows by name, and what of their settings it shows (tuneRun).
+  std::vector<DetectedFramework> frameworks;
   // DDP's reducer, if the run shows it, each bucket cap predicted, and the best one when it gains
   // enough (`--min-gain`).
   DdpReducer ddp;
