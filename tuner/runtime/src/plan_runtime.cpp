@@ -109,9 +109,9 @@ bool PlanRuntime::activate() noexcept {
   return state_.load(std::memory_order_acquire) == State::Active;
 }
 
-std::uint32_t PlanRuntime::channelsFor(trace::CollType collective, std::uint64_t bytes) noexcept {
+std::span<const tuner::ChannelRule> PlanRuntime::channelRules() noexcept {
   activate();  // once; after it, plan_ no longer changes
-  return plan_ ? tuner::channelsFor(plan_->channels, collective, bytes) : 0;
+  return plan_ ? std::span<const tuner::ChannelRule>(plan_->channels) : std::span<const tuner::ChannelRule>{};
 }
 
 bool PlanRuntime::ensureScheduler() noexcept {

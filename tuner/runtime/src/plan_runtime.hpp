@@ -23,6 +23,7 @@
 
 #include <array>
 #include <atomic>
+#include <span>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -73,9 +74,9 @@ class PlanRuntime final : public tuner::Executor {
   // A failed collective the runtime issued on the application's behalf, reported on the
   // application's next NCCL call.
   ncclResult_t stickyError() const noexcept { return sticky_.load(std::memory_order_relaxed); }
-  // The plan's channel count for a collective (channels.hpp), 0 when it sets none. Applied
-  // whether or not the schedule is (channels never change what a collective computes).
-  std::uint32_t channelsFor(trace::CollType collective, std::uint64_t bytes) noexcept;
+  // The plan's channel counts (channels.hpp), read with the plan; empty without a usable plan.
+  // Applied whether or not the schedule is (channels never change what a collective computes).
+  std::span<const tuner::ChannelRule> channelRules() noexcept;
   // Before the calling thread's current device changes: another device than the scheduler's
   // stops the plan, while what it holds is still issued with its own device current.
   void selectingDevice(int device) noexcept;

@@ -7,6 +7,7 @@
 #include "syncopate/tuner_runtime/runtime_layer.hpp"
 
 #include <cstdlib>
+#include <span>
 
 #include "plan_runtime.hpp"
 #include "route_call.hpp"
@@ -30,8 +31,12 @@ bool tunerRuntimeRequested() noexcept {
 const Layer kTunerRuntimeLayer{"tuner runtime", wrapCudart, wrapDriver, wrapNccl};
 
 std::uint32_t plannedChannels(trace::CollType collective, std::uint64_t bytes) noexcept {
-  if (!tunerRuntimeRequested()) return 0;
-  return PlanRuntime::instance().channelsFor(collective, bytes);
+  // The environment is read once: NCCL asks for every collective it launches.
+  static const bool requested = tunerRuntimeRequested();
+  if (!requested) return 0;
+  // The plan's rules, read once (the plan no longer changes once read).
+  static const std::span<const tuner::ChannelRule> rules = PlanRuntime::instance().channelRules();
+  return tuner::channelsFor(rules, collective, bytes);
 }
 
 }  // namespace syncopate::preload
