@@ -81,6 +81,28 @@ const char* kTuneWithSettings = R"json({
   ]}}
 })json";
 
+// A run whose report shows DDP in its trace, NCCL_MAX_CTAS and channel counts predicted.
+const char* kTuneWithChannels = R"json({
+  "run": "runs/ddp", "ranks": 4, "measured_iteration_ms": 82.589, "replay_iteration_ms": 82.589,
+  "replay_error": 0.0, "ideal_iteration_ms": 80.559, "candidates": [], "recommended": -1,
+  "recommendations": [
+    {"setting": "NCCL_MAX_CTAS", "value": "4", "how_to_apply": "export NCCL_MAX_CTAS=4 in the job's environment",
+     "predicted_iteration_ms": 81.53, "gain": 0.0128, "buckets": 0}
+  ],
+  "channels": {"searched": true, "candidates": [
+    {"collective": "AllReduce", "min_bytes": 9446400, "max_bytes": 47222784, "channels": 4,
+     "predicted_iteration_ms": 81.53, "gain": 0.0128}
+  ]},
+  "framework": {
+    "detected": [{"name": "PyTorch DDP", "evidence": "6 DistributedDataParallel.forward ranges",
+                  "settings": {"buckets per step": "5"}}],
+    "ddp": {"found": false, "why_not": "no reducer"},
+    "nccl": {"max_ctas": [
+      {"setting": "NCCL_MAX_CTAS", "value": "4", "how_to_apply": "export NCCL_MAX_CTAS=4 in the job's environment",
+       "predicted_iteration_ms": 81.53, "gain": 0.0128, "buckets": 0}
+    ]}}
+})json";
+
 }  // namespace
 
 class MetricsPlanTest : public QObject {
@@ -190,6 +212,24 @@ class MetricsPlanTest : public QObject {
     QVERIFY(plain.ok());
     QVERIFY(plain->settings.empty());
     QVERIFY(plain->recommendedSetting() == nullptr);
+  }
+
+  void readsTheFrameworkTheRunShowsAndNcclsSettings() {
+    QTemporaryDir dir;
+    const std::filesystem::path file = std::filesystem::path(dir.path().toStdString()) / kTuneFileName;
+    write(file, kTuneWithChannels);
+    auto tune = readTune(file);
+    QVERIFY2(tune.ok(), tune.ok() ? "" : tune.message().c_str());
+    QCOMPARE(tune->frameworks.size(), std::size_t{1});
+    QCOMPARE(tune->frameworks[0],
+             std::string("PyTorch DDP (6 DistributedDataParallel.forward ranges); buckets per step: 5"));
+    QCOMPARE(tune->settings.size(), std::size_t{2});
+    QCOMPARE(tune->settings[0].setting, std::string("NCCL_MAX_CTAS"));
+    QVERIFY(tune->settings[0].recommended);
+    QCOMPARE(tune->settings[1].setting, std::string("nccl_channels"));
+    QCOMPARE(tune->settings[1].value, std::string("AllReduce on 4 channels"));
+    QVERIFY(!tune->settings[1].recommended);
+    QCOMPARE(*tune->settings[1].predicted_ms, 81.53);
   }
 
   void readsADocumentedPlan() {

@@ -72,6 +72,15 @@ trace::Result<TuneSummary> readTune(const std::filesystem::path& file) {
     recommended.emplace(r.value("setting").toString().toStdString(), r.value("value").toString().toStdString());
   }
   const QJsonObject framework = o.value("framework").toObject();
+  for (const QJsonValue& v : framework.value("detected").toArray()) {
+    const QJsonObject f = v.toObject();
+    std::string line = f.value("name").toString().toStdString() + " (" + f.value("evidence").toString().toStdString() + ")";
+    const QJsonObject settings = f.value("settings").toObject();
+    for (auto it = settings.begin(); it != settings.end(); ++it) {
+      line += "; " + it.key().toStdString() + ": " + it.value().toString().toStdString();
+    }
+    t.frameworks.push_back(std::move(line));
+  }
   QJsonArray settings = framework.value("ddp").toObject().value("bucket_caps").toArray();
   for (const QJsonValue& v : framework.value("nccl").toObject().value("max_ctas").toArray()) settings.append(v);
   for (const QJsonValue& v : settings) {

@@ -92,15 +92,21 @@ void RecommendationsPanel::showPlan(const PlanSummary* plan, const TuneSummary* 
     row(QStringLiteral("ideal bound"), msText(tune->ideal_ms) + QStringLiteral(" (compute and communication fully overlapped)"));
     out += QStringLiteral("</table>");
   }
+  if (tune && !tune->frameworks.empty()) {
+    out += QStringLiteral("<p><b>The run shows</b></p><ul>");
+    for (const std::string& f : tune->frameworks) out += QStringLiteral("<li>%1</li>").arg(esc(f));
+    out += QStringLiteral("</ul>");
+  }
   if (tune && !tune->settings.empty()) {
-    out += QStringLiteral("<p><b>Framework settings</b> (DDP's reducer, predicted on the calls each value makes)</p>"
+    out += QStringLiteral("<p><b>Framework settings</b> (DDP's bucket cap, NCCL's channels: each value predicted on the "
+                          "calls it makes)</p>"
                           "<table cellspacing=4><tr><th>setting</th><th>buckets</th><th>predicted</th><th>gain</th></tr>");
     for (const TuneSetting& st : tune->settings) {
       const QString name = esc(st.setting) + QStringLiteral("=") + esc(st.value) +
                            (st.recommended ? QStringLiteral(" <b>← recommended</b>") : QString());
       const QString gain = st.gain ? QString::number(*st.gain * 100, 'f', 1) + QStringLiteral(" %") : QStringLiteral("–");
       out += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td></tr>")
-                 .arg(name, QString::number(st.buckets), msText(st.predicted_ms), gain);
+                 .arg(name, st.buckets > 0 ? QString::number(st.buckets) : QStringLiteral("–"), msText(st.predicted_ms), gain);
     }
     out += QStringLiteral("</table>");
   }

@@ -57,6 +57,9 @@ struct TuneSummary {
   std::optional<double> measured_ms, replay_ms, replay_error, ideal_ms;
   std::vector<TuneCandidate> candidates;  // best first
   std::vector<TuneSetting> settings;      // in the order predicted
+  // The frameworks the run shows, one line each: "PyTorch DDP (6 DistributedDataParallel.forward
+  // ranges): buckets per step: 5 (...)".
+  std::vector<std::string> frameworks;
   std::string note;                       // why nothing is recommended, when nothing is
   const TuneSetting* recommendedSetting() const {
     for (const TuneSetting& s : settings)
