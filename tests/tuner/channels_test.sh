@@ -45,6 +45,8 @@ PY
 
 # shellcheck disable=SC2086
 expect 0 "NCCL channel counts only" -- "$SYNCOPATE" run --plan "$WORK/recorded/plan.json" -o "$WORK/tuned" -- $JOB
+expect 0 "nothing was reordered" -- "$SYNCOPATE" compare "$WORK/recorded" "$WORK/tuned"
+expect 0 "schedule: the program's own, NCCL channels AllReduce on 4 channels" -- "$SYNCOPATE" compare "$WORK/recorded" "$WORK/tuned"
 expect 0 '"measured_iteration_ms"' -- "$SYNCOPATE" tune "$WORK/tuned" --json
 python3 - "$WORK/recorded.json" "$WORK/out" "$WORK/tuned" <<'PY' || failures=$((failures + 1))
 import glob, json, sqlite3, sys

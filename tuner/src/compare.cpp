@@ -115,7 +115,9 @@ trace::Result<Comparison> compareRuns(const std::filesystem::path& baseline, con
   if (std::filesystem::exists(tuned / "plan.json")) {
     auto plan = readPlan(tuned / "plan.json");
     if (!plan.ok()) return plan.status();
-    c.schedule = describe(plan->knobs);
+    c.channels_only = plan->groups.empty() && !plan->channels.empty();
+    c.schedule = c.channels_only ? "the program's own" : describe(plan->knobs);
+    if (!plan->channels.empty()) c.schedule += ", NCCL channels " + channelRulesText(plan->channels);
     c.predicted_ms = plan->prediction.iteration_ms;
     c.prediction_error = (c.tuned.mean_iteration_ms - *c.predicted_ms) / *c.predicted_ms;
     c.ideal_ms = plan->prediction.ideal_ms;
@@ -199,6 +201,7 @@ nlohmann::json comparisonJson(const Comparison& c) {
   j["gradient_checksums_compared"] = c.checksums_compared;
   j["gradients_note"] = c.gradients_note;
   j["schedule"] = c.schedule;
+  j["channels_only"] = c.channels_only;
   j["baseline_iterations"] = c.baseline.iterations;
   j["tuned_iterations"] = c.tuned.iterations;
   j["baseline_iteration_times_ms"] = c.baseline.iteration_ms;
@@ -243,7 +246,9 @@ std::string comparisonText(const Comparison& c) {
   } else {
     t += (*c.gradients_identical ? "identical (" : "DIFFERENT (") + c.gradients_note + ")\n";
   }
-  if (c.ranks_applying_plan >= 0) {
+  if (c.channels_only) {
+    t += "  runtime: the plan sets NCCL channel counts only (through NCCL's tuner plugin); nothing was reordered\n";
+  } else if (c.ranks_applying_plan >= 0) {
     t += fmt::format("  runtime: plan still applied at the end on {} of {} rank(s)\n", c.ranks_applying_plan, c.tuned.ranks);
     if (c.barrier_share) {
       t += fmt::format("  launches ordered as barriers: {} of {} ({})\n", c.barrier_launches, c.launches,

@@ -37,7 +37,8 @@ struct Comparison {
   std::optional<double> prediction_error;   // (tuned measured - predicted) / predicted
   std::optional<double> ideal_ms;           // the plan's ideal bound
   std::optional<double> headroom_closed;    // (baseline - tuned) / (baseline - ideal)
-  std::string schedule;                     // the plan's description
+  std::string schedule;                     // the plan's description (and its NCCL channel counts)
+  bool channels_only = false;               // the plan sets NCCL channel counts and reorders nothing
   std::optional<bool> gradients_identical;  // null when a run kept no checksums to compare
   std::int64_t checksums_compared = 0;
   std::string gradients_note;
