@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <string>
 
 #include "syncopate/analyzer/collectives.hpp"
@@ -14,9 +15,20 @@ namespace {
 
 double ms(double ns) { return ns / 1e6; }
 
-// Per settable kind the modelled iterations issue: the smallest and largest size.
-std::map<trace::CollType, std::pair<std::uint64_t, std::uint64_t>> sizesByKind(const WhatIfModel& model) {
-  std::map<trace::CollType, std::pair<std::uint64_t, std::uint64_t>> sizes;
+// Sizes that bound the classes within a kind: latency-bound collectives (under 1 MiB), those of a
+// few channels' worth, and those that need the link's whole bandwidth (16 MiB and more) may each
+// want another count.
+constexpr std::uint64_t kSizeClassBounds[] = {std::uint64_t{1} << 20, std::uint64_t{16} << 20};
+
+std::size_t sizeClass(std::uint64_t bytes) {
+  std::size_t c = 0;
+  for (std::uint64_t bound : kSizeClassBounds) c += bytes >= bound ? 1 : 0;
+  return c;
+}
+
+// Per settable kind and size class of the modelled iterations: the smallest and largest size.
+std::map<std::pair<trace::CollType, std::size_t>, std::pair<std::uint64_t, std::uint64_t>> sizeClasses(const WhatIfModel& model) {
+  std::map<std::pair<trace::CollType, std::size_t>, std::pair<std::uint64_t, std::uint64_t>> sizes;
   for (std::size_t r = 0; r < model.ranks(); ++r) {
     const RecordedRank& rank = model.calls().ranks[r];
     const auto [begin, end] = model.windowCalls(r);
@@ -24,14 +36,30 @@ std::map<trace::CollType, std::pair<std::uint64_t, std::uint64_t>> sizesByKind(c
       const Call& call = rank.calls[i].call;
       if (call.kind != CallKind::Collective || !channelsSettable(call.collective.type)) continue;
       const CollectiveArgs& a = call.collective;
-      const std::int64_t bytes = analyzer::ncclTestsBytes(a.type, static_cast<std::int64_t>(a.count), a.dtype, a.comm_size);
-      if (bytes < 0) continue;
-      auto [it, inserted] = sizes.try_emplace(a.type, bytes, bytes);
-      it->second.first = std::min<std::uint64_t>(it->second.first, static_cast<std::uint64_t>(bytes));
-      it->second.second = std::max<std::uint64_t>(it->second.second, static_cast<std::uint64_t>(bytes));
+      const std::int64_t signed_bytes = analyzer::ncclTestsBytes(a.type, static_cast<std::int64_t>(a.count), a.dtype, a.comm_size);
+      if (signed_bytes < 0) continue;
+      const auto bytes = static_cast<std::uint64_t>(signed_bytes);
+      auto [it, inserted] = sizes.try_emplace({a.type, sizeClass(bytes)}, bytes, bytes);
+      it->second.first = std::min(it->second.first, bytes);
+      it->second.second = std::max(it->second.second, bytes);
     }
   }
   return sizes;
+}
+
+// Rules of one kind for neighbouring size classes with the same count become one (fewer lines
+// for NCCL's tuner); `rules` in order of kind and size.
+std::vector<ChannelRule> merged(std::vector<ChannelRule> rules) {
+  std::vector<ChannelRule> out;
+  for (const ChannelRule& rule : rules) {
+    if (!out.empty() && out.back().collective == rule.collective && out.back().channels == rule.channels &&
+        sizeClass(out.back().max_bytes) + 1 == sizeClass(rule.min_bytes)) {
+      out.back().max_bytes = rule.max_bytes;
+    } else {
+      out.push_back(rule);
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -61,7 +89,7 @@ ChannelSearch searchChannels(const WhatIfModel& model, const ScheduleRules* sche
     out.why_not = "the collectives already run on one channel";
     return out;
   }
-  const auto sizes = sizesByKind(model);
+  const auto sizes = sizeClasses(model);
   if (sizes.empty()) {
     out.why_not = "the modelled iterations issue no collective whose channels NCCL's tuner interface sets";
     return out;
@@ -73,9 +101,11 @@ ChannelSearch searchChannels(const WhatIfModel& model, const ScheduleRules* sche
   }
   out.searched = true;
   out.schedule_ms = ms(base.iteration_ns);
-  // Each kind on 1, 2, 4, ... channels, below what it was recorded with.
-  for (const auto& [kind, range] : sizes) {
-    for (std::uint32_t c = 1; c < recorded.usual; c *= 2) out.candidates.push_back({{kind, range.first, range.second, c}, 0, 0});
+  // Each kind and size class on 1, 2, 4, ... channels, below what it was recorded with.
+  for (const auto& [kind_class, range] : sizes) {
+    for (std::uint32_t c = 1; c < recorded.usual; c *= 2) {
+      out.candidates.push_back({{kind_class.first, range.first, range.second, c}, 0, 0});
+    }
   }
   std::vector<std::optional<Prediction>> predicted(out.candidates.size());
   analyzer::parallelFor(out.candidates.size(), [&](std::size_t k) {
@@ -86,18 +116,21 @@ ChannelSearch searchChannels(const WhatIfModel& model, const ScheduleRules* sche
       // Out of memory for one count: it goes unpredicted, the others stand.
     }
   });
-  std::map<trace::CollType, const ChannelCandidate*> best;
+  // The best count of each kind and size class (the candidates of one class share its range).
+  std::map<std::tuple<trace::CollType, std::uint64_t>, const ChannelCandidate*> best;
   for (std::size_t k = 0; k < out.candidates.size(); ++k) {
     ChannelCandidate& c = out.candidates[k];
     if (!predicted[k] || !predicted[k]->ok) continue;
     c.predicted_iteration_ms = ms(predicted[k]->iteration_ns);
     c.gain = 1.0 - c.predicted_iteration_ms / out.schedule_ms;
-    auto [it, inserted] = best.try_emplace(c.rule.collective, &c);
+    auto [it, inserted] = best.try_emplace({c.rule.collective, c.rule.min_bytes}, &c);
     if (!inserted && c.predicted_iteration_ms < it->second->predicted_iteration_ms) it->second = &c;
   }
-  for (const auto& [kind, c] : best) {
-    if (c->gain >= min_gain) out.chosen.push_back(c->rule);
+  std::vector<ChannelRule> chosen;
+  for (const auto& [kind_class, c] : best) {
+    if (c->gain >= min_gain) chosen.push_back(c->rule);
   }
+  out.chosen = merged(std::move(chosen));
   out.predicted_iteration_ms = out.schedule_ms;
   if (out.chosen.empty()) return out;
   const Prediction together = model.predict(schedule, false, &out.chosen);

@@ -607,8 +607,9 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
                      bandwidthText(r.channels.per_channel_bytes_per_ns),
                      r.search.recommended >= 0 ? "the recommended schedule" : "the recorded schedule");
     for (const ChannelCandidate& c : r.channels.candidates) {
-      t += fmt::format("  {:<14} on {:2} channels  {:9.3f} ms  {:>7}\n", trace::toString(c.rule.collective),
-                       c.rule.channels, c.predicted_iteration_ms, percent(c.gain));
+      t += fmt::format("  {:<14} {:>21}  on {:2} channels  {:9.3f} ms  {:>7}\n", trace::toString(c.rule.collective),
+                       bytesText(c.rule.min_bytes) + "-" + bytesText(c.rule.max_bytes), c.rule.channels,
+                       c.predicted_iteration_ms, percent(c.gain));
     }
     t += r.channels.chosen.empty() ? "  no count gains enough\n\n"
                                    : fmt::format("  chosen: {}\n\n", channelRulesText(r.channels.chosen));

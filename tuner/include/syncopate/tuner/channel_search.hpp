@@ -1,7 +1,9 @@
 // The search over NCCL channel counts (docs/tuner.md, "Channels"): on top of a schedule (the
-// recommended one, or the recorded one), each kind of collective the run issues is predicted
-// on fewer channels than it was recorded with, one count at a time, the kinds side by side;
-// the best count of each kind that gains is kept, and the kept counts are predicted together.
+// recommended one, or the recorded one), each kind of collective the run issues, in each size
+// class (under 1 MiB, 1 to 16 MiB, 16 MiB and more), is predicted on fewer channels than it
+// was recorded with, one count at a time, all side by side; the best count of each kind and
+// class that gains is kept (neighbouring classes with one count become one rule), and the kept
+// counts are predicted together.
 // Fewer channels take fewer SMs from the compute they overlap (the model's interference
 // weight) and, below what saturates the link, move bytes more slowly.
 #pragma once
