@@ -13,6 +13,7 @@
 
 #include <cstddef>
 
+#include "same_member.hpp"
 #include "syncopate/plugin_abi/nccl_profiler_v5.h"
 
 // NCCL's headers declare the same names in the global scope; a namespace keeps them apart. They
@@ -26,10 +27,6 @@ namespace {
 
 using Ours = ::ncclProfilerEventDescr_v5_t;
 using Real = nccl_real::ncclProfilerEventDescr_v5_t;
-
-#define SAME_MEMBER(ours, real, member)                                         \
-  static_assert(offsetof(ours, member) == offsetof(real, member), #member);     \
-  static_assert(sizeof(ours::member) == sizeof(real::member), #member " size")
 
 static_assert(sizeof(Ours) == sizeof(Real));
 static_assert(alignof(Ours) == alignof(Real));
@@ -98,7 +95,6 @@ SAME_MEMBER(OursPlugin, RealPlugin, startEvent);
 SAME_MEMBER(OursPlugin, RealPlugin, stopEvent);
 SAME_MEMBER(OursPlugin, RealPlugin, recordEventState);
 SAME_MEMBER(OursPlugin, RealPlugin, finalize);
-#undef SAME_MEMBER
 
 static_assert(sizeof(::ncclProfilerEventState_v5_t) == sizeof(nccl_real::ncclProfilerEventState_v5_t));
 static_assert(sizeof(::ncclDebugLogLevel) == sizeof(nccl_real::ncclDebugLogLevel));

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <type_traits>
 
+#include "same_member.hpp"
 #include "syncopate/plugin_abi/nccl_tuner_v5.h"
 
 // NCCL's tuner header includes its own err.h (ncclResult_t, already declared by nccl.h, whose
@@ -50,10 +51,6 @@ namespace nccl_real {
 
 namespace {
 
-#define SAME_MEMBER(ours, real, member)                                     \
-  static_assert(offsetof(ours, member) == offsetof(real, member), #member); \
-  static_assert(sizeof(ours::member) == sizeof(real::member), #member " size")
-
 using OursConstants = ::ncclTunerConstants_v5_t;
 using RealConstants = nccl_real::ncclTunerConstants_v5_t;
 static_assert(sizeof(OursConstants) == sizeof(RealConstants));
@@ -78,7 +75,6 @@ SAME_MEMBER(OursTuner, RealTuner, name);
 SAME_MEMBER(OursTuner, RealTuner, init);
 SAME_MEMBER(OursTuner, RealTuner, getCollInfo);
 SAME_MEMBER(OursTuner, RealTuner, finalize);
-#undef SAME_MEMBER
 
 static_assert(sizeof(::ncclFunc_t) == sizeof(nccl_real::ncclFunc_t));
 

@@ -62,6 +62,42 @@ std::vector<ChannelRule> merged(std::vector<ChannelRule> rules) {
   return out;
 }
 
+// Why channel counts cannot be predicted from this recording, in one sentence; empty when they can.
+std::string whyNotPredictable(const RecordedChannels& recorded) {
+  if (recorded.usual == 0) {
+    return "the recording has no channel count of any collective (NCCL's profiler plugin was not loaded, or the run "
+           "was imported)";
+  }
+  if (recorded.per_channel_bytes_per_ns <= 0 && recorded.fitted.empty()) {
+    return "the recording has no per-channel bandwidth (NCCL did not load Syncopate as its tuner plugin), so what "
+           "fewer channels would cost cannot be predicted";
+  }
+  if (recorded.usual < 2) return "the collectives already run on one channel";
+  return {};
+}
+
+// The counts tried: 1, 2, 4, ... below the count the collectives were recorded with.
+std::vector<std::uint32_t> fewerChannels(const RecordedChannels& recorded) {
+  std::vector<std::uint32_t> counts;
+  for (std::uint32_t c = 1; c < recorded.usual; c *= 2) counts.push_back(c);
+  return counts;
+}
+
+// Each set of rules predicted on `schedule`, side by side on the machine's cores; a set whose
+// prediction ran out of memory goes unpredicted, the others stand.
+std::vector<std::optional<Prediction>> predictEach(const WhatIfModel& model, const ScheduleRules* schedule,
+                                                   const std::vector<std::vector<ChannelRule>>& rule_sets) {
+  std::vector<std::optional<Prediction>> predicted(rule_sets.size());
+  analyzer::parallelFor(rule_sets.size(), [&](std::size_t k) {
+    try {
+      predicted[k] = model.predict(schedule, false, &rule_sets[k]);
+    } catch (const std::exception&) {
+      predicted[k].reset();
+    }
+  });
+  return predicted;
+}
+
 }  // namespace
 
 ChannelSearch searchChannels(const WhatIfModel& model, const ScheduleRules* schedule, double min_gain) {
@@ -75,20 +111,8 @@ ChannelSearch searchChannels(const WhatIfModel& model, const ScheduleRules* sche
     out.per_channel_source = "fitted from collectives on several channel counts (communicators under `fitted`)" +
                              std::string(recorded.per_channel_source.empty() ? "" : "; NCCL's own for the others");
   }
-  if (recorded.usual == 0) {
-    out.why_not = "the recording has no channel count of any collective (NCCL's profiler plugin was not loaded, or the "
-                  "run was imported)";
-    return out;
-  }
-  if (recorded.per_channel_bytes_per_ns <= 0 && recorded.fitted.empty()) {
-    out.why_not = "the recording has no per-channel bandwidth (NCCL did not load Syncopate as its tuner plugin), so "
-                  "what fewer channels would cost cannot be predicted";
-    return out;
-  }
-  if (recorded.usual < 2) {
-    out.why_not = "the collectives already run on one channel";
-    return out;
-  }
+  out.why_not = whyNotPredictable(recorded);
+  if (!out.why_not.empty()) return out;
   const auto sizes = sizeClasses(model);
   if (sizes.empty()) {
     out.why_not = "the modelled iterations issue no collective whose channels NCCL's tuner interface sets";
@@ -101,21 +125,15 @@ ChannelSearch searchChannels(const WhatIfModel& model, const ScheduleRules* sche
   }
   out.searched = true;
   out.schedule_ms = ms(base.iteration_ns);
-  // Each kind and size class on 1, 2, 4, ... channels, below what it was recorded with.
+  // Each kind and size class on each count alone.
+  std::vector<std::vector<ChannelRule>> rule_sets;
   for (const auto& [kind_class, range] : sizes) {
-    for (std::uint32_t c = 1; c < recorded.usual; c *= 2) {
+    for (std::uint32_t c : fewerChannels(recorded)) {
       out.candidates.push_back({{kind_class.first, range.first, range.second, c}, 0, 0});
+      rule_sets.push_back({out.candidates.back().rule});
     }
   }
-  std::vector<std::optional<Prediction>> predicted(out.candidates.size());
-  analyzer::parallelFor(out.candidates.size(), [&](std::size_t k) {
-    try {
-      const std::vector<ChannelRule> rules{out.candidates[k].rule};
-      predicted[k] = model.predict(schedule, false, &rules);
-    } catch (const std::exception&) {
-      // Out of memory for one count: it goes unpredicted, the others stand.
-    }
-  });
+  const std::vector<std::optional<Prediction>> predicted = predictEach(model, schedule, rule_sets);
   // The best count of each kind and size class (the candidates of one class share its range).
   std::map<std::tuple<trace::CollType, std::uint64_t>, const ChannelCandidate*> best;
   for (std::size_t k = 0; k < out.candidates.size(); ++k) {
@@ -144,25 +162,19 @@ ChannelSearch searchChannels(const WhatIfModel& model, const ScheduleRules* sche
 }
 
 std::vector<std::pair<std::uint32_t, double>> predictMaxCtas(const WhatIfModel& model) {
-  const RecordedChannels& recorded = model.channels();
   std::vector<std::pair<std::uint32_t, double>> out;
-  if (recorded.usual < 2 || (recorded.per_channel_bytes_per_ns <= 0 && recorded.fitted.empty())) return out;
-  std::vector<std::uint32_t> counts;
-  for (std::uint32_t c = 1; c < recorded.usual; c *= 2) counts.push_back(c);
-  std::vector<std::optional<Prediction>> predicted(counts.size());
-  analyzer::parallelFor(counts.size(), [&](std::size_t k) {
-    // A rule per kind over every size: what the environment variable does to each collective.
-    std::vector<ChannelRule> rules;
+  if (!whyNotPredictable(model.channels()).empty()) return out;
+  const std::vector<std::uint32_t> counts = fewerChannels(model.channels());
+  // A rule per kind over every size: what the environment variable does to each collective.
+  std::vector<std::vector<ChannelRule>> rule_sets;
+  for (std::uint32_t c : counts) {
+    std::vector<ChannelRule>& rules = rule_sets.emplace_back();
     for (trace::CollType kind : {trace::CollType::AllReduce, trace::CollType::AllGather, trace::CollType::ReduceScatter,
                                  trace::CollType::Broadcast, trace::CollType::Reduce}) {
-      rules.push_back({kind, 0, std::numeric_limits<std::uint64_t>::max(), counts[k]});
+      rules.push_back({kind, 0, std::numeric_limits<std::uint64_t>::max(), c});
     }
-    try {
-      predicted[k] = model.predict(nullptr, false, &rules);
-    } catch (const std::exception&) {
-      // Out of memory for one count: it goes unpredicted, the others stand.
-    }
-  });
+  }
+  const std::vector<std::optional<Prediction>> predicted = predictEach(model, nullptr, rule_sets);
   for (std::size_t k = 0; k < counts.size(); ++k) {
     if (predicted[k] && predicted[k]->ok) out.emplace_back(counts[k], predicted[k]->iteration_ns);
   }

@@ -120,6 +120,15 @@ nlohmann::json replayPerIterationJson(const TuneReport& r) {
   return rows;
 }
 
+// The value of a setting predicted fastest, when it gains at least `min_gain`.
+std::optional<SettingPrediction> bestSetting(const std::vector<SettingPrediction>& values, double min_gain) {
+  const auto best = std::min_element(values.begin(), values.end(), [](const SettingPrediction& a, const SettingPrediction& b) {
+    return a.predicted_iteration_ms < b.predicted_iteration_ms;
+  });
+  if (best == values.end() || best->gain < min_gain) return std::nullopt;
+  return *best;
+}
+
 // DDP's bucket cap, where the run shows DDP's reducer: each cap of a grid that buckets the
 // gradients otherwise than the ones before, predicted side by side on the calls DDP would make
 // with it.
@@ -158,11 +167,7 @@ void predictDdpBucketCaps(TuneReport& r, const WhatIfModel& model, double min_ga
     s.gain = r.replay_ms > 0 ? 1.0 - s.predicted_iteration_ms / r.replay_ms : 0;
     r.ddp_bucket_caps.push_back(std::move(s));
   }
-  const auto best = std::min_element(r.ddp_bucket_caps.begin(), r.ddp_bucket_caps.end(),
-                                     [](const SettingPrediction& a, const SettingPrediction& b) {
-                                       return a.predicted_iteration_ms < b.predicted_iteration_ms;
-                                     });
-  if (best != r.ddp_bucket_caps.end() && best->gain >= min_gain) r.setting = *best;
+  r.setting = bestSetting(r.ddp_bucket_caps, min_gain);
 }
 
 // NCCL_MAX_CTAS: what a user sets without Syncopate, every collective on at most that many
@@ -179,11 +184,7 @@ void predictNcclMaxCtas(TuneReport& r, const WhatIfModel& model, double min_gain
     s.gain = r.replay_ms > 0 ? 1.0 - s.predicted_iteration_ms / r.replay_ms : 0;
     r.nccl_max_ctas.push_back(std::move(s));
   }
-  const auto best = std::min_element(r.nccl_max_ctas.begin(), r.nccl_max_ctas.end(),
-                                     [](const SettingPrediction& a, const SettingPrediction& b) {
-                                       return a.predicted_iteration_ms < b.predicted_iteration_ms;
-                                     });
-  if (best != r.nccl_max_ctas.end() && best->gain >= min_gain) r.max_ctas_setting = *best;
+  r.max_ctas_setting = bestSetting(r.nccl_max_ctas, min_gain);
 }
 
 std::string channelsWhy(const TuneReport& r) {
