@@ -31,15 +31,16 @@ struct AnalyzeArgs {
   bool single_process = false;
 };
 
-// The phases' wall and CPU time, on stderr (stdout stays the report, JSON included).
+// The phases' wall and CPU time and the peak memory at each one's end, on stderr (stdout stays
+// the report, JSON included).
 void printTimings(const analyzer::PhaseTimings& timings) {
-  double wall = 0, cpu = 0;
-  fmt::print(stderr, "{:<28} {:>8} {:>8}\n", "phase", "wall s", "CPU s");
+  double wall = 0, cpu = 0, peak = 0;
+  fmt::print(stderr, "{:<28} {:>8} {:>8} {:>8}\n", "phase", "wall s", "CPU s", "peak MB");
   for (const auto& p : timings.phases()) {
-    fmt::print(stderr, "{:<28} {:>8.2f} {:>8.2f}\n", p.name, p.wall_s, p.cpu_s);
-    wall += p.wall_s, cpu += p.cpu_s;
+    fmt::print(stderr, "{:<28} {:>8.2f} {:>8.2f} {:>8.0f}\n", p.name, p.wall_s, p.cpu_s, p.peak_rss_mb);
+    wall += p.wall_s, cpu += p.cpu_s, peak = std::max(peak, p.peak_rss_mb);
   }
-  fmt::print(stderr, "{:<28} {:>8.2f} {:>8.2f}\n", "total", wall, cpu);
+  fmt::print(stderr, "{:<28} {:>8.2f} {:>8.2f} {:>8.0f}\n", "total", wall, cpu, peak);
 }
 
 // Under an MPI launcher, the processes read the stores where they lie and the root builds the

@@ -93,9 +93,7 @@ class PathIndex {
   Index waitedByCall(Index call) const {
     const std::int64_t start = m_.api_calls.start[call], end = m_.api_calls.end[call];
     Index best = kNone;
-    for (Index e : m_.flows.outgoing(NodeRef::apiCall(call))) {
-      if (m_.flows.kind(e) != FlowKind::Launch) continue;
-      const Index op = m_.flows.dst(e).index();
+    for (const Index op : m_.opsLaunchedBy(call)) {
       if (m_.ops.op_class[op] != OpClass::Memory) continue;
       if (m_.ops.end[op] > start && m_.ops.end[op] <= end && (best == kNone || m_.ops.end[op] > m_.ops.end[best])) best = op;
     }

@@ -19,6 +19,15 @@ inline bool isIdentity(const std::vector<Index>& order) {
   return true;
 }
 
+// The new row of each old one (inverse(order)), or nothing when `order` moves no row: at a run's
+// size such a table is 4 bytes a row made for nothing.
+inline std::vector<Index> newRowsOf(const std::vector<Index>& order) {
+  return isIdentity(order) ? std::vector<Index>{} : inverse(order);
+}
+
+// Row `i`'s new row, given newRowsOf's answer.
+inline Index renumbered(const std::vector<Index>& new_rows, Index i) { return new_rows.empty() ? i : new_rows[i]; }
+
 template <class T>
 std::vector<T> permuted(const std::vector<T>& v, const std::vector<Index>& order) {
   std::vector<T> out;
@@ -31,6 +40,8 @@ template <class T>
 void permuteColumn(std::vector<T>& v, const std::vector<Index>& order) {
   v = permuted(v, order);
 }
+
+inline void permuteColumn(StoreIdColumn& c, const std::vector<Index>& order) { permuteColumn(c.encoded(), order); }
 
 inline void permuteTable(OpTable& t, const std::vector<Index>& o) {
   if (isIdentity(o)) return;

@@ -1,5 +1,7 @@
 #include "syncopate/analyzer/phase_timings.hpp"
 
+#include <sys/resource.h>
+
 #include <ctime>
 
 namespace syncopate::analyzer {
@@ -9,6 +11,12 @@ double seconds(clockid_t clock) {
   timespec ts{};
   clock_gettime(clock, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+double peakRssMb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
 }
 }  // namespace
 
@@ -24,6 +32,7 @@ void PhaseTimings::stop() {
   if (!running_) return;
   phases_.back().wall_s = seconds(CLOCK_MONOTONIC) - wall0_;
   phases_.back().cpu_s = seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0_;
+  phases_.back().peak_rss_mb = peakRssMb();
   running_ = false;
 }
 

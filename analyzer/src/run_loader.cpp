@@ -45,7 +45,9 @@ trace::Result<RunModel> loadRun(const std::filesystem::path& dir, const LoadOpti
   if (stores->empty())
     return trace::failure(dir.string() + " holds no run store (rank-<R>.sqlite or pid-<P>.sqlite): record a run with "
                                          "'syncopate record -o DIR -- COMMAND' or import one with 'syncopate import'");
-  std::vector<trace::StoreReader> readers;
+  // A reader is closed once its store is read: an open one keeps SQLite's page cache, which
+  // over a run of many stores would hold about as much again as the stores themselves.
+  std::vector<std::optional<trace::StoreReader>> readers;
   std::vector<std::size_t> call_rows, op_rows;
   std::size_t total_rows = 0;
   for (const trace::StoreFile& f : *stores) {
@@ -57,7 +59,7 @@ trace::Result<RunModel> loadRun(const std::filesystem::path& dir, const LoadOpti
       (t == trace::Table::Ops ? op_rows : call_rows).push_back(static_cast<std::size_t>(*n));
       total_rows += static_cast<std::size_t>(*n);
     }
-    readers.push_back(std::move(reader).value());
+    readers.emplace_back(std::move(reader).value());
   }
   if (options.timings) options.timings->start("read stores into rows");
   RunModelBuilder builder;
@@ -70,6 +72,7 @@ trace::Result<RunModel> loadRun(const std::filesystem::path& dir, const LoadOpti
   const std::size_t workers = std::min<std::size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
   struct Slot {
     std::unique_ptr<StoreRows> rows;
+    StoreFacts facts;
     trace::Status status;
   };
   std::vector<std::optional<Slot>> slots(n);
@@ -90,9 +93,11 @@ trace::Result<RunModel> loadRun(const std::filesystem::path& dir, const LoadOpti
         if (!spare.empty()) rows = std::move(spare.back()), spare.pop_back();
       }
       if (!rows) rows = std::make_unique<StoreRows>();
-      trace::Status status = readStore(readers[i], call_rows[i], op_rows[i], *rows);
+      trace::Status status = readStore(*readers[i], call_rows[i], op_rows[i], *rows);
+      StoreFacts facts = storeFacts(*readers[i]);
+      readers[i].reset();
       std::lock_guard lock(mu);
-      slots[i].emplace(Slot{std::move(rows), std::move(status)});
+      slots[i].emplace(Slot{std::move(rows), std::move(facts), std::move(status)});
       cv.notify_all();
     }
   };
@@ -118,7 +123,7 @@ trace::Result<RunModel> loadRun(const std::filesystem::path& dir, const LoadOpti
       stopWorkers();
       return slot.status;
     }
-    loadStoreRows(storeFacts(readers[i]), *slot.rows, builder, progress);
+    loadStoreRows(slot.facts, *slot.rows, builder, progress);
     {
       std::lock_guard lock(mu);
       spare.push_back(std::move(slot.rows));

@@ -13,7 +13,7 @@ void FlowTable::add(NodeRef src, NodeRef dst, FlowKind kind) {
 
 namespace {
 // Edge indices ordered by key (stable). Edges are added kind by kind, so the longest sorted
-// prefix is usually most of them (every launch, by destination): the rest are ordered by an LSD
+// prefix is often most of them (every event wait, by destination): the rest are ordered by an LSD
 // radix sort of (key, index) packed in 64 bits, 11 bits of key a pass over contiguous memory
 // (a run's edges number in the millions and a comparison sort would cost seconds), then merged
 // with the prefix. On equal keys the merge takes the prefix's edge first, so the order is the
@@ -79,6 +79,24 @@ std::size_t FlowTable::bytes() const {
   return src_.capacity() * sizeof(NodeRef) * 2 + kind_.capacity() + by_src_.capacity() * sizeof(Index) * 2;
 }
 
+std::span<const Index> RunModel::opsLaunchedBy(Index call) const {
+  const auto lo = std::partition_point(launched_ops.begin(), launched_ops.end(),
+                                       [&](Index op) { return ops.launch[op] < call; });
+  const auto hi = std::partition_point(lo, launched_ops.end(), [&](Index op) { return ops.launch[op] == call; });
+  return {launched_ops.data() + (lo - launched_ops.begin()), static_cast<std::size_t>(hi - lo)};
+}
+
+void RunModel::buildLaunchIndex() {
+  // A counting sort by call: stable, so each call's ops stay in op order.
+  std::vector<Index> first(api_calls.size() + 1, 0);
+  for (const Index call : ops.launch)
+    if (call != kNone) ++first[call + 1];
+  std::partial_sum(first.begin(), first.end(), first.begin());
+  launched_ops.assign(first[api_calls.size()], 0);
+  for (std::size_t op = 0; op < ops.size(); ++op)
+    if (ops.launch[op] != kNone) launched_ops[first[ops.launch[op]]++] = static_cast<Index>(op);
+}
+
 std::int64_t RunModel::eventOf(Index op) const {
   auto it = std::lower_bound(event_markers.op.begin(), event_markers.op.end(), op);
   if (it == event_markers.op.end() || *it != op) return kUnknown;
@@ -132,7 +150,7 @@ std::int64_t RunModel::beginNs() const { return extent(*this).first; }
 std::int64_t RunModel::endNs() const { return extent(*this).second; }
 
 std::size_t RunModel::bytes() const {
-  std::size_t b = strings.bytes() + flows.bytes();
+  std::size_t b = strings.bytes() + flows.bytes() + vecBytes(launched_ops);
   b += vecBytes(ops.start) + vecBytes(ops.end) + vecBytes(ops.name) + vecBytes(ops.stream) +
        vecBytes(ops.kind) + vecBytes(ops.op_class) + vecBytes(ops.bytes) + vecBytes(ops.collective) + vecBytes(ops.launch) +
        vecBytes(ops.store_id);
@@ -178,7 +196,6 @@ std::string_view toString(OpClass c) {
 
 std::string_view toString(FlowKind k) {
   switch (k) {
-    case FlowKind::Launch: return "launch";
     case FlowKind::EventWait: return "event_wait";
     case FlowKind::Collective: return "collective";
     case FlowKind::SendRecv: return "send_recv";

@@ -47,8 +47,14 @@ Index RunModelBuilder::addApiCall(const ApiCallInput& row) {
   t.thread.push_back(row.thread);
   t.name.push_back(row.name);
   t.domain.push_back(row.domain);
+  checkStoreId("api call", t.store_id.size(), row.store_id);
   t.store_id.push_back(row.store_id);
   return static_cast<Index>(t.size() - 1);
+}
+
+void RunModelBuilder::checkStoreId(std::string_view table, std::size_t row, std::int64_t id) {
+  if (StoreIdColumn::fits(id) || !unfit_store_id_.empty()) return;
+  unfit_store_id_ = std::string(table) + " " + std::to_string(row) + " has store id " + std::to_string(id);
 }
 
 // Kernels are classified by name, and a run launches the same few hundred kernels millions of
@@ -71,6 +77,7 @@ Index RunModelBuilder::addOp(const OpInput& row) {
   t.bytes.push_back(row.bytes);
   t.collective.push_back(kNone);
   t.launch.push_back(row.api_call);
+  checkStoreId("op", t.store_id.size(), row.store_id);
   t.store_id.push_back(row.store_id);
   if (row.event_id != kUnknown) op_events_.push_back({static_cast<Index>(t.size() - 1), row.event_id});
   return static_cast<Index>(t.size() - 1);
@@ -174,6 +181,10 @@ trace::Status RunModelBuilder::validate() const {
   const auto nr = static_cast<Index>(m.ranks.size()), ns = static_cast<Index>(m.streams.size());
   const auto nt = static_cast<Index>(m.threads.size()), nc = static_cast<Index>(m.api_calls.size());
   const auto no = static_cast<Index>(m.ops.size());
+  if (!unfit_store_id_.empty())
+    return trace::failure(unfit_store_id_ + ", outside the 0 to " + std::to_string(StoreIdColumn::kMax) +
+                          " a model keeps: a store's writer numbers its rows from 1, and no store holds that many, so the "
+                          "store is corrupt");
   for (std::size_t i = 0; i < m.streams.size(); ++i)
     if (m.streams[i].rank >= nr) return badRef("stream", i, "rank", m.streams[i].rank);
   for (std::size_t i = 0; i < m.threads.size(); ++i)
@@ -252,35 +263,41 @@ trace::Result<RunModel> RunModelBuilder::finish(PhaseTimings* timings) && {
   for (auto& t : m.ranges.thread)
     if (t != kNone) t = thread_new[t];
 
-  // API calls by (thread, start).
-  std::vector<Index> call_first;
-  const std::vector<Index> call_order = bucketOrder(
-      m.api_calls.size(), m.threads.size(), [&](Index i) { return m.api_calls.thread[i]; },
-      [&](Index a, Index b) { return m.api_calls.start[a] < m.api_calls.start[b]; }, &call_first);
-  const std::vector<Index> call_new = inverse(call_order);
-  permuteTable(m.api_calls, call_order);
-  for (std::size_t t = 0; t < m.threads.size(); ++t) {
-    m.threads[t].first_call = call_first[t];
-    m.threads[t].call_count = call_first[t + 1] - call_first[t];
+  // API calls by (thread, start), then ops by (stream, start, end). Each order and its inverse
+  // take 4 bytes a row: they live only as long as they are needed, and the inverse is not made
+  // when the rows are in order already (a run read in order).
+  {
+    std::vector<Index> call_first;
+    std::vector<Index> call_order = bucketOrder(
+        m.api_calls.size(), m.threads.size(), [&](Index i) { return m.api_calls.thread[i]; },
+        [&](Index a, Index b) { return m.api_calls.start[a] < m.api_calls.start[b]; }, &call_first);
+    const std::vector<Index> call_new = newRowsOf(call_order);
+    permuteTable(m.api_calls, call_order);
+    call_order = {};
+    for (std::size_t t = 0; t < m.threads.size(); ++t) {
+      m.threads[t].first_call = call_first[t];
+      m.threads[t].call_count = call_first[t + 1] - call_first[t];
+    }
+    for (auto& c : m.ops.launch)
+      if (c != kNone) c = renumbered(call_new, c);
+    for (auto& c : m.host_syncs.api_call)
+      if (c != kNone) c = renumbered(call_new, c);
   }
-  for (auto& c : m.ops.launch)
-    if (c != kNone) c = call_new[c];
-  for (auto& c : m.host_syncs.api_call)
-    if (c != kNone) c = call_new[c];
-
-  // Ops by (stream, start, end).
-  std::vector<Index> op_first;
-  const std::vector<Index> op_order = bucketOrder(
-      m.ops.size(), m.streams.size(), [&](Index i) { return m.ops.stream[i]; },
-      [&](Index a, Index b) {
-        return std::tie(m.ops.start[a], m.ops.end[a]) < std::tie(m.ops.start[b], m.ops.end[b]);
-      },
-      &op_first);
-  const std::vector<Index> op_new = inverse(op_order);
-  permuteTable(m.ops, op_order);
-  for (std::size_t s = 0; s < m.streams.size(); ++s) {
-    m.streams[s].first_op = op_first[s];
-    m.streams[s].op_count = op_first[s + 1] - op_first[s];
+  std::vector<Index> op_new;
+  {
+    std::vector<Index> op_first;
+    const std::vector<Index> op_order = bucketOrder(
+        m.ops.size(), m.streams.size(), [&](Index i) { return m.ops.stream[i]; },
+        [&](Index a, Index b) {
+          return std::tie(m.ops.start[a], m.ops.end[a]) < std::tie(m.ops.start[b], m.ops.end[b]);
+        },
+        &op_first);
+    op_new = newRowsOf(op_order);
+    permuteTable(m.ops, op_order);
+    for (std::size_t s = 0; s < m.streams.size(); ++s) {
+      m.streams[s].first_op = op_first[s];
+      m.streams[s].op_count = op_first[s + 1] - op_first[s];
+    }
   }
 
   // Host syncs by (rank, start); ranges by (rank, thread, start, longest first).
@@ -326,7 +343,7 @@ trace::Result<RunModel> RunModelBuilder::finish(PhaseTimings* timings) && {
   }
 
   // Event ids of markers, sorted by op.
-  for (auto& [op, event] : op_events_) op = op_new[op];
+  for (auto& [op, event] : op_events_) op = renumbered(op_new, op);
   std::sort(op_events_.begin(), op_events_.end());
   for (const auto& [op, event] : op_events_) {
     m.event_markers.op.push_back(op);
@@ -336,10 +353,12 @@ trace::Result<RunModel> RunModelBuilder::finish(PhaseTimings* timings) && {
 
   // Collective details, sorted by op.
   std::sort(collectives_.begin(), collectives_.end(),
-            [&](const PendingCollective& a, const PendingCollective& b) { return op_new[a.op] < op_new[b.op]; });
+            [&](const PendingCollective& a, const PendingCollective& b) {
+              return renumbered(op_new, a.op) < renumbered(op_new, b.op);
+            });
   auto& ct = m.collectives;
   for (const auto& [old_op, row] : collectives_) {
-    const Index op = op_new[old_op];
+    const Index op = renumbered(op_new, old_op);
     if (!ct.op.empty() && ct.op.back() == op) {
       m.addDiagnostic(diagnosticRow<trace::diagnostics::model_collective_row_twice>("analyzer", 1));
       continue;
@@ -360,11 +379,11 @@ trace::Result<RunModel> RunModelBuilder::finish(PhaseTimings* timings) && {
     ct.match.push_back(kNone);
   }
   collectives_.clear();
+  op_new = {};
 
-  // Flows: launches, event record -> wait, collectives and send -> recv.
+  // The ops each call launched; flows: event record -> wait, collectives and send -> recv.
   if (timings) timings->start("launch and event flows");
-  for (std::size_t i = 0; i < m.ops.size(); ++i)
-    if (m.ops.launch[i] != kNone) m.flows.add(NodeRef::apiCall(m.ops.launch[i]), NodeRef::op(static_cast<Index>(i)), FlowKind::Launch);
+  m.buildLaunchIndex();
   addEventWaitFlows(m);
   if (timings) timings->start("match collectives");
   matchCollectives(m);

@@ -41,7 +41,8 @@ time_run() {
   /usr/bin/time -f "%e %M" -o "$WORK/$name.time" "$@" analyze "$RUN" --timings >/dev/null 2>"$WORK/$name.err" ||
     { cat "$WORK/$name.err" >&2; exit 1; }
 }
-phase() { awk -v p="$2" '$0 ~ "^"p" " { print $(NF - 1) }' "$WORK/$1.err"; }
+# The --timings table's columns: phase name (several words), wall s, CPU s, peak MB.
+phase() { awk -v p="$2" '$0 ~ "^"p" " { print $(NF - 2) }' "$WORK/$1.err"; }
 
 time_run plain "$SYNCOPATE"
 mkdir "$WORK/reference" && cp "$RUN/analysis.json" "$RUN/analysis.sqlite" "$WORK/reference/"
@@ -59,7 +60,7 @@ for p in 1 2; do
   bytes=$(sed -n 's/.*; \([0-9]*\) bytes exchanged;.*/\1/p' "$WORK/mpi$p.err")
   each=$(sed -n 's/.*peak RSS per process (MB): \(.*\)$/\1/p' "$WORK/mpi$p.err")
   say "mpirun -n $p syncopate analyze: wall $wall s, peak RSS of the largest process $rss MB (per process once its part of the load was done: $each MB), $bytes bytes exchanged, results identical to the plain run's: $same"
-  say "  root's phases (wall s): reading and receiving stores into the model $(phase "mpi$p" 'read stores into rows'), the rest (build, align, analyse, write) $(awk '/^total / { t = $(NF - 1) } /^read stores into rows / { r = $(NF - 1) } END { printf "%.2f", t - r }' "$WORK/mpi$p.err")"
+  say "  root's phases (wall s): reading and receiving stores into the model $(phase "mpi$p" 'read stores into rows'), the rest (build, align, analyse, write) $(awk '/^total / { t = $(NF - 2) } /^read stores into rows / { r = $(NF - 2) } END { printf "%.2f", t - r }' "$WORK/mpi$p.err")"
   runs="$runs${runs:+, }{\"processes\": $p, \"wall_s\": $wall, \"peak_rss_mb_per_process\": $rss, \"peak_rss_mb_of_each_process_after_loading\": [$(echo "$each" | sed 's/ /, /g')], \"bytes_exchanged\": $bytes}"
 done
 say "machine load while measuring: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
@@ -84,7 +85,7 @@ fi
   { cat "$WORK/small.err" >&2; exit 1; }
 say "mpirun -n 1 syncopate analyze of $SMALL ranks (for the fit): wall $(cut -d' ' -f1 "$WORK/small.time") s, peak RSS $(($(cut -d' ' -f2 "$WORK/small.time") / 1024)) MB"
 read_stat() { sed -n 's/.*the root read its stores in \([0-9.]*\) s.*/\1/p' "$WORK/$1.err"; }
-phases() { awk '/^phase /,0 { if ($1 != "phase" && $1 != "total") { n = NF - 2; name = $1; for (i = 2; i <= n; ++i) name = name "_" $i; print name, $(NF - 1) } }' "$WORK/$1.err"; }
+phases() { awk '/^phase /,0 { if ($1 != "phase" && $1 != "total") { n = NF - 3; name = $1; for (i = 2; i <= n; ++i) name = name "_" $i; print name, $(NF - 2) } }' "$WORK/$1.err"; }
 phases small >"$WORK/small.phases"
 phases mpi1 >"$WORK/big.phases"
 extrapolation=$(awk -v ops="$OPS" -v ranks_here="$RANKS" -v iters="$ITERATIONS" \

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <span>
+#include <string>
+#include <vector>
+
 #include "run_sketch.hpp"
 
 namespace syncopate::analyzer {
@@ -51,16 +55,46 @@ TEST(RunModelBuilder, SortsTablesAndKeepsReferencesRight) {
   EXPECT_EQ(m.str(m.ops.name[1]), "late");
   EXPECT_EQ(m.str(m.ops.name[2]), "other");
   EXPECT_EQ(m.str(m.ops.name[3]), "remote");
-  // Calls sorted by start, launch flows follow their ops both ways.
+  // Calls sorted by start, launches follow their ops both ways.
   EXPECT_EQ(m.api_calls.start[0], us(1));
   EXPECT_EQ(m.launchOf(0), 0u);
   EXPECT_EQ(m.launchOf(1), 1u);
   EXPECT_EQ(m.launchOf(2), kNone);
-  auto out = m.flows.outgoing(NodeRef::apiCall(1));
+  auto out = m.opsLaunchedBy(1);
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(m.flows.dst(out[0]), NodeRef::op(1));
+  EXPECT_EQ(out[0], 1u);
   EXPECT_EQ(m.rankOfOp(3), 1u);
   EXPECT_EQ(m.rankOfCall(0), 0u);
+}
+
+TEST(RunModelBuilder, IndexesTheOpsEachCallLaunchedInOpOrder) {
+  RunSketch s;
+  const Index r0 = s.rank(0);
+  const Index a = s.stream(r0, 7), b = s.stream(r0, 9);
+  const Index t0 = s.thread(r0, 100);
+  // A graph launch enqueues ops on two streams; the synchronize launches none; the last call
+  // launches one op, added before the graph's.
+  const Index graph = s.call(t0, "cudaGraphLaunch", us(1), us(2));
+  s.call(t0, "cudaDeviceSynchronize", us(3), us(9));
+  const Index single = s.call(t0, "cudaLaunchKernel", us(10), us(11));
+  s.kernel(a, "after", us(12), us(13), single);
+  s.kernel(b, "graph second stream", us(2), us(5), graph);
+  s.kernel(a, "graph first stream", us(2), us(4), graph);
+  s.kernel(a, "graph second on a", us(4), us(6), graph);
+  const RunModel m = s.build();
+
+  auto named = [&](std::span<const Index> ops) {
+    std::vector<std::string> out;
+    for (const Index op : ops) out.emplace_back(m.str(m.ops.name[op]));
+    return out;
+  };
+  // Ops are ordered by (stream, start): stream 7's three, then stream 9's.
+  EXPECT_EQ(named(m.opsLaunchedBy(0)),
+            (std::vector<std::string>{"graph first stream", "graph second on a", "graph second stream"}));
+  EXPECT_TRUE(m.opsLaunchedBy(1).empty()) << "the synchronize launched nothing";
+  EXPECT_EQ(named(m.opsLaunchedBy(2)), std::vector<std::string>{"after"});
+  EXPECT_TRUE(m.opsLaunchedBy(3).empty()) << "a call the model does not have launched nothing";
+  EXPECT_EQ(m.launched_ops.size(), 4u);
 }
 
 TEST(RunModelBuilder, RejectsDanglingReferences) {
@@ -71,6 +105,32 @@ TEST(RunModelBuilder, RejectsDanglingReferences) {
   auto m = std::move(b).finish();
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.message().find("op 0 refers to stream 5"), std::string::npos) << m.message();
+}
+
+TEST(RunModelBuilder, KeepsStoreIdsInThirtyTwoBitsAndRefusesLargerOnes) {
+  auto build = [](std::int64_t op_id, std::int64_t call_id) {
+    RunModelBuilder b;
+    const Index r = b.addRank({});
+    const Index t = b.addThread(r, 1, "main");
+    b.addStream(r, 0, 1, "s");
+    const Index call = b.addApiCall({.thread = t, .name = 0, .start = 0, .end = 1, .store_id = call_id});
+    b.addOp({.stream = 0, .name = 0, .start = 2, .end = 3, .api_call = call, .store_id = op_id});
+    b.addOp({.stream = 0, .name = 0, .start = 4, .end = 5});
+    return std::move(b).finish();
+  };
+  auto m = build(StoreIdColumn::kMax, 0);
+  ASSERT_TRUE(m.ok()) << m.message();
+  EXPECT_EQ(m->ops.store_id[0], StoreIdColumn::kMax);
+  EXPECT_EQ(m->ops.store_id[1], kUnknown) << "an op added without a store id";
+  EXPECT_EQ(m->api_calls.store_id[0], 0);
+
+  auto too_large = build(StoreIdColumn::kMax + 1, 7);
+  ASSERT_FALSE(too_large.ok());
+  EXPECT_EQ(too_large.message(), "op 0 has store id 4294967295, outside the 0 to 4294967294 a model keeps: a store's writer "
+                                 "numbers its rows from 1, and no store holds that many, so the store is corrupt");
+  auto negative = build(5, -2);
+  ASSERT_FALSE(negative.ok());
+  EXPECT_EQ(negative.message().rfind("api call 0 has store id -2, outside", 0), 0u) << negative.message();
 }
 
 TEST(RunModelBuilder, MatchesCollectivesAcrossRanksBySequenceNumber) {

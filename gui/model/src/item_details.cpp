@@ -67,9 +67,7 @@ ItemDetails describeItem(const TimelineModel& timeline, const ItemRef& item) {
       const auto& th = m.threads[m.api_calls.thread[c]];
       d.fields.emplace_back("thread", std::to_string(th.tid));
       addTiming(d, begin, m.api_calls.start[c], m.api_calls.end[c]);
-      std::size_t launched = 0;
-      for (Index e : m.flows.outgoing(analyzer::NodeRef::apiCall(c)))
-        launched += m.flows.kind(e) == analyzer::FlowKind::Launch ? 1 : 0;
+      const std::size_t launched = m.opsLaunchedBy(c).size();
       if (launched > 0) d.fields.emplace_back("GPU ops launched", std::to_string(launched));
       for (std::size_t s = 0; s < m.host_syncs.size(); ++s) {
         if (m.host_syncs.api_call[s] != c) continue;

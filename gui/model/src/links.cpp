@@ -56,11 +56,7 @@ std::vector<ItemRef> launchedOps(const TimelineModel& timeline, const ItemRef& c
   if (call.table != ItemTable::ApiCall || call.run >= timeline.runCount()) return out;
   const auto& m = timeline.run(call.run).model;
   if (call.index >= m.api_calls.size()) return out;
-  for (Index e : m.flows.outgoing(analyzer::NodeRef::apiCall(call.index))) {
-    if (m.flows.kind(e) != analyzer::FlowKind::Launch) continue;
-    const analyzer::NodeRef dst = m.flows.dst(e);
-    if (dst.kind() == analyzer::NodeRef::Kind::Op) out.push_back({call.run, ItemTable::Op, dst.index()});
-  }
+  for (const Index op : m.opsLaunchedBy(call.index)) out.push_back({call.run, ItemTable::Op, op});
   return out;
 }
 

@@ -1,5 +1,6 @@
-// Wall and CPU time of the phases of a load and analysis (`syncopate analyze --timings`), so
-// that a user with a slow analysis, or an engineer making it faster, sees where the time goes.
+// Wall and CPU time of the phases of a load and analysis (`syncopate analyze --timings`), and
+// the process's peak memory at the end of each, so that a user with a slow or large analysis, or
+// an engineer making it faster or smaller, sees where the time and the memory go.
 #pragma once
 
 #include <string>
@@ -13,6 +14,9 @@ class PhaseTimings {
     std::string name;
     double wall_s = 0;
     double cpu_s = 0;  // the whole process's CPU time (every thread) during the phase
+    // The process's peak resident memory so far, at the phase's end (getrusage's ru_maxrss):
+    // the phase in which it grows is the one that set the peak.
+    double peak_rss_mb = 0;
   };
 
   // Ends the current phase, if any, and starts `name`.

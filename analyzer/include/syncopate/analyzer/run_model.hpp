@@ -73,6 +73,31 @@ struct ThreadInfo {
   Index first_call = 0, call_count = 0;
 };
 
+// Row ids in a rank's store (ops.id, api_calls.id: where a row's details live), in 32 bits: at
+// 8 bytes they were the widest columns of the two largest tables. A store's ids run from 1 to its
+// row count, far below kMax for any run whose rows fit the model's 32-bit Index (the builder
+// refuses one that is not); kUnknown reads back as kUnknown.
+class StoreIdColumn {
+ public:
+  using value_type = std::uint32_t;
+  static constexpr std::int64_t kMax = std::int64_t{std::numeric_limits<std::uint32_t>::max()} - 1;
+  static constexpr bool fits(std::int64_t id) { return id == kUnknown || (id >= 0 && id <= kMax); }
+
+  std::int64_t operator[](std::size_t row) const {
+    return ids_[row] == 0 ? kUnknown : std::int64_t{ids_[row]} - 1;
+  }
+  // `id` must fit (RunModelBuilder checks).
+  void push_back(std::int64_t id) { ids_.push_back(id < 0 ? 0 : static_cast<std::uint32_t>(id + 1)); }
+  void reserve(std::size_t n) { ids_.reserve(n); }
+  std::size_t size() const { return ids_.size(); }
+  std::size_t capacity() const { return ids_.capacity(); }
+  // As stored (the id + 1, 0 for kUnknown): for reordering the rows.
+  std::vector<std::uint32_t>& encoded() { return ids_; }
+
+ private:
+  std::vector<std::uint32_t> ids_;
+};
+
 // Everything that ran on a stream: kernels, memcpys, memsets, collectives, p2p, and the
 // zero-length event record/wait markers.
 struct OpTable {
@@ -83,9 +108,8 @@ struct OpTable {
   std::vector<OpClass> op_class;
   std::vector<std::int64_t> bytes;       // kUnknown when not recorded
   std::vector<Index> collective;         // row in CollectiveTable, or kNone
-  std::vector<Index> launch;             // the API call that launched it, or kNone (the Launch
-                                         // flow, kept as a column too because every analysis asks)
-  std::vector<std::int64_t> store_id;    // ops.id in the rank's store (details live there)
+  std::vector<Index> launch;             // the API call that launched it, or kNone
+  StoreIdColumn store_id;                // ops.id in the rank's store (details live there)
   std::size_t size() const { return start.size(); }
 };
 
@@ -95,7 +119,7 @@ struct ApiCallTable {
   std::vector<Index> thread;
   std::vector<StringId> name;
   std::vector<trace::ApiDomain> domain;
-  std::vector<std::int64_t> store_id;
+  StoreIdColumn store_id;
   std::size_t size() const { return start.size(); }
 };
 
@@ -185,8 +209,10 @@ class NodeRef {
   std::uint32_t v_ = 0;
 };
 
+// Edges between GPU ops. A launch (API call -> the ops it enqueued) is not one: ops.launch holds
+// it, and RunModel::opsLaunchedBy reads it the other way, at 4 bytes an op where an edge and its
+// two index entries took 17 (a run's launches number as many as its ops).
 enum class FlowKind : std::uint8_t {
-  Launch = 0,      // API call -> the GPU op it enqueued
   EventWait = 1,   // event record op -> the stream wait op that waited for it
   Collective = 2,  // first participant (lowest comm rank) -> each other participant
   SendRecv = 3,    // send op -> the matching receive op
@@ -235,8 +261,14 @@ struct RunModel {
   std::string_view str(StringId id) const { return strings[id]; }
   Index rankOfOp(Index op) const { return streams[ops.stream[op]].rank; }
   Index rankOfCall(Index call) const { return threads[api_calls.thread[call]].rank; }
-  // The API call that launched an op (its Launch flow), or kNone.
+  // The API call that launched an op, or kNone.
   Index launchOf(Index op) const { return ops.launch[op]; }
+  // The ops an API call launched, in op order (empty for a call that launched none).
+  std::span<const Index> opsLaunchedBy(Index call) const;
+  // Every op that has a launching call, ordered by (ops.launch, op): opsLaunchedBy's index,
+  // built with the model (buildLaunchIndex).
+  std::vector<Index> launched_ops;
+  void buildLaunchIndex();
   // The event id of an event record / stream wait op, or kUnknown.
   std::int64_t eventOf(Index op) const;
   // The innermost range open on host thread `thread` at time `t`, or kNone.

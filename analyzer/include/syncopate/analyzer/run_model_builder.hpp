@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -100,6 +101,10 @@ class RunModelBuilder {
     CollectiveInput row;
   };
   std::vector<PendingCollective> collectives_;
+  // The first op or API call whose store id the model cannot keep (StoreIdColumn), refused by
+  // finish(): "op 12: 8589934592".
+  std::string unfit_store_id_;
+  void checkStoreId(std::string_view table, std::size_t row, std::int64_t id);
 };
 
 }  // namespace syncopate::analyzer
