@@ -2,12 +2,14 @@
 //                       [--distributed | --single-process]
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <optional>
 
 #include "command_support.hpp"
 #include "commands.hpp"
+#include "host_memory.hpp"
 #include "syncopate/analyzer/analysis.hpp"
 #include "syncopate/analyzer/distributed_load.hpp"
 #include "syncopate/analyzer/mpi_session.hpp"
@@ -29,7 +31,20 @@ struct AnalyzeArgs {
   bool timings = false;
   bool distributed = false;
   bool single_process = false;
+  std::optional<std::uint64_t> memory_limit;
 };
+
+// The share of the memory the machine has available that the model may take by default: the
+// estimate counts the model's large tables, and the analysis adds its own working sets on top.
+constexpr double kDefaultMemoryShare = 0.8;
+
+// --memory-limit, else the default share of what the machine has available (no limit when that
+// cannot be read).
+std::uint64_t memoryLimit(const AnalyzeArgs& args) {
+  if (args.memory_limit) return *args.memory_limit;
+  const std::optional<std::uint64_t> available = availableHostMemory();
+  return available ? static_cast<std::uint64_t>(static_cast<double>(*available) * kDefaultMemoryShare) : 0;
+}
 
 // The phases' wall and CPU time and the peak memory at each one's end, on stderr (stdout stays
 // the report, JSON included).
@@ -79,6 +94,7 @@ void run(const AnalyzeArgs& args) {
   analyzer::PhaseTimings* timed = args.timings ? &timings : nullptr;
   analyzer::LoadOptions load;
   load.timings = timed;
+  load.memory_limit = memoryLimit(args);
   load.progress = [&](std::string_view what, std::size_t done, std::size_t total) { progress(what, done, total); };
   std::optional<analyzer::RunModel> model;
   if (launched) {
@@ -143,6 +159,15 @@ void addAnalyzeCommand(CLI::App& app) {
                 "analyse in this process alone, even where MPI launcher variables are set (a training job's own "
                 "script calling syncopate analyze on one of its ranks inherits them)")
       ->excludes("--distributed");
+  sub->add_option("--memory-limit", args->memory_limit,
+                  "the memory the run's model may take in the process that builds it, e.g. 16GB; a run that needs "
+                  "more is refused before it is read (default: 80% of the memory this machine has available)")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Validator(
+          [](const std::string& bytes) {
+            return bytes.find_first_not_of('0') == std::string::npos ? "a memory limit is at least one byte" : "";
+          },
+          "BYTES"));
   sub->callback([args] { run(*args); });
 }
 

@@ -36,7 +36,34 @@ std::string whoseStore(const trace::StoreFile& f) {
   return f.path.filename().string();
 }
 
+// A memory size as a user reads it: gigabytes, or megabytes below one, with one decimal.
+std::string memorySize(std::uint64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  return b >= 1e9 ? fmt::format("{:.1f} GB", b / 1e9) : fmt::format("{:.1f} MB", b / 1e6);
+}
+
 }  // namespace
+
+std::uint64_t modelBytesEstimate(std::uint64_t ops, std::uint64_t api_calls) {
+  // Every column of OpTable, and the op's entry in launched_ops.
+  constexpr std::uint64_t per_op = 2 * sizeof(std::int64_t) + sizeof(StringId) + sizeof(Index) + sizeof(trace::OpKind) +
+                                   sizeof(OpClass) + sizeof(std::int64_t) + 2 * sizeof(Index) +
+                                   sizeof(StoreIdColumn::value_type) + sizeof(Index);
+  // Every column of ApiCallTable.
+  constexpr std::uint64_t per_call = 2 * sizeof(std::int64_t) + sizeof(Index) + sizeof(StringId) +
+                                     sizeof(trace::ApiDomain) + sizeof(StoreIdColumn::value_type);
+  // While the larger table is ordered: its order, the inverse, and the column being moved.
+  constexpr std::uint64_t per_ordered_row = 2 * sizeof(Index) + sizeof(std::int64_t);
+  return ops * per_op + api_calls * per_call + std::max(ops, api_calls) * per_ordered_row;
+}
+
+std::string memoryLimitSentence(std::string_view rows, std::uint64_t ops, std::uint64_t api_calls,
+                                std::uint64_t limit) {
+  return fmt::format("{} {} GPU ops and {} API calls need about {} in one process (docs/analyzer.md, \"Memory\"), "
+                     "more than the {} it may use (--memory-limit): give a larger --memory-limit if the machine has "
+                     "the memory, or analyse the run on a machine that has",
+                     rows, ops, api_calls, memorySize(modelBytesEstimate(ops, api_calls)), memorySize(limit));
+}
 
 trace::Result<RunModel> loadRun(const std::filesystem::path& dir, const LoadOptions& options) {
   PhaseScope phase(options.timings, "open stores");
@@ -61,6 +88,10 @@ trace::Result<RunModel> loadRun(const std::filesystem::path& dir, const LoadOpti
     }
     readers.emplace_back(std::move(reader).value());
   }
+  std::uint64_t ops = 0, calls = 0;
+  for (std::size_t i = 0; i < op_rows.size(); ++i) ops += op_rows[i], calls += call_rows[i];
+  if (options.memory_limit > 0 && modelBytesEstimate(ops, calls) > options.memory_limit)
+    return trace::failure(memoryLimitSentence("the run's", ops, calls, options.memory_limit));
   if (options.timings) options.timings->start("read stores into rows");
   RunModelBuilder builder;
   builder.reserveOps(total_rows / 2);
@@ -160,9 +191,21 @@ trace::Result<RunModel> loadPackedRun(const std::vector<trace::StoreFile>& store
   std::vector<trace::DiagnosticRow> missing;
   // Every store is asked for, whatever became of the ones before: a process that sends one
   // must find it received.
+  // Rows that would take the model past the memory limit are not added; the stores after them
+  // are still received (their senders must find them taken) and dropped.
+  std::uint64_t ops = 0, calls = 0;
+  std::size_t received = 0;
+  bool over_limit = false;
   for (std::size_t i = 0; i < stores.size(); ++i) {
     trace::Result<PackedStore> bytes = next(i);
+    if (over_limit) continue;
     trace::Status status = bytes.ok() ? unpackStore(*bytes, facts, rows) : bytes.status();
+    if (status) {
+      ++received;
+      ops += rows.ops.size(), calls += rows.calls.size();
+      over_limit = options.memory_limit > 0 && modelBytesEstimate(ops, calls) > options.memory_limit;
+      if (over_limit) continue;
+    }
     if (!status) {
       missing.push_back(diagnosticRow<trace::diagnostics::load_store_missing>(stores[i].path.filename().string(), 1,
                                                                                whoseStore(stores[i]), status.message()));
@@ -170,6 +213,10 @@ trace::Result<RunModel> loadPackedRun(const std::vector<trace::StoreFile>& store
     }
     loadStoreRows(facts, rows, builder, progress);
   }
+  if (over_limit)
+    return trace::failure(memoryLimitSentence(fmt::format("{} of the run's {} stores, whose", received,
+                                                          stores.size()),
+                                              ops, calls, options.memory_limit));
   if (missing.size() == stores.size())
     return trace::failure("no store of the run could be read: " + (missing.empty() ? std::string("there are none") : missing.front().message));
   for (trace::DiagnosticRow& d : missing) builder.addDiagnostic(std::move(d));

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 #include <filesystem>
+#include <string>
 #include <functional>
 #include <string_view>
 
@@ -23,7 +25,23 @@ struct LoadOptions {
   ClockAlignmentOptions clock;
   ProgressFn progress;  // may be empty
   PhaseTimings* timings = nullptr;  // when set, the load's phases are timed into it
+  // The memory the model may take (modelBytesEstimate of the run's rows), in bytes; 0: no
+  // limit. A run that needs more is refused with a sentence before it is read, or, when its rows
+  // arrive from elsewhere (loadPackedRun), as soon as the rows received say so.
+  std::uint64_t memory_limit = 0;
 };
+
+// What a model of `ops` GPU ops and `api_calls` host calls takes at its peak while it is built:
+// the op and call tables' columns, the launch index, and the orders that sort the larger table
+// (docs/analyzer.md, "Memory"). Strings, ranges, syncs and collectives come on top; they are a
+// few per cent of a run's rows.
+std::uint64_t modelBytesEstimate(std::uint64_t ops, std::uint64_t api_calls);
+
+// The sentence of a run refused for its memory: "<rows> 20480000 GPU ops and 20480000 API calls
+// need about 1.9 GB in one process ..., more than the <limit> it may use ...", `rows` saying whose
+// rows they are ("the run's").
+std::string memoryLimitSentence(std::string_view rows, std::uint64_t ops, std::uint64_t api_calls,
+                                std::uint64_t limit);
 
 // Fails with a sentence naming the file when the directory holds no store, or a store cannot
 // be opened (not a store, unknown schema version, truncated) or is damaged.
