@@ -1,7 +1,8 @@
 // syncopate analyze DIR [--json] [--iteration-marker NAME] [--top N] [--no-critical-path] [--no-save] [--timings]
-//                       [--distributed | --single-process]
+//                       [--distributed | --single-process] [--memory-limit BYTES]
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -38,8 +39,8 @@ struct AnalyzeArgs {
 // estimate counts the model's large tables, and the analysis adds its own working sets on top.
 constexpr double kDefaultMemoryShare = 0.8;
 
-// --memory-limit, else the default share of what the machine has available (no limit when that
-// cannot be read).
+// --memory-limit (0: no limit), else the default share of what the machine has available (no
+// limit when that cannot be read).
 std::uint64_t memoryLimit(const AnalyzeArgs& args) {
   if (args.memory_limit) return *args.memory_limit;
   const std::optional<std::uint64_t> available = availableHostMemory();
@@ -50,10 +51,10 @@ std::uint64_t memoryLimit(const AnalyzeArgs& args) {
 // the report, JSON included).
 void printTimings(const analyzer::PhaseTimings& timings) {
   double wall = 0, cpu = 0, peak = 0;
-  fmt::print(stderr, "{:<28} {:>8} {:>8} {:>8}\n", "phase", "wall s", "CPU s", "peak MB");
+  fmt::print(stderr, "{:<28} {:>8} {:>8} {:>8}\n", "phase", "wall s", "CPU s", "peak MiB");
   for (const auto& p : timings.phases()) {
-    fmt::print(stderr, "{:<28} {:>8.2f} {:>8.2f} {:>8.0f}\n", p.name, p.wall_s, p.cpu_s, p.peak_rss_mb);
-    wall += p.wall_s, cpu += p.cpu_s, peak = std::max(peak, p.peak_rss_mb);
+    fmt::print(stderr, "{:<28} {:>8.2f} {:>8.2f} {:>8.0f}\n", p.name, p.wall_s, p.cpu_s, p.peak_rss_mib);
+    wall += p.wall_s, cpu += p.cpu_s, peak = std::max(peak, p.peak_rss_mib);
   }
   fmt::print(stderr, "{:<28} {:>8.2f} {:>8.2f} {:>8.0f}\n", "total", wall, cpu, peak);
 }
@@ -160,14 +161,10 @@ void addAnalyzeCommand(CLI::App& app) {
                 "script calling syncopate analyze on one of its ranks inherits them)")
       ->excludes("--distributed");
   sub->add_option("--memory-limit", args->memory_limit,
-                  "the memory the run's model may take in the process that builds it, e.g. 16GB; a run that needs "
-                  "more is refused before it is read (default: 80% of the memory this machine has available)")
-      ->transform(CLI::AsSizeValue(false))
-      ->check(CLI::Validator(
-          [](const std::string& bytes) {
-            return bytes.find_first_not_of('0') == std::string::npos ? "a memory limit is at least one byte" : "";
-          },
-          "BYTES"));
+                  "the memory the run's model may take in the process that builds it, e.g. 16GiB (KB, MB, GB are "
+                  "1024-based, as for tune); a run that needs more is refused before it is read; 0: no limit "
+                  "(default: 80% of the memory this machine has available)")
+      ->transform(CLI::AsSizeValue(false));
   sub->callback([args] { run(*args); });
 }
 

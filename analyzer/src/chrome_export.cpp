@@ -140,7 +140,7 @@ class Exporter {
       slice(pid(r), streamTid(s), m_.str(m_.ops.name[op]), toString(m_.ops.op_class[op]), m_.ops.start[op], m_.ops.end[op]);
       out_.format(",\"args\":{{\"kind\":\"{}\",\"stream\":{}", trace::toString(m_.ops.kind[op]), m_.streams[s].handle);
       if (m_.ops.bytes[op] >= 0) out_.format(",\"bytes\":{}", m_.ops.bytes[op]);
-      if (const Index c = m_.ops.collective[op]; c != kNone) {
+      if (const Index c = m_.collectiveOf(op); c != kNone) {
         out_.format(",\"collective\":\"{}\",\"comm\":{},\"seq\":{},\"comm_rank\":{}", trace::toString(m_.collectives.coll_type[c]),
                     m_.collectives.comm_id[c], m_.collectives.seq[c], m_.collectives.comm_rank[c]);
         if (m_.collectives.count[c] >= 0) out_.format(",\"count\":{}", m_.collectives.count[c]);

@@ -258,7 +258,7 @@ class Walker {
   bool advanceOp(State& s) {
     const Index op = s.node.index();
     const std::int64_t start = m_.ops.start[op];
-    const Index row = m_.ops.collective[op];
+    const Index row = m_.collectiveOf(op);
     const Index match = row == kNone ? kNone : m_.collectives.match[row];
     if (match != kNone && m_.matches.count[match] > 1) {
       // A collective ends after its last participant arrived.

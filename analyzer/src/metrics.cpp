@@ -48,7 +48,7 @@ RankActivity rankActivity(const RunModel& m, Index rank) {
       case OpClass::Compute: compute.push_back(iv); break;
       case OpClass::Communication: {
         comm.push_back(iv);
-        const Index c = m.ops.collective[op];
+        const Index c = m.collectiveOf(op);
         const CollectiveGroup g = c == kNone ? CollectiveGroup::Other : collectiveGroup(m.collectives.coll_type[c]);
         by_group[static_cast<std::size_t>(g)].push_back(iv);
         break;

@@ -47,7 +47,7 @@ inline void permuteTable(OpTable& t, const std::vector<Index>& o) {
   if (isIdentity(o)) return;
   permuteColumn(t.start, o), permuteColumn(t.end, o), permuteColumn(t.name, o), permuteColumn(t.stream, o);
   permuteColumn(t.kind, o), permuteColumn(t.op_class, o), permuteColumn(t.bytes, o);
-  permuteColumn(t.collective, o), permuteColumn(t.launch, o), permuteColumn(t.store_id, o);
+  permuteColumn(t.launch, o), permuteColumn(t.store_id, o);
 }
 
 inline void permuteTable(ApiCallTable& t, const std::vector<Index>& o) {

@@ -13,7 +13,7 @@ double seconds(clockid_t clock) {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-double peakRssMb() {
+double peakRssMib() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // Linux reports KiB
@@ -32,7 +32,7 @@ void PhaseTimings::stop() {
   if (!running_) return;
   phases_.back().wall_s = seconds(CLOCK_MONOTONIC) - wall0_;
   phases_.back().cpu_s = seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0_;
-  phases_.back().peak_rss_mb = peakRssMb();
+  phases_.back().peak_rss_mib = peakRssMib();
   running_ = false;
 }
 

@@ -36,10 +36,12 @@ std::string whoseStore(const trace::StoreFile& f) {
   return f.path.filename().string();
 }
 
-// A memory size as a user reads it: gigabytes, or megabytes below one, with one decimal.
+// A memory size as a user reads it, in the 1024-based units --memory-limit takes: GiB, or MiB
+// below one, with two decimals.
 std::string memorySize(std::uint64_t bytes) {
+  constexpr double kMiB = 1024.0 * 1024.0, kGiB = 1024.0 * kMiB;
   const double b = static_cast<double>(bytes);
-  return b >= 1e9 ? fmt::format("{:.1f} GB", b / 1e9) : fmt::format("{:.1f} MB", b / 1e6);
+  return b >= kGiB ? fmt::format("{:.2f} GiB", b / kGiB) : fmt::format("{:.2f} MiB", b / kMiB);
 }
 
 }  // namespace
@@ -47,7 +49,7 @@ std::string memorySize(std::uint64_t bytes) {
 std::uint64_t modelBytesEstimate(std::uint64_t ops, std::uint64_t api_calls) {
   // Every column of OpTable, and the op's entry in launched_ops.
   constexpr std::uint64_t per_op = 2 * sizeof(std::int64_t) + sizeof(StringId) + sizeof(Index) + sizeof(trace::OpKind) +
-                                   sizeof(OpClass) + sizeof(std::int64_t) + 2 * sizeof(Index) +
+                                   sizeof(OpClass) + sizeof(std::int64_t) + sizeof(Index) +
                                    sizeof(StoreIdColumn::value_type) + sizeof(Index);
   // Every column of ApiCallTable.
   constexpr std::uint64_t per_call = 2 * sizeof(std::int64_t) + sizeof(Index) + sizeof(StringId) +
@@ -60,8 +62,8 @@ std::uint64_t modelBytesEstimate(std::uint64_t ops, std::uint64_t api_calls) {
 std::string memoryLimitSentence(std::string_view rows, std::uint64_t ops, std::uint64_t api_calls,
                                 std::uint64_t limit) {
   return fmt::format("{} {} GPU ops and {} API calls need about {} in one process (docs/analyzer.md, \"Memory\"), "
-                     "more than the {} it may use (--memory-limit): give a larger --memory-limit if the machine has "
-                     "the memory, or analyse the run on a machine that has",
+                     "more than the {} it may use (--memory-limit): give a larger --memory-limit (0 for none) if the "
+                     "machine has the memory, or analyse the run on a machine that has",
                      rows, ops, api_calls, memorySize(modelBytesEstimate(ops, api_calls)), memorySize(limit));
 }
 
@@ -94,8 +96,8 @@ trace::Result<RunModel> loadRun(const std::filesystem::path& dir, const LoadOpti
     return trace::failure(memoryLimitSentence("the run's", ops, calls, options.memory_limit));
   if (options.timings) options.timings->start("read stores into rows");
   RunModelBuilder builder;
-  builder.reserveOps(total_rows / 2);
-  builder.reserveApiCalls(total_rows / 2);
+  builder.reserveOps(ops);
+  builder.reserveApiCalls(calls);
   LoadProgress progress(options.progress, total_rows);
   // Workers read stores ahead (at most a few at a time, to bound memory); this thread turns
   // them into model rows in store order, so the model does not depend on timing.
@@ -194,17 +196,19 @@ trace::Result<RunModel> loadPackedRun(const std::vector<trace::StoreFile>& store
   // Rows that would take the model past the memory limit are not added; the stores after them
   // are still received (their senders must find them taken) and dropped.
   std::uint64_t ops = 0, calls = 0;
-  std::size_t received = 0;
+  std::size_t received = 0;  // stores taken when the limit was passed
   bool over_limit = false;
   for (std::size_t i = 0; i < stores.size(); ++i) {
     trace::Result<PackedStore> bytes = next(i);
     if (over_limit) continue;
     trace::Status status = bytes.ok() ? unpackStore(*bytes, facts, rows) : bytes.status();
     if (status) {
-      ++received;
       ops += rows.ops.size(), calls += rows.calls.size();
       over_limit = options.memory_limit > 0 && modelBytesEstimate(ops, calls) > options.memory_limit;
-      if (over_limit) continue;
+      if (over_limit) {
+        received = i + 1;
+        continue;
+      }
     }
     if (!status) {
       missing.push_back(diagnosticRow<trace::diagnostics::load_store_missing>(stores[i].path.filename().string(), 1,

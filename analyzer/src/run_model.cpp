@@ -79,6 +79,13 @@ std::size_t FlowTable::bytes() const {
   return src_.capacity() * sizeof(NodeRef) * 2 + kind_.capacity() + by_src_.capacity() * sizeof(Index) * 2;
 }
 
+Index RunModel::collectiveOf(Index op) const {
+  const trace::OpKind kind = ops.kind[op];
+  if (kind != trace::OpKind::Collective && kind != trace::OpKind::P2P) return kNone;
+  const auto it = std::lower_bound(collectives.op.begin(), collectives.op.end(), op);
+  return it != collectives.op.end() && *it == op ? static_cast<Index>(it - collectives.op.begin()) : kNone;
+}
+
 std::span<const Index> RunModel::opsLaunchedBy(Index call) const {
   const auto lo = std::partition_point(launched_ops.begin(), launched_ops.end(),
                                        [&](Index op) { return ops.launch[op] < call; });
@@ -152,7 +159,7 @@ std::int64_t RunModel::endNs() const { return extent(*this).second; }
 std::size_t RunModel::bytes() const {
   std::size_t b = strings.bytes() + flows.bytes() + vecBytes(launched_ops);
   b += vecBytes(ops.start) + vecBytes(ops.end) + vecBytes(ops.name) + vecBytes(ops.stream) +
-       vecBytes(ops.kind) + vecBytes(ops.op_class) + vecBytes(ops.bytes) + vecBytes(ops.collective) + vecBytes(ops.launch) +
+       vecBytes(ops.kind) + vecBytes(ops.op_class) + vecBytes(ops.bytes) + vecBytes(ops.launch) +
        vecBytes(ops.store_id);
   b += vecBytes(api_calls.start) + vecBytes(api_calls.end) + vecBytes(api_calls.thread) +
        vecBytes(api_calls.name) + vecBytes(api_calls.domain) + vecBytes(api_calls.store_id);

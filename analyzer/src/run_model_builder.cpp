@@ -75,7 +75,6 @@ Index RunModelBuilder::addOp(const OpInput& row) {
   t.kind.push_back(row.kind);
   t.op_class.push_back(classOf(row.kind, row.name));
   t.bytes.push_back(row.bytes);
-  t.collective.push_back(kNone);
   t.launch.push_back(row.api_call);
   checkStoreId("op", t.store_id.size(), row.store_id);
   t.store_id.push_back(row.store_id);
@@ -116,7 +115,7 @@ void RunModelBuilder::addDiagnostic(trace::DiagnosticRow diagnostic) { model_.ad
 void RunModelBuilder::reserveOps(std::size_t n) {
   auto& t = model_.ops;
   t.start.reserve(n), t.end.reserve(n), t.name.reserve(n), t.stream.reserve(n), t.kind.reserve(n);
-  t.op_class.reserve(n), t.bytes.reserve(n), t.collective.reserve(n), t.launch.reserve(n), t.store_id.reserve(n);
+  t.op_class.reserve(n), t.bytes.reserve(n), t.launch.reserve(n), t.store_id.reserve(n);
 }
 
 void RunModelBuilder::reserveApiCalls(std::size_t n) {
@@ -218,6 +217,47 @@ trace::Status RunModelBuilder::validate() const {
   return {};
 }
 
+// The event markers' and collectives' ops, renumbered into the ordered op table (`op_new`:
+// newRowsOf the ops' order), each table sorted by op.
+void RunModelBuilder::attachOpDetails(const std::vector<Index>& op_new) {
+  // Event ids of markers, sorted by op.
+  for (auto& [op, event] : op_events_) op = renumbered(op_new, op);
+  std::sort(op_events_.begin(), op_events_.end());
+  for (const auto& [op, event] : op_events_) {
+    model_.event_markers.op.push_back(op);
+    model_.event_markers.event_id.push_back(event);
+  }
+  op_events_.clear();
+
+  // Collective details, sorted by op.
+  std::sort(collectives_.begin(), collectives_.end(),
+            [&](const PendingCollective& a, const PendingCollective& b) {
+              return renumbered(op_new, a.op) < renumbered(op_new, b.op);
+            });
+  auto& ct = model_.collectives;
+  for (const auto& [old_op, row] : collectives_) {
+    const Index op = renumbered(op_new, old_op);
+    if (!ct.op.empty() && ct.op.back() == op) {
+      model_.addDiagnostic(diagnosticRow<trace::diagnostics::model_collective_row_twice>("analyzer", 1));
+      continue;
+    }
+    ct.op.push_back(op);
+    ct.comm_id.push_back(row.comm_id);
+    ct.comm_rank.push_back(row.comm_rank);
+    ct.comm_size.push_back(row.comm_size);
+    ct.seq.push_back(row.seq);
+    ct.coll_type.push_back(row.coll_type);
+    ct.dtype.push_back(row.dtype);
+    ct.red_op.push_back(row.red_op);
+    ct.count.push_back(row.count);
+    ct.bytes.push_back(row.bytes);
+    ct.root_or_peer.push_back(row.root_or_peer);
+    ct.group_id.push_back(row.group_id);
+    ct.match.push_back(kNone);
+  }
+  collectives_.clear();
+}
+
 trace::Result<RunModel> RunModelBuilder::finish(PhaseTimings* timings) && {
   PhaseScope phase(timings, "validate references");
   if (trace::Status s = validate(); !s) return s;
@@ -283,7 +323,6 @@ trace::Result<RunModel> RunModelBuilder::finish(PhaseTimings* timings) && {
     for (auto& c : m.host_syncs.api_call)
       if (c != kNone) c = renumbered(call_new, c);
   }
-  std::vector<Index> op_new;
   {
     std::vector<Index> op_first;
     const std::vector<Index> op_order = bucketOrder(
@@ -292,7 +331,7 @@ trace::Result<RunModel> RunModelBuilder::finish(PhaseTimings* timings) && {
           return std::tie(m.ops.start[a], m.ops.end[a]) < std::tie(m.ops.start[b], m.ops.end[b]);
         },
         &op_first);
-    op_new = newRowsOf(op_order);
+    attachOpDetails(newRowsOf(op_order));
     permuteTable(m.ops, op_order);
     for (std::size_t s = 0; s < m.streams.size(); ++s) {
       m.streams[s].first_op = op_first[s];
@@ -342,44 +381,6 @@ trace::Result<RunModel> RunModelBuilder::finish(PhaseTimings* timings) && {
     for (Index s = info.first_stream; s < info.first_stream + info.stream_count; ++s) info.op_count += m.streams[s].op_count;
   }
 
-  // Event ids of markers, sorted by op.
-  for (auto& [op, event] : op_events_) op = renumbered(op_new, op);
-  std::sort(op_events_.begin(), op_events_.end());
-  for (const auto& [op, event] : op_events_) {
-    m.event_markers.op.push_back(op);
-    m.event_markers.event_id.push_back(event);
-  }
-  op_events_.clear();
-
-  // Collective details, sorted by op.
-  std::sort(collectives_.begin(), collectives_.end(),
-            [&](const PendingCollective& a, const PendingCollective& b) {
-              return renumbered(op_new, a.op) < renumbered(op_new, b.op);
-            });
-  auto& ct = m.collectives;
-  for (const auto& [old_op, row] : collectives_) {
-    const Index op = renumbered(op_new, old_op);
-    if (!ct.op.empty() && ct.op.back() == op) {
-      m.addDiagnostic(diagnosticRow<trace::diagnostics::model_collective_row_twice>("analyzer", 1));
-      continue;
-    }
-    m.ops.collective[op] = static_cast<Index>(ct.size());
-    ct.op.push_back(op);
-    ct.comm_id.push_back(row.comm_id);
-    ct.comm_rank.push_back(row.comm_rank);
-    ct.comm_size.push_back(row.comm_size);
-    ct.seq.push_back(row.seq);
-    ct.coll_type.push_back(row.coll_type);
-    ct.dtype.push_back(row.dtype);
-    ct.red_op.push_back(row.red_op);
-    ct.count.push_back(row.count);
-    ct.bytes.push_back(row.bytes);
-    ct.root_or_peer.push_back(row.root_or_peer);
-    ct.group_id.push_back(row.group_id);
-    ct.match.push_back(kNone);
-  }
-  collectives_.clear();
-  op_new = {};
 
   // The ops each call launched; flows: event record -> wait, collectives and send -> recv.
   if (timings) timings->start("launch and event flows");

@@ -25,16 +25,16 @@ expect 0 "distributed load: 2 processes, stores read per process: 4 4; the root 
   "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --timings --distributed
 expect nonzero "^syncopate analyze: 9 processes were started for the 8 stores of $WORK/run: start at most one process per store" -- \
   "$MPIEXEC" "$@" -n 9 "$SYNCOPATE" analyze "$WORK/run" --no-save
-# A memory limit the model would pass (16016 ops and calls need 1.5 MB, modelBytesEstimate): one
-# process refuses the run before reading it; under mpirun the root refuses it once the rows it
+# A memory limit the model would pass (16016 ops and calls need 1.39 MiB, modelBytesEstimate):
+# one process refuses the run before reading it; under mpirun the root refuses it once the rows it
 # has received pass the limit (at the sixth store of 2002 ops each), and no process is left
-# waiting. A limit above the estimate analyses the run.
-expect nonzero "^syncopate analyze: the run's 16016 GPU ops and 16016 API calls need about 1.5 MB in one process (docs/analyzer.md, \"Memory\"), more than the 1.0 MB it may use (--memory-limit): give a larger --memory-limit" -- \
+# waiting. A limit above the estimate, or none (0), analyses the run.
+expect nonzero "^syncopate analyze: the run's 16016 GPU ops and 16016 API calls need about 1.39 MiB in one process (docs/analyzer.md, \"Memory\"), more than the 0.95 MiB it may use (--memory-limit): give a larger --memory-limit (0 for none)" -- \
   "$SYNCOPATE" analyze "$WORK/run" --no-save --memory-limit 1000000
-expect nonzero "^syncopate analyze: 6 of the run's 8 stores, whose 12012 GPU ops and 12012 API calls need about 1.1 MB in one process (docs/analyzer.md, \"Memory\"), more than the 1.0 MB it may use (--memory-limit)" -- \
+expect nonzero "^syncopate analyze: 6 of the run's 8 stores, whose 12012 GPU ops and 12012 API calls need about 1.04 MiB in one process (docs/analyzer.md, \"Memory\"), more than the 0.95 MiB it may use (--memory-limit)" -- \
   "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --memory-limit 1000000
-expect 0 "Per iteration" -- "$SYNCOPATE" analyze "$WORK/run" --no-save --memory-limit 1600000
-expect nonzero "memory limit is at least one byte" -- "$SYNCOPATE" analyze "$WORK/run" --no-save --memory-limit 0
+expect 0 "Per iteration" -- "$SYNCOPATE" analyze "$WORK/run" --no-save --memory-limit 1500000
+expect 0 "Per iteration" -- "$SYNCOPATE" analyze "$WORK/run" --no-save --memory-limit 0
 echo "not a store" >"$WORK/run/rank-7.sqlite"
 expect 0 "rank-7.sqlite: the analysis is partial: the store of rank 7 (rank-7.sqlite) could not be read by the process it was given to (process 1 of 2 on" -- \
   "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save

@@ -191,7 +191,7 @@ trace::Result<RecordedRun> recordedCalls(const analyzer::RunModel& m, const anal
         case trace::OpKind::Collective:
         case trace::OpKind::P2P: {
           c.kind = CallKind::Collective;
-          const Index row = m.ops.collective[op];
+          const Index row = m.collectiveOf(op);
           if (row == kNone) {
             // A transfer whose peer and size the trace does not give (Kineto's SendRecv kernels):
             // replayed as the kernel it is, with its measured time, matched with no other rank.

@@ -41,7 +41,7 @@ ItemDetails describeItem(const TimelineModel& timeline, const ItemRef& item) {
                                           ", device " + std::to_string(st.device) + ")");
       addTiming(d, begin, m.ops.start[op], m.ops.end[op]);
       if (m.ops.bytes[op] != analyzer::kUnknown) d.fields.emplace_back("bytes", formatBytes(m.ops.bytes[op]));
-      if (const Index c = m.ops.collective[op]; c != kNone) {
+      if (const Index c = m.collectiveOf(op); c != kNone) {
         const auto& ct = m.collectives;
         d.fields.emplace_back("collective", std::string(trace::toString(ct.coll_type[c])));
         d.fields.emplace_back("communicator", std::to_string(ct.comm_id[c]) + " (rank " +

@@ -9,8 +9,10 @@ namespace syncopate::gui {
 std::optional<CollectiveLink> collectiveLink(const TimelineModel& timeline, std::uint32_t run, Index op) {
   if (run >= timeline.runCount()) return std::nullopt;
   const auto& m = timeline.run(run).model;
-  if (op >= m.ops.size() || m.ops.collective[op] == kNone) return std::nullopt;
-  const Index match = m.collectives.match[m.ops.collective[op]];
+  if (op >= m.ops.size()) return std::nullopt;
+  const Index row = m.collectiveOf(op);
+  if (row == kNone) return std::nullopt;
+  const Index match = m.collectives.match[row];
   if (match == kNone) return std::nullopt;
 
   CollectiveLink link;

@@ -16,7 +16,7 @@ class PhaseTimings {
     double cpu_s = 0;  // the whole process's CPU time (every thread) during the phase
     // The process's peak resident memory so far, at the phase's end (getrusage's ru_maxrss):
     // the phase in which it grows is the one that set the peak.
-    double peak_rss_mb = 0;
+    double peak_rss_mib = 0;
   };
 
   // Ends the current phase, if any, and starts `name`.

@@ -1,8 +1,8 @@
 // The in-memory model of a whole run (all ranks), the one thing every analysis reads.
 //
 // Columns, not objects: each table is a set of parallel vectors indexed by a 32-bit row number,
-// names are interned (StringTable), and relations between rows are plain indices. A model of
-// 10 million ops costs about 60 bytes per op.
+// names are interned (StringTable), and relations between rows are plain indices. An op with
+// its launching call costs about 75 bytes (docs/analyzer.md, "Memory").
 //
 // Order is part of the contract, so that ranges replace searches:
 //   ranks     by global rank number;
@@ -10,8 +10,9 @@
 //   ops       by (stream, start): the ops of one stream, and of one rank, are contiguous;
 //   api_calls by (thread, start); host_syncs by (rank, start); ranges by (rank, thread, start).
 //
-// Flows (launch -> GPU op, event record -> stream wait, the ranks of one collective,
-// send -> recv) live in one edge table, `flows`, navigable both ways.
+// Flows between GPU ops (event record -> stream wait, the ranks of one collective, send -> recv)
+// live in one edge table, `flows`, navigable both ways; launches (API call -> GPU op) are
+// ops.launch one way and opsLaunchedBy the other.
 //
 // Timestamps are int64 nanoseconds on the run's common time axis (realtime, after clock
 // alignment); RankInfo::to_aligned_ns says what was added to that rank's raw store timestamps,
@@ -107,7 +108,6 @@ struct OpTable {
   std::vector<trace::OpKind> kind;
   std::vector<OpClass> op_class;
   std::vector<std::int64_t> bytes;       // kUnknown when not recorded
-  std::vector<Index> collective;         // row in CollectiveTable, or kNone
   std::vector<Index> launch;             // the API call that launched it, or kNone
   StoreIdColumn store_id;                // ops.id in the rank's store (details live there)
   std::size_t size() const { return start.size(); }
@@ -263,6 +263,10 @@ struct RunModel {
   Index rankOfCall(Index call) const { return threads[api_calls.thread[call]].rank; }
   // The API call that launched an op, or kNone.
   Index launchOf(Index op) const { return ops.launch[op]; }
+  // An op's row in `collectives` (a collective or p2p op the store described), or kNone: a
+  // binary search of collectives.op, where a column of every op took 4 bytes an op for the few
+  // that communicate.
+  Index collectiveOf(Index op) const;
   // The ops an API call launched, in op order (empty for a call that launched none).
   std::span<const Index> opsLaunchedBy(Index call) const;
   // Every op that has a launching call, ordered by (ops.launch, op): opsLaunchedBy's index,

@@ -102,9 +102,10 @@ class RunModelBuilder {
   };
   std::vector<PendingCollective> collectives_;
   // The first op or API call whose store id the model cannot keep (StoreIdColumn), refused by
-  // finish(): "op 12: 8589934592".
+  // finish(): "op 12 has store id 8589934592".
   std::string unfit_store_id_;
   void checkStoreId(std::string_view table, std::size_t row, std::int64_t id);
+  void attachOpDetails(const std::vector<Index>& op_new);
 };
 
 }  // namespace syncopate::analyzer
