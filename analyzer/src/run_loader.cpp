@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -44,6 +46,22 @@ std::string memorySize(std::uint64_t bytes) {
   return b >= kGiB ? fmt::format("{:.2f} GiB", b / kGiB) : fmt::format("{:.2f} MiB", b / kMiB);
 }
 
+// Whether a model of `ops` and `api_calls` would pass the load's memory limit.
+bool overLimit(std::uint64_t ops, std::uint64_t api_calls, const LoadOptions& options) {
+  return options.memory_limit > 0 && modelBytesEstimate(ops, api_calls) > options.memory_limit;
+}
+
+// The sentence of a run refused for its memory: "<rows> 20480000 GPU ops and 20480000 API calls
+// need about 1.81 GiB in one process ..., more than the <limit> it may use ...", `rows` saying
+// whose rows they are ("the run's").
+std::string memoryLimitSentence(std::string_view rows, std::uint64_t ops, std::uint64_t api_calls,
+                                std::uint64_t limit) {
+  return fmt::format("{} {} GPU ops and {} API calls need about {} in one process (docs/analyzer.md, \"Memory\"), "
+                     "more than the {} it may use (--memory-limit): give a larger --memory-limit (0 for none) if the "
+                     "machine has the memory, or analyse the run on a machine that has",
+                     rows, ops, api_calls, memorySize(modelBytesEstimate(ops, api_calls)), memorySize(limit));
+}
+
 }  // namespace
 
 std::uint64_t modelBytesEstimate(std::uint64_t ops, std::uint64_t api_calls) {
@@ -59,14 +77,6 @@ std::uint64_t modelBytesEstimate(std::uint64_t ops, std::uint64_t api_calls) {
   return ops * per_op + api_calls * per_call + std::max(ops, api_calls) * per_ordered_row;
 }
 
-std::string memoryLimitSentence(std::string_view rows, std::uint64_t ops, std::uint64_t api_calls,
-                                std::uint64_t limit) {
-  return fmt::format("{} {} GPU ops and {} API calls need about {} in one process (docs/analyzer.md, \"Memory\"), "
-                     "more than the {} it may use (--memory-limit): give a larger --memory-limit (0 for none) if the "
-                     "machine has the memory, or analyse the run on a machine that has",
-                     rows, ops, api_calls, memorySize(modelBytesEstimate(ops, api_calls)), memorySize(limit));
-}
-
 trace::Result<RunModel> loadRun(const std::filesystem::path& dir, const LoadOptions& options) {
   PhaseScope phase(options.timings, "open stores");
   auto stores = trace::listStores(dir);
@@ -78,22 +88,22 @@ trace::Result<RunModel> loadRun(const std::filesystem::path& dir, const LoadOpti
   // over a run of many stores would hold about as much again as the stores themselves.
   std::vector<std::optional<trace::StoreReader>> readers;
   std::vector<std::size_t> call_rows, op_rows;
-  std::size_t total_rows = 0;
+  std::size_t ops = 0, calls = 0;
   for (const trace::StoreFile& f : *stores) {
     auto reader = trace::StoreReader::open(f.path, trace::TornStores::KeepRowsBefore);
     if (!reader.ok()) return trace::failure(reader.message());
     for (trace::Table t : {trace::Table::Ops, trace::Table::ApiCalls}) {
       auto n = reader->rowCount(t);
       if (!n.ok()) return trace::failure(n.message());
-      (t == trace::Table::Ops ? op_rows : call_rows).push_back(static_cast<std::size_t>(*n));
-      total_rows += static_cast<std::size_t>(*n);
+      const auto rows = static_cast<std::size_t>(*n);
+      (t == trace::Table::Ops ? op_rows : call_rows).push_back(rows);
+      (t == trace::Table::Ops ? ops : calls) += rows;
     }
     readers.emplace_back(std::move(reader).value());
   }
-  std::uint64_t ops = 0, calls = 0;
-  for (std::size_t i = 0; i < op_rows.size(); ++i) ops += op_rows[i], calls += call_rows[i];
-  if (options.memory_limit > 0 && modelBytesEstimate(ops, calls) > options.memory_limit)
+  if (overLimit(ops, calls, options))
     return trace::failure(memoryLimitSentence("the run's", ops, calls, options.memory_limit));
+  const std::size_t total_rows = ops + calls;
   if (options.timings) options.timings->start("read stores into rows");
   RunModelBuilder builder;
   builder.reserveOps(ops);
@@ -202,17 +212,15 @@ trace::Result<RunModel> loadPackedRun(const std::vector<trace::StoreFile>& store
     trace::Result<PackedStore> bytes = next(i);
     if (over_limit) continue;
     trace::Status status = bytes.ok() ? unpackStore(*bytes, facts, rows) : bytes.status();
-    if (status) {
-      ops += rows.ops.size(), calls += rows.calls.size();
-      over_limit = options.memory_limit > 0 && modelBytesEstimate(ops, calls) > options.memory_limit;
-      if (over_limit) {
-        received = i + 1;
-        continue;
-      }
-    }
     if (!status) {
       missing.push_back(diagnosticRow<trace::diagnostics::load_store_missing>(stores[i].path.filename().string(), 1,
                                                                                whoseStore(stores[i]), status.message()));
+      continue;
+    }
+    ops += rows.ops.size(), calls += rows.calls.size();
+    if (overLimit(ops, calls, options)) {
+      over_limit = true;
+      received = i + 1;
       continue;
     }
     loadStoreRows(facts, rows, builder, progress);

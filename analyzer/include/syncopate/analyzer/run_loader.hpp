@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <vector>
 #include <filesystem>
-#include <string>
 #include <functional>
 #include <string_view>
 
@@ -36,12 +35,6 @@ struct LoadOptions {
 // (docs/analyzer.md, "Memory"). Strings, ranges, syncs and collectives come on top; they are a
 // few per cent of a run's rows.
 std::uint64_t modelBytesEstimate(std::uint64_t ops, std::uint64_t api_calls);
-
-// The sentence of a run refused for its memory: "<rows> 20480000 GPU ops and 20480000 API calls
-// need about 1.9 GB in one process ..., more than the <limit> it may use ...", `rows` saying whose
-// rows they are ("the run's").
-std::string memoryLimitSentence(std::string_view rows, std::uint64_t ops, std::uint64_t api_calls,
-                                std::uint64_t limit);
 
 // Fails with a sentence naming the file when the directory holds no store, or a store cannot
 // be opened (not a store, unknown schema version, truncated) or is damaged.
