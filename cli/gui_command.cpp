@@ -1,4 +1,4 @@
-// syncopate gui DIR [DIR2] [--screenshot out.png] [--iteration N] [--size WxH] [--hide nvtx,...]
+// syncopate gui DIR [DIR2] [--screenshot out.png] [--iteration N] [--size WxH] [--hide nvtx,...] [--open MODE]
 #include <QApplication>
 
 #include <cstdlib>
@@ -30,6 +30,7 @@ struct GuiArgs {
   std::optional<std::int64_t> iteration;
   std::string size = "1600x1000";
   std::vector<std::string> hide;
+  std::string open = "auto";
 };
 
 void run(const GuiArgs& args) {
@@ -48,6 +49,10 @@ void run(const GuiArgs& args) {
     else if (h == "streams") options.hidden_lanes.push_back(gui::LaneKind::Stream);
     else fail("gui", "--hide takes threads, nvtx or streams (comma-separated); got '" + h + "'.");
   }
+
+  if (args.open == "summary") options.open = gui::OpenMode::Summary;
+  else if (args.open == "full") options.open = gui::OpenMode::Full;
+  else if (args.open != "auto") fail("gui", "--open takes auto, summary or full; got '" + args.open + "'.");
 
   // Headless rendering needs no display; a window does.
   if (options.screenshot && std::getenv("QT_QPA_PLATFORM") == nullptr) setenv("QT_QPA_PLATFORM", "offscreen", 1);
@@ -85,6 +90,10 @@ void addGuiCommand(CLI::App& app) {
   sub->add_option("--size", args->size, "window size, WIDTHxHEIGHT")->capture_default_str();
   sub->add_option("--hide", args->hide, "lanes not to show: threads, nvtx, streams (also toggled in the toolbar)")
       ->delimiter(',');
+  sub->add_option("--open", args->open,
+                  "auto: a run whose stores pass 256 MiB opens on its analysis results (analysis.sqlite) and reads a "
+                  "rank's ops when its lanes are expanded; summary: always so; full: every store's ops")
+      ->capture_default_str();
   sub->callback([args] { run(*args); });
 }
 

@@ -45,6 +45,31 @@ void addCollectiveWaits(const RunModel& m, const CollectiveAnalysis& coll, std::
 
 }  // namespace
 
+void summarizeRanks(Analysis& a) {
+  std::vector<std::int64_t> wait(a.ranks.size(), 0);
+  for (RankSummary& s : a.ranks) s.total = {}, s.iterations = 0;
+  for (const RankIterationMetrics& row : a.rank_iterations) {
+    RankSummary& s = a.ranks[row.rank];
+    s.total += row.time;
+    ++s.iterations;
+    wait[row.rank] += row.collective_wait_ns;
+  }
+  a.aggregate = {};
+  a.aggregate_collective_wait_ns = 0;
+  std::int64_t ranks_with_iterations = 0;
+  for (std::size_t r = 0; r < a.ranks.size(); ++r) {
+    RankSummary& s = a.ranks[r];
+    s.mean = divided(s.total, s.iterations);
+    s.collective_wait_ns = s.iterations > 0 ? wait[r] / s.iterations : 0;
+    if (s.iterations == 0) continue;
+    ++ranks_with_iterations;
+    a.aggregate += s.mean;
+    a.aggregate_collective_wait_ns += s.collective_wait_ns;
+  }
+  a.aggregate = divided(a.aggregate, ranks_with_iterations);
+  a.aggregate_collective_wait_ns = ranks_with_iterations > 0 ? a.aggregate_collective_wait_ns / ranks_with_iterations : 0;
+}
+
 std::vector<const RankIterationMetrics*> Analysis::iteration(std::int64_t number) const {
   std::vector<const RankIterationMetrics*> out;
   for (const auto& r : rank_iterations)
@@ -86,12 +111,9 @@ trace::Result<Analysis> analyze(const RunModel& m, const AnalysisOptions& option
       row.rank = rank;
       row.window = it;
       row.time = breakdown(activity, it.start, it.end);
-      s.total += row.time;
-      ++s.iterations;
       w.push_back({it.start, it.end});
       per_rank[r].push_back(row);
     }
-    s.mean = divided(s.total, s.iterations);
     windows[r] = IntervalSet::unionOf(std::move(w));
     s.streams = streamIdle(m, rank, windows[r], options.kernel_wait_threshold_ns);
     s.kernel_types = kernelTypeBreakdown(activity, windows[r]);
@@ -107,21 +129,12 @@ trace::Result<Analysis> analyze(const RunModel& m, const AnalysisOptions& option
   if (timings) timings->start("collectives");
   a.collectives = analyzeCollectives(m);
   addCollectiveWaits(m, a.collectives, a.rank_iterations, rows_of_rank);
-  std::int64_t ranks_with_iterations = 0;
+  summarizeRanks(a);
   for (std::size_t r = 0; r < nranks; ++r) {
     RankSummary& s = a.ranks[r];
     s.collectives = a.collectives.ranks[r];
-    std::int64_t wait = 0;
-    for (std::size_t row : rows_of_rank[r]) wait += a.rank_iterations[row].collective_wait_ns;
-    s.collective_wait_ns = s.iterations > 0 ? wait / s.iterations : 0;
     for (std::size_t k = 0; k < a.kernel_types.size(); ++k) a.kernel_types[k] += s.kernel_types[k];
-    if (s.iterations == 0) continue;
-    ++ranks_with_iterations;
-    a.aggregate += s.mean;
-    a.aggregate_collective_wait_ns += s.collective_wait_ns;
   }
-  a.aggregate = divided(a.aggregate, ranks_with_iterations);
-  a.aggregate_collective_wait_ns = ranks_with_iterations > 0 ? a.aggregate_collective_wait_ns / ranks_with_iterations : 0;
   std::stable_sort(a.rank_iterations.begin(), a.rank_iterations.end(), [](const auto& x, const auto& y) {
     return x.window.number != y.window.number ? x.window.number < y.window.number : x.rank < y.rank;
   });

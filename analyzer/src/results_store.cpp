@@ -12,6 +12,7 @@
 #include <thread>
 #include <thread>
 
+#include "sqlite_handles.hpp"
 #include "syncopate/analyzer/report.hpp"
 #include "syncopate/trace/json_text.hpp"
 
@@ -53,14 +54,8 @@ CREATE INDEX collectives_by_match ON collectives(match_id);
 CREATE INDEX participants_by_match ON collective_participants(match_id);
 )sql";
 
-struct DbCloser {
-  void operator()(sqlite3* db) const { sqlite3_close(db); }
-};
-struct StmtFinalizer {
-  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
-};
-using Db = std::unique_ptr<sqlite3, DbCloser>;
-using Stmt = std::unique_ptr<sqlite3_stmt, StmtFinalizer>;
+using Db = SqliteDb;
+using Stmt = SqliteStmt;
 
 class Writer {
  public:

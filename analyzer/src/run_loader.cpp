@@ -177,6 +177,39 @@ trace::Result<RunModel> loadRun(const std::filesystem::path& dir, const LoadOpti
   stopWorkers();
   return finishRun(std::move(builder), options);
 }
+trace::Result<RunModel> loadRanksOfRun(const std::vector<RankInfo>& ranks, const std::vector<bool>& read,
+                                       const LoadOptions& options) {
+  PhaseScope phase(options.timings, "read stores into rows");
+  RunModelBuilder builder;
+  std::size_t total_rows = 0;
+  std::vector<std::optional<trace::StoreReader>> readers(ranks.size());
+  std::vector<std::size_t> call_rows(ranks.size()), op_rows(ranks.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    if (r >= read.size() || !read[r]) continue;
+    auto reader = trace::StoreReader::open(ranks[r].store_path, trace::TornStores::KeepRowsBefore);
+    if (!reader.ok()) return trace::failure(reader.message());
+    auto calls = reader->rowCount(trace::Table::ApiCalls);
+    auto ops = reader->rowCount(trace::Table::Ops);
+    if (!calls.ok()) return trace::failure(calls.message());
+    if (!ops.ok()) return trace::failure(ops.message());
+    call_rows[r] = static_cast<std::size_t>(*calls), op_rows[r] = static_cast<std::size_t>(*ops);
+    total_rows += call_rows[r] + op_rows[r];
+    readers[r].emplace(std::move(reader).value());
+  }
+  LoadProgress progress(options.progress, total_rows);
+  StoreRows rows;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    if (!readers[r]) {
+      builder.addRank(ranks[r]);
+      continue;
+    }
+    if (trace::Status s = readStore(*readers[r], call_rows[r], op_rows[r], rows); !s) return s;
+    loadStoreRows(storeFacts(*readers[r]), rows, builder, progress);
+    readers[r].reset();
+  }
+  return std::move(builder).finish(options.timings);
+}
+
 trace::Result<PackedStore> readPackedStore(const std::filesystem::path& store) {
   auto reader = trace::StoreReader::open(store, trace::TornStores::KeepRowsBefore);
   if (!reader.ok()) return trace::failure(reader.message());

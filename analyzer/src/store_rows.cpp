@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "sqlite_handles.hpp"
 #include "syncopate/analyzer/run_loader.hpp"
 #include "syncopate/trace/store_tables.hpp"
 
@@ -41,13 +42,6 @@ auto collector(std::vector<Row>& out) {
   return [&out](const Row& row) { out.push_back(row); };
 }
 
-struct DbCloser {
-  void operator()(sqlite3* db) const { sqlite3_close(db); }
-};
-struct StmtFinalizer {
-  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
-};
-
 // The table's rows up to its tear, if it has one (trace::selectUpToTear); each expression a
 // column of trace::columns, or ifNull() of one.
 std::string selectSql(trace::Table table, std::initializer_list<std::string_view> expressions) {
@@ -67,7 +61,7 @@ trace::Status scanColumns(sqlite3* db, const std::filesystem::path& file, trace:
   sqlite3_stmt* raw = nullptr;
   if (sqlite3_prepare_v2(db, sql.c_str(), -1, &raw, nullptr) != SQLITE_OK)
     return trace::failure(file.string() + " cannot be read: " + sqlite3_errmsg(db));
-  std::unique_ptr<sqlite3_stmt, StmtFinalizer> stmt(raw);
+  SqliteStmt stmt(raw);
   const trace::PrefixRead read = trace::stepUntilTorn(raw, row);
   if (read.torn) {
     torn.push_back({std::string(trace::tableName(table)), read.rows});
@@ -163,7 +157,7 @@ trace::Status readPackedTables(const trace::StoreReader& r, StoreRows& rows) {
 trace::Status readRowTables(const trace::StoreReader& r, StoreRows& rows) {
   sqlite3* raw = nullptr;
   const int rc = trace::openUpToTear(r.path().string(), SQLITE_OPEN_NOMUTEX, &raw);
-  std::unique_ptr<sqlite3, DbCloser> db(raw);
+  SqliteDb db(raw);
   if (rc != SQLITE_OK) return trace::failure("cannot open " + r.path().string() + ": " + sqlite3_errstr(rc));
   // Pages read through a memory map are used in place instead of copied out by read() calls
   // (a tenth of the scan's time); a store larger than the map reads the rest the usual way.

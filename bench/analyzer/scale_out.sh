@@ -4,13 +4,15 @@
 # all ranks, analysed once by a plain `syncopate analyze` (the reference) and then under mpirun by
 # 1 and 2 processes. Per run: wall time, the peak RSS of the largest process (the root, which
 # builds the model) and of each process once its part of the load was done, the bytes the processes exchanged, and whether analysis.json and
-# analysis.sqlite equal the reference's byte for byte. Then a model fitted to these runs and one of
-# RANKS/4 ranks, extrapolated to 16384 ranks on 2048 nodes (one process per node).
+# analysis.sqlite equal the reference's byte for byte. Then the GUI opened on those results (first
+# frame, one rank expanded), and a model fitted to these runs and one of RANKS/4 ranks,
+# extrapolated to 16384 ranks on 2048 nodes (one process per node).
 #
 # Usage: bench/analyzer/scale_out.sh [--json] BUILD_DIR [RANKS [ITERATIONS]]   (default 1024 20)
 # --json prints one object: {"ranks", "ops", "identical", "runs": [{"processes", "wall_s",
 # "peak_rss_mb_per_process" (the largest), "peak_rss_mb_of_each_process_after_loading",
-# "bytes_exchanged"}], "extrapolation": {...}}; the rest goes to stderr.
+# "bytes_exchanged"}], "gui": {"first_frame_ms", "rank_expanded_ms", "peak_rss_mb"} (null without
+# the GUI), "extrapolation": {...}}; the rest goes to stderr.
 set -eu
 json=no
 if [ "${1:-}" = "--json" ]; then json=yes; shift; fi
@@ -65,6 +67,20 @@ for p in 1 2; do
 done
 say "machine load while measuring: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 
+# The GUI on the same run, opened on the results the analyses above wrote (docs/gui.md, "Opening
+# a large run"): time to the first painted frame, to one rank's ops read and painted (rank 13,
+# the straggler), and the window's peak RSS. gui_bench is built with the GUI (SYNCOPATE_BUILD_GUI).
+gui='null'
+if [ -x "$BUILD/bin/gui_bench" ]; then
+  QT_QPA_PLATFORM=offscreen "$BUILD/bin/gui_bench" --dir "$RUN" --open summary --expand-rank 13 --frames 5 >"$WORK/gui.out" 2>"$WORK/gui.err" ||
+    { cat "$WORK/gui.err" >&2; exit 1; }
+  first=$(sed -n 's/^time to first paint: \([0-9]*\) ms wall.*/\1/p' "$WORK/gui.out")
+  expanded=$(sed -n 's/^a rank expanded: *\([0-9]*\) ms.*/\1/p' "$WORK/gui.out")
+  gui_rss=$(sed -n 's/^peak RSS: \([0-9]*\) MB/\1/p' "$WORK/gui.out")
+  say "syncopate gui on the analysis results: first frame painted after $first ms, rank 13's ops read and painted in $expanded ms, peak RSS $gui_rss MB"
+  gui="{\"first_frame_ms\": $first, \"rank_expanded_ms\": $expanded, \"peak_rss_mb\": $gui_rss}"
+fi
+
 # The model. Each phase of the root's work (its --timings table, one process) is measured at
 # RANKS and at RANKS/4 ranks (same iterations) and grows as a power of the ranks fitted to the
 # two: t(R) = t(RANKS) * (R / RANKS)^k, k = log(t(RANKS) / t(RANKS/4)) / log 4, at least 1. All of it is
@@ -111,5 +127,5 @@ extrapolation=$(awk -v ops="$OPS" -v ranks_here="$RANKS" -v iters="$ITERATIONS" 
   }' "$WORK/small.phases" "$WORK/big.phases")
 say "extrapolated to 16384 ranks on 2048 nodes (one process per node): $extrapolation"
 if [ "$json" = yes ]; then
-  echo "{\"ranks\": $RANKS, \"ops\": $OPS, \"identical\": $identical, \"runs\": [$runs], \"extrapolation\": $extrapolation}"
+  echo "{\"ranks\": $RANKS, \"ops\": $OPS, \"identical\": $identical, \"runs\": [$runs], \"gui\": $gui, \"extrapolation\": $extrapolation}"
 fi

@@ -3,15 +3,20 @@
 //                        showing the run (store read, lanes, LOD summaries, paint);
 //   analysis ready       until the analyzer's metrics and critical paths are in;
 //   frame time           painting the timeline zoomed fully out, at one iteration and at 50 µs,
-//                        panning a pixel between frames (median and worst of --frames).
-// The run is written once through the trace writer into --dir and reused.
+//                        panning a pixel between frames (median and worst of --frames);
+//   a rank expanded      with --expand-rank R on a run opened on its analysis results: from
+//                        asking for rank row R's ops to the end of the next paint.
+// The run is written once through the trace writer into --dir and reused; a --dir that already
+// holds a run (bench/analyzer/scale_out.sh's) is opened as it is, --open as `syncopate gui` takes it.
 //   QT_QPA_PLATFORM=offscreen build/bin/gui_bench [--ops 1000000] [--ranks 8] [--dir DIR] [--frames 40]
+//                                                 [--open auto|summary|full] [--expand-rank R]
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QImage>
 #include <QPainter>
 
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +38,8 @@ struct Args {
   gui::bench::SyntheticRunOptions run;
   std::filesystem::path dir;
   int frames = 40;
+  gui::OpenMode open = gui::OpenMode::Auto;
+  long expand_rank = -1;
 };
 
 bool parse(int argc, char** argv, Args& a) {
@@ -44,6 +51,10 @@ bool parse(int argc, char** argv, Args& a) {
     else if (k == "--ranks") a.run.ranks = std::atoi(v);
     else if (k == "--dir") a.dir = v;
     else if (k == "--frames") a.frames = std::atoi(v);
+    else if (k == "--expand-rank") a.expand_rank = std::atol(v);
+    else if (k == "--open" && std::strcmp(v, "auto") == 0) a.open = gui::OpenMode::Auto;
+    else if (k == "--open" && std::strcmp(v, "summary") == 0) a.open = gui::OpenMode::Summary;
+    else if (k == "--open" && std::strcmp(v, "full") == 0) a.open = gui::OpenMode::Full;
     else return false;
   }
   if (a.dir.empty()) a.dir = std::filesystem::temp_directory_path() / ("syncopate-gui-bench-" + std::to_string(a.run.ops));
@@ -87,12 +98,20 @@ void printFrames(const char* what, const FrameTimes& f) {
               f.median_ms, f.worst_ms, f.cpu_median_ms, f.cpu_worst_ms);
 }
 
+// The process's peak resident memory.
+long peakRssMb() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Args args;
   if (!parse(argc, argv, args)) {
-    std::fprintf(stderr, "usage: gui_bench [--ops N] [--ranks R] [--dir DIR] [--frames F]\n");
+    std::fprintf(stderr, "usage: gui_bench [--ops N] [--ranks R] [--dir DIR] [--frames F] [--open auto|summary|full] "
+                         "[--expand-rank R]\n");
     return 2;
   }
   if (std::getenv("QT_QPA_PLATFORM") == nullptr) setenv("QT_QPA_PLATFORM", "offscreen", 1);
@@ -124,7 +143,9 @@ int main(int argc, char** argv) {
   double first_paint_ms = 0, analysed_ms = 0, cpu_at_open = 0, first_paint_cpu_ms = 0;
   std::vector<std::pair<QString, double>> stages;
   QObject::connect(&window.loader(), &gui::RunLoader::progress, [&](const QString& stage, qint64, qint64) {
-    if (stages.empty() || stages.back().first != stage) stages.emplace_back(stage, static_cast<double>(clock.nsecsElapsed()) / 1e6);
+    // The loader names each store it reads: one stage for all of them.
+    const QString name = stage.endsWith(QLatin1String(".sqlite")) ? QStringLiteral("reading stores") : stage;
+    if (stages.empty() || stages.back().first != name) stages.emplace_back(name, static_cast<double>(clock.nsecsElapsed()) / 1e6);
   });
   QEventLoop loop;
   QObject::connect(&window, &gui::MainWindow::runsShown, [&] {
@@ -142,8 +163,24 @@ int main(int argc, char** argv) {
   });
   clock.start();
   cpu_at_open = cpuMs(CLOCK_PROCESS_CPUTIME_ID);
-  window.open({args.dir});
+  window.open({args.dir}, std::nullopt, args.open);
   if (loop.exec() != 0) return 1;
+  const bool summary = window.model().run(0).summary.has_value();
+  std::printf("opened: %s\n", summary ? "on its analysis results (analysis.sqlite)" : "every store");
+  std::printf("time to first paint: %.0f ms wall, %.0f ms CPU (all threads)\n", first_paint_ms, first_paint_cpu_ms);
+  std::printf("analysis ready:      %.0f ms\n", analysed_ms);
+  if (args.expand_rank >= 0) {
+    const auto rank = static_cast<gui::Index>(args.expand_rank);
+    clock.restart();
+    if (!window.loadRankRows(0, rank)) {
+      std::fprintf(stderr, "gui_bench: --expand-rank %ld: the run was not opened on its summary, or has no such rank\n",
+                   args.expand_rank);
+      return 1;
+    }
+    if (loop.exec() != 0) return 1;
+    std::printf("a rank expanded:     %.0f ms (%zu ops of rank row %ld read)\n", first_paint_ms,
+                window.model().run(0).model.ops.size(), args.expand_rank);
+  }
 
   std::size_t ops = 0;
   for (std::uint32_t r = 0; r < window.model().runCount(); ++r) ops += window.model().run(r).model.ops.size();
@@ -155,8 +192,7 @@ int main(int argc, char** argv) {
   double load[3] = {0, 0, 0};
   getloadavg(load, 3);
   std::printf("machine: %ld cores, load average %.1f\n", sysconf(_SC_NPROCESSORS_ONLN), load[0]);
-  std::printf("time to first paint: %.0f ms wall, %.0f ms CPU (all threads)\n", first_paint_ms, first_paint_cpu_ms);
-  std::printf("analysis ready:      %.0f ms\n", analysed_ms);
+  std::printf("peak RSS: %ld MB\n", peakRssMb());
 
   gui::TimelineWidget& timeline = *window.timeline();
   std::printf("timeline: %d x %d px\n", timeline.width(), timeline.height());

@@ -56,21 +56,54 @@ analyzer::Interval rowExtent(const analyzer::RunModel& m, Index rank) {
   return {lo, hi};
 }
 
+// What a run opened on its summary knows of the ranks whose rows are not loaded: each
+// iteration's exposed and idle shares, and the time the iterations span (the run's extent is
+// then the loaded rows' and the iterations').
+void addSummaryShares(LoadedRun& run) {
+  const analyzer::Analysis& a = run.summary->results->analysis;
+  run.iteration_shares.assign(run.model.ranks.size(), {});
+  bool has_extent = run.end_ns > run.begin_ns;
+  for (const analyzer::RankIterationMetrics& r : a.rank_iterations) {
+    if (!has_extent) run.begin_ns = r.window.start, run.end_ns = r.window.end, has_extent = true;
+    run.begin_ns = std::min(run.begin_ns, r.window.start);
+    run.end_ns = std::max(run.end_ns, r.window.end);
+    if (run.rowsLoaded(r.rank) || r.time.window_ns <= 0) continue;
+    const auto window = static_cast<double>(r.time.window_ns);
+    run.iteration_shares[r.rank].push_back({r.window.start, r.window.end,
+                                            static_cast<double>(r.time.exposed_communication_ns) / window,
+                                            static_cast<double>(r.time.idle_ns) / window});
+  }
+  // The painter looks them up by start; iteration numbers need not ascend with time.
+  for (auto& shares : run.iteration_shares)
+    std::sort(shares.begin(), shares.end(), [](const IterationShare& x, const IterationShare& y) { return x.start < y.start; });
+}
+
 }  // namespace
 
 trace::Result<std::shared_ptr<LoadedRun>> prepareRun(analyzer::RunModel model, std::uint32_t run,
-                                                     std::string label, const ProgressFn& progress) {
+                                                     std::string label, const ProgressFn& progress,
+                                                     std::optional<RunSummary> summary) {
   auto out = std::make_shared<LoadedRun>();
   out->label = std::move(label);
   out->model = std::move(model);
   const analyzer::RunModel& m = out->model;
   out->begin_ns = m.beginNs();
   out->end_ns = m.endNs();
+  if (summary) {
+    if (summary->rows_loaded.size() != m.ranks.size() || summary->results->ranks.size() != m.ranks.size())
+      return trace::failure("the run's analysis results are of " + std::to_string(summary->results->ranks.size()) +
+                            " ranks and its stores of " + std::to_string(m.ranks.size()) + ": run 'syncopate analyze' on it again");
+    out->summary = std::move(summary);
+    addSummaryShares(*out);
+  }
 
   // Three independent pieces of work: the iterations on one pool thread while this one and the
-  // rest of the pool measure each rank's activity and lay out its lanes.
+  // rest of the pool measure each rank's activity and lay out its lanes. A summary has them.
   std::optional<trace::Result<analyzer::Iterations>> iterations;
-  QFuture<void> finding = QtConcurrent::run([&] { iterations.emplace(analyzer::detectIterations(m)); });
+  QFuture<void> finding = QtConcurrent::run([&] {
+    iterations.emplace(out->summary ? trace::Result<analyzer::Iterations>(out->summary->results->analysis.iterations)
+                                    : analyzer::detectIterations(m));
+  });
 
   if (progress) progress("Measuring activity", 0, m.ranks.size());
   out->activity.resize(m.ranks.size());
@@ -96,6 +129,7 @@ trace::Result<std::shared_ptr<LoadedRun>> prepareRun(analyzer::RunModel model, s
 }
 
 trace::Result<analyzer::Analysis> analyzeRun(const LoadedRun& run) {
+  if (run.summary) return run.summary->results->analysis;
   return analyzer::analyze(run.model);
 }
 

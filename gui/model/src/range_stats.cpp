@@ -20,6 +20,7 @@ RangeStatistics computeRangeStatistics(const std::vector<RunOnView>& runs, std::
     s.end = end - runs[r].offset;
     std::vector<analyzer::IntervalSet> windows(m.ranks.size(), analyzer::IntervalSet::unionOf({{s.start, s.end}}));
     for (Index rank = 0; rank < m.ranks.size(); ++rank) {
+      if (!run.rowsLoaded(rank)) continue;  // a rank of a summary whose rows were not read
       RankRangeStats rs;
       rs.rank = rank;
       rs.rank_number = m.ranks[rank].rank;

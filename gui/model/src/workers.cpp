@@ -66,7 +66,7 @@ std::uint64_t RunLoader::load(std::vector<RunSource> sources) {
       auto model = src.load(report);
       if (!generation_.isCurrent(gen)) return;
       trace::Result<std::shared_ptr<LoadedRun>> run =
-          model ? prepareRun(std::move(model).value(), i, src.label, report) : model.status();
+          model ? prepareRun(std::move(model).value(), i, src.label, report, src.summary) : model.status();
       if (!run) {
         deliver(gen, [this, gen, msg = QString::fromStdString(run.message())] { emit failed(gen, msg); });
         return;

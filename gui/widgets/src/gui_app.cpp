@@ -15,7 +15,7 @@ QString loadAndWait(MainWindow& window, const GuiOptions& options) {
   QEventLoop loop;
   QObject::connect(&window, &MainWindow::finishedLoading, &loop, &QEventLoop::quit);
   QObject::connect(&window, &MainWindow::loadFailed, &loop, &QEventLoop::quit);
-  window.open(options.runs, options.iteration);
+  window.open(options.runs, options.iteration, options.open);
   if (!window.finished() && window.lastError().isEmpty()) loop.exec();
   return window.lastError();
 }
@@ -54,7 +54,7 @@ int runInteractive(const GuiOptions& options) {
   window.resize(options.width, options.height);
   for (LaneKind k : options.hidden_lanes) window.setLaneKindShown(k, false);
   window.show();
-  window.open(options.runs, options.iteration);
+  window.open(options.runs, options.iteration, options.open);
   return QApplication::exec();
 }
 

@@ -76,6 +76,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     range_worker_.request(model_.runsOnView(), start, end);
   });
   connect(&range_worker_, &RangeStatsWorker::ready, this, [this] { range_stats_->showStatistics(range_worker_.result()); });
+  connect(timeline_, &TimelineWidget::groupToggled, this, [this](quint32 g, bool collapsed) {
+    const LaneGroup& group = model_.group(g);
+    if (!collapsed && group.kind == GroupKind::Rank) loadRankRows(group.run, group.rank);
+  });
   connect(details_, &DetailsPanel::navigate, timeline_, &TimelineWidget::selectItem);
   connect(metrics_, &MetricsPanel::jumpTo, this, [this](const JumpTarget& t) {
     timeline_->fitRange(t.start, t.end);
@@ -141,10 +145,31 @@ void MainWindow::buildToolbar() {
   });
 }
 
-void MainWindow::open(const std::vector<std::filesystem::path>& dirs, std::optional<std::int64_t> iteration) {
+void MainWindow::open(const std::vector<std::filesystem::path>& dirs, std::optional<std::int64_t> iteration, OpenMode mode) {
   std::vector<RunSource> sources;
-  for (const auto& d : dirs) sources.push_back(directorySource(d));
+  for (const auto& d : dirs) {
+    auto source = openDirectory(d, mode);
+    if (!source) {
+      onFailed(loader_.generation(), QString::fromStdString(source.message()));
+      return;
+    }
+    sources.push_back(std::move(source).value());
+  }
   openSources(std::move(sources), iteration);
+}
+
+bool MainWindow::loadRankRows(std::uint32_t run, Index rank) {
+  if (run >= sources_.size() || !sources_[run].summary) return false;
+  RunSummary summary = *sources_[run].summary;
+  if (rank >= summary.rows_loaded.size() || summary.rows_loaded[rank]) return false;
+  summary.rows_loaded[rank] = true;
+  const std::int32_t number = summary.results->ranks[rank].rank;
+  sources_[run] = summarySource(sources_[run].dir, std::move(summary));
+  replacing_runs_ = true;
+  finished_ = false;
+  status_->setText(QStringLiteral("Loading the ops of rank %1 …").arg(number));
+  loader_.load(sources_);
+  return true;
 }
 
 void MainWindow::openSources(std::vector<RunSource> sources, std::optional<std::int64_t> iteration) {
@@ -164,13 +189,54 @@ void MainWindow::openSources(std::vector<RunSource> sources, std::optional<std::
     plan_watchers_.emplace_back(run, w);
     w->watch(sources[run].dir);
   }
+  sources_ = sources;
+  replacing_runs_ = false;
   loader_.load(std::move(sources));
 }
 
+void MainWindow::collapseRanksWithoutRows() {
+  for (std::uint32_t g = 0; g < model_.groupCount(); ++g) {
+    const LaneGroup& group = model_.group(g);
+    if (group.kind == GroupKind::Rank && !model_.run(group.run).rowsLoaded(group.rank)) model_.setCollapsed(g, true);
+  }
+}
+
 void MainWindow::onLoaded(quint64) {
+  // A summary's rank loaded: the same groups, kept as the user left them.
+  std::vector<bool> collapsed;
+  if (replacing_runs_)
+    for (std::uint32_t g = 0; g < model_.groupCount(); ++g) collapsed.push_back(model_.collapsed(g));
   model_.setRuns(loader_.runs());
   if (model_.runCount() > 1) model_.alignRunsOnIteration(requested_iteration_);
   analyses_pending_ = model_.runCount();
+  if (std::exchange(replacing_runs_, false) && collapsed.size() == model_.groupCount()) {
+    for (std::uint32_t g = 0; g < model_.groupCount(); ++g) model_.setCollapsed(g, collapsed[g]);
+    timeline_->runsReplaced();
+  } else {
+    collapseRanksWithoutRows();
+    showLoadedRuns();
+  }
+  metrics_->refresh({});
+  updateDiagnostics();
+  updateRecommendations();
+  std::size_t ops = 0, ranks = 0, ranks_with_rows = 0;
+  for (std::uint32_t r = 0; r < model_.runCount(); ++r) {
+    const LoadedRun& run = model_.run(r);
+    ops += run.model.ops.size();
+    ranks += run.model.ranks.size();
+    for (Index k = 0; k < run.model.ranks.size(); ++k) ranks_with_rows += run.rowsLoaded(k) ? 1 : 0;
+  }
+  summary_note_.clear();
+  if (ranks_with_rows < ranks)
+    summary_note_ = QStringLiteral("opened on its analysis results: the ops of %1 of %2 ranks are loaded (expand a rank to load its ops)")
+                        .arg(ranks_with_rows)
+                        .arg(ranks);
+  status_->setText(QStringLiteral("%1 ops on %2 lanes · %3").arg(ops).arg(model_.laneCount())
+                       .arg(summary_note_.isEmpty() ? QStringLiteral("analysing …") : summary_note_));
+  emit runsShown();
+}
+
+void MainWindow::showLoadedRuns() {
   timeline_->modelReset();
 
   // The iteration box spans the iteration numbers of the runs.
@@ -189,17 +255,6 @@ void MainWindow::onLoaded(quint64) {
   } else {
     timeline_->fitAll();
   }
-  metrics_->refresh({});
-  updateDiagnostics();
-  updateRecommendations();
-  status_->setText(QStringLiteral("%1 ops on %2 lanes · analysing …")
-                       .arg([this] {
-                         std::size_t n = 0;
-                         for (std::uint32_t r = 0; r < model_.runCount(); ++r) n += model_.run(r).model.ops.size();
-                         return n;
-                       }())
-                       .arg(model_.laneCount()));
-  emit runsShown();
 }
 
 void MainWindow::onAnalysed(quint64, quint32 run) {
@@ -217,7 +272,9 @@ void MainWindow::onAnalysed(quint64, quint32 run) {
   if (analyses_pending_ > 0 && --analyses_pending_ == 0) {
     finished_ = true;
     progress_->hide();
-    status_->setText(errors.isEmpty() ? QStringLiteral("Ready.") : errors.join(QStringLiteral("; ")));
+    status_->setText(!errors.isEmpty()        ? errors.join(QStringLiteral("; "))
+                     : summary_note_.isEmpty() ? QStringLiteral("Ready.")
+                                               : QStringLiteral("Ready: ") + summary_note_ + QLatin1Char('.'));
     emit finishedLoading();
   }
 }

@@ -131,14 +131,32 @@ void paintLane(QPainter& p, TextCache& cache, const TimelineModel& model, const 
 // The rank's strip: the top half shows how much of each pixel's time had communication exposed
 // (not overlapped by compute), the bottom half how much was idle, within the rank's window
 // (LoadedRun::rank_window).
+// A rank whose rows are not loaded (a run opened on its summary) has the results' shares of
+// each iteration instead, spread evenly over the iteration.
 void paintRankStrip(QPainter& p, const TimelineModel& model, const TimeAxis& axis, const TimelineGeometry& g,
                     const LaneGroup& group, double top, double height) {
   const LoadedRun& run = model.run(group.run);
   const auto& activity = run.activity[group.rank];
   const auto& exposed = run.exposed[group.rank];
-  const std::int64_t begin = run.rank_window[group.rank].start, end = run.rank_window[group.rank].end;
+  const bool from_rows = run.rowsLoaded(group.rank);
+  const std::vector<IterationShare> no_shares;
+  const auto& shares = from_rows ? no_shares : run.iteration_shares[group.rank];
+  const std::int64_t begin = from_rows ? run.rank_window[group.rank].start : shares.empty() ? 0 : shares.front().start;
+  const std::int64_t end = from_rows ? run.rank_window[group.rank].end : shares.empty() ? 0 : shares.back().end;
   const auto width = static_cast<int>(g.canvasWidth());
   if (width <= 0 || end <= begin) return;
+  // The time in [a, b) of the iterations' exposed and idle shares.
+  auto shared = [&shares](std::int64_t a, std::int64_t b) {
+    double exposed_ns = 0, idle_ns = 0;
+    auto it = std::lower_bound(shares.begin(), shares.end(), a, [](const IterationShare& s, std::int64_t t) { return s.end <= t; });
+    for (; it != shares.end() && it->start < b; ++it) {
+      const auto overlap = static_cast<double>(std::min(b, it->end) - std::max(a, it->start));
+      if (overlap <= 0) continue;
+      exposed_ns += overlap * it->exposed;
+      idle_ns += overlap * it->idle;
+    }
+    return std::make_pair(exposed_ns, idle_ns);
+  };
   QImage strip(width, 2, QImage::Format_ARGB32_Premultiplied);
   strip.fill(Qt::transparent);
   const std::int64_t offset = model.displayOffset(group.run);
@@ -153,6 +171,12 @@ void paintRankStrip(QPainter& p, const TimelineModel& model, const TimeAxis& axi
     const std::int64_t b = std::min(axis.toTime(px + 1) - offset, end);
     if (b <= a) continue;
     const double len = static_cast<double>(b - a);
+    if (!from_rows) {
+      const auto [exposed_ns, idle_ns] = shared(a, b);
+      top_row[px] = premultiplied(palette::kExposed, exposed_ns / len);
+      bottom_row[px] = premultiplied(palette::kIdle, idle_ns / len);
+      continue;
+    }
     top_row[px] = premultiplied(palette::kExposed, static_cast<double>(exposed.measure(a, b)) / len);
     bottom_row[px] = premultiplied(palette::kIdle, 1.0 - static_cast<double>(activity.busy.measure(a, b)) / len);
   }

@@ -52,6 +52,15 @@ void TimelineWidget::modelReset() {
   updateScrollBar();
 }
 
+void TimelineWidget::runsReplaced() {
+  overlays_ = {};
+  text_cache_.clear();
+  selected_item_.reset();
+  axis_.setBounds(model_->beginNs(), model_->endNs());
+  updateScrollBar();
+  changed();
+}
+
 void TimelineWidget::modelChanged() {
   axis_.setBounds(model_->beginNs(), model_->endNs());
   updateScrollBar();
@@ -318,6 +327,7 @@ void TimelineWidget::clickAt(QPointF pos) {
       if (r.kind == LayoutRow::Kind::Group) {
         model_->setCollapsed(r.index, !model_->collapsed(r.index));
         modelChanged();
+        emit groupToggled(r.index, model_->collapsed(r.index));
         return;
       }
     }

@@ -59,6 +59,11 @@ struct Analysis {
   std::pair<std::int64_t, std::int64_t> iterationSpan(std::int64_t number) const;
 };
 
+// Each rank's totals, means and collective wait, and the aggregate over ranks, from the rows of
+// rank_iterations (a.ranks sized to the run's ranks): the part of analyze() that needs no
+// model, shared with what reads stored results back (results_reader.hpp).
+void summarizeRanks(Analysis& a);
+
 // `timings`, when set, receives the analysis's phases.
 trace::Result<Analysis> analyze(const RunModel& model, const AnalysisOptions& options = {}, PhaseTimings* timings = nullptr);
 

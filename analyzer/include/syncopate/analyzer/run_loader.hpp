@@ -40,6 +40,15 @@ std::uint64_t modelBytesEstimate(std::uint64_t ops, std::uint64_t api_calls);
 // be opened (not a store, unknown schema version, truncated) or is damaged.
 trace::Result<RunModel> loadRun(const std::filesystem::path& run_dir, const LoadOptions& options = {});
 
+// Some ranks' rows of a run whose ranks are known (from an earlier analysis of the whole run):
+// `ranks` in rank-row order, each with its store_path; the stores of the ranks `read` marks are
+// read, each rank in its row, and every other rank is its RankInfo alone, its store not opened.
+// Clocks are not aligned: every time stays on its store's clock (to_aligned_ns 0), for the
+// caller to move by the alignment the whole run was given (shiftRank). Fails as loadRun does
+// for a store that cannot be read.
+trace::Result<RunModel> loadRanksOfRun(const std::vector<RankInfo>& ranks, const std::vector<bool>& read,
+                                       const LoadOptions& options = {});
+
 // Distributed analysis reads each store where it is and builds the model elsewhere: one
 // store's rows, read and packed into bytes by the process that can read it, and a run built from
 // every store's bytes. The model is the one loadRun() builds from the same stores.

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,9 +40,22 @@ struct RunSource {
   std::string label;
   std::filesystem::path dir;  // empty for in-memory sources
   std::function<trace::Result<analyzer::RunModel>(const ProgressFn&)> load;
+  // Set when the run opens on its analysis results: `load` then reads the rows of the ranks
+  // the summary names, and the iterations and metrics are the results'.
+  std::optional<RunSummary> summary;
 };
-// A run directory, read with the analyzer's loader (loaded_run.hpp).
+// A run directory, every store read with the analyzer's loader (loaded_run.hpp).
 RunSource directorySource(const std::filesystem::path& dir);
+// A run directory opened on its analysis results: the rows of the ranks `summary` names, each
+// put on the results' time axis (their clock alignment, made from every rank).
+RunSource summarySource(const std::filesystem::path& dir, RunSummary summary);
+
+// How `syncopate gui` opens a directory: on its analysis results when its stores are larger
+// than kSummaryAboveBytes and the results are of those stores (Auto), always on its results
+// (Summary; fails with the reader's sentence without them), or every store (Full).
+enum class OpenMode : std::uint8_t { Auto, Summary, Full };
+inline constexpr std::uintmax_t kSummaryAboveBytes = 256ull << 20;
+trace::Result<RunSource> openDirectory(const std::filesystem::path& dir, OpenMode mode);
 
 // Loads runs on a worker: each source's model, then prepareRun (lanes, LOD, activity), then
 // `loaded`; then the analyzer's analysis of each run, one `analysed` per run.

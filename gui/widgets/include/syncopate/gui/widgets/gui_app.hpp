@@ -10,6 +10,7 @@
 
 #include "syncopate/trace/status.hpp"
 #include "syncopate/gui/model/lanes.hpp"
+#include "syncopate/gui/model/workers.hpp"
 
 namespace syncopate::gui {
 
@@ -18,6 +19,7 @@ struct GuiOptions {
   std::optional<std::filesystem::path> screenshot;
   std::optional<std::int64_t> iteration;
   std::vector<LaneKind> hidden_lanes;  // lane kinds not shown
+  OpenMode open = OpenMode::Auto;      // on the analysis results, or every store
   int width = 1600, height = 1000;
 };
 

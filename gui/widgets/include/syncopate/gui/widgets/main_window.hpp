@@ -34,8 +34,14 @@ class MainWindow : public QMainWindow {
 
   // Opens one run directory, or two to compare (aligned on `iteration`, else on the first
   // iteration both have), and shows `iteration` (else the first) with its critical path.
-  void open(const std::vector<std::filesystem::path>& dirs, std::optional<std::int64_t> iteration = std::nullopt);
+  // `mode` says whether a large run opens on its analysis results (workers.hpp, OpenMode).
+  void open(const std::vector<std::filesystem::path>& dirs, std::optional<std::int64_t> iteration = std::nullopt,
+            OpenMode mode = OpenMode::Auto);
   void openSources(std::vector<RunSource> sources, std::optional<std::int64_t> iteration = std::nullopt);
+  // Reads the rows of rank row `rank` of run `run` when the run was opened on its summary and
+  // they are not loaded yet (what expanding the rank's group does); the view stays where it is.
+  // False when there is nothing to read.
+  bool loadRankRows(std::uint32_t run, Index rank);
 
   // True once the runs are on the timeline and every analysis has arrived (or failed).
   bool finished() const { return finished_; }
@@ -64,6 +70,8 @@ class MainWindow : public QMainWindow {
   void onLoaded(quint64 generation);
   void onAnalysed(quint64 generation, quint32 run);
   void onFailed(quint64 generation, const QString& message);
+  void showLoadedRuns();  // the first time the runs arrive: fit the iteration, reset the view
+  void collapseRanksWithoutRows();
   void updateRecommendations();
   void updateDiagnostics();
   void updateCriticalPath();
@@ -72,6 +80,9 @@ class MainWindow : public QMainWindow {
   RunLoader loader_;
   RangeStatsWorker range_worker_;
   std::vector<std::pair<std::uint32_t, PlanWatcher*>> plan_watchers_;  // run, its directory's watcher
+  std::vector<RunSource> sources_;  // of the runs on view, to load more of a summary's rows
+  bool replacing_runs_ = false;     // the load in flight brings the same runs with more rows
+  QString summary_note_;            // what the status bar says of runs opened on their summary
   TimelineWidget* timeline_;
   DetailsPanel* details_;
   RangeStatsPanel* range_stats_;

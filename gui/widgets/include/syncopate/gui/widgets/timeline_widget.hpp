@@ -32,6 +32,9 @@ class TimelineWidget : public QWidget {
 
   // The model's runs changed: new bounds, whole run in view, nothing selected.
   void modelReset();
+  // The same runs came back with more of their rows (a rank of a summary was loaded): nothing
+  // selected, and the view where it was.
+  void runsReplaced();
   // The model's layout or analyses changed (collapse, alignment, analysis arrived).
   void modelChanged();
 
@@ -65,6 +68,8 @@ class TimelineWidget : public QWidget {
   void rangeSelected(qint64 start, qint64 end);
   void selectionCleared();
   void viewChanged();
+  // A group header was clicked and the group collapsed or expanded.
+  void groupToggled(quint32 group, bool collapsed);
 
  protected:
   void paintEvent(QPaintEvent* event) override;

@@ -1,0 +1,38 @@
+// Reading DIR/analysis.sqlite back: what `syncopate analyze` found, without loading a store.
+// A viewer opens a run of a thousand ranks on these results (per rank and iteration, the
+// ranks' clock alignment) and reads a rank's store only when its ops are wanted
+// (docs/gui.md, "Opening a large run").
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "syncopate/analyzer/analysis.hpp"
+#include "syncopate/trace/status.hpp"
+
+namespace syncopate::analyzer {
+
+// One row of the results' ranks table: a rank row of the analysed run.
+struct StoredRank {
+  std::int32_t rank = -1;
+  std::string host;
+  std::filesystem::path store;  // as the analysis named it
+  std::int64_t to_aligned_ns = 0;
+};
+
+struct StoredResults {
+  std::vector<StoredRank> ranks;  // index: rank row, as in the analysed RunModel
+  // The analysis as far as the results hold it: the iterations (source, marker and each rank's
+  // windows), every rank in every iteration, and each rank's summary of those (totals, means,
+  // collective wait). Kernels, stream idle, collectives and critical paths stay in the file.
+  Analysis analysis;
+};
+
+// Fails with a sentence when DIR has no analysis.sqlite, the file is not one of a version this
+// build reads, a row is out of range, or the results are of other stores than DIR holds (the
+// run changed since it was analysed): each says to run `syncopate analyze DIR`.
+trace::Result<StoredResults> readStoredResults(const std::filesystem::path& run_dir);
+
+}  // namespace syncopate::analyzer
