@@ -25,6 +25,7 @@ struct TuneArgs {
   std::string output;
   bool no_delayed = false;
   std::optional<std::uint64_t> memory_limit;
+  std::optional<int> model_ranks;
 };
 
 void run(const TuneArgs& args) {
@@ -34,6 +35,10 @@ void run(const TuneArgs& args) {
   options.search.include_delayed = !args.no_delayed;
   options.model.window_iterations = args.window;
   options.memory_limit = args.memory_limit;
+  if (args.model_ranks) {
+    if (*args.model_ranks < 1) fail("tune", "--model-ranks takes how many of the slowest ranks to model, at least 1");
+    options.model_ranks = static_cast<std::size_t>(*args.model_ranks);
+  }
   if (!args.interference.empty()) {
     if (args.interference.size() != 2) fail("tune", "--interference takes two values: COMPUTE,COMMUNICATION (e.g. 0.1,0.15)");
     options.model.compute_slowdown = args.interference[0];
@@ -120,6 +125,10 @@ void addTuneCommand(CLI::App& app) {
             return bytes.find_first_not_of('0') == std::string::npos ? "a memory limit is at least one byte" : "";
           },
           "BYTES"));
+  sub->add_option("--model-ranks", args->model_ranks,
+                  "model only this many ranks, the slowest (those the others wait for, from DIR/analysis.sqlite: run "
+                  "`syncopate analyze DIR` first); the others are taken to do what they do. Default: every rank, or "
+                  "the 8 slowest of a run of more than 64 ranks that has been analysed");
   sub->callback([args] { run(*args); });
 }
 

@@ -126,6 +126,16 @@ trace::Result<StoredResults> readStoredResults(const std::filesystem::path& dir)
   if (out.ranks.empty()) return file.damaged("it has no ranks");
   if (s = sameStores(dir, out.ranks, file); !s) return s;
 
+  s = file.each("SELECT comm_id, seq, ranks, IFNULL(expected, 0), first_arrival_ns, last_arrival_ns, end_ns FROM collectives "
+                "ORDER BY match_id",
+                [&](sqlite3_stmt* row) {
+                  out.collectives.push_back({integer(row, 0), integer(row, 1), static_cast<std::int32_t>(integer(row, 2)),
+                                             static_cast<std::int32_t>(integer(row, 3)), integer(row, 4), integer(row, 5),
+                                             integer(row, 6)});
+                  return trace::Status{};
+                });
+  if (!s) return s;
+
   Analysis& a = out.analysis;
   a.iterations.per_rank.resize(out.ranks.size());
   a.ranks.resize(out.ranks.size());

@@ -119,6 +119,18 @@ TEST(StoredResults, ReadBackEqualTheAnalysisThatWroteThem) {
     expectSameTime(a.ranks[r].mean, run.analysis.ranks[r].mean, where);
   }
   expectSameTime(a.aggregate, run.analysis.aggregate, "aggregate");
+  ASSERT_EQ(stored->collectives.size(), run.analysis.collectives.calls.size());
+  ASSERT_FALSE(stored->collectives.empty());
+  for (std::size_t i = 0; i < stored->collectives.size(); ++i) {
+    const StoredCollective& x = stored->collectives[i];
+    const CollectiveTiming& y = run.analysis.collectives.calls[i];
+    EXPECT_EQ(x.comm_id, run.model.matches.comm_id[y.match]) << "collective " << i;
+    EXPECT_EQ(x.seq, run.model.matches.seq[y.match]) << "collective " << i;
+    EXPECT_EQ(x.ranks, kRanks) << "collective " << i;
+    EXPECT_EQ(x.first_arrival_ns, y.first_arrival) << "collective " << i;
+    EXPECT_EQ(x.last_arrival_ns, y.last_arrival) << "collective " << i;
+    EXPECT_EQ(x.end_ns, y.end) << "collective " << i;
+  }
   EXPECT_EQ(a.aggregate_collective_wait_ns, run.analysis.aggregate_collective_wait_ns);
 }
 

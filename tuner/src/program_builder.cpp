@@ -74,7 +74,7 @@ std::uint32_t ProgramBuilder::matchOf(std::int64_t comm, std::int64_t seq, std::
 
 void ProgramBuilder::collective(StreamHandle handle, const CollectiveArgs& args, analyzer::Index measured_op,
                                 std::int64_t seq, std::uint64_t offset) {
-  const std::uint32_t match = matchOf(static_cast<std::int64_t>(args.comm), seq, offset, args.comm_size);
+  const std::uint32_t match = matchOf(static_cast<std::int64_t>(args.comm), seq, offset, model_.participants(args));
   std::uint32_t channels = 0;
   if (ctx_.channels != nullptr) {
     const std::int64_t bytes = analyzer::ncclTestsBytes(args.type, static_cast<std::int64_t>(args.count), args.dtype, args.comm_size);
@@ -231,7 +231,7 @@ bool ProgramBuilder::agree(std::uint64_t, std::span<const HeldCollective> group,
     digest.type = trace::CollType::AllReduce;
     digest.dtype = trace::DataType::Uint64;
     digest.count = 2;
-    digest.comm_size = static_cast<std::int32_t>(model_.ranks());
+    digest.comm_size = model_.jobRanks();
     const auto& comm_ids = model_.calls().ranks[rank_].comm_ids;
     digest.comm = comm_ids.empty() ? 0 : static_cast<std::uint64_t>(comm_ids.front());
     ctx_.program.hosts[host_].push_back(

@@ -6,12 +6,16 @@
 #include <mutex>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "syncopate/analyzer/parallel_for.hpp"
+#include "syncopate/analyzer/results_reader.hpp"
 #include "syncopate/analyzer/run_loader.hpp"
+#include "syncopate/trace/run_dir.hpp"
 #include "syncopate/trace/schema.hpp"
 #include "syncopate/tuner/free_memory.hpp"
 #include "syncopate/tuner/op_pointers.hpp"
+#include "syncopate/tuner/rank_subset.hpp"
 
 namespace syncopate::tuner {
 
@@ -100,7 +104,12 @@ void setConfidence(TuneReport& r, const WhatIfModel& model) {
     for (const RecordedCall& rc : rank.calls)
       if (rc.call.kind == CallKind::Collective)
         job = std::max(job, static_cast<std::size_t>(rc.call.collective.comm_size));
-  if (job > present) {
+  if (model.mirrorsAbsentRanks()) {
+    why.push_back(fmt::format("{} of the job's {} ranks are modelled, those the others wait for (the least collective "
+                              "wait in the run's analysis): the other ranks are taken to do what they do, and each "
+                              "collective's timing is the whole run's",
+                              present, model.jobRanks()));
+  } else if (job > present) {
     why.push_back(fmt::format("{} of the job's {} or more ranks are in the run: collectives with absent ranks are "
                               "replayed with their measured times (the waits for the others included), starting no "
                               "earlier than they did (the absent ranks arrive when they did)",
@@ -298,17 +307,60 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
   return r;
 }
 
-trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const TuneOptions& options,
-                                  const TuneProgress& progress) {
+namespace {
+
+// What the model is built from: every rank's rows, or only the slowest ranks' (rank_subset.hpp).
+struct TunedRun {
+  analyzer::RunModel model;
+  analyzer::Analysis analysis;
+  std::optional<ModelledRanks> modelled;
+};
+
+trace::Result<TunedRun> loadForTuning(const std::filesystem::path& run_dir, const TuneOptions& options,
+                                      const analyzer::AnalysisOptions& analysis_options, const TuneProgress& progress) {
+  const auto loading = [&](std::string_view, std::size_t done, std::size_t total) {
+    if (progress) progress("loading", done, total);
+  };
+  std::optional<std::size_t> count = options.model_ranks;
+  if (!count) {
+    auto stores = trace::listStores(run_dir);
+    if (stores.ok() && stores->size() > kModelEveryRankUpTo) count = kSlowestRanksModelled;
+  }
+  if (count) {
+    auto results = analyzer::readStoredResults(run_dir);
+    if (!results && options.model_ranks)
+      return trace::failure("--model-ranks models the slowest ranks the run's analysis names: " + results.message());
+    // A large run never analysed is modelled whole, as before it was large.
+    if (results && *count < results->ranks.size()) {
+      const RankSubset subset = slowestRanks(*results, *count);
+      if (subset.rank_rows.empty())
+        return trace::failure("the run's analysis gives no rank an iteration, so no rank can be modelled: run "
+                              "'syncopate analyze " + run_dir.string() + "' and look at its iterations");
+      auto run = loadRankSubset(run_dir, *results, subset, analysis_options, loading);
+      if (!run) return run.status();
+      return TunedRun{std::move(run->model), std::move(run->analysis), ModelledRanks{subset.ranks, subset.of}};
+    }
+  }
   analyzer::LoadOptions load;
-  if (progress) load.progress = [&](std::string_view, std::size_t done, std::size_t total) { progress("loading", done, total); };
+  load.progress = loading;
   auto model = analyzer::loadRun(run_dir, load);
   if (!model.ok()) return model.status();
+  auto analysis = analyzer::analyze(*model, analysis_options);
+  if (!analysis.ok()) return analysis.status();
+  return TunedRun{std::move(model).value(), std::move(analysis).value(), std::nullopt};
+}
+
+}  // namespace
+
+trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const TuneOptions& options,
+                                  const TuneProgress& progress) {
   analyzer::AnalysisOptions analysis_options;
   analysis_options.iterations.marker = options.iteration_marker;
   analysis_options.critical_path = false;  // the model does not need it
-  auto analysis = analyzer::analyze(*model, analysis_options);
-  if (!analysis.ok()) return analysis.status();
+  auto run = loadForTuning(run_dir, options, analysis_options, progress);
+  if (!run) return run.status();
+  const analyzer::RunModel* model = &run->model;
+  const analyzer::Analysis* analysis = &run->analysis;
   auto pointers = loadOpPointers(*model);
   if (!pointers.ok()) return pointers.status();
   // The memory a plan may add: the user's limit, else what every rank left free.
@@ -327,13 +379,17 @@ trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const Tu
     }
   }
   if (progress) progress("modelling", 0, 1);
-  auto whatif = WhatIfModel::build(*model, *analysis, *pointers, options.model);
+  ModelOptions model_options = options.model;
+  model_options.absent_ranks_mirror = run->modelled.has_value();
+  auto whatif = WhatIfModel::build(*model, *analysis, *pointers, model_options);
   if (!whatif.ok()) return whatif.status();
   auto channels = readRecordedChannels(*model);
   if (!channels.ok()) return channels.status();
   whatif->setChannels(std::move(channels).value());
-  auto report = tuneModel(*whatif, run_dir.string(), static_cast<std::int32_t>(model->ranks.size()), resolved, progress);
+  const std::size_t job_ranks = run->modelled ? run->modelled->of : model->ranks.size();
+  auto report = tuneModel(*whatif, run_dir.string(), static_cast<std::int32_t>(job_ranks), resolved, progress);
   if (!report.ok()) return report;
+  report->modelled_ranks = run->modelled;
   if (resolved.search.memory_limit > 0) report->memory_limit.source = limit_source;
   report->frameworks = detectFrameworks(*model, *analysis);
   if (!report->model_buffers_known) {
@@ -376,6 +432,11 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
   json j;
   j["run"] = r.run_dir;
   j["ranks"] = r.ranks;
+  if (r.modelled_ranks) {
+    j["modelled_ranks"] = {{"ranks", r.modelled_ranks->ranks},
+                           {"of", r.modelled_ranks->of},
+                           {"chosen_by", "least collective wait per iteration: the ranks the others wait for"}};
+  }
   j["predicted_iterations"] = r.predicted_iterations;
   j["measured_iteration_ms"] = r.measured_ms;
   j["replay_iteration_ms"] = r.replay_ms;
@@ -541,6 +602,11 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
   std::string t = fmt::format("run {}: {} ranks, iterations {}-{} modelled\n", r.run_dir, r.ranks,
                               r.predicted_iterations.empty() ? 0 : r.predicted_iterations.front(),
                               r.predicted_iterations.empty() ? 0 : r.predicted_iterations.back());
+  if (r.modelled_ranks) {
+    t += fmt::format("  modelled from the {} slowest of its {} ranks (the least collective wait): rank{} {}\n",
+                     r.modelled_ranks->ranks.size(), r.modelled_ranks->of, r.modelled_ranks->ranks.size() == 1 ? "" : "s",
+                     fmt::join(r.modelled_ranks->ranks, ", "));
+  }
   t += fmt::format("  measured iteration     {:9.3f} ms\n", r.measured_ms);
   t += fmt::format("  replay (the model)     {:9.3f} ms   error {}\n", r.replay_ms, percent(r.replay_error));
   if (r.replay_error_per_iteration.size() > 1) {

@@ -168,6 +168,12 @@ std::unordered_map<Index, std::int64_t> absentPeersStarts(const analyzer::RunMod
 
 }  // namespace
 
+std::int32_t WhatIfModel::participants(const CollectiveArgs& args) const {
+  if (!mirror_absent_) return args.comm_size;
+  auto it = modelled_members_.find(args.comm);
+  return it == modelled_members_.end() ? 1 : it->second;
+}
+
 double WhatIfModel::collectiveNs(const CollectiveArgs& a, Index fallback_op) const {
   if (fallback_op != analyzer::kNone && partial_comms_.count(a.comm) != 0) return standalone_[fallback_op];
   const double fitted = comm_.durationNs(static_cast<std::int64_t>(a.comm), a.type, a.comm_size, a.count, a.dtype);
@@ -256,7 +262,20 @@ trace::Result<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, const
     w.first_ = w.predicted_.front();
     w.last_ = w.predicted_.back();
   }
-  w.partial_comms_ = partialCommunicators(w.calls_);
+  w.mirror_absent_ = options.absent_ranks_mirror;
+  w.job_ranks_ = static_cast<std::int32_t>(w.calls_.ranks.size());
+  {
+    std::map<std::uint64_t, std::set<analyzer::Index>> members;
+    for (const RecordedRank& rank : w.calls_.ranks) {
+      for (const RecordedCall& rc : rank.calls) {
+        if (rc.call.kind != CallKind::Collective) continue;
+        members[rc.call.collective.comm].insert(rank.rank);
+        if (w.mirror_absent_) w.job_ranks_ = std::max(w.job_ranks_, rc.call.collective.comm_size);
+      }
+    }
+    for (const auto& [comm, ranks] : members) w.modelled_members_[comm] = static_cast<std::int32_t>(ranks.size());
+  }
+  if (!w.mirror_absent_) w.partial_comms_ = partialCommunicators(w.calls_);
   w.absent_peers_start_ = absentPeersStarts(m, w.calls_, w.partial_comms_);
 
   if (trace::Status st = w.setWindows(); !st) return st;

@@ -22,8 +22,17 @@ struct StoredRank {
   std::int64_t to_aligned_ns = 0;
 };
 
+// One matched collective call across the ranks: the results' collectives table.
+struct StoredCollective {
+  std::int64_t comm_id = 0, seq = 0;
+  std::int32_t ranks = 0;                  // the ranks that took part
+  std::int32_t expected = 0;               // the communicator's size (0 when unknown)
+  std::int64_t first_arrival_ns = 0, last_arrival_ns = 0, end_ns = 0;  // aligned
+};
+
 struct StoredResults {
   std::vector<StoredRank> ranks;  // index: rank row, as in the analysed RunModel
+  std::vector<StoredCollective> collectives;  // by match
   // The analysis as far as the results hold it: the iterations (source, marker and each rank's
   // windows), every rank in every iteration, and each rank's summary of those (totals, means,
   // collective wait). Kernels, stream idle, collectives and critical paths stay in the file.

@@ -32,6 +32,19 @@ struct TuneOptions {
   // Device memory a plan may add (its fusion buffer), `--memory-limit`. nullopt: what the
   // recording shows was free (tuneRun; no limit where no store says its device's memory).
   std::optional<std::uint64_t> memory_limit;
+  // How many ranks to model (`--model-ranks`): the slowest that many, read with the whole run's
+  // analysis results (rank_subset.hpp); a count at least the run's ranks models every rank.
+  // nullopt: every rank, unless the run has more than kModelEveryRankUpTo ranks and its
+  // analysis results, when the kSlowestRanksModelled slowest.
+  std::optional<std::size_t> model_ranks;
+};
+inline constexpr std::size_t kModelEveryRankUpTo = 64;
+inline constexpr std::size_t kSlowestRanksModelled = 8;
+
+// A run modelled from some of its ranks: which, and of how many.
+struct ModelledRanks {
+  std::vector<std::int32_t> ranks;  // global ranks
+  std::size_t of = 0;
 };
 
 // A setting of the framework the job runs under, with what the model predicts of it.
@@ -90,6 +103,8 @@ struct TuneReport {
   // Why `recommendations` is empty (the search's note, also what the GUI shows): what `--json`
   // says under `recommendations_note`.
   std::string recommendations_note;
+  // Set when the model holds only the run's slowest ranks (tuneRun).
+  std::optional<ModelledRanks> modelled_ranks;
 };
 
 trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const TuneOptions& options,

@@ -39,6 +39,12 @@ struct ModelOptions {
   // Negative: measure from the run (the prior when not measurable). Otherwise: use this.
   double compute_slowdown = -1;
   double communication_slowdown = -1;
+  // The run holds some of the job's ranks, chosen as those the others wait for (a large run
+  // tuned from its slowest ranks, rank_subset.hpp): the absent ranks are taken to do what the
+  // modelled ones do, so a collective starts once the modelled ranks have arrived and takes its
+  // fitted time for the whole communicator. False: absent ranks (one rank's trace of a larger
+  // job) arrive when the run measured, and their collectives take their measured times.
+  bool absent_ranks_mirror = false;
 };
 
 struct Prediction {
@@ -107,6 +113,12 @@ class WhatIfModel {
   const Bounds& bounds() const { return bounds_; }
   const RecordedRun& calls() const { return calls_; }
   std::size_t ranks() const { return calls_.ranks.size(); }
+  // The job's ranks: the modelled ones, or with absent ranks mirrored, the largest
+  // communicator's size.
+  std::int32_t jobRanks() const { return job_ranks_; }
+  bool mirrorsAbsentRanks() const { return mirror_absent_; }
+  // How many of the modelled ranks a call on this collective's communicator waits for.
+  std::int32_t participants(const CollectiveArgs& args) const;
   // Standalone time of a collective with these arguments (the fit; the measured time of
   // `fallback_op` when the communicator has no fit).
   double collectiveNs(const CollectiveArgs& args, analyzer::Index fallback_op = analyzer::kNone) const;
@@ -138,7 +150,10 @@ class WhatIfModel {
   std::int64_t first_ = 0, last_ = 0;
   std::vector<std::int64_t> predicted_;
   std::vector<std::pair<std::size_t, std::size_t>> window_;
-  std::set<std::uint64_t> partial_comms_;  // communicators with ranks absent from the run
+  std::set<std::uint64_t> partial_comms_;  // communicators with ranks absent from the run, taken as measured
+  bool mirror_absent_ = false;
+  std::int32_t job_ranks_ = 0;
+  std::unordered_map<std::uint64_t, std::int32_t> modelled_members_;  // per communicator: modelled ranks on it
   std::unordered_map<analyzer::Index, std::int64_t> absent_peers_start_;
   double measured_ns_ = 0;
   std::vector<double> measured_per_iteration_;

@@ -1,0 +1,77 @@
+#include "syncopate/tuner/rank_subset.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <utility>
+
+#include "syncopate/analyzer/clock_alignment.hpp"
+#include "syncopate/analyzer/run_loader.hpp"
+
+namespace syncopate::tuner {
+
+RankSubset slowestRanks(const analyzer::StoredResults& results, std::size_t count) {
+  const analyzer::Analysis& a = results.analysis;
+  std::vector<analyzer::Index> rows;
+  for (analyzer::Index r = 0; r < a.ranks.size(); ++r)
+    if (a.ranks[r].iterations > 0) rows.push_back(r);
+  std::stable_sort(rows.begin(), rows.end(), [&](analyzer::Index x, analyzer::Index y) {
+    const analyzer::RankSummary& p = a.ranks[x];
+    const analyzer::RankSummary& q = a.ranks[y];
+    if (p.collective_wait_ns != q.collective_wait_ns) return p.collective_wait_ns < q.collective_wait_ns;
+    return p.mean.busy_ns > q.mean.busy_ns;
+  });
+  rows.resize(std::min(rows.size(), count));
+  std::sort(rows.begin(), rows.end());
+  RankSubset out;
+  out.rank_rows = rows;
+  for (analyzer::Index r : rows) out.ranks.push_back(results.ranks[r].rank);
+  out.of = results.ranks.size();
+  return out;
+}
+
+namespace {
+
+// Each collective of the subset gets the whole run's timing of the same call.
+void takeWholeRunTimings(const analyzer::RunModel& m, analyzer::Analysis& a, const analyzer::StoredResults& results) {
+  std::map<std::pair<std::int64_t, std::int64_t>, const analyzer::StoredCollective*> whole;
+  for (const analyzer::StoredCollective& c : results.collectives) whole.emplace(std::make_pair(c.comm_id, c.seq), &c);
+  for (analyzer::CollectiveTiming& t : a.collectives.calls) {
+    auto it = whole.find({m.matches.comm_id[t.match], m.matches.seq[t.match]});
+    if (it == whole.end()) continue;
+    const analyzer::StoredCollective& c = *it->second;
+    t.complete = c.expected > 0 && c.ranks >= c.expected;
+    t.ranks = c.ranks;
+    t.first_arrival = c.first_arrival_ns;
+    t.last_arrival = c.last_arrival_ns;
+    t.end = c.end_ns;
+  }
+}
+
+}  // namespace
+
+trace::Result<SubsetRun> loadRankSubset(const std::filesystem::path& run_dir, const analyzer::StoredResults& results,
+                                        const RankSubset& subset, const analyzer::AnalysisOptions& options,
+                                        const SubsetProgress& progress) {
+  std::vector<analyzer::RankInfo> ranks;
+  for (analyzer::Index r : subset.rank_rows) {
+    const analyzer::StoredRank& s = results.ranks[r];
+    analyzer::RankInfo info;
+    info.rank = s.rank;
+    info.host = s.host;
+    info.store_path = (run_dir / s.store.filename()).string();  // the results name it as analyze was given it
+    ranks.push_back(std::move(info));
+  }
+  analyzer::LoadOptions load;
+  if (progress) load.progress = progress;
+  auto model = analyzer::loadRanksOfRun(ranks, std::vector<bool>(ranks.size(), true), load);
+  if (!model) return model.status();
+  for (std::size_t i = 0; i < subset.rank_rows.size(); ++i)
+    analyzer::shiftRank(*model, static_cast<analyzer::Index>(i), results.ranks[subset.rank_rows[i]].to_aligned_ns);
+  auto analysis = analyzer::analyze(*model, options);
+  if (!analysis) return analysis.status();
+  takeWholeRunTimings(*model, *analysis, results);
+  return SubsetRun{std::move(model).value(), std::move(analysis).value()};
+}
+
+}  // namespace syncopate::tuner
