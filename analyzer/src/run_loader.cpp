@@ -256,6 +256,13 @@ trace::Result<RunModel> loadPackedRun(const std::vector<trace::StoreFile>& store
       received = i + 1;
       continue;
     }
+    // The rows' total is known only as they arrive: the first store, as many times as there are
+    // stores, and an eighth more, is room for most runs (a rank's stores are alike), so the
+    // tables are not copied over and over as they grow. Room never written takes no memory.
+    if (ops == rows.ops.size() && calls == rows.calls.size()) {
+      builder.reserveOps(rows.ops.size() * stores.size() * 9 / 8);
+      builder.reserveApiCalls(rows.calls.size() * stores.size() * 9 / 8);
+    }
     loadStoreRows(facts, rows, builder, progress);
   }
   if (over_limit)

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <algorithm>
 #include <climits>
+#include <cstring>
+#include <deque>
 #include <functional>
 #include <future>
 #include <limits>
@@ -140,9 +142,7 @@ trace::Status readPlan(const std::string& text, const std::filesystem::path& dir
 // sleeping between polls, which costs a store's message at most a poll's delay.
 constexpr auto kPollDelay = std::chrono::microseconds(200);
 
-void sendPolling(const void* data, int count, MPI_Datatype type, int tag) {
-  MPI_Request request;
-  MPI_Isend(data, count, type, 0, tag, MPI_COMM_WORLD, &request);
+void waitPolling(MPI_Request& request) {
   for (int done = 0;;) {
     MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     if (done) return;
@@ -166,12 +166,30 @@ std::string processName(const MpiSession& mpi) {
   return fmt::format("process {} of {} on {}", mpi.rank(), mpi.size(), std::string(host, static_cast<std::size_t>(length)));
 }
 
+// Stores sent but not yet taken by the root may hold this many bytes: the root takes stores in
+// the run's order, so a process whose stores come later reads ahead into them meanwhile, as
+// far as this allows.
+constexpr std::size_t kSendWindowBytes = std::size_t{64} << 20;
+
 // Reads this process's stores in order, one ahead of the one being sent, and sends each to the
 // root: its rows, or why it could not be read. Returns the bytes sent.
 std::uint64_t sendStores(const MpiSession& mpi, const RunStores& run, const std::vector<int>& owner) {
   std::vector<std::size_t> mine;
   for (std::size_t i = 0; i < owner.size(); ++i)
     if (owner[i] == mpi.rank()) mine.push_back(i);
+  struct InFlight {
+    MPI_Request request;
+    PackedStore bytes;  // rows, or the sentence of why there are none
+  };
+  std::deque<InFlight> in_flight;  // a deque never moves its elements: their buffers stay put
+  std::size_t in_flight_bytes = 0;
+  auto retire = [&](std::size_t keep_bytes) {
+    while (!in_flight.empty() && in_flight_bytes > keep_bytes) {
+      waitPolling(in_flight.front().request);
+      in_flight_bytes -= in_flight.front().bytes.size();
+      in_flight.pop_front();
+    }
+  };
   std::uint64_t sent = 0;
   std::future<trace::Result<PackedStore>> ahead;
   if (!mine.empty()) ahead = std::async(std::launch::async, readPackedStore, run.files[mine[0]].path);
@@ -180,15 +198,23 @@ std::uint64_t sendStores(const MpiSession& mpi, const RunStores& run, const std:
     if (k + 1 < mine.size()) ahead = std::async(std::launch::async, readPackedStore, run.files[mine[k + 1]].path);
     if (store.ok() && store->size() > static_cast<std::size_t>(INT_MAX))
       store = trace::failure(fmt::format("its rows take {} bytes, more than one MPI message carries", store->size()));
+    int tag = kRowsTag;
+    PackedStore bytes;
     if (store.ok()) {
-      sendPolling(store->data(), static_cast<int>(store->size()), MPI_BYTE, kRowsTag);
-      sent += store->size();
+      bytes = std::move(store).value();
     } else {
       const std::string why = processName(mpi) + ": " + store.message();
-      sendPolling(why.data(), static_cast<int>(why.size()), MPI_CHAR, kFailureTag);
-      sent += why.size();
+      bytes.resize(why.size());
+      std::memcpy(bytes.data(), why.data(), why.size());
+      tag = kFailureTag;
     }
+    InFlight& f = in_flight.emplace_back(InFlight{MPI_REQUEST_NULL, std::move(bytes)});
+    MPI_Isend(f.bytes.data(), static_cast<int>(f.bytes.size()), MPI_BYTE, 0, tag, MPI_COMM_WORLD, &f.request);
+    in_flight_bytes += f.bytes.size();
+    sent += f.bytes.size();
+    retire(kSendWindowBytes);
   }
+  retire(0);
   return sent;
 }
 
@@ -237,8 +263,13 @@ class StoreReceiver {
 std::vector<int> assignStores(const std::vector<std::vector<bool>>& sees, int processes) {
   const std::size_t n = sees.size();
   std::vector<int> owner(n, -1), load(static_cast<std::size_t>(processes), 0);
+  // Blocks of up to a node's 8 ranks, dealt to the processes in turn: the root takes stores in
+  // the run's order, so each process's next block is read while the root takes the blocks
+  // before it (halves of the run, one per process, left the second half's reader idle while
+  // the root took the first).
+  const std::size_t block = std::clamp<std::size_t>(n / static_cast<std::size_t>(processes), 1, kStoresPerBlock);
   for (std::size_t i = 0; i < n; ++i) {
-    int pick = static_cast<int>(i * static_cast<std::size_t>(processes) / n);
+    int pick = static_cast<int>((i / block) % static_cast<std::size_t>(processes));
     if (!sees[i][static_cast<std::size_t>(pick)]) {
       pick = -1;
       for (int p = 0; p < processes; ++p)

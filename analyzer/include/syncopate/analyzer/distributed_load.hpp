@@ -29,10 +29,13 @@ struct DistributedLoad {
 trace::Result<DistributedLoad> loadRunDistributed(const MpiSession& mpi, const std::filesystem::path& run_dir,
                                                   const LoadOptions& options = {});
 
-// Which process reads each store (index into `stores`): its block's process (store i of n goes
-// to i * processes / n, which keeps a host's ranks together when ranks are numbered host by
-// host, as launchers number them) when that one sees it, else the process that sees it with the
-// fewest stores so far. `sees[s][p]`: process p listed store s. -1 for a store nobody sees.
+// Which process reads each store (index into `stores`): its block's process when that one sees
+// it, else the process that sees it with the fewest stores so far. Blocks are kStoresPerBlock
+// consecutive stores (fewer when the stores are fewer than that per process), dealt to the
+// processes in turn: a node's ranks stay together when ranks are numbered host by host, as
+// launchers number them, and every process has its next block to read while the root takes the
+// ones before. `sees[s][p]`: process p listed store s. -1 for a store nobody sees.
+inline constexpr std::size_t kStoresPerBlock = 8;
 std::vector<int> assignStores(const std::vector<std::vector<bool>>& sees, int processes);
 
 }  // namespace syncopate::analyzer
