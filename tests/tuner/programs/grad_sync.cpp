@@ -232,6 +232,10 @@ int main(int argc, char** argv) {
   float* all_acc = nullptr;
   CHECK_CUDA(cudaMalloc(&all_acc, layers * n * sizeof(float)));
   CHECK_CUDA(cudaMemset(all_acc, 0, layers * n * sizeof(float)));
+  // cudaMemset runs on the legacy stream, which the non-blocking streams above do not wait for:
+  // without this the first updates could add to accumulators still being zeroed (simgpu ran the
+  // zeroing's body behind them about once in 40 runs, losing iteration 0's update of a layer).
+  CHECK_CUDA(cudaDeviceSynchronize());
   for (std::size_t l = 0; l < layers; ++l) acc[l] = all_acc + l * n;
   float* host[2] = {nullptr, nullptr};
   for (float*& h : host) CHECK_CUDA(cudaMallocHost(reinterpret_cast<void**>(&h), layers * n * sizeof(float)));
@@ -402,7 +406,17 @@ int main(int argc, char** argv) {
   std::vector<float> got_acc(layers * n);
   CHECK_CUDA(cudaMemcpy(got_acc.data(), all_acc, layers * n * sizeof(float), cudaMemcpyDeviceToHost));
   if (std::memcmp(got_acc.data(), expected_acc.data(), got_acc.size() * sizeof(float)) != 0) {
-    std::fprintf(stderr, "grad_sync: rank %d: the updated values differ from the host's\n", rank);
+    std::size_t differ = 0, first = got_acc.size();
+    for (std::size_t i = 0; i < got_acc.size(); ++i) {
+      if (std::memcmp(&got_acc[i], &expected_acc[i], sizeof(float)) == 0) continue;
+      if (differ++ == 0) first = i;
+    }
+    // Which elements, and by how much, tells a missed update from a stale gradient.
+    std::fprintf(stderr,
+                 "grad_sync: rank %d: the updated values differ from the host's: %zu of %zu, the first layer %zu "
+                 "element %zu: %.9g, expected %.9g\n",
+                 rank, differ, got_acc.size(), first / n, first % n, static_cast<double>(got_acc[first]),
+                 static_cast<double>(expected_acc[first]));
     ++failures;
   }
   if (early != nullptr) CHECK_NCCL(ncclCommDestroy(early));
