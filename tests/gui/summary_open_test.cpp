@@ -1,8 +1,9 @@
 // A run opened on its analysis results (docs/gui.md, "Opening a large run"): a 16-rank run on
 // two hosts whose clocks disagree, analysed as `syncopate analyze` does. The window shows every
 // rank collapsed with no ops read and the results' metrics; loading a rank reads that rank's
-// store alone and puts its ops exactly where a whole load puts them, keeping the view; a run
-// without results opens whole in Auto and is refused with the reader's sentence in Summary.
+// store alone and puts its ops exactly where a whole load puts them, keeping the view; a rank
+// whose store cannot be read says so and leaves the summary as it was; a run without results
+// opens whole in Auto and is refused with the reader's sentence in Summary.
 #include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QtTest>
@@ -115,6 +116,38 @@ class SummaryOpenTest : public QObject {
     QCOMPARE(w.timeline()->axis().startNs(), start);
     QCOMPARE(w.timeline()->axis().endNs(), end);
     QVERIFY(!w.loadRankRows(0, 9));  // already loaded
+  }
+
+  void aRankWhoseStoreCannotBeReadLeavesTheSummaryAsItWas() {
+    QTemporaryDir tmp;
+    const auto dir = runIn(tmp);
+    QCOMPARE(writeRun(dir, true), std::string());
+    // Damaged after the analysis: the summary opens, the rank's own rows cannot be read.
+    std::filesystem::resize_file(dir / "rank-5.sqlite", 100);
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    w.open({dir}, std::nullopt, OpenMode::Summary);
+    QVERIFY(waitUntilFinished(w));
+    const int group = w.model().rankGroup(0, 5);
+    QVERIFY(group >= 0);
+    w.model().setCollapsed(static_cast<std::uint32_t>(group), false);
+    QSignalSpy failed(&w, &MainWindow::loadFailed);
+    QVERIFY(w.loadRankRows(0, 5));
+    QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 30000);
+    QVERIFY2(w.lastError().contains("rank-5.sqlite"), qPrintable(w.lastError()));
+    QVERIFY(w.finished());
+    QVERIFY(w.model().run(0).summary.has_value());
+    QVERIFY(!w.model().run(0).rowsLoaded(5));
+    QVERIFY(w.model().collapsed(static_cast<std::uint32_t>(w.model().rankGroup(0, 5))));
+    // The others still load, and the broken one may be asked for again.
+    QVERIFY(w.loadRankRows(0, 6));
+    QVERIFY(waitUntilFinished(w));
+    QVERIFY(w.model().run(0).rowsLoaded(6));
+    QVERIFY(!w.model().run(0).rowsLoaded(5));
+    QVERIFY(w.loadRankRows(0, 5));
+    QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 2, 30000);
+    QVERIFY(w.model().run(0).rowsLoaded(6));
   }
 
   void aRunWithoutResultsOpensWholeInAutoAndIsRefusedInSummary() {

@@ -164,9 +164,12 @@ bool MainWindow::loadRankRows(std::uint32_t run, Index rank) {
   if (rank >= summary.rows_loaded.size() || summary.rows_loaded[rank]) return false;
   summary.rows_loaded[rank] = true;
   const std::int32_t number = summary.results->ranks[rank].rank;
+  shown_sources_ = sources_;
   sources_[run] = summarySource(sources_[run].dir, std::move(summary));
   replacing_runs_ = true;
+  loading_rank_ = {run, rank};
   finished_ = false;
+  last_error_.clear();
   status_->setText(QStringLiteral("Loading the ops of rank %1 …").arg(number));
   loader_.load(sources_);
   return true;
@@ -282,8 +285,20 @@ void MainWindow::onAnalysed(quint64, quint32 run) {
 void MainWindow::onFailed(quint64, const QString& message) {
   last_error_ = message;
   progress_->hide();
-  status_->setText(QStringLiteral("Could not open the run."));
-  auto* box = new QMessageBox(QMessageBox::Critical, QStringLiteral("Cannot open the run"), message, QMessageBox::Ok, this);
+  const bool rank_rows = std::exchange(replacing_runs_, false);
+  if (rank_rows) {
+    // The runs on view stay, as they were: the rank that could not be read collapses again and
+    // can be asked for again.
+    sources_ = shown_sources_;
+    const int group = model_.rankGroup(loading_rank_.first, loading_rank_.second);
+    if (group >= 0) model_.setCollapsed(static_cast<std::uint32_t>(group), true);
+    timeline_->modelChanged();
+    finished_ = true;
+  }
+  status_->setText(rank_rows ? QStringLiteral("Could not read the rank's ops.") : QStringLiteral("Could not open the run."));
+  auto* box = new QMessageBox(QMessageBox::Critical,
+                              rank_rows ? QStringLiteral("Cannot read the rank's ops") : QStringLiteral("Cannot open the run"),
+                              message, QMessageBox::Ok, this);
   box->setObjectName(QStringLiteral("loadErrorDialog"));
   box->setAttribute(Qt::WA_DeleteOnClose);
   box->open();
