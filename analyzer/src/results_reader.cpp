@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <set>
 #include <string>
@@ -43,6 +44,10 @@ class ResultsFile {
     return rc == SQLITE_DONE ? trace::Status{} : fail("cannot read");
   }
 
+  trace::Status stale(const std::string& what) const {
+    return trace::failure(fmt::format("{} is not of the run as it is now ({}); run 'syncopate analyze {}' again", file_.string(),
+                                      what, file_.parent_path().string()));
+  }
   trace::Status damaged(const std::string& what) const {
     return trace::failure(fmt::format("{} is damaged ({}); run 'syncopate analyze {}' again", file_.string(), what,
                                       file_.parent_path().string()));
@@ -82,9 +87,20 @@ trace::Status sameStores(const std::filesystem::path& dir, const std::vector<Sto
   std::set<std::string> now, analysed;
   for (const trace::StoreFile& f : *stores) now.insert(f.path.filename().string());
   for (const StoredRank& r : ranks) analysed.insert(r.store.filename().string());
-  if (now == analysed) return {};
-  return file.damaged(fmt::format("it holds the results of {} stores, and the directory now holds {} stores{}", analysed.size(),
-                                  now.size(), now.size() == analysed.size() ? " of other names" : ""));
+  if (now != analysed)
+    return file.stale(fmt::format("it holds the results of {} stores, and the directory now holds {} stores{}",
+                                    analysed.size(), now.size(), now.size() == analysed.size() ? " of other names" : ""));
+  // A store written after the results (the run recorded again into the directory) is not theirs.
+  std::error_code ec;
+  const auto results_time = std::filesystem::last_write_time(dir / kAnalysisStoreFile, ec);
+  if (ec) return {};
+  for (const trace::StoreFile& f : *stores) {
+    const auto store_time = std::filesystem::last_write_time(f.path, ec);
+    if (!ec && store_time > results_time)
+      return file.stale(fmt::format("{} was written after it, so the run changed since it was analysed",
+                                      f.path.filename().string()));
+  }
+  return {};
 }
 
 }  // namespace
@@ -119,6 +135,11 @@ trace::Result<StoredResults> readStoredResults(const std::filesystem::path& dir)
   s = file.each("SELECT rank_row, rank, host, store, to_aligned_ns FROM ranks ORDER BY rank_row", [&](sqlite3_stmt* row) {
     if (integer(row, 0) != static_cast<std::int64_t>(out.ranks.size()))
       return file.damaged(fmt::format("rank rows are not numbered 0 to N-1: row {} follows {}", integer(row, 0), out.ranks.size()));
+    // Offsets a clock could have (a century of nanoseconds): anything beyond is damage, and
+    // would overflow the times it is added to.
+    constexpr std::int64_t kLargestOffsetNs = std::int64_t{1} << 62;
+    if (std::llabs(integer(row, 4)) > kLargestOffsetNs)
+      return file.damaged(fmt::format("rank row {} has a clock offset of {} ns", out.ranks.size(), integer(row, 4)));
     out.ranks.push_back({static_cast<std::int32_t>(integer(row, 1)), text(row, 2), text(row, 3), integer(row, 4)});
     return trace::Status{};
   });
@@ -126,12 +147,20 @@ trace::Result<StoredResults> readStoredResults(const std::filesystem::path& dir)
   if (out.ranks.empty()) return file.damaged("it has no ranks");
   if (s = sameStores(dir, out.ranks, file); !s) return s;
 
-  s = file.each("SELECT comm_id, seq, ranks, IFNULL(expected, 0), first_arrival_ns, last_arrival_ns, end_ns FROM collectives "
-                "ORDER BY match_id",
+  s = file.each("SELECT comm_id, seq, coll_type, ranks, IFNULL(expected, 0), complete, first_arrival_ns, last_arrival_ns, "
+                "end_ns FROM collectives ORDER BY match_id",
                 [&](sqlite3_stmt* row) {
-                  out.collectives.push_back({integer(row, 0), integer(row, 1), static_cast<std::int32_t>(integer(row, 2)),
-                                             static_cast<std::int32_t>(integer(row, 3)), integer(row, 4), integer(row, 5),
-                                             integer(row, 6)});
+                  StoredCollective c;
+                  c.comm_id = integer(row, 0);
+                  c.seq = integer(row, 1);
+                  c.coll_type = text(row, 2);
+                  c.ranks = static_cast<std::int32_t>(integer(row, 3));
+                  c.expected = static_cast<std::int32_t>(integer(row, 4));
+                  c.complete = integer(row, 5) != 0;
+                  c.first_arrival_ns = integer(row, 6);
+                  c.last_arrival_ns = integer(row, 7);
+                  c.end_ns = integer(row, 8);
+                  out.collectives.push_back(std::move(c));
                   return trace::Status{};
                 });
   if (!s) return s;
@@ -153,10 +182,9 @@ trace::Result<StoredResults> readStoredResults(const std::filesystem::path& dir)
         m.rank = static_cast<Index>(rank);
         m.window = {integer(row, 1), integer(row, 2), integer(row, 3), integer(row, 4), integer(row, 5),
                     static_cast<Index>(integer(row, 6))};
-        if (m.window.end < m.window.start)
-          return file.damaged(fmt::format("iteration {} of rank row {} ends before it starts", m.window.number, rank));
         TimeBreakdown& t = m.time;
-        t.window_ns = m.window.end - m.window.start;
+        if (m.window.end < m.window.start || __builtin_sub_overflow(m.window.end, m.window.start, &t.window_ns))
+          return file.damaged(fmt::format("iteration {} of rank row {} ends before it starts", m.window.number, rank));
         t.compute_ns = integer(row, 7);
         t.communication_ns = integer(row, 8);
         t.memory_ns = integer(row, 9);

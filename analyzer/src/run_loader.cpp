@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -207,7 +208,17 @@ trace::Result<RunModel> loadRanksOfRun(const std::vector<RankInfo>& ranks, const
     loadStoreRows(storeFacts(*readers[r]), rows, builder, progress);
     readers[r].reset();
   }
-  return std::move(builder).finish(options.timings);
+  auto model = std::move(builder).finish(options.timings);
+  if (!model) return model;
+  // The model orders ranks by their number: a store whose rank is not the one it was given
+  // for (the run changed, or its results were edited) would move rows under another's place.
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    if (model->ranks[r].rank != ranks[r].rank)
+      return trace::failure(fmt::format("{} is rank {}, not rank {} as the run's analysis says: run 'syncopate analyze' on "
+                                        "the run again",
+                                        model->ranks[r].store_path, model->ranks[r].rank, ranks[r].rank));
+  }
+  return model;
 }
 
 trace::Result<PackedStore> readPackedStore(const std::filesystem::path& store) {
@@ -259,9 +270,13 @@ trace::Result<RunModel> loadPackedRun(const std::vector<trace::StoreFile>& store
     // The rows' total is known only as they arrive: the first store, as many times as there are
     // stores, and an eighth more, is room for most runs (a rank's stores are alike), so the
     // tables are not copied over and over as they grow. Room never written takes no memory.
+    // Never more than the memory limit allows, nor than the tables can index.
     if (ops == rows.ops.size() && calls == rows.calls.size()) {
-      builder.reserveOps(rows.ops.size() * stores.size() * 9 / 8);
-      builder.reserveApiCalls(rows.calls.size() * stores.size() * 9 / 8);
+      const std::uint64_t stores_of_room = stores.size() * 9 / 8 + 1;
+      std::uint64_t most = std::numeric_limits<Index>::max();
+      if (options.memory_limit > 0) most = std::min(most, options.memory_limit / modelBytesEstimate(1, 1));
+      builder.reserveOps(std::min<std::uint64_t>(most, rows.ops.size() * stores_of_room));
+      builder.reserveApiCalls(std::min<std::uint64_t>(most, rows.calls.size() * stores_of_room));
     }
     loadStoreRows(facts, rows, builder, progress);
   }

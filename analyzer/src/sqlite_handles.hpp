@@ -1,5 +1,5 @@
 // Owning handles of a SQLite connection and statement, for the analyzer's own SQLite files
-// (the stores' rows, the results it writes and reads back, the Nsight export it imports).
+// (the stores' rows, the results it writes and reads back).
 #pragma once
 
 #include <sqlite3.h>

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <chrono>
 #include <string>
 
 #include "scratch_dir.hpp"
@@ -184,6 +185,15 @@ TEST(StoredResults, MissingResultsSayToAnalyseTheRun) {
 TEST(StoredResults, ResultsOfOtherStoresAreRefused) {
   AnalysedRun run;
   ASSERT_NO_FATAL_FAILURE(analyseRun(run));
+  // A store written after the results: the run was recorded again into the directory.
+  const auto results_time = std::filesystem::last_write_time(run.dir / "analysis.sqlite");
+  std::filesystem::last_write_time(run.dir / "rank-3.sqlite", results_time + std::chrono::seconds(5));
+  auto newer = readStoredResults(run.dir.path());
+  ASSERT_FALSE(newer.ok());
+  EXPECT_NE(newer.message().find("is not of the run as it is now (rank-3.sqlite was written after it"), std::string::npos)
+      << newer.message();
+  std::filesystem::last_write_time(run.dir / "rank-3.sqlite", results_time);
+
   std::filesystem::remove(run.dir / "rank-15.sqlite");
   auto stored = readStoredResults(run.dir.path());
   ASSERT_FALSE(stored.ok());

@@ -122,8 +122,12 @@ class SummaryOpenTest : public QObject {
     QTemporaryDir tmp;
     const auto dir = runIn(tmp);
     QCOMPARE(writeRun(dir, true), std::string());
-    // Damaged after the analysis: the summary opens, the rank's own rows cannot be read.
-    std::filesystem::resize_file(dir / "rank-5.sqlite", 100);
+    // Damaged after the analysis, its time kept (as a copy that keeps times would): the summary
+    // opens, the rank's own rows cannot be read.
+    const auto store = dir / "rank-5.sqlite";
+    const auto written = std::filesystem::last_write_time(store);
+    std::filesystem::resize_file(store, 100);
+    std::filesystem::last_write_time(store, written);
     MainWindow w;
     w.resize(1400, 900);
     w.show();

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
+#include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "syncopate/analyzer/clock_alignment.hpp"
@@ -32,15 +33,21 @@ RankSubset slowestRanks(const analyzer::StoredResults& results, std::size_t coun
 
 namespace {
 
-// Each collective of the subset gets the whole run's timing of the same call.
+bool pointToPoint(trace::CollType type) { return type == trace::CollType::Send || type == trace::CollType::Recv; }
+
+// Each collective of the subset gets the whole run's timing of the same call: the same
+// communicator, sequence number and kind. Sends and receives are numbered per pair of ranks, not
+// per communicator, so they keep the subset's own timing.
 void takeWholeRunTimings(const analyzer::RunModel& m, analyzer::Analysis& a, const analyzer::StoredResults& results) {
-  std::map<std::pair<std::int64_t, std::int64_t>, const analyzer::StoredCollective*> whole;
-  for (const analyzer::StoredCollective& c : results.collectives) whole.emplace(std::make_pair(c.comm_id, c.seq), &c);
+  std::map<std::tuple<std::int64_t, std::int64_t, std::string_view>, const analyzer::StoredCollective*> whole;
+  for (const analyzer::StoredCollective& c : results.collectives) whole.emplace(std::make_tuple(c.comm_id, c.seq, std::string_view(c.coll_type)), &c);
   for (analyzer::CollectiveTiming& t : a.collectives.calls) {
-    auto it = whole.find({m.matches.comm_id[t.match], m.matches.seq[t.match]});
+    const trace::CollType type = m.matches.coll_type[t.match];
+    if (pointToPoint(type)) continue;
+    auto it = whole.find({m.matches.comm_id[t.match], m.matches.seq[t.match], trace::toString(type)});
     if (it == whole.end()) continue;
     const analyzer::StoredCollective& c = *it->second;
-    t.complete = c.expected > 0 && c.ranks >= c.expected;
+    t.complete = c.complete;
     t.ranks = c.ranks;
     t.first_arrival = c.first_arrival_ns;
     t.last_arrival = c.last_arrival_ns;

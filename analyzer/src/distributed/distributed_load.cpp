@@ -194,6 +194,14 @@ std::uint64_t sendStores(const MpiSession& mpi, const RunStores& run, const std:
   std::future<trace::Result<PackedStore>> ahead;
   if (!mine.empty()) ahead = std::async(std::launch::async, readPackedStore, run.files[mine[0]].path);
   for (std::size_t k = 0; k < mine.size(); ++k) {
+    // While the next store is read, the sends in flight move only when this process calls into
+    // MPI (over TCP, a large message goes once both sides have).
+    while (ahead.wait_for(kPollDelay) != std::future_status::ready) {
+      for (InFlight& f : in_flight) {
+        int done = 0;
+        MPI_Test(&f.request, &done, MPI_STATUS_IGNORE);
+      }
+    }
     trace::Result<PackedStore> store = ahead.get();
     if (k + 1 < mine.size()) ahead = std::async(std::launch::async, readPackedStore, run.files[mine[k + 1]].path);
     if (store.ok() && store->size() > static_cast<std::size_t>(INT_MAX))

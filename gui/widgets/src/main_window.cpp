@@ -150,6 +150,7 @@ void MainWindow::open(const std::vector<std::filesystem::path>& dirs, std::optio
   for (const auto& d : dirs) {
     auto source = openDirectory(d, mode);
     if (!source) {
+      replacing_runs_ = false;  // whatever a rank was loading for, this is about the new runs
       onFailed(loader_.generation(), QString::fromStdString(source.message()));
       return;
     }
@@ -164,10 +165,8 @@ bool MainWindow::loadRankRows(std::uint32_t run, Index rank) {
   if (rank >= summary.rows_loaded.size() || summary.rows_loaded[rank]) return false;
   summary.rows_loaded[rank] = true;
   const std::int32_t number = summary.results->ranks[rank].rank;
-  shown_sources_ = sources_;
   sources_[run] = summarySource(sources_[run].dir, std::move(summary));
   replacing_runs_ = true;
-  loading_rank_ = {run, rank};
   finished_ = false;
   last_error_.clear();
   status_->setText(QStringLiteral("Loading the ops of rank %1 …").arg(number));
@@ -210,6 +209,7 @@ void MainWindow::onLoaded(quint64) {
   if (replacing_runs_)
     for (std::uint32_t g = 0; g < model_.groupCount(); ++g) collapsed.push_back(model_.collapsed(g));
   model_.setRuns(loader_.runs());
+  shown_sources_ = sources_;
   if (model_.runCount() > 1) model_.alignRunsOnIteration(requested_iteration_);
   analyses_pending_ = model_.runCount();
   if (std::exchange(replacing_runs_, false) && collapsed.size() == model_.groupCount()) {
@@ -287,11 +287,10 @@ void MainWindow::onFailed(quint64, const QString& message) {
   progress_->hide();
   const bool rank_rows = std::exchange(replacing_runs_, false);
   if (rank_rows) {
-    // The runs on view stay, as they were: the rank that could not be read collapses again and
-    // can be asked for again.
+    // The runs on view stay, as they were: the ranks asked for since collapse again and can be
+    // asked for again.
     sources_ = shown_sources_;
-    const int group = model_.rankGroup(loading_rank_.first, loading_rank_.second);
-    if (group >= 0) model_.setCollapsed(static_cast<std::uint32_t>(group), true);
+    collapseRanksWithoutRows();
     timeline_->modelChanged();
     finished_ = true;
   }

@@ -25,8 +25,10 @@ struct StoredRank {
 // One matched collective call across the ranks: the results' collectives table.
 struct StoredCollective {
   std::int64_t comm_id = 0, seq = 0;
+  std::string coll_type;                   // trace::toString(CollType): "all_reduce", "send", ...
   std::int32_t ranks = 0;                  // the ranks that took part
   std::int32_t expected = 0;               // the communicator's size (0 when unknown)
+  bool complete = false;                   // every rank of the communicator took part
   std::int64_t first_arrival_ns = 0, last_arrival_ns = 0, end_ns = 0;  // aligned
 };
 
@@ -40,8 +42,9 @@ struct StoredResults {
 };
 
 // Fails with a sentence when DIR has no analysis.sqlite, the file is not one of a version this
-// build reads, a row is out of range, or the results are of other stores than DIR holds (the
-// run changed since it was analysed): each says to run `syncopate analyze DIR`.
+// build reads, a row is out of range, or the results are of other stores than DIR holds or older
+// than one of them (the run changed since it was analysed): each says to run
+// `syncopate analyze DIR`.
 trace::Result<StoredResults> readStoredResults(const std::filesystem::path& run_dir);
 
 }  // namespace syncopate::analyzer

@@ -13,7 +13,6 @@
 #include <array>
 #include <filesystem>
 #include <optional>
-#include <utility>
 #include <vector>
 
 #include "syncopate/gui/model/plan_summary.hpp"
@@ -82,8 +81,7 @@ class MainWindow : public QMainWindow {
   RangeStatsWorker range_worker_;
   std::vector<std::pair<std::uint32_t, PlanWatcher*>> plan_watchers_;  // run, its directory's watcher
   std::vector<RunSource> sources_;  // of the runs on view, to load more of a summary's rows
-  std::vector<RunSource> shown_sources_;  // while a rank's rows load: those of the runs on view
-  std::pair<std::uint32_t, Index> loading_rank_{0, 0};  // (run, rank row) whose rows are loading
+  std::vector<RunSource> shown_sources_;  // those of the runs on view (sources_ runs ahead while they load)
   bool replacing_runs_ = false;     // the load in flight brings the same runs with more rows
   QString summary_note_;            // what the status bar says of runs opened on their summary
   TimelineWidget* timeline_;
