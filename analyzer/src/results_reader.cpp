@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "sqlite_handles.hpp"
+#include "syncopate/analyzer/clock_alignment.hpp"
 #include "syncopate/analyzer/report.hpp"
 #include "syncopate/trace/run_dir.hpp"
 
@@ -207,6 +208,29 @@ trace::Result<StoredResults> readStoredResults(const std::filesystem::path& dir)
   }
   summarizeRanks(a);
   return out;
+}
+
+trace::Result<RunModel> loadStoredRanks(const std::filesystem::path& run_dir, const StoredResults& results,
+                                        const std::vector<Index>& rows, const std::vector<bool>& read,
+                                        const LoadOptions& options) {
+  std::vector<RankInfo> ranks;
+  for (Index r : rows) {
+    const StoredRank& s = results.ranks[r];
+    RankInfo info;
+    info.rank = s.rank;
+    info.host = s.host;
+    info.store_path = (run_dir / s.store.filename()).string();
+    ranks.push_back(std::move(info));
+  }
+  auto model = loadRanksOfRun(ranks, read, options);
+  if (!model) return model;
+  // Aligning a few ranks from their own collectives would give other offsets than the analysis
+  // made from every rank: the results' offsets are applied instead.
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto r = static_cast<Index>(i);
+    shiftRank(*model, r, results.ranks[rows[i]].to_aligned_ns - model->ranks[r].to_aligned_ns);
+  }
+  return model;
 }
 
 }  // namespace syncopate::analyzer

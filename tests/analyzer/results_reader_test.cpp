@@ -1,20 +1,19 @@
 // DIR/analysis.sqlite read back (results_reader.hpp) equals the analysis that wrote it, and the
-// ranks of a run with only some stores' rows (loadRanksOfRun) are every rank, with, once put on
-// the results' clock alignment, exactly those stores' rows of a whole load. Results that
+// ranks of a run with only some stores' rows, on the results' clock alignment (loadStoredRanks),
+// are every rank, with exactly those stores' rows of a whole load. Results that
 // are missing, of another version, damaged or of other stores are refused with a sentence.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
 #include <chrono>
+#include <numeric>
 #include <string>
 
+#include "analysed_run.hpp"
 #include "scratch_dir.hpp"
 #include "synthetic_run.hpp"
 #include "syncopate/analyzer/analysis.hpp"
-#include "syncopate/analyzer/clock_alignment.hpp"
-#include "syncopate/analyzer/report.hpp"
 #include "syncopate/analyzer/results_reader.hpp"
-#include "syncopate/analyzer/run_loader.hpp"
 
 namespace syncopate::analyzer {
 namespace {
@@ -34,15 +33,10 @@ void analyseRun(AnalysedRun& run) {
   const trace::Status written = synthetic::writeSyntheticRun(
       run.dir.path(), {.ops = std::int64_t{kRanks} * 2 * synthetic::kOpsPerIteration, .ranks = kRanks, .ranks_per_host = 8});
   ASSERT_TRUE(written.ok()) << written.message();
-  auto model = loadRun(run.dir.path());
-  ASSERT_TRUE(model.ok()) << model.message();
-  run.model = std::move(model).value();
-  auto analysis = analyze(run.model);
-  ASSERT_TRUE(analysis.ok()) << analysis.message();
-  run.analysis = std::move(analysis).value();
-  const nlohmann::json doc = analysisToJson(run.model, run.analysis, {.top_kernels = 10, .run_dir = run.dir.path().string()});
-  const trace::Status saved = writeAnalysisResults(run.dir.path(), run.model, run.analysis, doc);
-  ASSERT_TRUE(saved.ok()) << saved.message();
+  auto analysed = testing::analyseIntoRunDir(run.dir.path());
+  ASSERT_TRUE(analysed.ok()) << analysed.message();
+  run.model = std::move(analysed->model);
+  run.analysis = std::move(analysed->analysis);
 }
 
 void expectSameTime(const TimeBreakdown& a, const TimeBreakdown& b, const std::string& where) {
@@ -141,25 +135,18 @@ TEST(StoredResults, SomeRanksRowsOfARunAreExactlyThoseOfAWholeLoad) {
   auto stored = readStoredResults(run.dir.path());
   ASSERT_TRUE(stored.ok()) << stored.message();
   const Index wanted = 9;  // on the second host, whose clock alignment was refined
-  std::vector<RankInfo> ranks;
-  for (const StoredRank& r : stored->ranks) {
-    RankInfo info;
-    info.rank = r.rank;
-    info.host = r.host;
-    info.store_path = r.store.string();
-    ranks.push_back(info);
-  }
-  std::vector<bool> read(ranks.size(), false);
+  std::vector<Index> every(stored->ranks.size());
+  std::iota(every.begin(), every.end(), Index{0});
+  std::vector<bool> read(every.size(), false);
   read[wanted] = true;
-  auto some = loadRanksOfRun(ranks, read);
+  auto some = loadStoredRanks(run.dir.path(), *stored, every, read);
   ASSERT_TRUE(some.ok()) << some.message();
   ASSERT_EQ(some->ranks.size(), run.model.ranks.size());
   for (Index r = 0; r < some->ranks.size(); ++r) {
     EXPECT_EQ(some->ranks[r].rank, run.model.ranks[r].rank);
     EXPECT_EQ(some->ranks[r].host, run.model.ranks[r].host);
     EXPECT_EQ(some->ranks[r].op_count, r == wanted ? run.model.ranks[r].op_count : 0) << "rank row " << r;
-    EXPECT_EQ(some->ranks[r].to_aligned_ns, 0) << "rank row " << r;  // each store's own clock
-    shiftRank(*some, r, stored->ranks[r].to_aligned_ns);
+    EXPECT_EQ(some->ranks[r].to_aligned_ns, stored->ranks[r].to_aligned_ns) << "rank row " << r;
   }
   const RankInfo& mine = some->ranks[wanted];
   const RankInfo& whole = run.model.ranks[wanted];

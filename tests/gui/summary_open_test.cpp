@@ -10,10 +10,8 @@
 
 #include <filesystem>
 
+#include "analysed_run.hpp"
 #include "synthetic_run.hpp"
-#include "syncopate/analyzer/analysis.hpp"
-#include "syncopate/analyzer/report.hpp"
-#include "syncopate/analyzer/run_loader.hpp"
 #include "syncopate/gui/widgets/main_window.hpp"
 
 using namespace syncopate;
@@ -31,12 +29,7 @@ std::string writeRun(const std::filesystem::path& dir, bool analysed) {
       dir, {.ops = std::int64_t{kRanks} * 2 * synthetic::kOpsPerIteration, .ranks = kRanks, .ranks_per_host = 8});
   if (!written) return written.message();
   if (!analysed) return {};
-  auto model = analyzer::loadRun(dir);
-  if (!model) return model.message();
-  auto analysis = analyzer::analyze(*model);
-  if (!analysis) return analysis.message();
-  const nlohmann::json doc = analyzer::analysisToJson(*model, *analysis, {.top_kernels = 10, .run_dir = dir.string()});
-  const trace::Status saved = analyzer::writeAnalysisResults(dir, *model, *analysis, doc);
+  auto saved = analyzer::testing::analyseIntoRunDir(dir);
   return saved ? std::string() : saved.message();
 }
 

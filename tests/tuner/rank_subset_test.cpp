@@ -9,10 +9,9 @@
 #include <filesystem>
 #include <string>
 
+#include "analysed_run.hpp"
 #include "scratch_dir.hpp"
 #include "synthetic_run.hpp"
-#include "syncopate/analyzer/report.hpp"
-#include "syncopate/analyzer/run_loader.hpp"
 #include "syncopate/tuner/op_pointers.hpp"
 #include "syncopate/tuner/rank_subset.hpp"
 #include "syncopate/tuner/tune.hpp"
@@ -24,12 +23,7 @@ using analyzer::testing::ScratchDir;
 
 // Analyses `dir` as `syncopate analyze` does, writing analysis.sqlite; empty or why not.
 std::string analyse(const std::filesystem::path& dir) {
-  auto model = analyzer::loadRun(dir);
-  if (!model) return model.message();
-  auto analysis = analyzer::analyze(*model);
-  if (!analysis) return analysis.message();
-  const nlohmann::json doc = analyzer::analysisToJson(*model, *analysis, {.top_kernels = 10, .run_dir = dir.string()});
-  const trace::Status saved = analyzer::writeAnalysisResults(dir, *model, *analysis, doc);
+  auto saved = analyzer::testing::analyseIntoRunDir(dir);
   return saved ? std::string() : saved.message();
 }
 

@@ -6,8 +6,6 @@
 #include <tuple>
 #include <utility>
 
-#include "syncopate/analyzer/clock_alignment.hpp"
-#include "syncopate/analyzer/run_loader.hpp"
 
 namespace syncopate::tuner {
 
@@ -60,21 +58,11 @@ void takeWholeRunTimings(const analyzer::RunModel& m, analyzer::Analysis& a, con
 trace::Result<SubsetRun> loadRankSubset(const std::filesystem::path& run_dir, const analyzer::StoredResults& results,
                                         const RankSubset& subset, const analyzer::AnalysisOptions& options,
                                         const SubsetProgress& progress) {
-  std::vector<analyzer::RankInfo> ranks;
-  for (analyzer::Index r : subset.rank_rows) {
-    const analyzer::StoredRank& s = results.ranks[r];
-    analyzer::RankInfo info;
-    info.rank = s.rank;
-    info.host = s.host;
-    info.store_path = (run_dir / s.store.filename()).string();  // the results name it as analyze was given it
-    ranks.push_back(std::move(info));
-  }
   analyzer::LoadOptions load;
   if (progress) load.progress = progress;
-  auto model = analyzer::loadRanksOfRun(ranks, std::vector<bool>(ranks.size(), true), load);
+  auto model = analyzer::loadStoredRanks(run_dir, results, subset.rank_rows,
+                                         std::vector<bool>(subset.rank_rows.size(), true), load);
   if (!model) return model.status();
-  for (std::size_t i = 0; i < subset.rank_rows.size(); ++i)
-    analyzer::shiftRank(*model, static_cast<analyzer::Index>(i), results.ranks[subset.rank_rows[i]].to_aligned_ns);
   auto analysis = analyzer::analyze(*model, options);
   if (!analysis) return analysis.status();
   takeWholeRunTimings(*model, *analysis, results);

@@ -1,8 +1,8 @@
 // Loading a run directory goes through the analyzer's loader: the GUI reads exactly what
 // `syncopate analyze` reads, and a run opened on its summary reads `analyze`'s own results.
+#include <numeric>
 #include <system_error>
 
-#include "syncopate/analyzer/clock_alignment.hpp"
 #include "syncopate/analyzer/run_loader.hpp"
 #include "syncopate/gui/model/loaded_run.hpp"
 #include "syncopate/gui/model/workers.hpp"
@@ -51,24 +51,11 @@ RunSource summarySource(const std::filesystem::path& dir, RunSummary summary) {
   RunSource s;
   s.dir = dir;
   s.label = labelOf(dir);
-  s.load = [dir, read = summary.rows_loaded, results = summary.results](const ProgressFn& progress) -> trace::Result<analyzer::RunModel> {
-    // The ranks as the analysis found them, each store named in this directory (the results
-    // name it as `analyze` was given it); only the stores of the ranks to read are opened.
-    std::vector<analyzer::RankInfo> ranks;
-    for (const analyzer::StoredRank& r : results->ranks) {
-      analyzer::RankInfo info;
-      info.rank = r.rank;
-      info.host = r.host;
-      info.store_path = (dir / r.store.filename()).string();
-      ranks.push_back(std::move(info));
-    }
-    auto model = analyzer::loadRanksOfRun(ranks, read, loadOptions(progress));
-    if (!model) return model;
-    // Aligning a few ranks from their own collectives would give other offsets than the
-    // analysis made from every rank: the results' offsets are applied instead.
-    for (analyzer::Index r = 0; r < model->ranks.size(); ++r)
-      analyzer::shiftRank(*model, r, results->ranks[r].to_aligned_ns - model->ranks[r].to_aligned_ns);
-    return model;
+  s.load = [dir, read = summary.rows_loaded, results = summary.results](const ProgressFn& progress) {
+    // Every rank as the analysis found it; only the stores of the ranks to read are opened.
+    std::vector<analyzer::Index> every(results->ranks.size());
+    std::iota(every.begin(), every.end(), analyzer::Index{0});
+    return analyzer::loadStoredRanks(dir, *results, every, read, loadOptions(progress));
   };
   s.summary = std::move(summary);
   return s;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "syncopate/analyzer/analysis.hpp"
+#include "syncopate/analyzer/run_loader.hpp"
 #include "syncopate/trace/status.hpp"
 
 namespace syncopate::analyzer {
@@ -46,5 +47,13 @@ struct StoredResults {
 // than one of them (the run changed since it was analysed): each says to run
 // `syncopate analyze DIR`.
 trace::Result<StoredResults> readStoredResults(const std::filesystem::path& run_dir);
+
+// Some ranks of an analysed run, on the clock alignment its analysis made from every rank:
+// rank rows `rows` of `results` (ascending), of which the stores `read` marks are read from
+// `run_dir` (the results name each store as `analyze` was given it) and the others give their
+// rank alone (loadRanksOfRun). The model's rank row i is the results' row rows[i].
+trace::Result<RunModel> loadStoredRanks(const std::filesystem::path& run_dir, const StoredResults& results,
+                                        const std::vector<Index>& rows, const std::vector<bool>& read,
+                                        const LoadOptions& options = {});
 
 }  // namespace syncopate::analyzer
