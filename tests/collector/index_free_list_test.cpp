@@ -1,5 +1,5 @@
 // The free slots of a timing pool: every index pushed is popped once, the count follows pushes
-// and pops, a run of new indices goes in at once, and threads popping while another pushes
+// and pops, a run of new indices and a batch of released ones go in at once, and threads popping while another pushes
 // never get one index twice.
 #include <gtest/gtest.h>
 
@@ -40,6 +40,17 @@ TEST(IndexFreeList, RunsGoInWholeAboveWhatIsThere) {
   list.pushRun(4, 0);  // nothing
   EXPECT_EQ(list.size(), 5u);
   for (std::uint32_t expected : {0u, 1u, 2u, 3u, 1000u}) EXPECT_EQ(list.pop(), expected);
+  EXPECT_EQ(list.pop(), IndexFreeList::kEmpty);
+}
+
+TEST(IndexFreeList, ABatchGoesInWholeInItsOwnOrderAboveWhatIsThere) {
+  IndexFreeList list(1024);
+  list.push(1000);
+  const std::uint32_t released[] = {7, 512, 3, 1023};
+  list.pushAll(released);
+  list.pushAll({});  // nothing
+  EXPECT_EQ(list.size(), 5u);
+  for (std::uint32_t expected : {7u, 512u, 3u, 1023u, 1000u}) EXPECT_EQ(list.pop(), expected);
   EXPECT_EQ(list.pop(), IndexFreeList::kEmpty);
 }
 

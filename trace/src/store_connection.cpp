@@ -74,6 +74,7 @@ Status StoreConnection::open(const std::filesystem::path& file, bool fresh) {
     const std::string schema = "BEGIN;\n" + std::string(schemaSql()) + packedViewSql() + "COMMIT;";
     if (Status s = exec(db_, schema.c_str(), doing_); !s.ok()) return s;
   }
+  if (wal_) checkpointer_ = WalCheckpointer::start(file, db_);
   return prepareStatements();
 }
 
@@ -136,6 +137,8 @@ Status StoreConnection::prepareStatements() {
 
 Status StoreConnection::checkpoint() {
   if (db_ == nullptr || !wal_) return {};
+  std::unique_lock<std::mutex> exclusive;
+  if (checkpointer_) exclusive = std::unique_lock(checkpointer_->checkpointMutex());
   const int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
   if (rc != SQLITE_OK) return sqliteStatus(db_, rc, doing_);
   return {};
@@ -143,6 +146,7 @@ Status StoreConnection::checkpoint() {
 
 Status StoreConnection::close() {
   statements_ = WriteStatements{};
+  checkpointer_.reset();
   if (db_ == nullptr) return {};
   // close_v2 never leaves the handle half-open: if something still held it, SQLite would
   // finish closing once that is released.

@@ -5,9 +5,11 @@
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "sqlite_util.hpp"
+#include "wal_checkpointer.hpp"
 #include "syncopate/trace/status.hpp"
 
 namespace syncopate::trace::detail {
@@ -60,6 +62,7 @@ class StoreConnection {
   Status prepareStatements();
 
   sqlite3* db_ = nullptr;
+  std::unique_ptr<WalCheckpointer> checkpointer_;  // while db_ is open in WAL mode, where it could start
   WriteStatements statements_;
   std::string doing_;
   bool wal_ = false;

@@ -59,7 +59,14 @@ class OnDevice {
 
 }  // namespace
 
-EventTiming::EventTiming(std::uint32_t pairs_per_device) : pairs_per_device_(pairs_per_device) {}
+EventTiming::EventTiming(std::uint32_t pairs_per_device) : pairs_per_device_(pairs_per_device) {
+  constexpr std::size_t kRunCapacity = 4096;
+  try {
+    run_.reserve(kRunCapacity);
+    released_.reserve(kRunCapacity);
+  } catch (...) {  // publishReleases() then frees one slot at a time
+  }
+}
 
 // The pools live as long as the process: events are never destroyed while work may still
 // refer to them, and at exit the runtime tears the context down anyway.
@@ -176,6 +183,34 @@ void EventTiming::release(Ticket ticket) noexcept {
   Pool* p = poolOf(ticket);
   std::uint32_t index = ticketIndex(ticket);
   if (p->slots[index].references.fetch_sub(1, std::memory_order_acq_rel) == 1) p->free->push(index);
+}
+
+void EventTiming::releaseResolved(Ticket ticket) noexcept {
+  Pool* p = poolOf(ticket);
+  if (p->slots[ticketIndex(ticket)].references.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  try {
+    released_.push_back(ticket);
+  } catch (...) {  // no memory to hold it back: freed now
+    p->free->push(ticketIndex(ticket));
+  }
+}
+
+void EventTiming::publishReleases() noexcept {
+  // Consecutive tickets of one pool go back in one push (nearly always all of them: one device).
+  std::size_t at = 0;
+  while (at < released_.size()) {
+    Pool* p = poolOf(released_[at]);
+    run_.clear();
+    for (; at < released_.size() && poolOf(released_[at]) == p && run_.size() < run_.capacity(); ++at) {
+      run_.push_back(ticketIndex(released_[at]));
+    }
+    if (run_.empty()) {  // no room was ever reserved for a run: one at a time
+      p->free->push(ticketIndex(released_[at++]));
+      continue;
+    }
+    p->free->pushAll(run_);
+  }
+  released_.clear();
 }
 
 bool EventTiming::makeAnchor(Pool& p) noexcept {

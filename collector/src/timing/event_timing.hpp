@@ -41,6 +41,8 @@ class EventTiming final : public TimingBackend {
   void collect() noexcept override;
   Resolution resolve(Ticket ticket, std::int64_t& start_ns, std::int64_t& end_ns) noexcept override;
   void release(Ticket ticket) noexcept override;
+  void releaseResolved(Ticket ticket) noexcept override;
+  void publishReleases() noexcept override;
   void drain(std::int64_t deadline_ns) noexcept override;
   void deviceReset(int device) noexcept override;
 
@@ -81,6 +83,11 @@ class EventTiming final : public TimingBackend {
   bool grow(Pool& pool, std::uint32_t count) noexcept;  // creates events for `count` more slots
   bool makeAnchor(Pool& pool) noexcept;                 // background thread, on pool.device
   const Anchor* anchorFor(const Pool& pool, std::int32_t issued_with) const noexcept;
+
+  // The background thread's released slots not yet back in their pools' free lists, and one
+  // pool's run of them being pushed (publishReleases).
+  std::vector<Ticket> released_;
+  std::vector<std::uint32_t> run_;
 
   const std::uint32_t pairs_per_device_;
   std::array<std::atomic<Pool*>, kMaxDevices> pools_{};

@@ -84,16 +84,16 @@ bool StreamOrder::resolveHead(Queue& queue, Entry& entry, const Pass& pass) {
     case Resolution::Pending:
       if (!withoutGpuWork(queue, entry, pass)) return false;
       pass.counters.ops_without_gpu_activity.fetch_add(1, std::memory_order_relaxed);
-      pass.timing.release(entry.ticket);
+      pass.timing.releaseResolved(entry.ticket);
       placeInStreamOrder(queue, entry, pass.out);
       return true;
     case Resolution::Failed:
       pass.counters.ops_untimed_timing_failed.fetch_add(1, std::memory_order_relaxed);
-      pass.timing.release(entry.ticket);
+      pass.timing.releaseResolved(entry.ticket);
       return true;
     case Resolution::Resolved: break;
   }
-  pass.timing.release(entry.ticket);
+  pass.timing.releaseResolved(entry.ticket);
   op.start_ns = start;
   op.end_ns = std::max(start, end);
   queue.last_end_ns = std::max(queue.last_end_ns, op.end_ns);
@@ -141,6 +141,7 @@ void StreamOrder::resolve(TimingBackend& timing, std::vector<trace::Record>& out
       }
     }
   }
+  timing.publishReleases();
 }
 
 void StreamOrder::abandon(TimingBackend& timing, RecorderCounters& counters) {

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <span>
 
 namespace syncopate::preload {
 
@@ -49,6 +50,27 @@ class IndexFreeList {
   }
 
   void push(std::uint32_t index) noexcept { pushRun(index, 1); }
+
+  // Pushes `indices` (none free already), the first on top: one compare-and-swap for all, so
+  // that the thread releasing a batch takes the head's cache line from the popping threads once
+  // rather than once per index.
+  void pushAll(std::span<const std::uint32_t> indices) noexcept {
+    if (indices.empty()) return;
+    for (std::size_t k = 0; k + 1 < indices.size(); ++k) {
+      links_[indices[k]].store(indices[k + 1] + 1, std::memory_order_relaxed);
+    }
+    const std::uint32_t first = indices.front();
+    const std::uint32_t last = indices.back();
+    const auto count = static_cast<std::uint32_t>(indices.size());
+    std::uint64_t head = head_.load(std::memory_order_relaxed);
+    for (;;) {
+      links_[last].store(topOf(head), std::memory_order_relaxed);
+      if (head_.compare_exchange_weak(head, make(tagOf(head) + 1, countOf(head) + count, first + 1),
+                                      std::memory_order_acq_rel, std::memory_order_relaxed)) {
+        return;
+      }
+    }
+  }
 
   // Pushes the `count` indices from `first` on (new slots: one compare-and-swap for all).
   void pushRun(std::uint32_t first, std::uint32_t count) noexcept {

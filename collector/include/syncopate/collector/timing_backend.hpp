@@ -45,6 +45,12 @@ class TimingBackend {
   virtual void collect() noexcept = 0;  // make progress: poll, flush buffers, re-anchor clocks
   virtual Resolution resolve(Ticket ticket, std::int64_t& start_ns, std::int64_t& end_ns) noexcept = 0;
   virtual void release(Ticket ticket) noexcept = 0;
+  // release() of a ticket whose ops are written, which the backend may hold back until
+  // publishReleases(), called once the pass over the resolved ops is over: a ticket freed is
+  // soon taken again by an issuing thread, and freeing them one by one hands the free list (and
+  // the slot just freed) back and forth between the two threads' cores on every op.
+  virtual void releaseResolved(Ticket ticket) noexcept { release(ticket); }
+  virtual void publishReleases() noexcept {}
   // At exit: bring everything issued so far to a resolvable state, waiting at most until
   // `deadline_ns` (CLOCK_MONOTONIC).
   virtual void drain(std::int64_t deadline_ns) noexcept = 0;
