@@ -221,7 +221,12 @@ trace::Result<RunModel> loadRanksOfRun(const std::vector<RankInfo>& ranks, const
   return model;
 }
 
-trace::Result<PackedStore> readPackedStore(const std::filesystem::path& store) {
+trace::Result<PackedStore> readPackedStore(const std::filesystem::path& store) { return PackedStoreReader().read(store); }
+
+PackedStoreReader::PackedStoreReader() : rows_(std::make_unique<StoreRows>()) {}
+PackedStoreReader::~PackedStoreReader() = default;
+
+trace::Result<PackedStore> PackedStoreReader::read(const std::filesystem::path& store) {
   auto reader = trace::StoreReader::open(store, trace::TornStores::KeepRowsBefore);
   if (!reader.ok()) return trace::failure(reader.message());
   std::size_t counts[2] = {};
@@ -230,9 +235,8 @@ trace::Result<PackedStore> readPackedStore(const std::filesystem::path& store) {
     if (!n.ok()) return trace::failure(n.message());
     counts[t == trace::Table::Ops ? 0 : 1] = static_cast<std::size_t>(*n);
   }
-  StoreRows rows;
-  if (trace::Status s = readStore(*reader, counts[1], counts[0], rows); !s) return s;
-  return packStore(storeFacts(*reader), rows);
+  if (trace::Status s = readStore(*reader, counts[1], counts[0], *rows_); !s) return s;
+  return packStore(storeFacts(*reader), *rows_);
 }
 
 trace::Result<RunModel> loadPackedRun(const std::vector<trace::StoreFile>& stores, const NextPackedStore& next,

@@ -1,5 +1,6 @@
 // A run loaded from stores packed into bytes (what distributed analysis sends) is the run
-// loadRun() loads; a store that cannot be packed fails with loadRun's sentence, and a store
+// loadRun() loads; a reader that packs store after store into the same buffers packs each as a
+// fresh one does; a store that cannot be packed fails with loadRun's sentence, and a store
 // that did not arrive leaves the rest, marked partial.
 #include <gtest/gtest.h>
 
@@ -51,6 +52,23 @@ TEST(PackedRun, RecordedRunEqualsLoadRun) {
   const nlohmann::json expected = documentOf(*direct);
   ASSERT_FALSE(expected.is_null());
   EXPECT_EQ(documentOf(*packed), expected);
+}
+
+// Rank 0, rank 1, rank 0 again through one reader: nothing the buffers kept of one store shows
+// in the next one's bytes.
+TEST(PackedRun, OneReaderPacksStoreAfterStoreAsFreshReadersDo) {
+  const testing::ScratchDir scratch;
+  const std::filesystem::path dir = copyOfFixture(scratch, std::filesystem::path("dp_trainer") / "input");
+  const std::vector<trace::StoreFile> stores = storesOf(dir);
+  ASSERT_EQ(stores.size(), 2u);
+  PackedStoreReader reader;
+  for (const std::size_t i : {0u, 1u, 0u}) {
+    auto reused = reader.read(stores[i].path);
+    auto fresh = readPackedStore(stores[i].path);
+    ASSERT_TRUE(reused.ok()) << reused.message();
+    ASSERT_TRUE(fresh.ok()) << fresh.message();
+    EXPECT_EQ(*reused, *fresh) << stores[i].path;
+  }
 }
 
 TEST(PackedRun, BrokenStoresFailWithLoadRunsSentence) {

@@ -191,8 +191,12 @@ std::uint64_t sendStores(const MpiSession& mpi, const RunStores& run, const std:
     }
   };
   std::uint64_t sent = 0;
+  PackedStoreReader reader;  // one read in flight at a time
+  const auto readAhead = [&](std::size_t k) {
+    return std::async(std::launch::async, [&reader, path = run.files[mine[k]].path] { return reader.read(path); });
+  };
   std::future<trace::Result<PackedStore>> ahead;
-  if (!mine.empty()) ahead = std::async(std::launch::async, readPackedStore, run.files[mine[0]].path);
+  if (!mine.empty()) ahead = readAhead(0);
   for (std::size_t k = 0; k < mine.size(); ++k) {
     // While the next store is read, the sends in flight move only when this process calls into
     // MPI (over TCP, a large message goes once both sides have).
@@ -203,7 +207,7 @@ std::uint64_t sendStores(const MpiSession& mpi, const RunStores& run, const std:
       }
     }
     trace::Result<PackedStore> store = ahead.get();
-    if (k + 1 < mine.size()) ahead = std::async(std::launch::async, readPackedStore, run.files[mine[k + 1]].path);
+    if (k + 1 < mine.size()) ahead = readAhead(k + 1);
     if (store.ok() && store->size() > static_cast<std::size_t>(INT_MAX))
       store = trace::failure(fmt::format("its rows take {} bytes, more than one MPI message carries", store->size()));
     int tag = kRowsTag;
@@ -255,13 +259,14 @@ class StoreReceiver {
     if (i >= owner_.size()) return;
     ahead_ = std::async(std::launch::async, [this, path = run_.files[i].path] {
       const auto start = std::chrono::steady_clock::now();
-      trace::Result<PackedStore> store = readPackedStore(path);
+      trace::Result<PackedStore> store = reader_.read(path);
       read_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       return store;
     });
   }
   const RunStores& run_;
   const std::vector<int>& owner_;
+  PackedStoreReader reader_;  // the read ahead is one store at a time
   std::future<trace::Result<PackedStore>> ahead_;
   double read_s_ = 0;  // written by one read-ahead task at a time, each after the last was taken
 };
