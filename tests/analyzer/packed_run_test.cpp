@@ -4,6 +4,7 @@
 // that did not arrive leaves the rest, marked partial.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -54,20 +55,25 @@ TEST(PackedRun, RecordedRunEqualsLoadRun) {
   EXPECT_EQ(documentOf(*packed), expected);
 }
 
-// Rank 0, rank 1, rank 0 again through one reader: nothing the buffers kept of one store shows
-// in the next one's bytes.
+// One reader for every store, in the run's order and then the other way round: nothing its
+// buffers kept of one store shows in the next one's rows. (The bytes themselves are not compared:
+// rows travel as their structs, padding and all.)
 TEST(PackedRun, OneReaderPacksStoreAfterStoreAsFreshReadersDo) {
   const testing::ScratchDir scratch;
   const std::filesystem::path dir = copyOfFixture(scratch, std::filesystem::path("dp_trainer") / "input");
-  const std::vector<trace::StoreFile> stores = storesOf(dir);
+  std::vector<trace::StoreFile> stores = storesOf(dir);
   ASSERT_EQ(stores.size(), 2u);
+  auto direct = loadRun(dir);
+  ASSERT_TRUE(direct.ok()) << direct.message();
+  const nlohmann::json expected = documentOf(*direct);
+  ASSERT_FALSE(expected.is_null());
   PackedStoreReader reader;
-  for (const std::size_t i : {0u, 1u, 0u}) {
-    auto reused = reader.read(stores[i].path);
-    auto fresh = readPackedStore(stores[i].path);
-    ASSERT_TRUE(reused.ok()) << reused.message();
-    ASSERT_TRUE(fresh.ok()) << fresh.message();
-    EXPECT_EQ(*reused, *fresh) << stores[i].path;
+  for (int order = 0; order < 2; ++order) {
+    auto packed = loadPackedRun(stores, [&](std::size_t i) { return reader.read(stores[i].path); });
+    ASSERT_TRUE(packed.ok()) << packed.message();
+    EXPECT_EQ(packed->ops.size(), direct->ops.size());
+    EXPECT_EQ(documentOf(*packed), expected) << "stores read in " << (order == 0 ? "the run's order" : "reverse");
+    std::reverse(stores.begin(), stores.end());
   }
 }
 
