@@ -2,7 +2,7 @@
 # The unit tests of every library under the sanitizers (docs/reliability.md): AddressSanitizer
 # with UndefinedBehaviorSanitizer over trace, dispatch, the recorder's logic, the analyzer, the
 # tuner and the inputs the fuzzers once failed on (tests/fixtures/fuzz); ThreadSanitizer over
-# the collector's ring and store writer, the recorder's logic, the analyzer's loading of stores
+# the collector's ring and store writer (with the thread that folds its WAL in), the recorder's logic, the analyzer's loading of stores
 # on worker threads and the runtime's scheduler. Each builds, Debug and without the GUI, only
 # the test targets, in a tree of its own: asan/ and tsan/ inside the build folder (or inside
 # $SYNCOPATE_SANITIZE_DIR). Multi-process and simgpu tests stay in the normal suite: what they
@@ -49,7 +49,7 @@ for kind in "${kinds[@]}"; do
       # dispatch/ is left to AddressSanitizer: its map of device memory is a sequence lock built
       # on atomic_thread_fence, which ThreadSanitizer does not model (GCC refuses to build it).
       cmake --build "$dir" -j "$jobs" --target trace_tests collector_unit_test analyzer_tests tuner_core_tests tuner_tests
-      run "$dir" trace_tests 'SpscRing*:*Writer*:Crash*'
+      run "$dir" trace_tests 'SpscRing*:*Writer*:Crash*:WalCheckpoint*'
       run "$dir" collector_unit_test
       run "$dir" analyzer_tests 'LoadRun*:CriticalPath*'
       run "$dir" tuner_core_tests
