@@ -179,6 +179,90 @@ void predictDdpBucketCaps(TuneReport& r, const WhatIfModel& model, double min_ga
   r.setting = bestSetting(r.ddp_bucket_caps, min_gain);
 }
 
+// DDP's bucket caps from the buckets alone (ddp_buckets_by_size.hpp), each cap of the grid that
+// buckets otherwise than a smaller one: its step is the replay moved by what the cap changes
+// against the recorded buckets rewritten the same way. For a trace (no reducer found), the
+// best is recommended when it gains enough.
+void predictDdpCapsBySize(TuneReport& r, const WhatIfModel& model, DdpBucketsBySize buckets, double min_gain,
+                          const TuneProgress& progress) {
+  r.ddp_by_size = std::move(buckets);
+  const DdpBucketsBySize& b = r.ddp_by_size;
+  if (!b.found) return;
+  std::vector<std::uint64_t> caps_mb{0};  // 0: the recorded buckets
+  std::vector<std::vector<std::uint64_t>> seen{b.bucket_bytes};
+  for (const std::uint64_t mb : {1, 2, 5, 10, 25, 50, 100, 200, 400, 800}) {
+    std::vector<std::uint64_t> sizes = ddpBucketsForCap(b.bucket_bytes, b.cap_bound, mb << 20);
+    if (std::find(seen.begin() + 1, seen.end(), sizes) != seen.end()) continue;
+    seen.push_back(std::move(sizes));
+    caps_mb.push_back(mb);
+  }
+  const std::vector<CommFit> fits = ddpBucketFits(model, b);
+  std::vector<std::optional<Prediction>> predicted(caps_mb.size());
+  std::mutex progress_lock;
+  std::size_t done = 0;
+  analyzer::parallelFor(caps_mb.size(), [&](std::size_t k) {
+    try {
+      auto rebucketed = model.withCalls(rebucketDdpBySize(model.calls(), b, caps_mb[k] << 20), fits);
+      if (rebucketed.ok()) predicted[k] = rebucketed->predict(nullptr);
+    } catch (const std::exception&) {
+      // Out of memory for one cap: it goes unpredicted, the others stand.
+    }
+    const std::lock_guard<std::mutex> hold(progress_lock);
+    if (progress) progress("predicting DDP bucket caps from the buckets", ++done, caps_mb.size());
+  });
+  if (!predicted[0] || !predicted[0]->ok) {
+    r.ddp_by_size.why_not = "the recorded buckets, rewritten, could not be replayed: " +
+                            (predicted[0] ? predicted[0]->error : std::string("out of memory"));
+    r.ddp_by_size.found = false;
+    return;
+  }
+  r.ddp_by_size_baseline_ms = ms(predicted[0]->iteration_ns);
+  for (std::size_t k = 1; k < caps_mb.size(); ++k) {
+    if (!predicted[k] || !predicted[k]->ok) continue;
+    SettingPrediction s;
+    s.setting = "bucket_cap_mb";
+    s.value = fmt::format("{}", caps_mb[k]);
+    s.how_to_apply = fmt::format("torch.nn.parallel.DistributedDataParallel(model, ..., bucket_cap_mb={})", caps_mb[k]);
+    s.buckets = seen[k].size();
+    s.predicted_iteration_ms = r.replay_ms + ms(predicted[k]->iteration_ns) - r.ddp_by_size_baseline_ms;
+    s.gain = r.replay_ms > 0 ? 1.0 - s.predicted_iteration_ms / r.replay_ms : 0;
+    r.ddp_caps_by_size.push_back(std::move(s));
+  }
+  auto& why = r.ddp_by_size_assumptions;
+  why.push_back(b.cap_bound > 0
+                    ? fmt::format("where gradients end inside a recorded bucket is not in the trace: anywhere within "
+                                  "{} of its start, nowhere after (the recorded cap, taken as the smallest bucket "
+                                  "between the first and the last, down to whole MiB)",
+                                  bytesText(b.cap_bound))
+                    : "where gradients end inside a recorded bucket is not in the trace, nor the recorded cap "
+                      "(fewer than three buckets): anywhere");
+  why.push_back("backward's launches between two buckets' all-reduces are taken to make their gradients at an even "
+                "rate");
+  for (const CommFit& f : fits) {
+    why.push_back(fmt::format("all-reduces of another size on communicator {:016x}, whose other ranks are not in the "
+                              "run, take the time of a fit of its {} recorded buckets ({:.2f} us per ring step, {} "
+                              "bus bandwidth, {:.1f}% rms error), the waits for the absent ranks included",
+                              static_cast<std::uint64_t>(f.comm_id), f.samples, f.latency_ns / 1e3,
+                              bandwidthText(f.ns_per_byte > 0 ? 1.0 / f.ns_per_byte : 0.0),
+                              100.0 * f.rms_relative_error));
+  }
+  if (!r.ddp.found) r.setting = bestSetting(r.ddp_caps_by_size, min_gain);
+}
+
+// The caps predicted from DDP's buckets alone, with what that assumed.
+std::string ddpBySizeText(const TuneReport& r) {
+  if (!r.ddp_by_size.found) return {};
+  std::string t = fmt::format("DDP's bucket_cap_mb from its {} buckets alone (the recorded buckets rewritten: {:.3f} ms):\n",
+                              r.ddp_by_size.bucket_bytes.size(), r.ddp_by_size_baseline_ms);
+  for (const SettingPrediction& s : r.ddp_caps_by_size) {
+    t += fmt::format("  bucket_cap_mb={:<5} {:3} buckets  {:9.3f} ms  {:>7}{}\n", s.value, s.buckets,
+                     s.predicted_iteration_ms, percent(s.gain),
+                     !r.ddp.found && r.setting && r.setting->value == s.value ? "   <- recommended" : "");
+  }
+  for (const std::string& a : r.ddp_by_size_assumptions) t += fmt::format("  assumed: {}\n", a);
+  return t;
+}
+
 // NCCL_MAX_CTAS: what a user sets without Syncopate, every collective on at most that many
 // channels; the best count is recommended when it gains enough on the recorded schedule.
 void predictNcclMaxCtas(TuneReport& r, const WhatIfModel& model, double min_gain) {
@@ -260,10 +344,9 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
       return trace::failure("the replay of the recorded schedule failed: " + r.search.baseline.error);
     }
     r.search.note =
-        "an imported trace carries no buffer addresses, so no schedule of the runtime can be predicted for it, nor "
-        "a setting of the framework (DDP's bucket_cap_mb is predicted from a run recorded with `syncopate record`, "
-        "whose addresses show the reducer's gradient copies); the replay of the recorded schedule is all this "
-        "report predicts";
+        "an imported trace carries no buffer addresses, so no schedule of the runtime can be predicted for it (which "
+        "kernels make and read a collective's data is not known): the replay of the recorded schedule and the "
+        "framework's settings are what this report predicts";
   }
   r.replay_ms = ms(r.search.baseline.iteration_ns);
   r.replay_error = r.measured_ms > 0 ? (r.replay_ms - r.measured_ms) / r.measured_ms : 0;
@@ -277,6 +360,7 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
   }
   setConfidence(r, model);
   predictDdpBucketCaps(r, model, options.search.min_gain, progress);
+  if (r.ddp.found) predictDdpCapsBySize(r, model, ddpBucketsOfReducer(model.calls(), r.ddp), options.search.min_gain, progress);
   if (model.calls().buffersKnown()) {
     const Candidate* schedule =
         r.search.recommended >= 0 ? &r.search.candidates[static_cast<std::size_t>(r.search.recommended)] : nullptr;
@@ -392,13 +476,26 @@ trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const Tu
   report->modelled_ranks = run->modelled;
   if (resolved.search.memory_limit > 0) report->memory_limit.source = limit_source;
   report->frameworks = detectFrameworks(*model, *analysis);
-  if (!report->model_buffers_known) {
-    for (const DetectedFramework& f : report->frameworks) {
-      if (f.name != "PyTorch DDP" || f.bucket_bytes.empty()) continue;
-      report->recommendations_note +=
-          fmt::format("; the trace shows PyTorch DDP reducing {} bucket{} a step (framework.detected), whose "
-                      "bucket_cap_mb is predicted from a run recorded with `syncopate record`",
-                      f.bucket_bytes.size(), f.bucket_bytes.size() == 1 ? "" : "s");
+  const bool ddp_seen = std::any_of(report->frameworks.begin(), report->frameworks.end(),
+                                    [](const DetectedFramework& f) { return f.name == "PyTorch DDP"; });
+  if (!report->ddp.found && ddp_seen) {
+    predictDdpCapsBySize(*report, *whatif,
+                         ddpBucketsOfForwards(whatif->calls(), *model, whatif->firstIteration(), whatif->lastIteration()),
+                         resolved.search.min_gain, progress);
+    TuneReport& r = *report;
+    if (r.setting) {
+      r.recommendations_note.clear();
+    } else if (r.ddp_by_size.found && !r.ddp_caps_by_size.empty()) {
+      const auto best = std::min_element(r.ddp_caps_by_size.begin(), r.ddp_caps_by_size.end(),
+                                         [](const auto& a, const auto& b) { return a.predicted_iteration_ms < b.predicted_iteration_ms; });
+      r.recommendations_note += fmt::format("; DDP's bucket_cap_mb, predicted from the {} buckets of its steps, gains "
+                                            "less than {:.0f}% at any cap (the best, {} MiB: {})",
+                                            r.ddp_by_size.bucket_bytes.size(), 100.0 * resolved.search.min_gain,
+                                            best->value, percent(best->gain));
+    } else {
+      r.recommendations_note += fmt::format("; the trace shows PyTorch DDP, whose bucket_cap_mb cannot be predicted "
+                                            "from it: {}",
+                                            r.ddp_by_size.why_not);
     }
   }
   return report;
@@ -570,6 +667,18 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
   } else {
     ddp["why_not"] = r.ddp.why_not;
   }
+  if (r.ddp_by_size.found) {
+    json caps = json::array();
+    for (const SettingPrediction& s : r.ddp_caps_by_size) caps.push_back(settingJson(s));
+    ddp["from_bucket_sizes"] = {{"buckets", r.ddp_by_size.bucket_bytes.size()},
+                                {"bucket_bytes", r.ddp_by_size.bucket_bytes},
+                                {"cap_bound_bytes", r.ddp_by_size.cap_bound},
+                                {"recorded_buckets_rewritten_ms", r.ddp_by_size_baseline_ms},
+                                {"bucket_caps", caps},
+                                {"assumptions", r.ddp_by_size_assumptions}};
+  } else if (!r.ddp_by_size.why_not.empty()) {
+    ddp["from_bucket_sizes"] = {{"why_not", r.ddp_by_size.why_not}};
+  }
   json max_ctas = json::array();
   for (const SettingPrediction& s : r.nccl_max_ctas) max_ctas.push_back(settingJson(s));
   json detected = json::array();
@@ -637,7 +746,9 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
     for (const FrameworkSetting& s : f.settings) t += fmt::format("    {}: {}\n", s.name, s.value);
   }
   if (!r.model_buffers_known) {
-    t += fmt::format("\nNo recommendation: {}.\n", r.recommendations_note);
+    t += ddpBySizeText(r);
+    if (r.setting) t += fmt::format("\nRecommended: {}\n", r.setting->how_to_apply);
+    else t += fmt::format("\nNo recommendation: {}.\n", r.recommendations_note);
     return t;
   }
   t += "\n   #  predicted ms     gain  schedule\n";
@@ -668,6 +779,7 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
     }
     if (r.setting) t += fmt::format("Set it: {}\n\n", r.setting->how_to_apply);
     else t += "\n";
+    if (const std::string by_size = ddpBySizeText(r); !by_size.empty()) t += by_size + "\n";
   }
   if (r.channels.searched) {
     t += fmt::format("NCCL channels (recorded on {}, {} a channel), on top of {}:\n", r.channels.recorded_channels,

@@ -342,9 +342,11 @@ trace::Status WhatIfModel::setWindows() {
   return {};
 }
 
-trace::Result<WhatIfModel> WhatIfModel::withCalls(RecordedRun calls) const {
+trace::Result<WhatIfModel> WhatIfModel::withCalls(RecordedRun calls, const std::vector<CommFit>& fits) const {
   WhatIfModel w = *this;
   w.calls_ = std::move(calls);
+  for (const CommFit& f : fits)
+    if (w.comm_.find(f.comm_id) == nullptr) w.comm_.fits.push_back(f);
   if (trace::Status st = w.setWindows(); !st) return st;
   return w;
 }

@@ -14,6 +14,7 @@
 #include "syncopate/analyzer/analysis.hpp"
 #include "syncopate/trace/status.hpp"
 #include "syncopate/tuner/channel_search.hpp"
+#include "syncopate/tuner/ddp_buckets_by_size.hpp"
 #include "syncopate/tuner/ddp_rebucket.hpp"
 #include "syncopate/tuner/framework_detect.hpp"
 #include "syncopate/tuner/plan.hpp"
@@ -93,6 +94,12 @@ struct TuneReport {
   DdpReducer ddp;
   std::vector<SettingPrediction> ddp_bucket_caps;
   std::optional<SettingPrediction> setting;
+  // DDP's bucket caps predicted from its buckets alone (ddp_buckets_by_size.hpp): for a trace,
+  // what `setting` comes from; for a recorded run, beside the reducer's, to compare the models.
+  DdpBucketsBySize ddp_by_size;
+  std::vector<SettingPrediction> ddp_caps_by_size;
+  double ddp_by_size_baseline_ms = 0;  // the recorded buckets rewritten as the other caps are
+  std::vector<std::string> ddp_by_size_assumptions;  // what the prediction assumed, in words
   // NCCL channel counts on top of the recommended schedule (or the recorded one).
   ChannelSearch channels;
   // NCCL_MAX_CTAS, each count predicted on the recorded schedule, and the best when it gains

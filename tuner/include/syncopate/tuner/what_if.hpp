@@ -74,8 +74,10 @@ class WhatIfModel {
   // The same model with other calls: what the recorded program would have issued with another
   // setting (ddp_rebucket.hpp). The fits, the interference, the host timings and the measured
   // iterations stay the recorded run's; a call without a recorded op takes its collective's
-  // time from the fit.
-  trace::Result<WhatIfModel> withCalls(RecordedRun calls) const;
+  // time from the fit. `fits`: fits of communicators the run itself gives none (one rank's trace
+  // of a larger job), for the new calls on them (ddp_buckets_by_size.hpp); a communicator the
+  // run fits keeps its own.
+  trace::Result<WhatIfModel> withCalls(RecordedRun calls, const std::vector<CommFit>& fits = {}) const;
 
   // The schedule `rules` describes (nullptr: as recorded). `delayed`: the one-step-delayed
   // mode, in which each consumer waits for the previous iteration's bucket instead of its

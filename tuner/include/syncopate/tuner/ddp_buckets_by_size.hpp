@@ -1,0 +1,77 @@
+// DDP's bucket_cap_mb predicted from its buckets alone: what `syncopate tune` predicts for a
+// PyTorch profile (docs/tuner.md, "DDP's buckets from a trace"), which carries each bucket's
+// all-reduce, its size and when it was launched, but no buffer address, so that the gradient
+// copies ddp_rebucket.hpp follows cannot be told apart.
+//
+// What the trace does not say is assumed, each assumption named in the report:
+//   - where gradients end within a recorded bucket. DDP closes a bucket at the first gradient
+//     that brings it to the cap (its first bucket to 1 MiB), so a recorded bucket's gradients
+//     all end within the cap of its start, but for its last, which may run past it. The cap
+//     is at most the smallest bucket between the first and the last, and is taken as that
+//     rounded down to whole MiB, as caps are set (cap_bound). So another cap may cut a recorded
+//     bucket anywhere within cap_bound of its start (gradients taken as fine-grained there),
+//     and nowhere after it; the recorded cap gives the recorded buckets;
+//   - when each gradient is ready. Backward's launches on the buckets' thread between two
+//     recorded buckets' all-reduces are taken to make their bytes at an even rate, so a new
+//     bucket's all-reduce is launched after the launch that part of the way along;
+//   - how long a new all-reduce takes: the communicator's fit of time on size (fits.hpp), and
+//     for a communicator with ranks absent from the run, the absent ranks arriving with this one.
+// Each new bucket's all-reduce waits, as DDP's does, for the compute stream at its launch
+// (an event and a stream wait), on the recorded all-reduces' stream, in order. Its host call
+// takes the recorded ones' mean host time, later calls moving by it, and the host time of the
+// recorded calls it replaces goes with them. Everything else keeps its recorded times. The
+// recorded buckets rewritten the same way give the baseline the other caps are compared with,
+// so that what the rewriting itself changes (the fitted all-reduce times) cancels out.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "syncopate/analyzer/run_model.hpp"
+#include "syncopate/tuner/ddp_rebucket.hpp"
+#include "syncopate/tuner/recorded_calls.hpp"
+#include "syncopate/tuner/what_if.hpp"
+
+namespace syncopate::tuner {
+
+// One modelled iteration of one rank: its buckets' all-reduce calls (indices into the rank's
+// calls), in launch order.
+struct DdpBucketCalls {
+  std::int64_t iteration = 0;
+  std::vector<std::size_t> reduces;
+};
+
+struct DdpBucketsBySize {
+  bool found = false;
+  std::string why_not;                        // when not found: what the run lacks, one sentence
+  std::vector<std::uint64_t> bucket_bytes;    // one iteration of rank row 0, in launch order
+  std::uint64_t cap_bound = 0;                // the recorded cap as taken (above); 0: not bounded
+  std::vector<std::vector<DdpBucketCalls>> ranks;  // per rank row, per modelled iteration
+};
+
+// The buckets of DDP in a trace: in each modelled iteration [first, last] of every rank, the
+// all-reduces launched after the iteration's `DistributedDataParallel.forward` range ended.
+DdpBucketsBySize ddpBucketsOfForwards(const RecordedRun& run, const analyzer::RunModel& model, std::int64_t first,
+                                      std::int64_t last);
+
+// The same buckets where the reducer was found by its copies (a recorded run): to compare the
+// two models on one run.
+DdpBucketsBySize ddpBucketsOfReducer(const RecordedRun& run, const DdpReducer& reducer);
+
+// The buckets (their sizes, in launch order) DDP would make with `cap_bytes` of gradients
+// whose recorded buckets were `recorded`, under the assumption above about where gradients end.
+std::vector<std::uint64_t> ddpBucketsForCap(const std::vector<std::uint64_t>& recorded, std::uint64_t cap_bound,
+                                            std::uint64_t cap_bytes);
+
+// The run's calls with every modelled iteration's buckets cut at `cap_bytes` (0: as recorded,
+// rewritten the same way). `b` must have been found.
+RecordedRun rebucketDdpBySize(const RecordedRun& run, const DdpBucketsBySize& b, std::uint64_t cap_bytes);
+
+// For each communicator of the buckets that the run gives no fit (its other ranks absent), a
+// fit of the buckets' own all-reduces: their times, waits for the absent ranks included, on
+// their sizes. Empty where the run fits them itself.
+std::vector<CommFit> ddpBucketFits(const WhatIfModel& model, const DdpBucketsBySize& b);
+
+}  // namespace syncopate::tuner

@@ -1,0 +1,322 @@
+#include "syncopate/tuner/ddp_buckets_by_size.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "least_squares.hpp"
+#include "syncopate/analyzer/collectives.hpp"
+
+namespace syncopate::tuner {
+
+namespace {
+
+using analyzer::Index;
+
+// Events of the buckets rebucketDdpBySize() writes (never a real cudaEvent_t, nor the model's
+// inferred ones, kInferredEventBit, nor rebucketDdp()'s).
+constexpr std::uint64_t kBySizeEventBit = 1ull << 61;
+
+bool isBucketReduce(const RecordedCall& rc) {
+  return rc.call.kind == CallKind::Collective && rc.call.collective.type == trace::CollType::AllReduce;
+}
+
+bool isComputeLaunch(const RecordedCall& rc, StreamHandle comm_stream) {
+  const CallKind k = rc.call.kind;
+  return (k == CallKind::Kernel || k == CallKind::Memcpy || k == CallKind::Memset) && rc.call.stream != comm_stream;
+}
+
+// Every bucket but the first (capped apart) and the last (what was left) holds the cap or more,
+// so the cap is at most the least of them; taken as that, down to whole MiB, as caps are set.
+std::uint64_t capBound(const std::vector<std::uint64_t>& buckets) {
+  if (buckets.size() < 3) return 0;
+  const std::uint64_t least = *std::min_element(buckets.begin() + 1, buckets.end() - 1);
+  return least >= (1u << 20) ? least >> 20 << 20 : least;
+}
+
+// Whether every iteration of every rank has rank row 0's first buckets, and their sizes known.
+void checkBuckets(const RecordedRun& run, DdpBucketsBySize& b) {
+  for (std::size_t rr = 0; rr < b.ranks.size(); ++rr) {
+    for (const DdpBucketCalls& it : b.ranks[rr]) {
+      std::vector<std::uint64_t> sizes;
+      for (std::size_t i : it.reduces) sizes.push_back(run.ranks[rr].calls[i].call.collective.send_bytes());
+      if (b.bucket_bytes.empty() && rr == 0) b.bucket_bytes = sizes;
+      if (std::find(sizes.begin(), sizes.end(), 0u) != sizes.end()) {
+        b.why_not = "the buckets' sizes are not in the trace";
+        return;
+      }
+      if (sizes != b.bucket_bytes) {
+        b.why_not = fmt::format("rank {} iteration {} has other buckets than rank {} iteration {} ({} against {}): "
+                                "DDP rebuilt them, or they are not DDP's",
+                                run.ranks[rr].rank, it.iteration, run.ranks[0].rank, b.ranks[0].front().iteration,
+                                sizes.size(), b.bucket_bytes.size());
+        return;
+      }
+    }
+  }
+  b.cap_bound = capBound(b.bucket_bytes);
+  b.found = true;
+}
+
+// A call written in place of the buckets' own, made by `thread` in `iteration`.
+RecordedCall synthesized(CallKind kind, StreamHandle stream, std::uint64_t event, Index thread, std::int64_t iteration) {
+  RecordedCall rc;
+  rc.call.kind = kind;
+  rc.call.stream = stream;
+  rc.call.event = event;
+  rc.thread = thread;
+  rc.iteration = iteration;
+  return rc;
+}
+
+// What one iteration of one rank becomes: the calls dropped, and those written before a call.
+struct Rewrite {
+  std::vector<bool> dropped;
+  std::map<std::size_t, std::vector<RecordedCall>> before;
+  std::vector<std::int64_t> host_ns;  // per written all-reduce: the host time it takes
+};
+
+void rewriteIteration(const RecordedRank& rank, const DdpBucketCalls& it, std::uint64_t cap_bound,
+                      std::uint64_t cap_bytes, Rewrite& w) {
+  const std::vector<std::size_t>& reduces = it.reduces;
+  const RecordedCall& first = rank.calls[reduces.front()];
+  const StreamHandle comm_stream = first.call.stream;
+  // Backward's launches on the buckets' thread before the last bucket, in order.
+  std::vector<std::size_t> launches;
+  for (std::size_t i = 0; i < reduces.back(); ++i) {
+    const RecordedCall& rc = rank.calls[i];
+    if (rc.iteration == it.iteration && rc.thread == first.thread && isComputeLaunch(rc, comm_stream))
+      launches.push_back(i);
+  }
+  if (launches.empty()) return;  // nothing to place new buckets after: the iteration stays as recorded
+  // Per recorded bucket: its bytes, where it ends, how many launches came before it.
+  std::vector<std::uint64_t> sizes, ends;
+  std::vector<std::size_t> launched_before;
+  std::uint64_t total = 0;
+  std::int64_t dropped_host_ns = 0;
+  for (std::size_t i : reduces) {
+    sizes.push_back(rank.calls[i].call.collective.send_bytes());
+    total += sizes.back();
+    ends.push_back(total);
+    launched_before.push_back(static_cast<std::size_t>(std::lower_bound(launches.begin(), launches.end(), i) - launches.begin()));
+    // The bucket's all-reduce and the stream waits placed for it just before (the event it
+    // waits for is recorded on the compute stream: that record stays, waited for by nothing).
+    w.dropped[i] = true;
+    dropped_host_ns += rank.calls[i].end - rank.calls[i].start;
+    for (std::size_t k = i; k-- > 0;) {
+      const RecordedCall& rc = rank.calls[k];
+      if (rc.call.kind == CallKind::EventRecord) continue;
+      if (rc.call.kind != CallKind::StreamWait || rc.call.stream != comm_stream) break;
+      w.dropped[k] = true;
+      dropped_host_ns += rc.end - rc.start;
+    }
+  }
+  const std::vector<std::uint64_t> written = cap_bytes == 0 ? sizes : ddpBucketsForCap(sizes, cap_bound, cap_bytes);
+  const std::int64_t host_each = dropped_host_ns / static_cast<std::int64_t>(written.size());
+  const std::uint64_t elem = std::max<std::uint64_t>(1, trace::dataTypeSize(first.call.collective.dtype));
+  std::uint64_t at = 0;
+  std::size_t b = 0, after_launches = 0;
+  for (std::size_t j = 0; j < written.size(); ++j) {
+    at += written[j];
+    while (b + 1 < ends.size() && ends[b] < at) ++b;
+    // Launches before the bucket is ready: along the recorded bucket it ends in, by its bytes.
+    const std::uint64_t lo = b == 0 ? 0 : ends[b - 1];
+    const std::size_t k0 = b == 0 ? 0 : launched_before[b - 1], k1 = launched_before[b];
+    const double along = ends[b] > lo ? static_cast<double>(at - lo) / static_cast<double>(ends[b] - lo) : 1.0;
+    const auto k = k0 + static_cast<std::size_t>(std::ceil(along * static_cast<double>(k1 - k0) - 1e-9));
+    after_launches = std::max({after_launches, k, std::size_t{1}});
+    const std::size_t anchor = launches[std::min(after_launches, launches.size()) - 1];
+    const std::uint64_t ready = kBySizeEventBit | j;
+    auto& calls = w.before[anchor + 1];
+    calls.push_back(synthesized(CallKind::EventRecord, rank.calls[anchor].call.stream, ready, first.thread, it.iteration));
+    calls.push_back(synthesized(CallKind::StreamWait, comm_stream, ready, first.thread, it.iteration));
+    RecordedCall all_reduce = synthesized(CallKind::Collective, comm_stream, 0, first.thread, it.iteration);
+    all_reduce.call.collective = first.call.collective;
+    all_reduce.call.collective.count = written[j] / elem;
+    // Matched across ranks by the same number on each: apart from every recorded one.
+    all_reduce.collective_seq = -(1 + it.iteration * 65536 + static_cast<std::int64_t>(j));
+    all_reduce.end = host_each;  // its host time; placed in time when written out
+    calls.push_back(all_reduce);
+  }
+}
+
+}  // namespace
+
+DdpBucketsBySize ddpBucketsOfForwards(const RecordedRun& run, const analyzer::RunModel& m, std::int64_t first,
+                                      std::int64_t last) {
+  DdpBucketsBySize out;
+  if (run.ranks.empty() || first > last) {
+    out.why_not = "the run has no modelled iteration";
+    return out;
+  }
+  std::map<Index, std::vector<std::pair<std::int64_t, std::int64_t>>> forwards;  // rank row -> (start, end)
+  for (Index i = 0; i < m.ranges.size(); ++i) {
+    const std::string_view name = m.str(m.ranges.name[i]);
+    if (name.substr(0, 31) == "DistributedDataParallel.forward") forwards[m.ranges.rank[i]].emplace_back(m.ranges.start[i], m.ranges.end[i]);
+  }
+  for (const RecordedRank& rank : run.ranks) {
+    auto& f = forwards[rank.rank];
+    std::sort(f.begin(), f.end());
+    std::vector<DdpBucketCalls> iterations;
+    for (std::int64_t n = first; n <= last; ++n) {
+      // The iteration's calls span [begin, end) of the rank's; its forward starts among them.
+      std::int64_t begin = std::numeric_limits<std::int64_t>::max(), end = std::numeric_limits<std::int64_t>::min();
+      for (const RecordedCall& rc : rank.calls)
+        if (rc.iteration == n) begin = std::min(begin, rc.start), end = std::max(end, rc.end);
+      const auto fwd = std::find_if(f.begin(), f.end(), [&](const auto& r) { return r.first >= begin && r.first < end; });
+      if (fwd == f.end()) {
+        out.why_not = fmt::format("rank {} iteration {} has no DistributedDataParallel.forward range", rank.rank, n);
+        return out;
+      }
+      DdpBucketCalls it;
+      it.iteration = n;
+      for (std::size_t i = 0; i < rank.calls.size(); ++i)
+        if (rank.calls[i].iteration == n && isBucketReduce(rank.calls[i]) && rank.calls[i].start >= fwd->second) it.reduces.push_back(i);
+      if (it.reduces.empty()) {
+        out.why_not = fmt::format("rank {} iteration {} shows no all-reduce kernel after its DDP forward", rank.rank, n);
+        return out;
+      }
+      iterations.push_back(std::move(it));
+    }
+    out.ranks.push_back(std::move(iterations));
+  }
+  checkBuckets(run, out);
+  return out;
+}
+
+DdpBucketsBySize ddpBucketsOfReducer(const RecordedRun& run, const DdpReducer& reducer) {
+  DdpBucketsBySize out;
+  if (!reducer.found) {
+    out.why_not = reducer.why_not;
+    return out;
+  }
+  for (const std::vector<DdpIteration>& iterations : reducer.ranks) {
+    std::vector<DdpBucketCalls> rows;
+    for (const DdpIteration& it : iterations) {
+      DdpBucketCalls row;
+      row.iteration = it.iteration;
+      for (const DdpBucket& b : it.buckets) row.reduces.push_back(b.reduce);
+      rows.push_back(std::move(row));
+    }
+    out.ranks.push_back(std::move(rows));
+  }
+  checkBuckets(run, out);
+  return out;
+}
+
+std::vector<std::uint64_t> ddpBucketsForCap(const std::vector<std::uint64_t>& recorded, std::uint64_t cap_bound,
+                                            std::uint64_t cap_bytes) {
+  std::uint64_t total = 0;
+  std::vector<std::uint64_t> ends;
+  for (std::uint64_t s : recorded) ends.push_back(total += s);
+  // The first place at or past `target` where a gradient can end: within a recorded bucket,
+  // anywhere up to its limit past its start (1 MiB for the first, the cap bound for the
+  // others), else only at its end.
+  const auto closeAt = [&](std::uint64_t target) {
+    for (std::size_t b = 0; b < ends.size(); ++b) {
+      if (ends[b] < target) continue;
+      const std::uint64_t start = b == 0 ? 0 : ends[b - 1];
+      const std::uint64_t limit = b == 0 ? kDdpFirstBucketBytes : cap_bound == 0 ? ends[b] - start : cap_bound;
+      return target < start + limit ? target : ends[b];
+    }
+    return total;
+  };
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t held = 0; held < total;) {
+    const std::uint64_t limit = out.empty() ? std::min(kDdpFirstBucketBytes, cap_bytes) : cap_bytes;
+    const std::uint64_t close = closeAt(held + std::max<std::uint64_t>(limit, 1));
+    out.push_back(close - held);
+    held = close;
+  }
+  return out;
+}
+
+RecordedRun rebucketDdpBySize(const RecordedRun& run, const DdpBucketsBySize& b, std::uint64_t cap_bytes) {
+  RecordedRun out;
+  out.assumptions = run.assumptions;
+  out.imported = run.imported;
+  for (std::size_t rr = 0; rr < run.ranks.size(); ++rr) {
+    const RecordedRank& rank = run.ranks[rr];
+    Rewrite w;
+    w.dropped.assign(rank.calls.size(), false);
+    for (const DdpBucketCalls& it : b.ranks[rr]) rewriteIteration(rank, it, b.cap_bound, cap_bytes, w);
+    RecordedRank r;
+    r.rank = rank.rank;
+    r.comm_ids = rank.comm_ids;
+    // Host time moves with the calls: later calls later by a written all-reduce's host time,
+    // earlier by a dropped call's.
+    std::int64_t shift = 0;
+    auto append = [&](RecordedCall rc, bool recorded) {
+      rc.call.id = static_cast<std::uint32_t>(r.calls.size());
+      const std::uint32_t begin = static_cast<std::uint32_t>(r.touches.size());
+      if (recorded) {
+        for (std::uint32_t k = 0; k < rc.touch_count; ++k) r.touches.push_back(rank.touches[rc.touch_begin + k]);
+      } else {
+        rc.touch_count = 0;
+      }
+      rc.touch_begin = begin;
+      r.calls.push_back(std::move(rc));
+    };
+    for (std::size_t i = 0; i < rank.calls.size(); ++i) {
+      if (auto before = w.before.find(i); before != w.before.end()) {
+        for (RecordedCall rc : before->second) {
+          const std::int64_t host = rc.end;
+          rc.start = rank.calls[i - 1].end + shift;
+          rc.end = rc.start + host;
+          shift += host;
+          append(std::move(rc), false);
+        }
+      }
+      if (w.dropped[i]) {
+        shift -= rank.calls[i].end - rank.calls[i].start;
+        continue;
+      }
+      RecordedCall rc = rank.calls[i];
+      rc.start += shift;
+      rc.end += shift;
+      append(std::move(rc), true);
+    }
+    indexIterations(r);
+    out.ranks.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<CommFit> ddpBucketFits(const WhatIfModel& model, const DdpBucketsBySize& b) {
+  std::map<std::int64_t, std::vector<LinearSample>> samples;
+  for (std::size_t rr = 0; rr < b.ranks.size(); ++rr) {
+    for (const DdpBucketCalls& it : b.ranks[rr]) {
+      for (std::size_t i : it.reduces) {
+        const RecordedCall& rc = model.calls().ranks[rr].calls[i];
+        const CollectiveArgs& a = rc.call.collective;
+        const auto comm = static_cast<std::int64_t>(a.comm);
+        if (rc.op == analyzer::kNone || model.communication().find(comm) != nullptr) continue;
+        const std::int64_t s = analyzer::ncclTestsBytes(a.type, static_cast<std::int64_t>(a.count), a.dtype, a.comm_size);
+        if (s < 0) continue;
+        samples[comm].push_back({static_cast<double>(ringSteps(a.type, a.comm_size)),
+                                 analyzer::busBandwidthFactor(a.type, a.comm_size) * static_cast<double>(s),
+                                 model.standaloneNs(rc.op)});
+      }
+    }
+  }
+  std::vector<CommFit> out;
+  for (const auto& [comm, rows] : samples) {
+    const LinearFit fit = fitNonNegative(rows);
+    if (!fit.ok) continue;
+    CommFit f;
+    f.comm_id = comm;
+    f.latency_ns = fit.a;
+    f.ns_per_byte = fit.b;
+    f.latency_identified = fit.both_identified;
+    f.samples = static_cast<std::int64_t>(rows.size());
+    f.rms_relative_error = fit.rms_relative_error;
+    out.push_back(f);
+  }
+  return out;
+}
+
+}  // namespace syncopate::tuner
