@@ -1,10 +1,12 @@
 // DDP's reducer found in a rank's calls, and the calls written for another bucket cap
-// (tuner/include/syncopate/tuner/ddp_rebucket.hpp).
+// (tuner/include/syncopate/tuner/ddp_rebucket.hpp); and the same from the buckets alone, as for
+// a trace (tuner/include/syncopate/tuner/ddp_buckets_by_size.hpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "call_program.hpp"
+#include "syncopate/tuner/ddp_buckets_by_size.hpp"
 #include "syncopate/tuner/ddp_rebucket.hpp"
 
 namespace syncopate::tuner {
@@ -162,6 +164,79 @@ TEST(DdpBuckets, AnotherCapWritesTheCallsThatCapMakes) {
   const RecordedRun same = rebucketDdp(run, reducer, 3 * kMiB);
   EXPECT_EQ(allReduceBytes(same.ranks.front(), 1), allReduceBytes(recorded.rank, 1));
   EXPECT_EQ(same.ranks.front().calls.size(), recorded.rank.calls.size());
+}
+
+std::vector<std::uint64_t> mib(std::initializer_list<std::uint64_t> sizes) {
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t s : sizes) out.push_back(s * kMiB);
+  return out;
+}
+
+// From the buckets alone: the recorded cap (the least middle bucket, 5 MiB) gives the recorded
+// buckets; a smaller one cuts a recorded bucket anywhere within 5 MiB of its start, and
+// nowhere after (the 6 MiB bucket ends with a gradient across its 5 MiB mark); a larger one
+// cuts only where gradients can end.
+TEST(DdpBucketsBySize, TheRecordedCapGivesTheRecordedBucketsAndOthersCutWhereGradientsCanEnd) {
+  const std::vector<std::uint64_t> recorded = mib({1, 6, 5, 2});
+  EXPECT_EQ(ddpBucketsForCap(recorded, 5 * kMiB, 5 * kMiB), recorded);
+  EXPECT_EQ(ddpBucketsForCap(recorded, 5 * kMiB, 2 * kMiB), mib({1, 2, 2, 2, 2, 2, 2, 1}));
+  EXPECT_EQ(ddpBucketsForCap(recorded, 5 * kMiB, 8 * kMiB), mib({1, 8, 5}));
+  EXPECT_EQ(ddpBucketsForCap(recorded, 5 * kMiB, 100 * kMiB), mib({1, 13}));
+  // Without a bound (fewer than three buckets), gradients may end anywhere past the first.
+  EXPECT_EQ(ddpBucketsForCap(mib({1, 7}), 0, 3 * kMiB), mib({1, 3, 3, 1}));
+}
+
+// The index, among the iteration's copies, of the last copy before each all-reduce.
+std::vector<std::size_t> copiesBeforeEachAllReduce(const RecordedRank& rank, std::int64_t iteration) {
+  std::vector<std::size_t> out;
+  std::size_t copies = 0;
+  for (const RecordedCall& rc : rank.calls) {
+    if (rc.iteration != iteration) continue;
+    if (rc.call.kind == CallKind::Memcpy) ++copies;
+    if (rc.call.kind == CallKind::Collective) out.push_back(copies - 1);
+  }
+  return out;
+}
+
+// The buckets {1}, {2, 2}, {3} MiB: at a cap of 2 MiB, {1}, {2}, {2}, {2}, {1}, each all-reduce
+// after the launch that far along backward (the copies here: the second bucket's 4 MiB are two
+// gradients, made by the launches between the first bucket's all-reduce and its own), waiting
+// for the compute stream there; the recorded buckets, rewritten, where they were.
+TEST(DdpBucketsBySize, AnotherCapWritesItsAllReducesWhereBackwardHasMadeTheirBytes) {
+  const DdpRank recorded(3 * kMiB, 3);
+  const RecordedRun run = runOf(recorded);
+  const DdpBucketsBySize b = ddpBucketsOfReducer(run, findDdpReducer(run, 1, 2));
+  ASSERT_TRUE(b.found) << b.why_not;
+  EXPECT_EQ(b.bucket_bytes, mib({1, 4, 3}));
+  EXPECT_EQ(b.cap_bound, 4 * kMiB);
+
+  const RecordedRun same = rebucketDdpBySize(run, b, 0);
+  EXPECT_EQ(allReduceBytes(same.ranks.front(), 1), mib({1, 4, 3}));
+  EXPECT_EQ(copiesBeforeEachAllReduce(same.ranks.front(), 1), (std::vector<std::size_t>{0, 2, 3}));
+
+  const RecordedRun two = rebucketDdpBySize(run, b, 2 * kMiB);
+  const RecordedRank& r = two.ranks.front();
+  EXPECT_EQ(allReduceBytes(r, 0), mib({1, 4, 3}));  // outside [1, 2]
+  for (std::int64_t n : {1, 2}) {
+    EXPECT_EQ(allReduceBytes(r, n), mib({1, 2, 2, 2, 1}));
+    EXPECT_EQ(copiesBeforeEachAllReduce(r, n), (std::vector<std::size_t>{0, 1, 2, 3, 3}));
+  }
+  for (std::size_t i = 0; i < r.calls.size(); ++i) {
+    EXPECT_EQ(r.calls[i].call.id, i);
+    if (r.calls[i].iteration < 1 || r.calls[i].call.kind != CallKind::Collective) continue;
+    // Each waits, on the NCCL stream, for an event recorded on the compute stream just before.
+    ASSERT_GE(i, 2u);
+    EXPECT_EQ(r.calls[i].call.stream, kNccl);
+    EXPECT_EQ(r.calls[i - 1].call.kind, CallKind::StreamWait);
+    EXPECT_EQ(r.calls[i - 1].call.stream, kNccl);
+    EXPECT_EQ(r.calls[i - 2].call.kind, CallKind::EventRecord);
+    EXPECT_EQ(r.calls[i - 2].call.stream, kCompute);
+    EXPECT_EQ(r.calls[i - 2].call.event, r.calls[i - 1].call.event);
+    EXPECT_LT(r.calls[i].collective_seq, 0);
+  }
+  // The recorded all-reduces and the waits before them are gone, nothing else: 2 of 4 calls
+  // per recorded bucket, 3 per new one.
+  EXPECT_EQ(r.calls.size(), recorded.rank.calls.size() + 2 * (5 * 3 - 3 * 2));
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 # simulated GPUs, recorded with buckets of 200 MiB (too large: the last buckets are reduced
 # after backward), tuned, and recorded again with the cap `tune` recommends; the second run's
 # measured step is within 8% of the prediction, and the first run's replay predicts the second
-# run's buckets.
+# run's buckets. The prediction from the first run's buckets alone, as for a trace
+# (docs/tuner.md, "DDP's buckets from a trace"), is within 8% of the second run too.
 # Usage: ddp_setting_test.sh SYNCOPATE FRAMEWORK_TRAINER PROFILE SIMGPU_LIBRARY_DIR
 set -u
 SYNCOPATE=$1
@@ -35,9 +36,13 @@ ddp = doc["framework"]["ddp"]
 assert ddp["found"] and ddp["buckets"] == 4, ddp
 (setting,) = [r for r in doc["recommendations"] if r["setting"] == "bucket_cap_mb"]
 assert setting["gain"] >= 0.02 and setting["how_to_apply"].endswith("bucket_cap_mb=%s)" % setting["value"]), setting
-# The recorded cap itself replays the recorded run.
+# The recorded cap itself replays the recorded run, in both models.
 (same,) = [c for c in ddp["bucket_caps"] if c["value"] == "200"]
 assert abs(same["predicted_iteration_ms"] / doc["replay_iteration_ms"] - 1) < 1e-3, (same, doc["replay_iteration_ms"])
+by_size = ddp["from_bucket_sizes"]
+assert by_size["bucket_bytes"] == ddp["bucket_bytes"] and by_size["cap_bound_bytes"] == 200 << 20, by_size
+(same,) = [c for c in by_size["bucket_caps"] if c["value"] == "200"]
+assert same["buckets"] == 4 and same["predicted_iteration_ms"] == doc["replay_iteration_ms"], (same, doc["replay_iteration_ms"])
 print(setting["value"])
 PY
 ) || failures=$((failures + 1))
@@ -57,6 +62,13 @@ assert abs(error) < 0.08, (measured, setting)
 assert after["framework"]["ddp"]["buckets"] == setting["buckets"], (after["framework"]["ddp"]["buckets"], setting)
 print("ok: bucket_cap_mb=%s predicted %.3f ms, measured %.3f ms (%+.2f%%), against %.3f ms with 200 MiB" % (
     setting["value"], setting["predicted_iteration_ms"], measured, 100 * error, before["measured_iteration_ms"]))
+# The model of a trace, from the 200 MiB run's four buckets alone (no gradient copies), predicts
+# the same cap within 8% too.
+(by_size,) = [c for c in before["framework"]["ddp"]["from_bucket_sizes"]["bucket_caps"] if c["value"] == setting["value"]]
+error = measured / by_size["predicted_iteration_ms"] - 1
+assert abs(error) < 0.08, (measured, by_size)
+print("ok: from the buckets alone, bucket_cap_mb=%s predicted %.3f ms (%+.2f%% against the measured)" % (
+    setting["value"], by_size["predicted_iteration_ms"], 100 * error))
 PY
 fi
 

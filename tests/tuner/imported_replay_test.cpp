@@ -196,8 +196,51 @@ TEST(ImportedReplay, DdpAndItsBucketsAreReadFromTheTraces) {
   ASSERT_TRUE(report.ok()) << report.message();
   const nlohmann::json settings = tuneReportJson(*report)["framework"]["detected"][0]["settings"];
   EXPECT_EQ(settings["bucket_cap_mb"].get<std::string>().substr(0, 15), "at most 25.0 (t");
-  EXPECT_NE(report->recommendations_note.find("PyTorch DDP reducing 5 buckets a step"), std::string::npos)
-      << report->recommendations_note;
+}
+
+// DDP's bucket_cap_mb predicted from a trace's buckets alone: nccl_parser_config's 5, whose cap
+// is taken as 25 MiB (the least middle bucket, 25.04 MiB, down to whole MiB), predicted for
+// every cap of the grid that buckets otherwise; the 25 MiB cap gives back the recorded buckets
+// and so the replay. The step is the host's (launch-bound): no cap gains 2%, and the note says
+// so. The traces whose buckets have no size, or no NCCL kernel, say why nothing is predicted.
+TEST(ImportedReplay, DdpBucketCapIsPredictedFromTheBucketsOfATrace) {
+  ScratchDir dir;
+  auto report = tuneRun(importInto(dir, sharedTrace("nccl_parser_config")), TuneOptions{});
+  ASSERT_TRUE(report.ok()) << report.message();
+  const TuneReport& r = *report;
+  ASSERT_TRUE(r.ddp_by_size.found) << r.ddp_by_size.why_not;
+  EXPECT_EQ(r.ddp_by_size.bucket_bytes, (std::vector<std::uint64_t>{8196000, 31502336, 26255360, 26550272, 9724160}));
+  EXPECT_EQ(r.ddp_by_size.cap_bound, 25u << 20);
+  std::vector<std::string> caps;
+  for (const SettingPrediction& s : r.ddp_caps_by_size) {
+    caps.push_back(s.value);
+    if (s.value == "25") {
+      EXPECT_EQ(s.buckets, 5u);
+      EXPECT_DOUBLE_EQ(s.predicted_iteration_ms, r.replay_ms);
+    }
+  }
+  EXPECT_EQ(caps, (std::vector<std::string>{"1", "2", "5", "10", "25", "50", "100"}));
+  EXPECT_FALSE(r.setting.has_value());
+  const nlohmann::json j = tuneReportJson(r);
+  EXPECT_TRUE(j["recommendations"].empty());
+  EXPECT_EQ(j["framework"]["ddp"]["from_bucket_sizes"]["bucket_caps"].size(), 7u);
+  EXPECT_NE(r.recommendations_note.find("DDP's bucket_cap_mb, predicted from the 5 buckets of its steps, gains less "
+                                        "than 2% at any cap"),
+            std::string::npos)
+      << r.recommendations_note;
+
+  const std::vector<std::pair<const char*, const char*>> why_not{
+      {"trace_diff/control", "the buckets' sizes are not in the trace"},
+      {"trace_filter", "shows no all-reduce kernel after its DDP forward"}};
+  for (const auto& [folder, why] : why_not) {
+    SCOPED_TRACE(folder);
+    ScratchDir other;
+    auto tuned = tuneRun(importInto(other, sharedTrace(folder)), TuneOptions{});
+    ASSERT_TRUE(tuned.ok()) << tuned.message();
+    EXPECT_FALSE(tuned->ddp_by_size.found);
+    EXPECT_NE(tuned->ddp_by_size.why_not.find(why), std::string::npos) << tuned->ddp_by_size.why_not;
+    EXPECT_NE(tuned->recommendations_note.find(why), std::string::npos) << tuned->recommendations_note;
+  }
 }
 
 }  // namespace
