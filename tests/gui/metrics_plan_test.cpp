@@ -81,6 +81,22 @@ const char* kTuneWithSettings = R"json({
   ]}}
 })json";
 
+// A trace's report: DDP's caps predicted from its buckets alone, one recommended.
+const char* kTuneOfATrace = R"json({
+  "run": "runs/imported", "ranks": 1, "measured_iteration_ms": 20.0, "replay_iteration_ms": 20.1,
+  "replay_error": 0.005, "ideal_iteration_ms": 15.0, "candidates": [], "recommended": -1,
+  "recommendations": [
+    {"setting": "bucket_cap_mb", "value": "50", "how_to_apply": "DistributedDataParallel(model, ..., bucket_cap_mb=50)",
+     "predicted_iteration_ms": 19.1, "gain": 0.05, "buckets": 3}
+  ],
+  "framework": {"ddp": {"found": false, "why_not": "no addresses", "from_bucket_sizes": {"buckets": 5, "bucket_caps": [
+    {"setting": "bucket_cap_mb", "value": "25", "how_to_apply": "DistributedDataParallel(model, ..., bucket_cap_mb=25)",
+     "predicted_iteration_ms": 20.1, "gain": 0.0, "buckets": 5},
+    {"setting": "bucket_cap_mb", "value": "50", "how_to_apply": "DistributedDataParallel(model, ..., bucket_cap_mb=50)",
+     "predicted_iteration_ms": 19.1, "gain": 0.05, "buckets": 3}
+  ]}}}
+})json";
+
 // A run whose report shows DDP in its trace, NCCL_MAX_CTAS and channel counts predicted.
 const char* kTuneWithChannels = R"json({
   "run": "runs/ddp", "ranks": 4, "measured_iteration_ms": 82.589, "replay_iteration_ms": 82.589,
@@ -212,6 +228,20 @@ class MetricsPlanTest : public QObject {
     QVERIFY(plain.ok());
     QVERIFY(plain->settings.empty());
     QVERIFY(plain->recommendedSetting() == nullptr);
+  }
+
+  void readsTheCapsATraceWasPredictedFromItsBuckets() {
+    QTemporaryDir dir;
+    const std::filesystem::path file = std::filesystem::path(dir.path().toStdString()) / kTuneFileName;
+    write(file, kTuneOfATrace);
+    auto tune = readTune(file);
+    QVERIFY2(tune.ok(), tune.ok() ? "" : tune.message().c_str());
+    QCOMPARE(tune->settings.size(), std::size_t{2});
+    QCOMPARE(tune->settings[0].value, std::string("25"));
+    QVERIFY(!tune->settings[0].recommended);
+    QCOMPARE(tune->settings[1].buckets, std::size_t{3});
+    QCOMPARE(*tune->settings[1].predicted_ms, 19.1);
+    QVERIFY(tune->recommendedSetting() == &tune->settings[1]);
   }
 
   void readsTheFrameworkTheRunShowsAndNcclsSettings() {

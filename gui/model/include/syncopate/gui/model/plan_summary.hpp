@@ -44,7 +44,8 @@ struct TuneCandidate {
 };
 
 // A setting of the job's framework with its prediction (tune.json's "framework"): DDP's
-// bucket_cap_mb, one per cap predicted.
+// bucket_cap_mb, one per cap predicted (from the reducer of a recorded run, from the buckets
+// alone of a trace).
 struct TuneSetting {
   std::string setting, value, how_to_apply;
   std::optional<double> predicted_ms, gain;
