@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "allocation_policy.hpp"
 #include "command_support.hpp"
 #include "commands.hpp"
 #include "host_memory.hpp"
@@ -90,6 +91,7 @@ void run(const AnalyzeArgs& args) {
     fail("analyze", "--distributed needs the processes of an MPI job: start it with mpirun or srun (for example "
                     "'mpirun -n 2 syncopate analyze DIR'); this process was not started by an MPI launcher "
                     "(none of OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_RANK is set)");
+  preferFewerPageFaultsForRun(args.dir);
   Progress progress("analyze");
   analyzer::PhaseTimings timings;
   analyzer::PhaseTimings* timed = args.timings ? &timings : nullptr;

@@ -13,6 +13,12 @@ void fail(std::string_view command, std::string_view message) {
   throw CLI::RuntimeError(1);
 }
 
+std::filesystem::path executableDir() {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::current_path() : self.parent_path();
+}
+
 Progress::Progress(std::string_view command)
     : command_(command), start_(std::chrono::steady_clock::now()), tty_(::isatty(STDERR_FILENO) == 1) {}
 

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -11,6 +12,10 @@ namespace syncopate::cli {
 
 // Prints "syncopate <command>: <message>" to stderr and ends the command with exit code 1.
 [[noreturn]] void fail(std::string_view command, std::string_view message);
+
+// The folder of the running executable, where the build and an install put what the commands
+// run beside it (the GUI, the sample trainers); the working directory if /proc cannot say.
+std::filesystem::path executableDir();
 
 // Progress on stderr, shown only once the work has taken a second: a line rewritten in place
 // on a terminal, a line per 10% step otherwise. Callable as an analyzer ProgressFn.

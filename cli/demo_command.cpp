@@ -61,12 +61,6 @@ SampleDefaults sampleDefaults(const std::string& sample) {
   return {"gpt-1.3b", 4, "comm-heavy.json", {"naive"}};
 }
 
-std::filesystem::path executableDir() {
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::filesystem::current_path() : self.parent_path();
-}
-
 // Where the build put what the demo needs, next to this executable.
 struct DemoFiles {
   std::filesystem::path trainer, simgpu, profile;

@@ -3,6 +3,7 @@
 
 #include <memory>
 
+#include "allocation_policy.hpp"
 #include "command_support.hpp"
 #include "commands.hpp"
 #include "syncopate/analyzer/analysis.hpp"
@@ -21,6 +22,7 @@ struct ExportArgs {
 };
 
 void run(const ExportArgs& args) {
+  preferFewerPageFaultsForRun(args.dir);
   if (args.format != "chrome" && args.format != "perfetto")
     fail("export", "unknown format '" + args.format + "'; the formats are: chrome (Chrome/Perfetto trace JSON)");
   Progress progress("export");

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "allocation_policy.hpp"
 #include "command_support.hpp"
 #include "commands.hpp"
 #include "syncopate/analyzer/importers.hpp"
@@ -37,6 +38,7 @@ void addFormat(CLI::App& import, const char* name, const char* description, bool
   sub->add_option("-o,--output", args->out, "run directory to create the stores in")->required();
   sub->callback([args, kineto] {
     std::vector<std::filesystem::path> files(args->files.begin(), args->files.end());
+    preferFewerPageFaults();
     Progress progress("import");
     analyzer::ImportOptions options;
     options.progress = [&](std::string_view what, std::size_t done, std::size_t total) { progress(what, done, total); };

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "allocation_policy.hpp"
 #include "command_support.hpp"
 #include "commands.hpp"
 #include "syncopate/trace/json_text.hpp"
@@ -44,6 +45,7 @@ void run(const TuneArgs& args) {
     options.model.compute_slowdown = args.interference[0];
     options.model.communication_slowdown = args.interference[1];
   }
+  preferFewerPageFaultsForRun(args.dir);
   Progress progress("tune");
   auto report = tuner::tuneRun(args.dir, options, [&](std::string_view stage, std::size_t done, std::size_t total) {
     progress(stage, done, total);

@@ -15,7 +15,7 @@ const std::map<std::string, PartRules>& projectRules() {
       {"tuner", {true, {"trace", "analyzer", "dispatch"}}},
       {"preload", {true, {"plugin_abi", "dispatch", "collector", "tuner"}}},
       {"gui", {true, {"trace", "analyzer", "tuner"}}},
-      {"cli", {true, {"trace", "collector", "analyzer", "tuner", "gui"}}},
+      {"cli", {true, {"trace", "collector", "analyzer", "tuner"}}},
       // What serves the project. simgpu implements the real libraries' interfaces and the
       // plugin ABIs NCCL defines; it knows nothing of the product's parts.
       {"simgpu", {false, {"plugin_abi"}}},
