@@ -74,10 +74,12 @@ expect 1 "has no --mode ddp" -- "$SYNCOPATE" demo --mode ddp -o "$WORK/dp_ddp"
 
 # framework_trainer's sharded modes, one demo each: the plan moves their reduce-scatters and
 # all-gathers on every rank with no fallback but the set-up cudaMemcpy, the updated parameters
-# stay bit-identical, and the tuned step is within 8% of the prediction. The median iteration is
-# compared, over six iterations (five steady): an iteration in which the loaded machine held one
-# rank's host (docs/tuner.md, "Figures") shows in the mean only; with four, a stall that spans two
-# of the three steady iterations moved the median too.
+# stay bit-identical, and the tuned step is within 8% of the prediction. The fastest of the five
+# steady iterations is compared: simgpu's device times are the same every iteration, so only a
+# host issuing late (four ranks and simgpu's work on two cores; docs/tuner.md, "Figures") makes
+# one slower, never faster, and such stalls have held three and four of the five iterations of a
+# run (the median, compared before, then failed with a schedule that ran as predicted in the
+# others).
 # - zero1 (reduce-scatters after backward, all-gathers after the sharded update, all on the
 #   compute stream): the model predicts a gain of at least 5%.
 # - fsdp (a layer's all-gather before its forward and its backward, with the program's own
@@ -93,15 +95,16 @@ mode = sys.argv[2]
 doc = json.loads(text[text.index("{"):])
 assert doc["mode"] == mode and doc["ranks_applying_plan"] == 4, doc
 assert doc["fallbacks"] == {"legacy_stream": 4}, doc["fallbacks"]
+tuned = min(doc["tuned_iteration_times_ms"])
 if mode == "zero1":
     assert doc["schedule"].startswith("start at producers"), doc["schedule"]
     assert doc["predicted_iteration_ms"] < 0.95 * doc["baseline_iteration_ms"], doc
 else:
-    assert doc["tuned_median_iteration_ms"] <= doc["baseline_median_iteration_ms"], doc
-error = doc["tuned_median_iteration_ms"] / doc["predicted_iteration_ms"] - 1
+    assert tuned <= min(doc["baseline_iteration_times_ms"]), doc
+error = tuned / doc["predicted_iteration_ms"] - 1
 assert abs(error) < 0.08, (error, doc["tuned_iteration_times_ms"])
-print("ok: %s demo: predicted %.3f ms, tuned median %.3f ms (%+.2f%%) against %.3f ms" % (
-    mode, doc["predicted_iteration_ms"], doc["tuned_median_iteration_ms"], 100 * error, doc["baseline_iteration_ms"]))
+print("ok: %s demo: predicted %.3f ms, tuned %.3f ms at fastest (%+.2f%%; median %.3f ms) against %.3f ms" % (
+    mode, doc["predicted_iteration_ms"], tuned, 100 * error, doc["tuned_median_iteration_ms"], doc["baseline_iteration_ms"]))
 PY
 done
 
