@@ -19,4 +19,9 @@ void preferFewerPageFaults();
 inline constexpr std::uintmax_t kSmallRunStoreBytes = std::uintmax_t{1} << 30;
 void preferFewerPageFaultsForRun(const std::filesystem::path& run_dir);
 
+// SYNCOPATE_KEEP_FREED_MEMORY overrides the rule: 0 never (a node short of memory, or figures
+// compared across run sizes in one mode), any other value always; unset, by the run's size.
+enum class KeepFreedMemory { BySize, Never, Always };
+KeepFreedMemory keepFreedMemory();
+
 }  // namespace syncopate::cli

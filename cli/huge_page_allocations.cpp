@@ -22,6 +22,8 @@
 // replace its allocator or its settings. A sanitizer build keeps the sanitizer's allocator.
 #include "allocation_policy.hpp"
 
+#include <cstdlib>
+#include <string_view>
 #include <system_error>
 
 #include "syncopate/trace/run_dir.hpp"
@@ -96,6 +98,7 @@ void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); 
 namespace syncopate::cli {
 
 void preferFewerPageFaults() {
+  if (keepFreedMemory() == KeepFreedMemory::Never) return;
   (void)::mallopt(M_MMAP_THRESHOLD, 64 << 20);
   (void)::mallopt(M_TOP_PAD, 64 << 20);
   (void)::mallopt(M_TRIM_THRESHOLD, 256 << 20);
@@ -115,7 +118,14 @@ void preferFewerPageFaults() {}
 
 namespace syncopate::cli {
 
+KeepFreedMemory keepFreedMemory() {
+  const char* v = std::getenv("SYNCOPATE_KEEP_FREED_MEMORY");
+  if (v == nullptr || *v == '\0') return KeepFreedMemory::BySize;
+  return std::string_view(v) == "0" ? KeepFreedMemory::Never : KeepFreedMemory::Always;
+}
+
 void preferFewerPageFaultsForRun(const std::filesystem::path& run_dir) {
+  if (keepFreedMemory() == KeepFreedMemory::Always) return preferFewerPageFaults();
   auto stores = trace::listStores(run_dir);
   if (!stores) return;  // the command says what is wrong with the directory
   std::uintmax_t bytes = 0;

@@ -21,6 +21,9 @@ RANKS=${2:-1024}
 ITERATIONS=${3:-20}
 OPS=$((RANKS * ITERATIONS * 1000))
 SYNCOPATE=$BUILD/bin/syncopate
+# One allocator mode for every run: the fit below compares two run sizes, which the size rule of
+# cli/allocation_policy.hpp would analyse in different modes (the smaller faster).
+export SYNCOPATE_KEEP_FREED_MEMORY=0
 MPIRUN="mpirun --oversubscribe --bind-to none --mca btl self,vader"
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 RUN=$BUILD/bench-data/scale-out-$RANKS-$ITERATIONS
