@@ -33,6 +33,15 @@ if [ -f "$SMALL" ]; then
   expect 0 "Per iteration" -- env OMPI_COMM_WORLD_SIZE=4 "$SYNCOPATE" analyze --no-save --single-process "$WORK/run"
   [ -f "$WORK/run/analysis.json" ] && [ -f "$WORK/run/analysis.sqlite" ] || { echo "FAIL: results not saved"; failures=$((failures + 1)); }
   expect 1 "no rank has an NVTX range named 'no_such_step'" -- "$SYNCOPATE" analyze "$WORK/run" --iteration-marker no_such_step
+  # The allocator's modes (cli/allocation_policy.hpp: freed memory kept or given back) change no
+  # result: the same trace imported and analysed in each gives the same analysis.
+  for mode in 0 1; do
+    expect 0 "imported 1 store" -- env SYNCOPATE_KEEP_FREED_MEMORY=$mode "$SYNCOPATE" import kineto "$SMALL" -o "$WORK/mode$mode"
+    expect 0 '"overlap_ratio"' -- env SYNCOPATE_KEEP_FREED_MEMORY=$mode "$SYNCOPATE" analyze "$WORK/mode$mode" --json
+    sed "s|$WORK/mode$mode|RUN|g" "$WORK/out" >"$WORK/mode$mode.json"
+  done
+  cmp -s "$WORK/mode0.json" "$WORK/mode1.json" ||
+    { echo "FAIL: the analysis differs between the allocator's modes"; failures=$((failures + 1)); }
   expect 0 "wrote $WORK/t.json" -- "$SYNCOPATE" export "$WORK/run" --format chrome -o "$WORK/t.json"
   expect 1 "unknown format 'svg'" -- "$SYNCOPATE" export "$WORK/run" --format svg -o "$WORK/t.svg"
   # Cut off mid-write: the complete events before the cut are imported, and both commands warn.

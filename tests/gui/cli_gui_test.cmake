@@ -1,5 +1,6 @@
 # `syncopate gui` end to end: a headless screenshot of a written run exits 0 and writes a PNG;
-# a missing or corrupt run exits non-zero with "syncopate gui: ..." on stderr, and no PNG; so
+# a missing or corrupt run, or a syncopate without syncopate-gui beside it, exits non-zero with
+# "syncopate gui: ..." on stderr, and no PNG; so
 # does --open summary before the run is analysed, and after it the summary opens.
 # cmake -DSYNCOPATE=... -DRUN=... -DWORK=... -P cli_gui_test.cmake
 file(REMOVE_RECURSE ${WORK})
@@ -21,6 +22,16 @@ function(expect_failure name)
 endfunction()
 
 expect_failure(missing ${WORK}/no-such-run)
+
+# `syncopate gui` runs syncopate-gui from its own folder: a syncopate without it says so.
+file(MAKE_DIRECTORY ${WORK}/alone)
+file(COPY ${SYNCOPATE} DESTINATION ${WORK}/alone)
+get_filename_component(syncopate_name ${SYNCOPATE} NAME)
+execute_process(COMMAND ${WORK}/alone/${syncopate_name} gui ${RUN} --screenshot ${WORK}/alone.png
+                RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_QUIET)
+if(rc EQUAL 0 OR NOT err MATCHES "^syncopate gui: cannot run .*/alone/syncopate-gui [(]No such file or directory[)]")
+  message(FATAL_ERROR "syncopate gui without syncopate-gui beside it (${rc}): ${err}")
+endif()
 expect_failure(garbage ${WORK}/garbage)
 expect_failure(iteration ${RUN} --iteration 99)
 expect_failure(hide ${RUN} --hide everything)
