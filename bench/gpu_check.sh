@@ -6,8 +6,12 @@
 # sample: tune the events recording, re-run it under the plan through the interposed runtime, and
 # compare predicted with measured (docs/tuner.md, "On a real GPU"): whether the plan applied to the
 # end, the share of launches the runtime had to treat as barriers (kernel layouts read through
-# cudaFuncGetParamInfo, as on simgpu), and the prediction's error. Needs an NVIDIA GPU, its driver
-# and PyTorch with CUDA; CI never runs it.
+# cudaFuncGetParamInfo, as on simgpu), and the prediction's error. 3. torch.profiler's trace of
+# the same steps, imported and tuned: the model's replay error on a real GPU's Kineto trace.
+# 4. The collector's cost per launch on the real CUDA runtime (bench/collector/run_overhead.sh,
+# RUNTIMES=cuda). 5. Where the build holds NVIDIA's nccl-tests (build/nccl-tests/single), each one
+# recorded on the GPU: that it ends, how long it takes with and without the collector, and the
+# collectives in its store. Needs an NVIDIA GPU, its driver and PyTorch with CUDA; CI never runs it.
 #   bench/gpu_check.sh [steps] [warmup]
 # Exit 0 when both backends agree with torch.profiler (counts equal, total kernel time within 5%)
 # and the tuner's loop ran to its comparison.
@@ -37,7 +41,7 @@ status=0
 for backend in cupti events; do
   "$build/bin/syncopate" record --backend "$backend" -o "$out/$backend" -- "${sample[@]}" > "$out/$backend.log" 2>&1 ||
     fail "recording with --backend $backend failed (see $out/$backend.log)"
-  used="$(sqlite3 "$out/$backend/rank-0.sqlite" "select value from meta where key = 'backend'")"
+  used="$("$python" -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select value from meta where key = '"'"'backend'"'"'").fetchone()[0])' "$out/$backend/rank-0.sqlite")"
   [ "$used" = "$backend" ] || echo "gpu_check: warning: asked for $backend, recorded with $used" >&2
   "$python" "$root/bench/gpu_check_compare.py" --store "$out/$backend/rank-0.sqlite" \
     --torch-trace "$out/torch_trace.json" --warmup "$warmup" --steps "$steps" --label "$backend" || status=1
@@ -59,5 +63,33 @@ if [ -f "$out/events/plan.json" ]; then
   echo "tuner loop:"; cat "$out/compare.txt"
 else
   echo "tuner loop: tune wrote no plan (see $out/tune.json)"; status=1
+fi
+
+# 3. A real GPU's Kineto trace, imported and tuned (docs/tuner.md, "On a real GPU").
+if "$build/bin/syncopate" import kineto "$out/torch_trace.json" -o "$out/imported" > "$out/import.log" 2>&1 &&
+   "$build/bin/syncopate" tune "$out/imported" --json > "$out/imported_tune.json" 2> "$out/imported_tune.log"; then
+  "$python" -c 'import json, sys; t = json.load(open(sys.argv[1])); print("imported trace: replay_error", json.dumps(t.get("replay_error")), "recommendations", len(t.get("recommendations", [])))' "$out/imported_tune.json"
+else
+  echo "imported trace: import or tune failed (see $out/import.log, $out/imported_tune.log)"; status=1
+fi
+
+# 4. The collector's own cost per launch on the real runtime.
+echo "collector cost per launch, real CUDA runtime:"
+RUNTIMES=cuda SUSTAINED=0 SYNCOPATE_BUILD_DIR="$build" "$root/bench/collector/run_overhead.sh" 100000 || status=1
+
+# 5. NVIDIA's nccl-tests on the GPU, without and with the collector.
+if [ -d "$build/nccl-tests/single" ]; then
+  echo "nccl-tests on one GPU (wall seconds without, with syncopate record; collectives in the store):"
+  for test in all_reduce all_gather reduce_scatter broadcast sendrecv; do
+    job=("$build/nccl-tests/single/${test}_perf" -g 1 -b 8 -e 64M -f 4 -w 5 -n 20)
+    start="$(date +%s.%N)"; timeout 120 "${job[@]}" > "$out/$test.plain.log" 2>&1 || { echo "  $test: failed alone"; status=1; continue; }
+    middle="$(date +%s.%N)"
+    timeout 120 "$build/bin/syncopate" record -o "$out/nccl-$test" -- "${job[@]}" > "$out/$test.recorded.log" 2>&1 ||
+      { echo "  $test: failed or hung under record (see $out/$test.recorded.log)"; status=1; continue; }
+    end="$(date +%s.%N)"
+    collectives="$("$python" -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from ops where kind = 4").fetchone()[0])' "$(ls "$out/nccl-$test"/*.sqlite | head -1)")"
+    "$python" -c 'import sys; a, b, c = map(float, sys.argv[1:4]); print(f"  {sys.argv[4]:<16} {b - a:7.2f} s {c - b:7.2f} s  collectives {sys.argv[5]}")' \
+      "$start" "$middle" "$end" "$test" "$collectives"
+  done
 fi
 exit "$status"

@@ -3,8 +3,10 @@
 // call timed on its own (CLOCK_MONOTONIC around the call), on whatever CUDA runtime is on the
 // library path and with whatever collector configuration the environment sets up.
 //   collector_launch_bench [--calls N] [--threads T] [--api launch|memcpy] [--rate CALLS_PER_S]
+//                          [--sync-every N]
 // (--rate paces each thread to that many calls per second in bursts of 256, for the
-// sustained-rate figure).
+// sustained-rate figure; --sync-every waits for the stream, untimed, after every N calls: on a
+// real GPU a launch queue that fills makes a call wait for the GPU, which is not the host's cost).
 // prints:
 //   launch_bench api=launch threads=T calls=N median_ns=… p99_ns=… timer_ns=… calls_per_s=…
 //                collector=active|absent recording=… records_dropped=… ops_untimed=…
@@ -39,6 +41,7 @@ struct Options {
   int threads = 1;
   bool memcpy = false;
   double rate = 0.0;  // per thread; 0: as fast as possible
+  long sync_every = 0;  // 0: never
 };
 
 Options parse(int argc, char** argv) {
@@ -49,6 +52,7 @@ Options parse(int argc, char** argv) {
     else if (arg == "--threads") options.threads = std::atoi(argv[i + 1]);
     else if (arg == "--api") options.memcpy = std::string(argv[i + 1]) == "memcpy";
     else if (arg == "--rate") options.rate = std::atof(argv[i + 1]);
+    else if (arg == "--sync-every") options.sync_every = std::atol(argv[i + 1]);
     else {
       std::fprintf(stderr, "collector_launch_bench: unknown option %s\n", arg.c_str());
       std::exit(2);
@@ -70,6 +74,7 @@ void issue(const Options& options, cudaStream_t stream, std::vector<std::int64_t
       const std::int64_t wait = due - nowNs();
       if (wait > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
     }
+    if (options.sync_every > 0 && i > 0 && i % options.sync_every == 0) cudaStreamSynchronize(stream);
     std::int64_t start = samples != nullptr ? nowNs() : 0;
     cudaError_t error = options.memcpy
                             ? cudaMemcpyAsync(device, host, sizeof host, cudaMemcpyHostToDevice, stream)

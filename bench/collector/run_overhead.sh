@@ -15,6 +15,9 @@
 # what recording costs. Each run also measures the timer's own cost (timer_ns, two readings
 # with nothing between them); net_median is median - timer_ns, the call's own cost.
 #   bench/collector/run_overhead.sh [calls]
+# RUNTIMES chooses the runtimes (default "null simgpu"); `cuda` is the CUDA runtime the system's
+# library path finds, a real GPU's (bench/gpu_check.sh). SUSTAINED=0 leaves out the sustained-rate
+# and bytes-per-row part.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${SYNCOPATE_BUILD_DIR:-$root/build}"
@@ -42,14 +45,19 @@ run() {  # runtime-dir config extra-args...
 
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 
-for runtime in null simgpu; do
-  libs="$build/lib/bench-null"; configs="none inert dormant events"
-  if [ "$runtime" = simgpu ]; then libs="$build/lib/simgpu"; configs="none inert dormant events cupti"; fi
+for runtime in ${RUNTIMES:-null simgpu}; do
+  extra=()
+  case "$runtime" in
+    null) libs="$build/lib/bench-null"; configs="none inert dormant events" ;;
+    simgpu) libs="$build/lib/simgpu"; configs="none inert dormant events cupti" ;;
+    cuda) libs="${LD_LIBRARY_PATH:-}"; configs="none inert dormant events cupti"; extra=(--sync-every 256) ;;
+    *) echo "run_overhead: unknown runtime '$runtime' (null, simgpu or cuda)" >&2; exit 2 ;;
+  esac
   echo "runtime=$runtime calls=$calls (ns per cudaLaunchKernel, measured around each call)"
   printf '  %-8s %10s %10s %9s %11s %14s %14s\n' config median_ns p99_ns timer_ns net_median added_median added_p99
   base_net=""; base_p99=""
   for config in $configs; do
-    line="$(run "$libs" "$config" --calls "$calls")"
+    line="$(run "$libs" "$config" --calls "$calls" "${extra[@]}")"
     median="$(echo "$line" | field median_ns)"; p99="$(echo "$line" | field p99_ns)"; timer="$(echo "$line" | field timer_ns)"
     net=$((median - timer))
     [ -z "$base_net" ] && { base_net="$net"; base_p99="$p99"; }
@@ -57,6 +65,8 @@ for runtime in null simgpu; do
       "$((p99 - base_p99))" "$(echo "$line" | grep -o 'records_dropped=[0-9]* ops_untimed=[0-9]*')"
   done
 done
+
+[ "${SUSTAINED:-1}" = 0 ] && exit 0
 
 # sustained THREADS RATE: THREADS launching threads, each paced at RATE launches/s for at least
 # two seconds (2x$calls launches each, more at high rates); prints the line and sets `whole` when

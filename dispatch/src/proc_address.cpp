@@ -32,13 +32,14 @@ constexpr std::string_view baseName(std::string_view name) {
 }
 
 struct Candidate {
+  std::string_view exported;
   std::string_view base;
   void* interposer;
   std::size_t offset;  // of the real function's entry in DriverTable
 };
 
 #define SYNCOPATE_DRIVER(ret, name, params, args, what, roles) \
-  Candidate{baseName(#name), reinterpret_cast<void*>(&::name), offsetof(DriverTable, name)},
+  Candidate{#name, baseName(#name), reinterpret_cast<void*>(&::name), offsetof(DriverTable, name)},
 #define SYNCOPATE_DRIVER_MANUAL SYNCOPATE_DRIVER
 const Candidate kCandidates[] = {
 #include "syncopate/dispatch/driver_api.inc"
@@ -73,6 +74,14 @@ void handOutDriverInterposer(const char* symbol, void** function) noexcept {
     log(LogLevel::Debug, "driver entry point %s handed out untraced (another ABI version or another tool's wrapper)",
         symbol);
   }
+}
+
+void* driverInterposerNamed(const char* exported_name) noexcept {
+  const std::string_view name(exported_name);
+  for (const Candidate& candidate : kCandidates) {
+    if (candidate.exported == name) return candidate.interposer;
+  }
+  return nullptr;
 }
 
 std::uint64_t untracedDriverEntryPoints() noexcept { return untraced.load(std::memory_order_relaxed); }

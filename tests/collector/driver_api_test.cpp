@@ -1,6 +1,7 @@
 // The driver API: entry points handed out by cuGetProcAddress are the collector's interposers
-// (so launches by cuBLAS or NCCL, which reach the driver that way, are recorded), and calls by
-// name are interposed too; every call still reaches the driver exactly once.
+// (so launches by cuBLAS or NCCL, which reach the driver that way, are recorded), calls by name
+// are interposed too, and so are libcuda.so.1's functions looked up by handle (cuBLAS's own copy
+// of the runtime finds cuGetProcAddress so); every call still reaches the driver exactly once.
 #include <gtest/gtest.h>
 
 #include "support/child_process.hpp"
@@ -22,13 +23,15 @@ TEST(DriverApi, EntryPointsAreHandedOutAsInterposersAndRecorded) {
   ASSERT_EQ(result.exit_code, 0) << result.err;
   auto printed = keyValues(result.out, "driver_client ");
   EXPECT_EQ(printed["handed_out"], "1");
+  EXPECT_EQ(printed["by_handle"], "1");
+  ASSERT_EQ(printed["launches"], "8") << "3 handed out by cuGetProcAddress, 2 by name, 3 by handle";
   EXPECT_EQ(printed["reached_launches"], printed["launches"]) << "each call reached the driver once";
   EXPECT_EQ(printed["reached_copies"], "1");
 
   auto stores = readRun(dir.path());
   ASSERT_EQ(stores.size(), 1u);
   const RecordedStore& store = stores.front();
-  ASSERT_EQ(store.count(OpKind::Kernel), 5);
+  ASSERT_EQ(store.count(OpKind::Kernel), 8);
   for (const Op* op : store.opsOf(OpKind::Kernel)) {
     EXPECT_EQ(op->name, "fake_driver_kernel");
     ASSERT_TRUE(op->row.grid);
@@ -39,7 +42,7 @@ TEST(DriverApi, EntryPointsAreHandedOutAsInterposersAndRecorded) {
   EXPECT_EQ(store.opsOf(OpKind::Memcpy).front()->row.bytes, 256);
   int launch_calls = 0;
   for (const ApiCall& call : store.api_calls) launch_calls += call.name == "cuLaunchKernel" ? 1 : 0;
-  EXPECT_EQ(launch_calls, 5);
+  EXPECT_EQ(launch_calls, 8);
   EXPECT_EQ(store.counter("driver_entry_points_untraced"), 0);
 }
 

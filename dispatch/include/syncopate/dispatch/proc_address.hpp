@@ -13,6 +13,10 @@ namespace syncopate::preload {
 
 void handOutDriverInterposer(const char* symbol, void** function) noexcept;
 
+// The preload library's interposer exported under exactly this name (cuLaunchKernel,
+// cuMemcpyHtoDAsync_v2, cuGetProcAddress_v2), or null where it exports none (dlsym_export.cpp).
+void* driverInterposerNamed(const char* exported_name) noexcept;
+
 // How many entry points were requested for a function the library interposes but could not be
 // handed out as the interposer (their ABI version differed, or another tool had wrapped them).
 std::uint64_t untracedDriverEntryPoints() noexcept;
