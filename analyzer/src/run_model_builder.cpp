@@ -18,8 +18,10 @@ Index RunModelBuilder::addRank(RankInfo info) {
 }
 
 Index RunModelBuilder::addStream(Index rank, std::int32_t device, std::int64_t handle,
-                                 std::string_view name, std::int32_t priority, std::int64_t store_id) {
+                                 std::string_view name, std::int32_t priority, std::int64_t store_id,
+                                 bool non_blocking) {
   StreamInfo s;
+  s.non_blocking = non_blocking;
   s.rank = rank;
   s.device = device;
   s.handle = handle;

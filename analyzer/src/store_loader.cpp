@@ -70,7 +70,9 @@ class StoreLoader {
       const std::int64_t handle = static_cast<std::int64_t>(row.handle.value_or(row.id));
       const std::string label = row.name.empty() ? "stream " + std::to_string(handle) : row.name;
       if (row.id >= streams_.size()) streams_.resize(row.id + 1, kNone);
-      streams_[row.id] = b_.addStream(rank_, row.device_id, handle, label, row.priority.value_or(0), row.id);
+      constexpr std::uint32_t kNonBlocking = 1;  // cudaStreamNonBlocking
+      streams_[row.id] = b_.addStream(rank_, row.device_id, handle, label, row.priority.value_or(0), row.id,
+                                      (row.flags.value_or(0) & kNonBlocking) != 0);
     }
     for (const trace::ThreadRow& row : rows_.threads) {
       if (row.id >= threads_.size()) threads_.resize(row.id + 1, kNone);

@@ -354,9 +354,11 @@ void expectDisabledFromThereOn(const JobRun& baseline, const JobRun& tuned, Fall
     EXPECT_EQ(report["disabled_reason"].get<std::string>(), describe(why)) << "rank " << r;
     ASSERT_TRUE(report["fallbacks"].contains(code)) << "rank " << r << ": " << report.dump();
     EXPECT_EQ(report["fallbacks"][code]["count"].get<int>(), 1) << "rank " << r;
-    EXPECT_EQ(report["fallbacks"].size(), 2u) << "rank " << r << ": only this and the set-up copies' legacy_stream: "
-                                              << report.dump();
-    EXPECT_TRUE(report["fallbacks"].contains("legacy_stream")) << "rank " << r << ": " << report.dump();
+    // Besides it, only the legacy stream's copies made while collectives of the job's blocking
+    // streams were redirected (before the plan was disabled).
+    for (const auto& [fallback, seen] : report["fallbacks"].items()) {
+      EXPECT_TRUE(fallback == code || fallback == "legacy_stream") << "rank " << r << ": " << report.dump();
+    }
     EXPECT_EQ(report["stats"]["planned_groups"].get<int>(), applied_groups) << "rank " << r;
     EXPECT_EQ(report["stats"]["unplanned_groups"].get<int>(), 0) << "rank " << r;
     // Said once by each process, naming its rank.
@@ -384,9 +386,11 @@ TEST_F(RuntimeE2E, SecondThreadIsFollowedAndThePlanAppliesToTheEnd) {
   for (int r = 0; r < kRanks; ++r) {
     const nlohmann::json report = runtimeReport(tuned.dir, r);
     EXPECT_TRUE(report["applied"].get<bool>()) << "rank " << r << ": " << report.dump();
-    EXPECT_EQ(report["fallbacks"].size(), 1u) << "rank " << r << ": only the set-up copies' legacy_stream: "
-                                              << report.dump();
-    EXPECT_TRUE(report["fallbacks"].contains("legacy_stream")) << "rank " << r << ": " << report.dump();
+    // At most the legacy stream's copies made while collectives of the job's blocking streams
+    // were redirected (whether the host had waited for them first depends on the threads' pace).
+    for (const auto& [fallback, seen] : report["fallbacks"].items()) {
+      EXPECT_EQ(fallback, "legacy_stream") << "rank " << r << ": " << report.dump();
+    }
     EXPECT_EQ(report["stats"]["planned_groups"].get<int>(), 8) << "rank " << r;
     stats.insert(report["stats"].dump());
   }

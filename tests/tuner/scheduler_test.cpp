@@ -658,30 +658,67 @@ TEST(Scheduler, CapacityOfHeldCollectivesForcesAFlush) {
 }
 
 // Invariant 3: a call whose effect cannot be followed on the whole device (cudaMemcpyPeer, an
-// unknown API) and an op on the legacy stream (which synchronises every blocking stream, but not
-// the runtime's non-blocking communication stream) flush, then the host waits for everything in
-// flight before the call is made. What the host has waited for needs no wait afterwards.
+// unknown API) flushes, then the host waits for everything in flight before the call is made.
+// What the host has waited for needs no wait afterwards.
 TEST(Scheduler, DeviceWideUnknownCallsMakeTheHostWaitForEverythingInFlight) {
-  struct Case {
-    CallKind kind;
-    const char* fallback;
-  };
-  for (const Case& k : {Case{CallKind::Barrier, "unknown_api"}, Case{CallKind::Memcpy, "legacy_stream"}}) {
-    CallProgram p;
-    const Call ar = p.allReduce(kS, grad(0), kLayerFloats);
-    ScheduleRules rules;
-    rules.groups.push_back(planOf({ar}, {0}, {1}, {{0, 0}}));
-    ActionLog log;
-    Scheduler s(rules, log, smallLimits());
-    s.onCall(ar);
-    s.onCall(k.kind == CallKind::Memcpy ? p.memcpy(kLegacyStream, kHost, kActs, 64) : p.of(CallKind::Barrier));
-    s.onCall(p.kernel(kC, {grad(0)}));
-    const Lines expected = {"record 0 on s1", "agree", "wait comm 0", "unit 1 [0+256] contiguous on comm",
-                            "record 8 on comm", std::string("fallback ") + k.fallback + " at 2", "host wait 8",
-                            "call 2", "call 3", "record 17 on s2"};
-    EXPECT_EQ(log.lines, expected) << k.fallback;
-    EXPECT_TRUE(s.active());
-  }
+  CallProgram p;
+  const Call ar = p.allReduce(kS, grad(0), kLayerFloats);
+  ScheduleRules rules;
+  rules.groups.push_back(planOf({ar}, {0}, {1}, {{0, 0}}));
+  ActionLog log;
+  Scheduler s(rules, log, smallLimits());
+  s.onCall(ar);
+  s.onCall(p.of(CallKind::Barrier));
+  s.onCall(p.kernel(kC, {grad(0)}));
+  const Lines expected = {"record 0 on s1", "agree", "wait comm 0", "unit 1 [0+256] contiguous on comm",
+                          "record 8 on comm", "fallback unknown_api at 2", "host wait 8", "call 2", "call 3",
+                          "record 17 on s2"};
+  EXPECT_EQ(log.lines, expected);
+  EXPECT_TRUE(s.active());
+}
+
+// Invariant 3: CUDA orders an op on the legacy default stream after the work of every blocking
+// stream. A collective the program issued on a blocking stream and the runtime redirected to its
+// non-blocking one would escape that order, so the legacy op waits for the redirected units on
+// the GPU (the host does not wait); the stream that then uses the result waits as always.
+TEST(Scheduler, ALegacyStreamOpWaitsForCollectivesRedirectedFromBlockingStreams) {
+  CallProgram p;
+  const Call ar = p.allReduce(kS, grad(0), kLayerFloats);
+  ScheduleRules rules;
+  rules.groups.push_back(planOf({ar}, {0}, {1}, {{0, 0}}));
+  ActionLog log;
+  Scheduler s(rules, log, smallLimits());
+  s.onCall(ar);
+  s.onCall(p.memcpy(kLegacyStream, kHost, kActs, 64));
+  s.onCall(p.kernel(kC, {grad(0)}));
+  const Lines expected = {"record 0 on s1", "agree", "wait comm 0", "unit 1 [0+256] contiguous on comm",
+                          "record 8 on comm", "fallback legacy_stream at 2", "wait s0 8", "call 2", "wait s2 8",
+                          "call 3", "record 17 on s2"};
+  EXPECT_EQ(log.lines, expected);
+  EXPECT_TRUE(s.active());
+}
+
+// Invariant 3: collectives from non-blocking streams (PyTorch's) never synchronised with the
+// legacy stream, so the legacy stream is an ordinary one: its ops neither flush what is held nor
+// wait, and what they touch orders them as on any stream.
+TEST(Scheduler, TheLegacyStreamIsAnOrdinaryStreamBesideNonBlockingCollectiveStreams) {
+  CallProgram p;
+  Call ar = p.allReduce(kS, grad(0), kLayerFloats);
+  ar.blocking_stream = false;
+  ScheduleRules rules;
+  rules.groups.push_back(planOf({ar}, {0}, {1}, {{0, 0}}));
+  ActionLog log;
+  Scheduler s(rules, log, smallLimits());
+  s.onCall(ar);
+  s.onCall(p.kernel(kLegacyStream, {kActs}));
+  s.onCall(p.kernel(kLegacyStream, {grad(0)}));
+  // The first kernel goes straight on while the all-reduce is held; the second, which reads its
+  // buffer, has it issued first and waits for it on the GPU. No fallback, no host wait.
+  const Lines expected = {"record 0 on s1", "call 2", "agree", "wait comm 0", "unit 1 [0+256] contiguous on comm",
+                          "record 8 on comm", "wait s0 8", "call 3", "record 17 on s0"};
+  EXPECT_EQ(log.lines, expected);
+  EXPECT_EQ(s.stats().barrier_launches, 0u);
+  EXPECT_TRUE(s.active());
 }
 
 // Invariant 3: a table that overflows (buffers, application events, streams) disables the plan:

@@ -191,6 +191,7 @@ trace::Result<RecordedRun> recordedCalls(const analyzer::RunModel& m, const anal
         case trace::OpKind::Collective:
         case trace::OpKind::P2P: {
           c.kind = CallKind::Collective;
+          c.blocking_stream = m.ops.stream[op] == kNone || !m.streams[m.ops.stream[op]].non_blocking;
           const Index row = m.collectiveOf(op);
           if (row == kNone) {
             // A transfer whose peer and size the trace does not give (Kineto's SendRecv kernels):

@@ -81,11 +81,14 @@ Scheduler::Scheduler(const ScheduleRules& rules, Executor& executor, const Sched
 // --- tables ----------------------------------------------------------------------------------
 
 std::uint32_t Scheduler::streamIndex(StreamHandle handle) {
-  TableEntry* e = probe(stream_table_, handle);
+  // The table's empty key is 0, the legacy stream's handle: it is kept under another.
+  constexpr std::uint64_t kLegacyStreamKey = ~std::uint64_t{0};
+  const std::uint64_t key = handle == kLegacyStream ? kLegacyStreamKey : handle;
+  TableEntry* e = probe(stream_table_, key);
   if (e == nullptr) return kNone;
-  if (e->key == handle) return e->index;
+  if (e->key == key) return e->index;
   if (used_streams_ == limits_.streams) return kNone;
-  e->key = handle;
+  e->key = key;
   e->index = used_streams_++;
   streams_[e->index].handle = handle;
   return e->index;
@@ -260,6 +263,7 @@ void Scheduler::disable(Fallback why, const Call& call) {
     held_.clear();
     held_meta_.clear();
   }
+  blocking_held_ = false;
   drainAll();
 }
 
@@ -331,9 +335,21 @@ void Scheduler::finish() {
   }
 }
 
+// The legacy default stream is an ordinary stream to the schedule unless collectives the program
+// issued on blocking streams are held or redirected: CUDA orders a legacy-stream op after the
+// work of every blocking stream, and the runtime's own streams are non-blocking, so the op must
+// then wait for those units itself. PyTorch issues its compute on the legacy stream and its
+// collectives on non-blocking streams: its ops never wait.
+bool Scheduler::legacyMustWait() {
+  if (blocking_held_) return true;
+  if (blocking_units_ == 0) return false;
+  const std::uint32_t s = streamIndex(kLegacyStream);
+  return s == kNone || waitedUnits(s) < blocking_units_;
+}
+
 void Scheduler::onOp(const Call& call) {
   const bool launch = call.kind == CallKind::Kernel;
-  if (call.stream == kLegacyStream) {
+  if (call.stream == kLegacyStream && legacyMustWait()) {
     if (launch) ++stats_.barrier_launches;
     onBarrier(call, Fallback::LegacyStream);
     return;
@@ -454,6 +470,7 @@ void Scheduler::hold(const Call& call) {
   const bool proven = rules_.communication_stream && producerProven(tensors_[send], s) && producerProven(tensors_[recv], s);
   if (!proven) exec_.recordEvent(position, call.stream);
   held_.push_back({a, call.stream, call.id});
+  blocking_held_ = blocking_held_ || call.blocking_stream;
   held_meta_.push_back({s, send, recv, position, !proven, 0});
   tensors_[send].held = true;
   tensors_[recv].held = true;
@@ -467,7 +484,7 @@ void Scheduler::onEventRecord(const Call& call) {
     exec_.passthrough(call);
     return;
   }
-  if (call.stream == kLegacyStream) {
+  if (call.stream == kLegacyStream && legacyMustWait()) {
     // The legacy stream's event covers every blocking stream; redirected work is on a
     // non-blocking one, so make every stream wait for it first.
     fallback(Fallback::LegacyStream, call);
@@ -600,7 +617,11 @@ void Scheduler::onBarrier(const Call& call, Fallback why) {
     return;
   }
   fallback(why, call);
-  const std::uint32_t s = call.stream == kLegacyStream ? kNone : streamIndex(call.stream);
+  // kLegacyStream also names no stream at all (a device-wide call); GPU work on the legacy
+  // stream itself waits there.
+  const bool on_legacy_stream = call.kind == CallKind::Kernel || call.kind == CallKind::Memcpy ||
+                                call.kind == CallKind::Memset || call.kind == CallKind::Collective;
+  const std::uint32_t s = call.stream == kLegacyStream && !on_legacy_stream ? kNone : streamIndex(call.stream);
   if (s != kNone) {
     // Unknown effect on one stream: it waits for everything in flight, and any buffer may
     // have been touched there.
@@ -655,6 +676,8 @@ void Scheduler::flush() {
     issueInOrder();
     ++stats_.unplanned_groups;
   }
+  if (blocking_held_) blocking_units_ = units_;
+  blocking_held_ = false;
   held_.clear();
   held_meta_.clear();
 }

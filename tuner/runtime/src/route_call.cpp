@@ -67,6 +67,16 @@ void describeCollective(Call& call, const CallFacts& facts, PlanRuntime& runtime
   a.recv = addressOf(facts.recv);
 }
 
+bool blockingStream(cudaStream_t stream) noexcept {
+  if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return true;
+  const CudartHelpers* helpers = cudartHelpers();
+  unsigned flags = 0;
+  if (helpers == nullptr || helpers->cudaStreamGetFlags == nullptr || helpers->cudaStreamGetFlags(stream, &flags) != cudaSuccess) {
+    return true;
+  }
+  return (flags & cudaStreamNonBlocking) == 0;
+}
+
 void noteCreatedComms(const CallFacts& facts) noexcept {
   const CommCreation& made = facts.creation;
   // Communicators of several devices in one process (ncclCommInitAll) are not planned for: the

@@ -41,6 +41,9 @@ bool copyIsBarrier(const CallFacts& facts) noexcept;
 
 // The collective's arguments as the scheduler knows them.
 void describeCollective(tuner::Call& call, const CallFacts& facts, PlanRuntime& runtime) noexcept;
+// Whether work on `stream` synchronises with the legacy default stream (cudaStreamGetFlags;
+// taken as so when CUDA cannot say).
+bool blockingStream(cudaStream_t stream) noexcept;
 
 // A communicator was made: known to the runtime (with its twin).
 void noteCreatedComms(const CallFacts& facts) noexcept;
@@ -129,6 +132,7 @@ auto routeCall(CallFacts& facts, Call&& call) noexcept -> decltype(call()) {
     if (rt == nullptr) return call();
     tuner::Call c = makeCall(CallKind::Collective, streamOf(facts));
     describeCollective(c, facts, *rt);
+    c.blocking_stream = blockingStream(facts.stream);
     auto thunk = [&](tuner::StreamHandle) -> int { return static_cast<int>(call()); };
     const auto result = static_cast<ncclResult_t>(rt->run(c, PlanRuntime::Original(thunk)));
     return result != ncclSuccess ? result : rt->stickyError();

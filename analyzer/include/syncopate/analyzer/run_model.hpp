@@ -61,6 +61,7 @@ struct StreamInfo {
   std::int32_t device = 0;
   std::int64_t handle = 0;      // cudaStream_t value or the importer's stream number
   std::int32_t priority = 0;
+  bool non_blocking = false;    // created with cudaStreamNonBlocking: no implicit sync with the legacy stream
   StringId name = 0;
   std::int64_t store_id = kUnknown;
   Index first_op = 0, op_count = 0;

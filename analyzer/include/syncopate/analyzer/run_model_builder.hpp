@@ -73,7 +73,7 @@ class RunModelBuilder {
   // Only the descriptive fields of `info` are used; ranges are filled by finish().
   Index addRank(RankInfo info);
   Index addStream(Index rank, std::int32_t device, std::int64_t handle, std::string_view name,
-                  std::int32_t priority = 0, std::int64_t store_id = kUnknown);
+                  std::int32_t priority = 0, std::int64_t store_id = kUnknown, bool non_blocking = false);
   Index addThread(Index rank, std::int64_t tid, std::string_view name, std::int64_t store_id = kUnknown);
   Index addApiCall(const ApiCallInput& row);
   Index addOp(const OpInput& row);

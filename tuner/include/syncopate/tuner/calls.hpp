@@ -96,6 +96,9 @@ struct Call {
   std::span<const Touch> touches;   // Kernel, Memcpy, Memset
   bool unknown_pointers = false;    // Kernel: parameter layout unknown, may touch anything
   bool synchronous = false;         // Memcpy/Memset that also blocks the host (cudaMemcpy)
+  // Collective: its stream synchronises with the legacy default stream (not created with
+  // cudaStreamNonBlocking); taken as so when not known.
+  bool blocking_stream = true;
   CollectiveArgs collective;        // Collective
 };
 

@@ -161,6 +161,7 @@ class Scheduler {
   void onStreamWait(const Call& call);
   void onHostSync(const Call& call);
   void onBarrier(const Call& call, Fallback why);
+  bool legacyMustWait();
   void flush();
   void issuePlanned(const GroupPlan& plan);
   // Every bucket one reduction, and only all-reduce buckets fused or split.
@@ -201,6 +202,12 @@ class Scheduler {
   std::vector<std::uint32_t> host_vc_;   // what the host has waited for
   std::uint64_t host_epoch_ = 0;
   std::uint64_t host_waited_units_ = 0;
+  // Collectives the program issued on blocking streams (which synchronise with the legacy
+  // default stream) but the runtime holds or redirected to its non-blocking ones: while any is
+  // held, or issued in units the legacy stream has not waited for, an op on the legacy stream
+  // must wait for them itself (legacyMustWait).
+  bool blocking_held_ = false;
+  std::uint64_t blocking_units_ = 0;
   std::vector<AppEvent> events_;
   std::vector<TableEntry> event_table_;
   std::uint32_t used_events_ = 0;
