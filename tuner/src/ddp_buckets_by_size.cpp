@@ -8,8 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "least_squares.hpp"
-#include "syncopate/analyzer/collectives.hpp"
+#include "comm_samples.hpp"
 
 namespace syncopate::tuner {
 
@@ -287,7 +286,7 @@ RecordedRun rebucketDdpBySize(const RecordedRun& run, const DdpBucketsBySize& b,
 }
 
 std::vector<CommFit> ddpBucketFits(const WhatIfModel& model, const DdpBucketsBySize& b) {
-  std::map<std::int64_t, std::vector<LinearSample>> samples;
+  CommSamples samples;
   for (std::size_t rr = 0; rr < b.ranks.size(); ++rr) {
     for (const DdpBucketCalls& it : b.ranks[rr]) {
       for (std::size_t i : it.reduces) {
@@ -295,28 +294,12 @@ std::vector<CommFit> ddpBucketFits(const WhatIfModel& model, const DdpBucketsByS
         const CollectiveArgs& a = rc.call.collective;
         const auto comm = static_cast<std::int64_t>(a.comm);
         if (rc.op == analyzer::kNone || model.communication().find(comm) != nullptr) continue;
-        const std::int64_t s = analyzer::ncclTestsBytes(a.type, static_cast<std::int64_t>(a.count), a.dtype, a.comm_size);
-        if (s < 0) continue;
-        samples[comm].push_back({static_cast<double>(ringSteps(a.type, a.comm_size)),
-                                 analyzer::busBandwidthFactor(a.type, a.comm_size) * static_cast<double>(s),
-                                 model.standaloneNs(rc.op)});
+        addCommSample(samples, comm, a.type, static_cast<std::int64_t>(a.count), a.dtype, a.comm_size,
+                      model.standaloneNs(rc.op));
       }
     }
   }
-  std::vector<CommFit> out;
-  for (const auto& [comm, rows] : samples) {
-    const LinearFit fit = fitNonNegative(rows);
-    if (!fit.ok) continue;
-    CommFit f;
-    f.comm_id = comm;
-    f.latency_ns = fit.a;
-    f.ns_per_byte = fit.b;
-    f.latency_identified = fit.both_identified;
-    f.samples = static_cast<std::int64_t>(rows.size());
-    f.rms_relative_error = fit.rms_relative_error;
-    out.push_back(f);
-  }
-  return out;
+  return fitEachCommunicator(samples);
 }
 
 }  // namespace syncopate::tuner

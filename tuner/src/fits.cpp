@@ -5,6 +5,7 @@
 #include <map>
 #include <tuple>
 
+#include "comm_samples.hpp"
 #include "least_squares.hpp"
 #include "median.hpp"
 
@@ -156,29 +157,40 @@ CommModel fitCommunication(const analyzer::RunModel& m, const analyzer::Analysis
     acc.first += alone(d, o, interference.communication.slowdown);
     acc.second += 1;
   }
-  std::map<std::int64_t, std::vector<LinearSample>> per_comm;
+  CommSamples per_comm;
   for (const auto& [match, acc] : per_match) {
     const Index row = m.matches.of(match).front();
-    const trace::CollType type = m.matches.coll_type[match];
     const std::int32_t n = m.matches.expected[match];
-    const std::int64_t s = analyzer::ncclTestsBytes(type, m.collectives.count[row], m.collectives.dtype[row], n);
-    if (s < 0 || n <= 0) continue;
-    per_comm[m.matches.comm_id[match]].push_back(
-        {static_cast<double>(ringSteps(type, n)), analyzer::busBandwidthFactor(type, n) * static_cast<double>(s),
-         acc.first / acc.second});
+    if (n <= 0) continue;
+    addCommSample(per_comm, m.matches.comm_id[match], m.matches.coll_type[match], m.collectives.count[row],
+                  m.collectives.dtype[row], n, acc.first / acc.second);
   }
   CommModel out;
-  for (const auto& [comm, samples] : per_comm) {
-    const LinearFit fit = fitNonNegative(samples);
+  out.fits = fitEachCommunicator(per_comm);
+  return out;
+}
+
+void addCommSample(CommSamples& samples, std::int64_t comm_id, trace::CollType type, std::int64_t count,
+                   trace::DataType dtype, std::int32_t ranks, double ns) {
+  const std::int64_t bytes = analyzer::ncclTestsBytes(type, count, dtype, ranks);
+  if (bytes < 0) return;
+  samples[comm_id].push_back({static_cast<double>(ringSteps(type, ranks)),
+                              analyzer::busBandwidthFactor(type, ranks) * static_cast<double>(bytes), ns});
+}
+
+std::vector<CommFit> fitEachCommunicator(const CommSamples& samples) {
+  std::vector<CommFit> out;
+  for (const auto& [comm, rows] : samples) {
+    const LinearFit fit = fitNonNegative(rows);
     if (!fit.ok) continue;
     CommFit f;
     f.comm_id = comm;
     f.latency_ns = fit.a;
     f.ns_per_byte = fit.b;
     f.latency_identified = fit.both_identified;
-    f.samples = static_cast<std::int64_t>(samples.size());
+    f.samples = static_cast<std::int64_t>(rows.size());
     f.rms_relative_error = fit.rms_relative_error;
-    out.fits.push_back(f);
+    out.push_back(f);
   }
   return out;
 }
