@@ -129,13 +129,51 @@ nlohmann::json replayPerIterationJson(const TuneReport& r) {
   return rows;
 }
 
-// The value of a setting predicted fastest, when it gains at least `min_gain`.
-std::optional<SettingPrediction> bestSetting(const std::vector<SettingPrediction>& values, double min_gain) {
+// The value of a setting predicted fastest; null when none was predicted.
+const SettingPrediction* fastestSetting(const std::vector<SettingPrediction>& values) {
   const auto best = std::min_element(values.begin(), values.end(), [](const SettingPrediction& a, const SettingPrediction& b) {
     return a.predicted_iteration_ms < b.predicted_iteration_ms;
   });
-  if (best == values.end() || best->gain < min_gain) return std::nullopt;
+  return best == values.end() ? nullptr : &*best;
+}
+
+// The value of a setting predicted fastest, when it gains at least `min_gain`.
+std::optional<SettingPrediction> bestSetting(const std::vector<SettingPrediction>& values, double min_gain) {
+  const SettingPrediction* best = fastestSetting(values);
+  if (best == nullptr || best->gain < min_gain) return std::nullopt;
   return *best;
+}
+
+// Each DDP bucket cap's run, as `rewrite(cap_bytes)` models it, replayed side by side; a cap
+// whose model cannot be built, replayed or held in memory stays unpredicted.
+template <class Rewrite>
+std::vector<std::optional<Prediction>> predictEachCap(const std::vector<std::uint64_t>& caps_mb, const char* what,
+                                                      const TuneProgress& progress, Rewrite&& rewrite) {
+  std::vector<std::optional<Prediction>> predicted(caps_mb.size());
+  std::mutex progress_lock;
+  std::size_t done = 0;
+  analyzer::parallelFor(caps_mb.size(), [&](std::size_t k) {
+    try {
+      auto rebucketed = rewrite(caps_mb[k] << 20);
+      if (rebucketed.ok()) predicted[k] = rebucketed->predict(nullptr);
+    } catch (const std::exception&) {
+      // Out of memory for one cap: it goes unpredicted, the others stand.
+    }
+    const std::lock_guard<std::mutex> hold(progress_lock);
+    if (progress) progress(what, ++done, caps_mb.size());
+  });
+  return predicted;
+}
+
+SettingPrediction bucketCapSetting(std::uint64_t cap_mb, std::size_t buckets, double predicted_ms, double replay_ms) {
+  SettingPrediction s;
+  s.setting = "bucket_cap_mb";
+  s.value = fmt::format("{}", cap_mb);
+  s.how_to_apply = fmt::format("torch.nn.parallel.DistributedDataParallel(model, ..., bucket_cap_mb={})", cap_mb);
+  s.buckets = buckets;
+  s.predicted_iteration_ms = predicted_ms;
+  s.gain = replay_ms > 0 ? 1.0 - predicted_ms / replay_ms : 0;
+  return s;
 }
 
 // DDP's bucket cap, where the run shows DDP's reducer: each cap of a grid that buckets the
@@ -152,29 +190,13 @@ void predictDdpBucketCaps(TuneReport& r, const WhatIfModel& model, double min_ga
     seen.push_back(std::move(bucket_of));
     caps_mb.push_back(mb);
   }
-  std::vector<std::optional<Prediction>> predicted(caps_mb.size());
-  std::mutex progress_lock;
-  std::size_t done = 0;
-  analyzer::parallelFor(caps_mb.size(), [&](std::size_t k) {
-    try {
-      auto rebucketed = model.withCalls(rebucketDdp(model.calls(), r.ddp, caps_mb[k] << 20));
-      if (rebucketed.ok()) predicted[k] = rebucketed->predict(nullptr);
-    } catch (const std::exception&) {
-      // Out of memory for one cap: it goes unpredicted, the others stand.
-    }
-    const std::lock_guard<std::mutex> hold(progress_lock);
-    if (progress) progress("predicting DDP bucket caps", ++done, caps_mb.size());
-  });
+  const std::vector<std::optional<Prediction>> predicted =
+      predictEachCap(caps_mb, "predicting DDP bucket caps", progress,
+                     [&](std::uint64_t cap_bytes) { return model.withCalls(rebucketDdp(model.calls(), r.ddp, cap_bytes)); });
   for (std::size_t k = 0; k < caps_mb.size(); ++k) {
     if (!predicted[k] || !predicted[k]->ok) continue;
-    SettingPrediction s;
-    s.setting = "bucket_cap_mb";
-    s.value = fmt::format("{}", caps_mb[k]);
-    s.how_to_apply = fmt::format("torch.nn.parallel.DistributedDataParallel(model, ..., bucket_cap_mb={})", caps_mb[k]);
-    s.buckets = seen[k].empty() ? 0 : seen[k].back() + 1;
-    s.predicted_iteration_ms = ms(predicted[k]->iteration_ns);
-    s.gain = r.replay_ms > 0 ? 1.0 - s.predicted_iteration_ms / r.replay_ms : 0;
-    r.ddp_bucket_caps.push_back(std::move(s));
+    r.ddp_bucket_caps.push_back(bucketCapSetting(caps_mb[k], seen[k].empty() ? 0 : seen[k].back() + 1,
+                                                 ms(predicted[k]->iteration_ns), r.replay_ms));
   }
   r.setting = bestSetting(r.ddp_bucket_caps, min_gain);
 }
@@ -197,19 +219,10 @@ void predictDdpCapsBySize(TuneReport& r, const WhatIfModel& model, DdpBucketsByS
     caps_mb.push_back(mb);
   }
   const std::vector<CommFit> fits = ddpBucketFits(model, b);
-  std::vector<std::optional<Prediction>> predicted(caps_mb.size());
-  std::mutex progress_lock;
-  std::size_t done = 0;
-  analyzer::parallelFor(caps_mb.size(), [&](std::size_t k) {
-    try {
-      auto rebucketed = model.withCalls(rebucketDdpBySize(model.calls(), b, caps_mb[k] << 20), fits);
-      if (rebucketed.ok()) predicted[k] = rebucketed->predict(nullptr);
-    } catch (const std::exception&) {
-      // Out of memory for one cap: it goes unpredicted, the others stand.
-    }
-    const std::lock_guard<std::mutex> hold(progress_lock);
-    if (progress) progress("predicting DDP bucket caps from the buckets", ++done, caps_mb.size());
-  });
+  const std::vector<std::optional<Prediction>> predicted =
+      predictEachCap(caps_mb, "predicting DDP bucket caps from the buckets", progress, [&](std::uint64_t cap_bytes) {
+        return model.withCalls(rebucketDdpBySize(model.calls(), b, cap_bytes), fits);
+      });
   if (!predicted[0] || !predicted[0]->ok) {
     r.ddp_by_size.why_not = "the recorded buckets, rewritten, could not be replayed: " +
                             (predicted[0] ? predicted[0]->error : std::string("out of memory"));
@@ -219,14 +232,9 @@ void predictDdpCapsBySize(TuneReport& r, const WhatIfModel& model, DdpBucketsByS
   r.ddp_by_size_baseline_ms = ms(predicted[0]->iteration_ns);
   for (std::size_t k = 1; k < caps_mb.size(); ++k) {
     if (!predicted[k] || !predicted[k]->ok) continue;
-    SettingPrediction s;
-    s.setting = "bucket_cap_mb";
-    s.value = fmt::format("{}", caps_mb[k]);
-    s.how_to_apply = fmt::format("torch.nn.parallel.DistributedDataParallel(model, ..., bucket_cap_mb={})", caps_mb[k]);
-    s.buckets = seen[k].size();
-    s.predicted_iteration_ms = r.replay_ms + ms(predicted[k]->iteration_ns) - r.ddp_by_size_baseline_ms;
-    s.gain = r.replay_ms > 0 ? 1.0 - s.predicted_iteration_ms / r.replay_ms : 0;
-    r.ddp_caps_by_size.push_back(std::move(s));
+    r.ddp_caps_by_size.push_back(bucketCapSetting(
+        caps_mb[k], seen[k].size(), r.replay_ms + ms(predicted[k]->iteration_ns) - r.ddp_by_size_baseline_ms,
+        r.replay_ms));
   }
   auto& why = r.ddp_by_size_assumptions;
   why.push_back(b.cap_bound > 0
@@ -485,9 +493,7 @@ trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const Tu
     TuneReport& r = *report;
     if (r.setting) {
       r.recommendations_note.clear();
-    } else if (r.ddp_by_size.found && !r.ddp_caps_by_size.empty()) {
-      const auto best = std::min_element(r.ddp_caps_by_size.begin(), r.ddp_caps_by_size.end(),
-                                         [](const auto& a, const auto& b) { return a.predicted_iteration_ms < b.predicted_iteration_ms; });
+    } else if (const SettingPrediction* best = fastestSetting(r.ddp_caps_by_size); r.ddp_by_size.found && best) {
       r.recommendations_note += fmt::format("; DDP's bucket_cap_mb, predicted from the {} buckets of its steps, gains "
                                             "less than {:.0f}% at any cap (the best, {} MiB: {})",
                                             r.ddp_by_size.bucket_bytes.size(), 100.0 * resolved.search.min_gain,
