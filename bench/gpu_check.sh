@@ -87,7 +87,7 @@ if [ -d "$build/nccl-tests/single" ]; then
     timeout 120 "$build/bin/syncopate" record -o "$out/nccl-$test" -- "${job[@]}" > "$out/$test.recorded.log" 2>&1 ||
       { echo "  $test: failed or hung under record (see $out/$test.recorded.log)"; status=1; continue; }
     end="$(date +%s.%N)"
-    collectives="$("$python" -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from ops where kind = 4").fetchone()[0])' "$(ls "$out/nccl-$test"/*.sqlite | head -1)")"
+    collectives="$("$python" -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); print(db.execute("select count(*) from ops where kind in (4, 5)").fetchone()[0], "".join(f", {n} {v}" for n, v in db.execute("select name, value from counters where name like '"'"'ops_%'"'"' and value != 0")))' "$(ls "$out/nccl-$test"/*.sqlite | head -1)")"
     "$python" -c 'import sys; a, b, c = map(float, sys.argv[1:4]); print(f"  {sys.argv[4]:<16} {b - a:7.2f} s {c - b:7.2f} s  collectives {sys.argv[5]}")' \
       "$start" "$middle" "$end" "$test" "$collectives"
   done

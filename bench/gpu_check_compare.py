@@ -79,6 +79,10 @@ def main():
               f"total {total / 1e6:.3f} ms vs {reference_total / 1e6:.3f} ms ({relative:+.2%})")
         if name == "kernels":
             ok &= count == reference_count and abs(relative) <= arguments.tolerance
+    store = sqlite3.connect(arguments.store)
+    untimed = ", ".join(f"{name} {value}" for name, value in store.execute(
+        "select name, value from counters where name like 'ops_%' and value != 0 order by name"))
+    print(f"{label}: ops counted untimed or without GPU activity: {untimed or 'none'}")
     print(f"{label}: {'agrees' if ok else 'DIFFERS'} (backend {backend}, tolerance {arguments.tolerance:.0%})")
     return 0 if ok else 1
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "syncopate/collector/stream_order.hpp"
 
@@ -229,6 +230,69 @@ TEST(StreamOrder, OnceDrainedAnOvertakenHeadIsNotWaitedFor) {
   // Nothing finished after the last one: whether it did work is unknown; abandoned, counted.
   order.abandon(timing, counters);
   EXPECT_EQ(counters.ops_untimed_timing_failed.load(), 1u);
+}
+
+// NCCL runs a one-rank in-place all-reduce without a kernel, so nothing later on its stream ever
+// finishes on the GPU; PyTorch's compute stream waits for it through an event, and the host
+// waits for the compute stream's last event each step. That event synchronize proves the compute
+// stream finished up to the record, the wait on it proves the collective's stream finished up to
+// the event it waited for: the collective is written without GPU work, and both streams move on.
+TEST(StreamOrder, AHostSyncProvesWhatItAndTheWaitsBeforeItWaitedFor) {
+  preload::StreamOrder order;
+  ScriptedTiming timing;
+  preload::RecorderCounters counters;
+  constexpr std::int64_t kReturnedNs = 2'000'000'000;
+  const auto device_of = [](trace::StreamId) { return 0; };
+  order.add(pending(trace::OpKind::Collective, 1, 1, 100), 1000);  // no activity ever
+  order.add(pending(trace::OpKind::EventRecord, 1, 2, preload::kStreamOrderTicket, 7), 1100);
+  order.add(pending(trace::OpKind::StreamWait, 2, 3, preload::kStreamOrderTicket, 7), 1200);
+  order.add(pending(trace::OpKind::Kernel, 2, 4, 101), 1300);
+  order.add(pending(trace::OpKind::EventRecord, 2, 5, preload::kStreamOrderTicket, 8), 1400);
+  timing.answers[101] = {Resolution::Resolved, 3000, 4000};
+  EXPECT_TRUE(resolve(order, timing, counters, kReturnedNs, /*drained=*/false).empty())
+      << "nothing proves the collective finished yet";
+
+  order.noteHostSync(trace::OpRecord::syncEvent(8, trace::kNoStream, 6, 5000, kReturnedNs), device_of);
+  EXPECT_TRUE(resolve(order, timing, counters, kReturnedNs + 100'000'000).empty())
+      << "its times may still be on their way a while after the sync returned";
+  auto ops = resolve(order, timing, counters, kReturnedNs + 600'000'000);
+  ASSERT_EQ(ops.size(), 5u);
+  std::map<std::uint32_t, trace::OpRecord> by_correlation;
+  for (const auto& op : ops) by_correlation[op.correlation_id] = op;
+  EXPECT_EQ(by_correlation[1].start_ns, 1000);
+  EXPECT_EQ(by_correlation[1].end_ns, 1000);
+  EXPECT_EQ(by_correlation[3].start_ns, 1200) << "the wait, once its record is placed";
+  EXPECT_EQ(by_correlation[4].start_ns, 3000);
+  EXPECT_EQ(by_correlation[5].start_ns, 4000);
+  EXPECT_EQ(counters.ops_without_gpu_activity.load(), 1u);
+  EXPECT_EQ(counters.ops_untimed_timing_failed.load(), 0u);
+  EXPECT_EQ(order.pendingCount(), 0u);
+}
+
+// A stream synchronize proves its stream up to the call, nothing issued after it; a device
+// synchronize proves that device's streams, not another device's.
+TEST(StreamOrder, ASyncProvesOnlyWhatWasIssuedBeforeItOnWhatItWaitedFor) {
+  preload::StreamOrder order;
+  ScriptedTiming timing;
+  preload::RecorderCounters counters;
+  constexpr std::int64_t kReturnedNs = 2'000'000'000;
+  const auto device_of = [](trace::StreamId stream) { return stream == 3 ? 1 : 0; };
+  order.add(pending(trace::OpKind::Collective, 1, 1, 100), 1000);  // no activity ever
+  order.add(pending(trace::OpKind::Collective, 1, 2, 101), 7000);  // issued after the sync below
+  order.add(pending(trace::OpKind::Collective, 2, 3, 102), 1000);  // no activity ever
+  order.add(pending(trace::OpKind::Collective, 3, 4, 103), 1000);  // device 1: no activity ever
+  order.noteHostSync(trace::OpRecord::syncStream(1, 5, 5000, kReturnedNs), device_of);
+  auto ops = resolve(order, timing, counters, kReturnedNs + 600'000'000);
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0].correlation_id, 1u);
+
+  order.noteHostSync(trace::OpRecord::syncDevice(trace::SyncKind::Device, 0, 6, 8000, kReturnedNs + 1), device_of);
+  ops = resolve(order, timing, counters, kReturnedNs + 700'000'000);
+  std::set<std::uint32_t> correlations;
+  for (const auto& op : ops) correlations.insert(op.correlation_id);
+  EXPECT_EQ(correlations, (std::set<std::uint32_t>{2, 3}));
+  EXPECT_EQ(order.pendingCount(), 1u) << "device 1's collective is not proven by device 0's synchronize";
+  EXPECT_EQ(counters.ops_without_gpu_activity.load(), 3u);
 }
 
 }  // namespace

@@ -110,9 +110,10 @@ bool BackgroundThread::stopWithin(std::int64_t deadline_ns, std::int64_t gpu_dea
 
 namespace {
 
-// Records from a thread's ring: pending ops go to stream order, everything else to the batch.
+// Records from a thread's ring: pending ops go to stream order, everything else to the batch;
+// stream order also learns what each host synchronization proves finished.
 void sortDrained(std::span<const trace::Record> records, std::vector<trace::Record>& batch, StreamOrder& order,
-                 std::int64_t& last_call_ns) {
+                 const StreamOrder::DeviceOfStream& device_of, std::int64_t& last_call_ns) {
   for (const trace::Record& record : records) {
     if (record.type() == trace::RecordType::ApiCall) {
       last_call_ns = record.as<trace::ApiCallRecord>().start_ns;
@@ -122,6 +123,7 @@ void sortDrained(std::span<const trace::Record> records, std::vector<trace::Reco
         order.add(op, last_call_ns);
         continue;
       }
+      if (op.kind == trace::OpKind::HostSync) order.noteHostSync(op, device_of);
     }
     batch.push_back(record);
   }
@@ -186,12 +188,16 @@ void BackgroundThread::noteNcclProfiler() {
 
 void BackgroundThread::drainRings() {
   State& s = *state_;
+  const StreamOrder::DeviceOfStream device_of = [this](trace::StreamId stream) {
+    const std::optional<trace::CatalogStream> info = recorder_.catalog().stream(stream);
+    return info ? info->device : -1;
+  };
   for (ThreadState* thread : recorder_.threadsSnapshot()) {
     bool exited = thread->exited.load(std::memory_order_acquire);
     std::int64_t last_call_ns = 0;
     s.batch.clear();
     thread->ring->drain([&](std::span<const trace::Record> records) {
-      sortDrained(records, s.batch, s.order, last_call_ns);
+      sortDrained(records, s.batch, s.order, device_of, last_call_ns);
     });
     if (s.writer && !s.batch.empty()) (void)s.writer->append(thread->thread_id, s.batch);
     if (exited && thread->ring->sizeApprox() == 0) recorder_.forgetThread(thread);

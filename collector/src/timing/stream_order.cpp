@@ -32,10 +32,11 @@ void StreamOrder::add(const trace::OpRecord& pending, std::int64_t issue_ns) {
   while (at != entries.begin() && std::prev(at)->issue_ns > issue_ns) --at;
   entries.insert(at, {pending, ticket, issue_ns});
   ++pending_;
-  if (pending.kind == trace::OpKind::EventRecord) noteRecorded(pending.detail, issue_ns, -1);
+  if (pending.kind == trace::OpKind::EventRecord) noteRecorded(pending.detail, pending.stream_id, issue_ns, -1);
 }
 
-void StreamOrder::noteRecorded(trace::EventId event, std::int64_t issue_ns, std::int64_t time_ns) {
+void StreamOrder::noteRecorded(trace::EventId event, trace::StreamId stream, std::int64_t issue_ns,
+                               std::int64_t time_ns) {
   std::vector<RecordPoint>& points = records_[event];
   for (RecordPoint& point : points) {
     if (point.issue_ns == issue_ns) {
@@ -44,17 +45,61 @@ void StreamOrder::noteRecorded(trace::EventId event, std::int64_t issue_ns, std:
     }
   }
   if (points.size() == kRecordHistory) points.erase(points.begin());
-  points.push_back({issue_ns, time_ns});
+  points.push_back({stream, issue_ns, time_ns});
 }
 
-std::int64_t StreamOrder::recordedTimeBefore(trace::EventId event, std::int64_t issue_ns) const {
+const StreamOrder::RecordPoint* StreamOrder::recordBefore(trace::EventId event, std::int64_t issue_ns) const {
   auto found = records_.find(event);
-  if (found == records_.end()) return 0;
+  if (found == records_.end()) return nullptr;
   const RecordPoint* latest = nullptr;
   for (const RecordPoint& point : found->second) {
     if (point.issue_ns <= issue_ns && (latest == nullptr || point.issue_ns > latest->issue_ns)) latest = &point;
   }
+  return latest;
+}
+
+std::int64_t StreamOrder::recordedTimeBefore(trace::EventId event, std::int64_t issue_ns) const {
+  const RecordPoint* latest = recordBefore(event, issue_ns);
   return latest == nullptr ? 0 : latest->time_ns;
+}
+
+void StreamOrder::noteHostSync(const trace::OpRecord& sync, const DeviceOfStream& device_of) {
+  switch (sync.syncKind()) {
+    case trace::SyncKind::Stream: proveFinished(sync.stream_id, sync.start_ns, sync.end_ns); break;
+    case trace::SyncKind::Event:
+      if (const RecordPoint* point = recordBefore(sync.detail, sync.start_ns)) {
+        proveFinished(point->stream, point->issue_ns, sync.end_ns);
+      }
+      break;
+    default: {  // the device (or context) of `detail`: each of its streams
+      std::vector<trace::StreamId> streams;
+      for (const auto& [stream, queue] : queues_) {
+        if (device_of(stream) == static_cast<std::int32_t>(sync.detail)) streams.push_back(stream);
+      }
+      for (trace::StreamId stream : streams) proveFinished(stream, sync.start_ns, sync.end_ns);
+      break;
+    }
+  }
+}
+
+void StreamOrder::proveFinished(trace::StreamId stream, std::int64_t through_ns, std::int64_t at_ns) {
+  std::vector<std::pair<trace::StreamId, std::int64_t>> proofs{{stream, through_ns}};
+  while (!proofs.empty()) {
+    const auto [id, through] = proofs.back();
+    proofs.pop_back();
+    Queue& queue = queues_[id];
+    // Watermarks only rise, so a cycle of waits ends here.
+    if (through <= queue.proven_through_ns) continue;
+    queue.proven_through_ns = through;
+    queue.proven_at_ns = at_ns;
+    for (const Entry& entry : queue.entries) {
+      if (entry.issue_ns > through) break;  // a queue is in issue order
+      if (entry.op.kind != trace::OpKind::StreamWait) continue;
+      if (const RecordPoint* point = recordBefore(entry.op.detail, entry.issue_ns)) {
+        proofs.emplace_back(point->stream, point->issue_ns);
+      }
+    }
+  }
 }
 
 void StreamOrder::placeInStreamOrder(Queue& queue, Entry& entry, std::vector<trace::Record>& out) {
@@ -75,7 +120,7 @@ bool StreamOrder::resolveHead(Queue& queue, Entry& entry, const Pass& pass) {
       queue.last_end_ns = std::max(queue.last_end_ns, recorded);
     }
     placeInStreamOrder(queue, entry, pass.out);
-    if (op.kind == trace::OpKind::EventRecord) noteRecorded(op.detail, entry.issue_ns, op.start_ns);
+    if (op.kind == trace::OpKind::EventRecord) noteRecorded(op.detail, op.stream_id, entry.issue_ns, op.start_ns);
     return true;
   }
   std::int64_t start = 0;
@@ -103,6 +148,7 @@ bool StreamOrder::resolveHead(Queue& queue, Entry& entry, const Pass& pass) {
 
 bool StreamOrder::withoutGpuWork(Queue& queue, Entry& entry, const Pass& pass) {
   if (entry.pending_since_ns == 0) entry.pending_since_ns = pass.now_ns;
+  if (entry.overtaken_ns == 0 && entry.issue_ns <= queue.proven_through_ns) entry.overtaken_ns = queue.proven_at_ns;
   if (entry.overtaken_ns == 0) {
     if (!pass.drained &&
         (pass.now_ns - entry.pending_since_ns < kLookAheadAfterNs || pass.now_ns < queue.next_look_ahead_ns)) {

@@ -45,6 +45,15 @@ std::size_t recvElements(CollKind kind, std::size_t count, int nranks, bool is_r
   }
 }
 
+// NCCL gives a one-rank communicator's collective no kernel when its reduction leaves the data
+// as it is (taskAppend: a built-in sum, product, min or max; an average or a user's pre-multiplied
+// sum does scale it): the result is the input.
+bool runsWithoutKernel(const CommState& state, const CollectiveArgs& args) {
+  return state.nranks() == 1 && !args.premul && args.op != RedOp::Avg &&
+         (args.kind == CollKind::AllReduce || args.kind == CollKind::Reduce || args.kind == CollKind::Broadcast ||
+          args.kind == CollKind::AllGather || args.kind == CollKind::ReduceScatter);
+}
+
 Status invalid(const char* api, const std::string& what) {
   return Status::error(ncclInvalidArgument, std::string(api) + ": " + what);
 }
@@ -157,6 +166,7 @@ ncclResult_t collective(const char* api, CollKind kind, const void* sendbuff, vo
   event.collApi.root = args.root;
   event.collApi.stream = stream;
   call.api_event = profileApiCall(*state, event);
+  if (runsWithoutKernel(*state, args)) return submitWithoutKernel(call, count * es);
   return submitCall(std::move(call));
 }
 

@@ -134,6 +134,13 @@ ncclResult_t submitCall(PendingCall call) {
   return ncclSuccess;
 }
 
+ncclResult_t submitWithoutKernel(const PendingCall& call, std::size_t bytes) {
+  const Status st = copyWithoutKernel(call, bytes);
+  if (!inGroup()) endGroupApi(std::exchange(t_group.api_event, GroupApiEvent{}));
+  if (!st.ok()) return inGroup() ? rejectCall(st) : fail(st);
+  return ncclSuccess;
+}
+
 ncclResult_t submitJoin(PendingJoin join) {
   if (inGroup()) {
     t_group.joins.push_back(std::move(join));

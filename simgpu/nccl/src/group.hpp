@@ -16,6 +16,9 @@ ncclResult_t groupEnd();
 ncclResult_t groupSimulateEnd(ncclSimInfo_t* info);
 
 ncclResult_t submitCall(PendingCall call);
+// A collective NCCL completes without a kernel (a one-rank communicator): its copy, if any, goes
+// on the stream at once, in a group or not, and nothing joins the group's launch.
+ncclResult_t submitWithoutKernel(const PendingCall& call, std::size_t bytes);
 ncclResult_t submitJoin(PendingJoin join);
 // A call's argument error: printed, recorded for the group, returned.
 ncclResult_t rejectCall(const Status& why);

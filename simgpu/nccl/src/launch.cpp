@@ -2,6 +2,7 @@
 
 #include "arrival_floors.hpp"
 
+#include "simgpu/core/copies.hpp"
 #include "simgpu/core/runtime.hpp"
 #include "simgpu/core/stream_op.hpp"
 #include "simgpu/core/streams.hpp"
@@ -334,6 +335,20 @@ Status launchCalls(std::vector<PendingCall> calls, const GroupApiEvent& group_ap
     }
   }
   return Status::success();
+}
+
+Status copyWithoutKernel(const PendingCall& call, std::size_t bytes) {
+  if (call.coll.send == call.coll.recv || bytes == 0) return Status::success();
+  const cudaError_t err = onDevice(call.comm->device(), [&] {
+    simgpu::CopyShape shape;
+    shape.width = bytes;
+    return simgpu::enqueueCopy(call.coll.recv, call.coll.send, shape, simgpu::CopyDirection::DeviceToDevice, call.stream,
+                               /*wait=*/false);
+  });
+  if (err == cudaSuccess) return Status::success();
+  return Status::error(ncclUnhandledCudaError, std::string("nccl") + call.func +
+                                                   ": cannot copy sendbuff to recvbuff on the stream (CUDA error " +
+                                                   std::to_string(static_cast<int>(err)) + ")");
 }
 
 float estimateMicroseconds(const std::vector<PendingCall>& calls) {

@@ -26,6 +26,10 @@ int NcclTestsSweep::callsPerDevice(int calls_per_run) const {
   return (warmups + timed) * calls_per_run;
 }
 
+int NcclTestsSweep::inPlaceCallsPerDevice(int calls_per_run) const {
+  return sizes() * (1 + iterations + checks) * calls_per_run;
+}
+
 std::vector<NcclTestsRow> resultRows(const std::string& output) {
   std::vector<NcclTestsRow> rows;
   std::istringstream lines(output);

@@ -25,6 +25,8 @@ struct NcclTestsSweep {
   // the sweep, BenchTime runs out-of-place then in-place, each once to synchronise, then
   // `iterations` times timed, then `checks` times to check the data.
   int callsPerDevice(int calls_per_run) const;
+  // Of those, the in-place ones (BenchTime's second half, per size).
+  int inPlaceCallsPerDevice(int calls_per_run) const;
   // How many result rows it prints: one per size of the sweep.
   int sizes() const;
 };

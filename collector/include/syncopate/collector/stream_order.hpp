@@ -16,10 +16,21 @@
 // finished too; if its times have still not arrived a while later (or at all, once the backend
 // has drained at exit), it is written the same way as a 0-byte copy and counted
 // (ops_without_gpu_activity).
+//
+// Later work on the head's own stream is not the only proof. A host call that returned only once
+// GPU work had finished proves that work done (noteHostSync): a stream synchronize, everything
+// issued to that stream before it; an event synchronize, everything issued to the event's stream
+// before its record; a device or context synchronize, every stream of that device. And work a
+// proven stream waited for (cudaStreamWaitEvent) is done too: the stream the event was recorded
+// on, up to that record. This is what ends the wait when nothing later on the stream did GPU
+// work: NCCL runs a collective of one rank without a kernel (in place: no work at all), so a
+// one-GPU job's all-reduce stream holds nothing that CUPTI reports, and PyTorch's compute stream
+// waits on it.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <unordered_map>
 #include <vector>
 
@@ -46,6 +57,12 @@ class StreamOrder {
 
   std::size_t pendingCount() const noexcept { return pending_; }
 
+  // The device a stream belongs to (-1 when not known).
+  using DeviceOfStream = std::function<std::int32_t(trace::StreamId)>;
+  // `sync` is a finished HostSync record (start_ns: the call began, end_ns: it returned): the work
+  // it proves finished, and the work that work waited for, is done on the GPU since its return.
+  void noteHostSync(const trace::OpRecord& sync, const DeviceOfStream& device_of);
+
   // Gives up on whatever is still pending (at exit, after the backend drained): counted.
   void abandon(TimingBackend& timing, RecorderCounters& counters);
 
@@ -61,6 +78,9 @@ class StreamOrder {
     std::deque<Entry> entries;
     std::int64_t last_end_ns = 0;
     std::int64_t next_look_ahead_ns = 0;
+    // Ops issued up to here are known finished on the GPU, since proven_at_ns (noteHostSync).
+    std::int64_t proven_through_ns = 0;
+    std::int64_t proven_at_ns = 0;
   };
   struct Pass {
     TimingBackend& timing;
@@ -71,6 +91,7 @@ class StreamOrder {
   };
   // When an event was recorded (issue time) and, once known, its GPU time.
   struct RecordPoint {
+    trace::StreamId stream;
     std::int64_t issue_ns;
     std::int64_t time_ns;  // -1 while the record is pending
   };
@@ -84,7 +105,11 @@ class StreamOrder {
   // The latest record of `event` issued before `issue_ns`: its time, -1 while pending, 0 when
   // there is none.
   std::int64_t recordedTimeBefore(trace::EventId event, std::int64_t issue_ns) const;
-  void noteRecorded(trace::EventId event, std::int64_t issue_ns, std::int64_t time_ns);
+  // The latest record of `event` issued at or before `issue_ns`, or null.
+  const RecordPoint* recordBefore(trace::EventId event, std::int64_t issue_ns) const;
+  void noteRecorded(trace::EventId event, trace::StreamId stream, std::int64_t issue_ns, std::int64_t time_ns);
+  // Ops issued to `stream` up to `through_ns` finished by `at_ns`, and so did what they waited for.
+  void proveFinished(trace::StreamId stream, std::int64_t through_ns, std::int64_t at_ns);
 
   std::unordered_map<trace::StreamId, Queue> queues_;
   std::unordered_map<trace::EventId, std::vector<RecordPoint>> records_;
