@@ -721,6 +721,34 @@ TEST(Scheduler, TheLegacyStreamIsAnOrdinaryStreamBesideNonBlockingCollectiveStre
   EXPECT_TRUE(s.active());
 }
 
+// A synchronize of the legacy stream covers the blocking streams' work, not the non-blocking
+// ones': PyTorch's loss.item() on its compute stream does not wait for the all-reduces on its
+// NCCL streams, and neither does the host under a plan. Where the collectives came from a blocking
+// stream, the host still waits for every unit redirected from it.
+TEST(Scheduler, ALegacyStreamSyncWaitsOnlyForTheWorkItCovers) {
+  for (const bool blocking : {false, true}) {
+    SCOPED_TRACE(blocking ? "collectives on a blocking stream" : "collectives on a non-blocking stream");
+    CallProgram p;
+    Call ar = p.allReduce(kS, grad(0), kLayerFloats);
+    ar.blocking_stream = blocking;
+    ScheduleRules rules;
+    rules.groups.push_back(planOf({ar}, {0}, {1}, {{0, 0}}));
+    ActionLog log;
+    Scheduler s(rules, log, smallLimits());
+    s.onCall(ar);
+    s.onCall(p.kernel(kS, {kActs}));
+    s.onCall(p.of(CallKind::StreamSync, kLegacyStream));
+    const Lines non_blocking = {"record 0 on s1", "call 2", "agree", "wait comm 0", "unit 1 [0+256] contiguous on comm",
+                                "record 8 on comm", "call 3"};
+    const Lines expected = blocking ? Lines{"record 0 on s1", "call 2", "agree", "wait comm 0",
+                                            "unit 1 [0+256] contiguous on comm", "record 8 on comm", "call 3",
+                                            "host wait 8"}
+                                    : non_blocking;
+    EXPECT_EQ(log.lines, expected);
+    EXPECT_TRUE(s.active());
+  }
+}
+
 // Invariant 3: a table that overflows (buffers, application events, streams) disables the plan:
 // what is held is issued in its original order and every call from there is the application's.
 TEST(Scheduler, OverflowingATableDisablesThePlanInTheOriginalOrder) {

@@ -112,7 +112,12 @@ void ProgramBuilder::passthrough(const Call& call) {
     }
     case CallKind::StreamSync:
       if (call.stream == kLegacyStream) {
-        for (std::uint32_t op : last_op_) hostWaitFor(op);
+        // The legacy stream's work waited for every blocking stream's, so its synchronize does
+        // too; non-blocking streams' (PyTorch's NCCL streams, the runtime's) it does not.
+        const analyzer::Index run_rank = model_.calls().ranks[rank_].rank;
+        for (const auto& [handle, s] : streams_) {
+          if (!model_.notBlocking(run_rank, handle)) hostWaitFor(last_op_[s]);
+        }
       } else {
         hostWaitFor(last_op_[stream(call.stream)]);
       }

@@ -525,10 +525,14 @@ void Scheduler::onEventRecord(const Call& call) {
   }
 }
 
+std::uint32_t Scheduler::orderedStreamIndex(StreamHandle stream) {
+  return stream == kLegacyStream && legacyMustWait() ? kNone : streamIndex(stream);
+}
+
 void Scheduler::onStreamWait(const Call& call) {
-  const std::uint32_t s = call.stream == kLegacyStream ? kNone : streamIndex(call.stream);
+  const std::uint32_t s = orderedStreamIndex(call.stream);
   exec_.passthrough(call);
-  if (s == kNone) return;  // the legacy stream: nothing to follow
+  if (s == kNone) return;  // the legacy stream waits for everything anyway: nothing to follow
   mergeHostClock(s);
   if (AppEvent* e = appEvent(call.event, false)) {
     const std::uint32_t* ec = appEventClock(e);
@@ -547,13 +551,13 @@ void Scheduler::onHostSync(const Call& call) {
   const bool legacy = call.stream == kLegacyStream;
   switch (call.kind) {
     case CallKind::StreamSync: {
-      if (legacy) {  // synchronises every blocking stream: cover all redirected work
+      const std::uint32_t s = orderedStreamIndex(call.stream);
+      if (legacy && s == kNone) {  // synchronises every blocking stream: cover all redirected work
         exec_.passthrough(call);
         if (units_ > host_waited_units_) exec_.hostWait(unitSlot(units_ - 1));
         host_waited_units_ = units_;
         return;
       }
-      const std::uint32_t s = streamIndex(call.stream);
       if (s == kNone) {
         disable(Fallback::CapacityExceeded, call);
         exec_.passthrough(call);
@@ -586,7 +590,7 @@ void Scheduler::onHostSync(const Call& call) {
       return;
     }
     case CallKind::StreamQuery: {
-      const std::uint32_t s = legacy ? kNone : streamIndex(call.stream);
+      const std::uint32_t s = orderedStreamIndex(call.stream);
       const std::uint64_t pending = s == kNone ? units_ : streams_[s].origin_units;
       if (pending > (s == kNone ? host_waited_units_ : waitedUnits(s))) {
         exec_.queryWith(call, unitSlot(pending - 1));

@@ -277,6 +277,9 @@ trace::Result<WhatIfModel> WhatIfModel::build(const analyzer::RunModel& m, const
   }
   if (!w.mirror_absent_) w.partial_comms_ = partialCommunicators(w.calls_);
   w.absent_peers_start_ = absentPeersStarts(m, w.calls_, w.partial_comms_);
+  for (const analyzer::StreamInfo& stream : m.streams) {
+    w.app_streams_[{stream.rank, static_cast<StreamHandle>(stream.handle)}] = stream.non_blocking;
+  }
 
   if (trace::Status st = w.setWindows(); !st) return st;
 

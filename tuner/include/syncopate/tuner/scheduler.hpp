@@ -162,6 +162,9 @@ class Scheduler {
   void onHostSync(const Call& call);
   void onBarrier(const Call& call, Fallback why);
   bool legacyMustWait();
+  // The stream's index, or kNone for the legacy stream while it must wait for everything (a
+  // wait on it, a synchronize or a query of it then covers all redirected work).
+  std::uint32_t orderedStreamIndex(StreamHandle stream);
   void flush();
   void issuePlanned(const GroupPlan& plan);
   // Every bucket one reduction, and only all-reduce buckets fused or split.

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -133,6 +134,14 @@ class WhatIfModel {
     return it == absent_peers_start_.end() ? std::nullopt : std::optional<std::int64_t>(it->second);
   }
   analyzer::OpClass opClass(analyzer::Index op) const { return op_class_[op]; }
+  // Whether `stream` of rank row `run_rank` (RunModel::ranks) is not one of the application's
+  // blocking streams: one it made with cudaStreamNonBlocking, or one the runtime made (those are
+  // non-blocking). A synchronize of the legacy stream does not wait for its work.
+  bool notBlocking(analyzer::Index run_rank, StreamHandle stream) const {
+    if (stream == kLegacyStream) return false;
+    auto it = app_streams_.find({run_rank, stream});
+    return it == app_streams_.end() || it->second;
+  }
   // The window of calls of rank row `r` that is simulated: [begin, end).
   std::pair<std::size_t, std::size_t> windowCalls(std::size_t r) const { return window_[r]; }
 
@@ -157,6 +166,7 @@ class WhatIfModel {
   std::int32_t job_ranks_ = 0;
   std::unordered_map<std::uint64_t, std::int32_t> modelled_members_;  // per communicator: modelled ranks on it
   std::unordered_map<analyzer::Index, std::int64_t> absent_peers_start_;
+  std::map<std::pair<analyzer::Index, StreamHandle>, bool> app_streams_;  // (rank row, handle) -> non-blocking
   double measured_ns_ = 0;
   std::vector<double> measured_per_iteration_;
   RecordedChannels channels_;
