@@ -83,6 +83,10 @@ def main():
     untimed = ", ".join(f"{name} {value}" for name, value in store.execute(
         "select name, value from counters where name like 'ops_%' and value != 0 order by name"))
     print(f"{label}: ops counted untimed or without GPU activity: {untimed or 'none'}")
+    unnamed = store.execute("select count(*) from ops o join strings s on s.id = o.name_id "
+                            "where o.kind = 1 and s.value = '<unnamed kernel>'").fetchone()[0]
+    unreadable = store.execute("select count(distinct correlation_id) from op_args where arg_index = 65535").fetchone()[0]
+    print(f"{label}: kernels without a name {unnamed}, launches without a readable parameter layout {unreadable}")
     print(f"{label}: {'agrees' if ok else 'DIFFERS'} (backend {backend}, tolerance {arguments.tolerance:.0%})")
     return 0 if ok else 1
 

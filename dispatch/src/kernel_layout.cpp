@@ -46,6 +46,11 @@ Answer ask(QueryContext& context, std::size_t index, std::size_t& offset, std::s
   const KernelInfo& kernel = context.kernel;
   if (kernel.driverFunction != nullptr) {
     const DriverHelpers* helpers = driverHelpers();
+    if (kernel.libraryKernel) {
+      if (helpers == nullptr || helpers->cuKernelGetParamInfo == nullptr) return Answer::Missing;
+      return driverAnswer(
+          helpers->cuKernelGetParamInfo(reinterpret_cast<CUkernel>(kernel.driverFunction), index, &offset, &size));
+    }
     if (helpers == nullptr || helpers->cuFuncGetParamInfo == nullptr) return Answer::Missing;
     return driverAnswer(helpers->cuFuncGetParamInfo(kernel.driverFunction, index, &offset, &size));
   }

@@ -86,12 +86,21 @@ const KernelInfo* KernelRegistry::findOrNameDriverFunction(CUfunction function) 
   auto key = reinterpret_cast<std::uintptr_t>(function);
   if (const KernelInfo* info = byDriverFunction.find(key)) return info;
   const char* name = nullptr;
+  bool library_kernel = false;
   const DriverHelpers* helpers = driverHelpers();
   if (helpers == nullptr || helpers->cuFuncGetName == nullptr || helpers->cuFuncGetName(&name, function) != CUDA_SUCCESS) {
     name = nullptr;
+    // cuBLAS and cuBLASLt launch the CUkernels of the libraries they load (cuLibraryGetKernel),
+    // which the CUfunction queries refuse.
+    library_kernel = helpers != nullptr && helpers->cuKernelGetName != nullptr &&
+                     helpers->cuKernelGetName(&name, reinterpret_cast<CUkernel>(function)) == CUDA_SUCCESS;
+    if (!library_kernel) name = nullptr;
   }
   KernelInfo* info = add(nullptr, name);
-  if (info != nullptr) info->driverFunction = function;
+  if (info != nullptr) {
+    info->driverFunction = function;
+    info->libraryKernel = library_kernel;
+  }
   if (info == nullptr || !byDriverFunction.insert(key, info)) {
     overflow_.fetch_add(1, std::memory_order_relaxed);
   }

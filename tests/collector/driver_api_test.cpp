@@ -4,6 +4,8 @@
 // of the runtime finds cuGetProcAddress so); every call still reaches the driver exactly once.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "support/child_process.hpp"
 #include "support/recorded_store.hpp"
 #include "support/recording.hpp"
@@ -44,6 +46,43 @@ TEST(DriverApi, EntryPointsAreHandedOutAsInterposersAndRecorded) {
   for (const ApiCall& call : store.api_calls) launch_calls += call.name == "cuLaunchKernel" ? 1 : 0;
   EXPECT_EQ(launch_calls, 8);
   EXPECT_EQ(store.counter("driver_entry_points_untraced"), 0);
+}
+
+// cuBLAS and cuBLASLt launch the kernels of the libraries they load: CUkernels, which
+// cuLaunchKernel takes in place of a CUfunction and the CUfunction queries refuse. Each is named
+// by cuKernelGetName and its parameters read through cuKernelGetParamInfo, so its pointer
+// argument is known (on an H200 under PyTorch, every cuBLAS kernel was "<unnamed kernel>" and
+// 16 of them a step had no readable layout: the tuner's runtime made them barriers).
+TEST(DriverApi, ALibrarysKernelIsNamedAndItsParametersRead) {
+  TempDir dir;
+  auto environment = recordingEnvironment({dir.path(), "events"});
+  environment["LD_LIBRARY_PATH"] = (buildDir() / "lib" / "collector-test-driver").string() + ":" +
+                                   (buildDir() / "lib" / "simgpu").string();
+  ChildResult result =
+      run({(buildDir() / "bin" / "collector_driver_client").string(), "library"}, environment, std::chrono::seconds(60));
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  auto printed = keyValues(result.out, "driver_client ");
+  ASSERT_EQ(printed["library_launches"], "2");
+  EXPECT_EQ(printed["reached_launches"], "2");
+
+  auto stores = readRun(dir.path());
+  ASSERT_EQ(stores.size(), 1u);
+  const RecordedStore& store = stores.front();
+  ASSERT_EQ(store.count(OpKind::Kernel), 2);
+  std::set<std::int64_t> launched;
+  for (const Op* op : store.opsOf(OpKind::Kernel)) {
+    EXPECT_EQ(op->name, "fake_library_kernel");
+    ASSERT_TRUE(op->row.correlation_id.has_value());
+    launched.insert(*op->row.correlation_id);
+  }
+  int arguments = 0;
+  for (const auto& arg : store.op_args) {
+    if (launched.count(arg.correlation_id) == 0) continue;
+    EXPECT_EQ(arg.arg_index, 0) << "one pointer, at the parameter the driver gave (not an unknown layout)";
+    EXPECT_EQ(arg.address, std::stoll(printed["argument"], nullptr, 16));
+    ++arguments;
+  }
+  EXPECT_EQ(arguments, 2);
 }
 
 }  // namespace

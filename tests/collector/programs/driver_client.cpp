@@ -6,19 +6,46 @@
 // where handed_out and by_handle say whether the entry points it was given, by cuGetProcAddress
 // and by handle, are the preloaded interposer (the symbol the process-wide lookup finds), and
 // reached_* what the driver itself saw.
+//   driver_client library
+// launches a library's kernel (a CUkernel from cuLibraryGetKernel, as cuBLAS does) twice, with a
+// pointer argument, and prints
+//   driver_client library_launches=2 argument=<the pointer, hex> reached_launches=<n>
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
 #include <cstdio>
+#include <cstring>
 
 extern "C" int fakeDriverLaunches();
 extern "C" int fakeDriverCopies();
 
-int main() {
+namespace {
+
+int launchLibraryKernel() {
+  CUkernel kernel = nullptr;
+  if (cuLibraryGetKernel(&kernel, nullptr, "fake_library_kernel") != CUDA_SUCCESS) return 1;
+  void* argument = nullptr;  // device memory, which the parameter's word is found in
+  if (cudaMalloc(&argument, 256) != cudaSuccess) return 1;
+  void* params[] = {&argument};
+  for (int i = 0; i < 2; ++i) {
+    if (cuLaunchKernel(reinterpret_cast<CUfunction>(kernel), 2, 1, 1, 64, 1, 1, 0, nullptr, params, nullptr) !=
+        CUDA_SUCCESS) {
+      return 1;
+    }
+  }
+  cudaDeviceSynchronize();
+  std::printf("driver_client library_launches=2 argument=%p reached_launches=%d\n", argument, fakeDriverLaunches());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
   // The runtime is used too (as by any real program), which also gives the collector its device.
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || cuInit(0) != CUDA_SUCCESS) return 1;
+  if (argc > 1 && std::strcmp(argv[1], "library") == 0) return launchLibraryKernel();
   void* entry = nullptr;
   CUdriverProcAddressQueryResult status{};
   if (cuGetProcAddress_v2("cuLaunchKernel", &entry, 12080, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS) return 1;

@@ -4,7 +4,10 @@
 // launches and copies that reach it. A function that is one of simgpu's kernels (a CUfunction
 // from cudaGetFuncBySymbol) runs on simgpu's stream, with its layout from simgpu's module, so
 // that the runtime's ordering of driver launches can be checked by their results; any other
-// function is a placeholder that only counts.
+// function is a placeholder that only counts. Its one library kernel (cuLibraryGetKernel) is a
+// CUkernel, which cuLaunchKernel takes in place of a CUfunction and which, as the driver
+// documents, is named and queried through cuKernelGetName/cuKernelGetParamInfo: the CUfunction
+// queries refuse it here.
 #include <cuda.h>
 
 #include <simgpu/core/kernels.hpp>
@@ -17,7 +20,13 @@ namespace {
 std::atomic<int> launches{0};
 std::atomic<int> copies{0};
 
-const simgpu::KernelInfo* simgpuKernel(CUfunction f) { return simgpu::kernelFromHandle(f); }
+// The library kernel's handle, and its one parameter: a pointer.
+const CUkernel kLibraryKernel = reinterpret_cast<CUkernel>(0x5678);
+bool isLibraryKernel(CUfunction f) { return reinterpret_cast<CUkernel>(f) == kLibraryKernel; }
+
+const simgpu::KernelInfo* simgpuKernel(CUfunction f) {
+  return isLibraryKernel(f) ? nullptr : simgpu::kernelFromHandle(f);
+}
 
 CUresult driverResult(cudaError_t error) {
   switch (error) {
@@ -76,6 +85,7 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr, const void*, size_t, CUstream) {
 }
 
 CUresult cuFuncGetName(const char** name, CUfunction f) {
+  if (isLibraryKernel(f)) return CUDA_ERROR_INVALID_HANDLE;
   const simgpu::KernelInfo* k = simgpuKernel(f);
   *name = k != nullptr ? k->mangled.c_str() : "fake_driver_kernel";
   return CUDA_SUCCESS;
@@ -83,10 +93,31 @@ CUresult cuFuncGetName(const char** name, CUfunction f) {
 
 // The placeholder function has no parameters.
 CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t* offset, size_t* size) {
+  if (isLibraryKernel(f)) return CUDA_ERROR_INVALID_HANDLE;
   const simgpu::KernelInfo* k = simgpuKernel(f);
   if (k == nullptr) return CUDA_ERROR_INVALID_VALUE;
   const cudaError_t answer = simgpu::kernelParamInfo(k, index, offset, size, nullptr);
   return answer == cudaErrorNotSupported ? CUDA_ERROR_NOT_SUPPORTED : driverResult(answer);
+}
+
+CUresult cuLibraryGetKernel(CUkernel* kernel, CUlibrary, const char* name) {
+  if (kernel == nullptr || name == nullptr || std::strcmp(name, "fake_library_kernel") != 0) return CUDA_ERROR_NOT_FOUND;
+  *kernel = kLibraryKernel;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuKernelGetName(const char** name, CUkernel kernel) {
+  if (kernel != kLibraryKernel) return CUDA_ERROR_INVALID_HANDLE;
+  *name = "fake_library_kernel";
+  return CUDA_SUCCESS;
+}
+
+CUresult cuKernelGetParamInfo(CUkernel kernel, size_t index, size_t* offset, size_t* size) {
+  if (kernel != kLibraryKernel) return CUDA_ERROR_INVALID_HANDLE;
+  if (index > 0) return CUDA_ERROR_INVALID_VALUE;
+  *offset = 0;
+  if (size != nullptr) *size = sizeof(void*);
+  return CUDA_SUCCESS;
 }
 
 CUresult cuCtxGetDevice(CUdevice* device) {

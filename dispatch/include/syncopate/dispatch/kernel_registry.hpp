@@ -18,6 +18,9 @@ struct ParamLayout;
 struct KernelInfo {
   const void* hostFunction = nullptr;  // the stub a launch names (null for driver functions)
   CUfunction driverFunction = nullptr; // the driver function (null for runtime kernels)
+  // driverFunction is a CUkernel of the library API (cuLibraryGetKernel), which cuLaunchKernel
+  // takes in place of a CUfunction: named and queried through cuKernelGetName/ParamInfo.
+  bool libraryKernel = false;
   const char* mangledName = nullptr;   // as registered (owned, never freed)
   const char* displayName = nullptr;   // demangled when it demangles, else the mangled name
   // Its parameter layout, learnt at its first launch (kernel_layout.hpp); null until then.
@@ -37,7 +40,8 @@ class KernelRegistry {
   // when unknown (a kernel from a library loaded through the driver's module API, say).
   const KernelInfo* findLaunched(const void* hostFunctionOrKernel) const noexcept;
 
-  // A driver function, named through cuFuncGetName on first sight (cold path, then cached).
+  // A driver function, named through cuFuncGetName on first sight (cold path, then cached); a
+  // handle that query refuses is asked as a library kernel (cuKernelGetName).
   const KernelInfo* findOrNameDriverFunction(CUfunction function) noexcept;
 
   // A runtime function nobody registered: named through cudaFuncGetName, then cached.
