@@ -116,6 +116,36 @@ TEST(ArmedRecording, NothingUntilAttachedThenExactlyTheRequestedIterations) {
   EXPECT_EQ(store.meta.at("recording_mode"), "armed");
 }
 
+// With CUPTI, an armed process collects no GPU activity while dormant (CUPTI's tracing of every
+// call and kernel is what being armed cost a launch on a real GPU: +0.7 to +2.3 us) and
+// collects it again for each window: every op of every window is timed, the last ones of a window
+// included (collection stops only once they all have their times).
+TEST(ArmedRecording, WithCuptiEveryWindowIsTimedWhole) {
+  TempDir dir;
+  auto environment = recordingEnvironment({dir.path(), "cupti", /*armed=*/true});
+  environment["SIMGPU_PROFILE"] = testProfile("workload").string();
+  Child child({workloadProgram().string(), "--forever", "--sleep-ms", "10"}, environment);
+  ASSERT_TRUE(waitForArmed(dir, 1)) << child.outSoFar();
+  for (int window = 1; window <= 3; ++window) {
+    auto outcome = collector::attach(dir.path(), {2, 0.0, 120.0}, nullptr);
+    ASSERT_TRUE(outcome.ok()) << "window " << window << ": " << outcome.message();
+    // Dormant between windows: the workload keeps issuing, nothing of it is recorded.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  RecordedStore store = settledStore(dir, child.pid());
+  EXPECT_EQ(store.meta.at("backend"), "cupti");
+  EXPECT_EQ(static_cast<int>(recordedSteps(store).size()), 6);
+  EXPECT_EQ(store.count(OpKind::Kernel), 3 * 6);
+  EXPECT_EQ(store.count(OpKind::Memcpy), 3 * 6);
+  for (const char* counter : {"ops_untimed_timing_failed", "ops_untimed_no_timing_slot", "ops_without_gpu_activity"}) {
+    EXPECT_EQ(store.counter(counter), 0) << counter;
+  }
+  for (const Op& op : store.ops) {
+    if (op.row.kind != OpKind::Kernel) continue;
+    EXPECT_LT(op.row.start_ns, op.row.end_ns) << op.name << ": timed by CUPTI";
+  }
+}
+
 TEST(ArmedRecording, AttachDetachCyclesLeakNothing) {
   TempDir dir;
   Child child({workloadProgram().string(), "--forever", "--sleep-ms", "10"}, armedEnvironment(dir));

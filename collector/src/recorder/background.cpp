@@ -293,6 +293,7 @@ void BackgroundThread::step(std::int64_t now_ns) {
       if (settled) {
         flush(now_ns);
         s.settled_request = s.window.request();
+        recorder_.stopCollectingWhileIdle();
       }
     }
     s.control->poll(now_ns, settled);

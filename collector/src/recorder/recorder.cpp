@@ -149,7 +149,10 @@ Recorder* Recorder::create() noexcept {
       log(LogLevel::Error, "could not start the background writer thread; this process is not recorded");
       return nullptr;
     }
-    if (config.armed) recorder->window_ = recorder->background_->window();
+    if (config.armed) {
+      recorder->window_ = recorder->background_->window();
+      recorder->stopCollectingWhileIdle();  // dormant until attached: nothing to time
+    }
     if (!config.armed) recorder->setRecording(true);
     log(LogLevel::Info, "recording into %s (backend %s: %s)%s", config.output_dir.c_str(), recorder->timing_->name(),
         recorder->backend_reason_.c_str(), config.armed ? ", armed" : "");
@@ -161,8 +164,20 @@ Recorder* Recorder::create() noexcept {
 }
 
 void Recorder::setRecording(bool on, std::int64_t at_ns) noexcept {
+  const std::lock_guard lock(collecting_mutex_);
+  if (on && !collecting_) {
+    timing_->setCollecting(true);
+    collecting_ = true;
+  }
   if (on) window_start_ns_.store(at_ns != 0 ? at_ns : monotonicNs(), std::memory_order_relaxed);
   recording_.store(on, std::memory_order_release);
+}
+
+void Recorder::stopCollectingWhileIdle() noexcept {
+  const std::lock_guard lock(collecting_mutex_);
+  if (!collecting_ || recording_.load(std::memory_order_acquire)) return;
+  timing_->setCollecting(false);
+  collecting_ = false;
 }
 
 ThreadState* Recorder::thread() noexcept {

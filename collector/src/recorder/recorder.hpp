@@ -52,6 +52,9 @@ class Recorder {
   // Recording is switched on and off by arm/attach (and on at activation otherwise); a window
   // switched on at `at_ns` holds the NVTX ranges that start from then on.
   void setRecording(bool on, std::int64_t at_ns = 0) noexcept;
+  // Once a window is over and everything it recorded has its GPU times (background thread): the
+  // timing backend stops collecting until the next window (TimingBackend::setCollecting).
+  void stopCollectingWhileIdle() noexcept;
   std::int64_t windowStartNs() const noexcept { return window_start_ns_.load(std::memory_order_relaxed); }
   // Whether recording was ever switched on (an armed process that was never attached has no store).
   bool everRecorded() const noexcept { return window_start_ns_.load(std::memory_order_relaxed) != 0; }
@@ -150,6 +153,10 @@ class Recorder {
   RecorderCounters counters_;
 
   std::atomic<bool> recording_{false};
+  // Whether the timing backend collects; switched with recording_ under collecting_mutex_, so
+  // that a window starting never finds it stopped by the end of the one before.
+  bool collecting_ = true;
+  std::mutex collecting_mutex_;
   std::atomic<std::int64_t> window_start_ns_{0};
   std::atomic<int> captures_{0};
   std::atomic<std::uint32_t> correlation_source_{1};

@@ -58,10 +58,32 @@ void* loadCupti(std::string& why) {
   return nullptr;
 }
 
+// The activity kinds collected: the clock first registered, every record carries
+// CLOCK_MONOTONIC times. CUPTI writes external correlation records only for API activity records,
+// so API activity is wanted too; a CUPTI that correlates without it (simgpu's) may refuse those
+// kinds.
+constexpr CUpti_ActivityKind kRequiredKinds[] = {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+                                                 CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                                 CUPTI_ACTIVITY_KIND_MEMSET};
+constexpr CUpti_ActivityKind kWantedKinds[] = {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER};
+
+// Enables the kinds: the required ones or none (what was enabled is disabled again on failure).
+CUptiResult enableKinds(const CuptiApi& api) noexcept {
+  CUptiResult result = CUPTI_SUCCESS;
+  for (std::size_t i = 0; result == CUPTI_SUCCESS && i < std::size(kRequiredKinds); ++i) result = api.enable(kRequiredKinds[i]);
+  if (result != CUPTI_SUCCESS) {
+    for (CUpti_ActivityKind kind : kRequiredKinds) api.disable(kind);
+    return result;
+  }
+  for (CUpti_ActivityKind kind : kWantedKinds) api.enable(kind);
+  return CUPTI_SUCCESS;
+}
+
 }  // namespace
 
 struct CuptiTiming::Impl {
   CuptiApi api;
+  bool collecting = true;
   CuptiTickets tickets{&monotonicNs};
   std::int64_t next_flush_ns = 0;
   std::int64_t next_sweep_ns = 0;
@@ -112,22 +134,14 @@ std::unique_ptr<CuptiTiming> CuptiTiming::create(std::string& why) noexcept {
     }
     resolve(api.resultString, "cuptiGetResultString");
     activeImpl = impl.get();
-    // The clock first: every record must carry CLOCK_MONOTONIC times. CUPTI writes external
-    // correlation records only for API activity records, so API activity is wanted too; a
-    // CUPTI that correlates without it (simgpu's) may refuse those kinds.
-    const CUpti_ActivityKind required[] = {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                           CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
-    const CUpti_ActivityKind wanted[] = {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER};
     CUptiResult result = api.registerTimestampCallback(monotonicTimestamp);
     if (result == CUPTI_SUCCESS) result = api.registerCallbacks(bufferRequested, bufferCompleted);
-    for (std::size_t i = 0; result == CUPTI_SUCCESS && i < std::size(required); ++i) result = api.enable(required[i]);
+    if (result == CUPTI_SUCCESS) result = enableKinds(api);
     if (result != CUPTI_SUCCESS) {
       why = "CUPTI could not be enabled (" + resultText(api, result) + "; is another profiler attached?)";
-      for (CUpti_ActivityKind kind : required) api.disable(kind);
       activeImpl = nullptr;
       return nullptr;
     }
-    for (CUpti_ActivityKind kind : wanted) api.enable(kind);
     return std::unique_ptr<CuptiTiming>(new CuptiTiming(std::move(impl)));
   } catch (...) {
     why = "out of memory while setting up CUPTI";
@@ -189,6 +203,22 @@ bool CuptiTiming::end(Ticket ticket, cudaStream_t, bool issued) noexcept {
   // A call that failed issued nothing: nobody will ask for its ticket.
   if (!issued) impl_->tickets.release(ticket);
   return issued;
+}
+
+void CuptiTiming::setCollecting(bool collecting) noexcept {
+  if (collecting == impl_->collecting) return;
+  if (!collecting) {
+    for (CUpti_ActivityKind kind : kRequiredKinds) impl_->api.disable(kind);
+    for (CUpti_ActivityKind kind : kWantedKinds) impl_->api.disable(kind);
+    impl_->collecting = false;
+    return;
+  }
+  if (const CUptiResult result = enableKinds(impl_->api); result != CUPTI_SUCCESS) {
+    log(LogLevel::Warn, "CUPTI could not be enabled again (%s): what is recorded now goes untimed",
+        resultText(impl_->api, result).c_str());
+    return;
+  }
+  impl_->collecting = true;
 }
 
 void CuptiTiming::share(Ticket ticket, int extra_references) noexcept {

@@ -41,6 +41,12 @@ class TimingBackend {
   // still resolve (or fail, when their events went with the context).
   virtual void deviceReset(int device) noexcept { (void)device; }
 
+  // Whether GPU activity is to be collected at all. An armed process records nothing until a
+  // window starts, and a backend that costs the application something per call while it
+  // collects (CUPTI traces every API call and kernel once its activity kinds are enabled) stops
+  // that until then. Called at window boundaries only, never on a call's path.
+  virtual void setCollecting(bool collecting) noexcept { (void)collecting; }
+
   // Background thread.
   virtual void collect() noexcept = 0;  // make progress: poll, flush buffers, re-anchor clocks
   virtual Resolution resolve(Ticket ticket, std::int64_t& start_ns, std::int64_t& end_ns) noexcept = 0;
