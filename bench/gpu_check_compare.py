@@ -43,18 +43,30 @@ def store_figures(path, warmup, steps):
 
 
 def torch_figures(path):
-    """torch.profiler's trace holds only the measured steps (its schedule's active steps)."""
+    """Kernels torch.profiler traced whose launch lies in one of its ProfilerStep ranges, as the
+    store's are counted: its trace also holds kernels launched before its first active step
+    that ran after it began (their launch is not in the trace)."""
     with open(path) as file:
         trace = json.load(file)
+    events = trace.get("traceEvents", [])
+    steps = [(e["ts"], e["ts"] + e.get("dur", 0)) for e in events
+             if e.get("cat") == "user_annotation" and str(e.get("name", "")).startswith("ProfilerStep#")]
+    launched = {e["args"]["correlation"]: e["ts"] for e in events
+                if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {})}
     counts = {"kernel": 0, "nccl": 0}
     totals = {"kernel": 0.0, "nccl": 0.0}
-    for event in trace.get("traceEvents", []):
+    outside = 0
+    for event in events:
         if event.get("cat") != "kernel":
+            continue
+        at = launched.get(event.get("args", {}).get("correlation"))
+        if at is None or not any(start <= at <= end for start, end in steps):
+            outside += 1
             continue
         key = "nccl" if event.get("name", "").startswith("nccl") else "kernel"
         counts[key] += 1
         totals[key] += float(event.get("dur", 0.0)) * 1000.0  # microseconds -> ns
-    return counts, totals
+    return counts, totals, outside
 
 
 def main():
@@ -68,7 +80,9 @@ def main():
     arguments = parser.parse_args()
 
     counts, totals, backend = store_figures(arguments.store, arguments.warmup, arguments.steps)
-    reference_counts, reference_totals = torch_figures(arguments.torch_trace)
+    reference_counts, reference_totals, outside = torch_figures(arguments.torch_trace)
+    if outside:
+        print(f"{arguments.label or backend}: torch.profiler's trace also has {outside} kernel(s) launched outside its steps, not counted")
     label = arguments.label or backend
     ok = True
     rows = [("kernels", counts[KERNEL], reference_counts["kernel"], totals[KERNEL], reference_totals["kernel"]),
