@@ -681,13 +681,30 @@ TEST(Scheduler, DeviceWideUnknownCallsMakeTheHostWaitForEverythingInFlight) {
 // stream. A collective the program issued on a blocking stream and the runtime redirected to its
 // non-blocking one would escape that order, so the legacy op waits for the redirected units on
 // the GPU (the host does not wait); the stream that then uses the result waits as always.
-TEST(Scheduler, ALegacyStreamOpWaitsForCollectivesRedirectedFromBlockingStreams) {
+// A scheduler whose plan holds one all-reduce of grad(0) on kS, issued from a stream that is
+// blocking or not (the legacy stream's tests).
+struct OnePlannedAllReduce {
+  explicit OnePlannedAllReduce(bool blocking) : ar(allReduceFrom(p, blocking)), rules(planFor(ar)) {}
+  static Call allReduceFrom(CallProgram& program, bool blocking) {
+    Call call = program.allReduce(kS, grad(0), kLayerFloats);
+    call.blocking_stream = blocking;
+    return call;
+  }
+  static ScheduleRules planFor(const Call& call) {
+    ScheduleRules planned;
+    planned.groups.push_back(planOf({call}, {0}, {1}, {{0, 0}}));
+    return planned;
+  }
   CallProgram p;
-  const Call ar = p.allReduce(kS, grad(0), kLayerFloats);
-  ScheduleRules rules;
-  rules.groups.push_back(planOf({ar}, {0}, {1}, {{0, 0}}));
+  const Call ar;
+  const ScheduleRules rules;
   ActionLog log;
-  Scheduler s(rules, log, smallLimits());
+  Scheduler s{rules, log, smallLimits()};
+};
+
+TEST(Scheduler, ALegacyStreamOpWaitsForCollectivesRedirectedFromBlockingStreams) {
+  OnePlannedAllReduce planned(/*blocking=*/true);
+  auto& [p, ar, rules, log, s] = planned;
   s.onCall(ar);
   s.onCall(p.memcpy(kLegacyStream, kHost, kActs, 64));
   s.onCall(p.kernel(kC, {grad(0)}));
@@ -702,13 +719,8 @@ TEST(Scheduler, ALegacyStreamOpWaitsForCollectivesRedirectedFromBlockingStreams)
 // legacy stream, so the legacy stream is an ordinary one: its ops neither flush what is held nor
 // wait, and what they touch orders them as on any stream.
 TEST(Scheduler, TheLegacyStreamIsAnOrdinaryStreamBesideNonBlockingCollectiveStreams) {
-  CallProgram p;
-  Call ar = p.allReduce(kS, grad(0), kLayerFloats);
-  ar.blocking_stream = false;
-  ScheduleRules rules;
-  rules.groups.push_back(planOf({ar}, {0}, {1}, {{0, 0}}));
-  ActionLog log;
-  Scheduler s(rules, log, smallLimits());
+  OnePlannedAllReduce planned(/*blocking=*/false);
+  auto& [p, ar, rules, log, s] = planned;
   s.onCall(ar);
   s.onCall(p.kernel(kLegacyStream, {kActs}));
   s.onCall(p.kernel(kLegacyStream, {grad(0)}));
@@ -728,13 +740,8 @@ TEST(Scheduler, TheLegacyStreamIsAnOrdinaryStreamBesideNonBlockingCollectiveStre
 TEST(Scheduler, ALegacyStreamSyncWaitsOnlyForTheWorkItCovers) {
   for (const bool blocking : {false, true}) {
     SCOPED_TRACE(blocking ? "collectives on a blocking stream" : "collectives on a non-blocking stream");
-    CallProgram p;
-    Call ar = p.allReduce(kS, grad(0), kLayerFloats);
-    ar.blocking_stream = blocking;
-    ScheduleRules rules;
-    rules.groups.push_back(planOf({ar}, {0}, {1}, {{0, 0}}));
-    ActionLog log;
-    Scheduler s(rules, log, smallLimits());
+    OnePlannedAllReduce planned(blocking);
+    auto& [p, ar, rules, log, s] = planned;
     s.onCall(ar);
     s.onCall(p.kernel(kS, {kActs}));
     s.onCall(p.of(CallKind::StreamSync, kLegacyStream));
