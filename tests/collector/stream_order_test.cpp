@@ -254,7 +254,8 @@ TEST(StreamOrder, AHostSyncProvesWhatItAndTheWaitsBeforeItWaitedFor) {
 
   order.noteHostSync(trace::OpRecord::syncEvent(8, trace::kNoStream, 6, 5000, kReturnedNs), device_of);
   EXPECT_TRUE(resolve(order, timing, counters, kReturnedNs + 100'000'000).empty())
-      << "its times may still be on their way a while after the sync returned";
+      << "its times may still be on their way a while after the proof is first seen";
+  EXPECT_TRUE(resolve(order, timing, counters, kReturnedNs + 500'000'000).empty());
   auto ops = resolve(order, timing, counters, kReturnedNs + 600'000'000);
   ASSERT_EQ(ops.size(), 5u);
   std::map<std::uint32_t, trace::OpRecord> by_correlation;
@@ -282,17 +283,41 @@ TEST(StreamOrder, ASyncProvesOnlyWhatWasIssuedBeforeItOnWhatItWaitedFor) {
   order.add(pending(trace::OpKind::Collective, 2, 3, 102), 1000);  // no activity ever
   order.add(pending(trace::OpKind::Collective, 3, 4, 103), 1000);  // device 1: no activity ever
   order.noteHostSync(trace::OpRecord::syncStream(1, 5, 5000, kReturnedNs), device_of);
+  EXPECT_TRUE(resolve(order, timing, counters, kReturnedNs + 100'000'000).empty());
   auto ops = resolve(order, timing, counters, kReturnedNs + 600'000'000);
   ASSERT_EQ(ops.size(), 1u);
   EXPECT_EQ(ops[0].correlation_id, 1u);
 
   order.noteHostSync(trace::OpRecord::syncDevice(trace::SyncKind::Device, 0, 6, 8000, kReturnedNs + 1), device_of);
-  ops = resolve(order, timing, counters, kReturnedNs + 700'000'000);
+  EXPECT_TRUE(resolve(order, timing, counters, kReturnedNs + 700'000'000).empty());
+  ops = resolve(order, timing, counters, kReturnedNs + 1'200'000'000);
   std::set<std::uint32_t> correlations;
   for (const auto& op : ops) correlations.insert(op.correlation_id);
   EXPECT_EQ(correlations, (std::set<std::uint32_t>{2, 3}));
   EXPECT_EQ(order.pendingCount(), 1u) << "device 1's collective is not proven by device 0's synchronize";
   EXPECT_EQ(counters.ops_without_gpu_activity.load(), 3u);
+}
+
+// A proof says only that the work is over, not that it had none: times that come within the
+// wait after the proof are the op's; and an op whose call returned after the synchronize began
+// (another thread's) is not proven by it.
+TEST(StreamOrder, AProvenOpKeepsTimesThatComeAndALaterCallIsNotProven) {
+  preload::StreamOrder order;
+  ScriptedTiming timing;
+  preload::RecorderCounters counters;
+  constexpr std::int64_t kNowNs = 2'000'000'000;
+  const auto device_of = [](trace::StreamId) { return 0; };
+  order.add(pending(trace::OpKind::Kernel, 1, 1, 100), 1000, 1100);
+  order.add(pending(trace::OpKind::Kernel, 2, 2, 101), 1000, 9000);  // returned after the sync began
+  order.noteHostSync(trace::OpRecord::syncDevice(trace::SyncKind::Device, 0, 3, 5000, 8000), device_of);
+  EXPECT_TRUE(resolve(order, timing, counters, kNowNs).empty());
+  timing.answers[100] = {Resolution::Resolved, 2000, 4000};
+  auto ops = resolve(order, timing, counters, kNowNs + 100'000'000);
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0].start_ns, 2000);
+  EXPECT_EQ(ops[0].end_ns, 4000);
+  EXPECT_TRUE(resolve(order, timing, counters, kNowNs + 5'000'000'000).empty()) << "the later call is still pending";
+  EXPECT_EQ(counters.ops_without_gpu_activity.load(), 0u);
 }
 
 }  // namespace

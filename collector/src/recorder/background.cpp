@@ -27,6 +27,9 @@ namespace {
 constexpr std::int64_t kPollIntervalNs = 5'000'000;
 // How long the final drain waits for the GPU to finish what was issued.
 constexpr std::int64_t kFinalDrainNs = 10'000'000'000;
+// How long after a window settled the timing backend stops collecting, so that a call that saw
+// the window open and is still inside the real API has pushed its op (and its work's times come).
+constexpr std::int64_t kStopCollectingAfterNs = 100'000'000;
 
 }  // namespace
 
@@ -41,6 +44,11 @@ struct BackgroundThread::State {
   bool disk_problem_reported = false;
   std::int32_t rank_in_store = -1;
   StreamOrder order;
+  // Host synchronizes that succeeded, drained in the last pass over the rings and in this one:
+  // stream order learns what one proves only a pass after it was drained, once every ring has
+  // been drained again and so holds nothing issued before the synchronize began.
+  std::vector<trace::OpRecord> syncs_drained_before;
+  std::vector<trace::OpRecord> syncs_drained_now;
   std::vector<trace::Record> batch;
   std::vector<trace::Record> resolved;
   std::int64_t last_flush_ns = 0;
@@ -49,6 +57,7 @@ struct BackgroundThread::State {
   IterationWindow window;
   std::unique_ptr<ControlChannel> control;
   std::uint64_t settled_request = 0;  // the last attach request whose data is all committed
+  std::int64_t stop_collecting_at_ns = 0;  // once a window settled: when the backend may stop collecting
 };
 
 BackgroundThread* BackgroundThread::start(Recorder& recorder) noexcept {
@@ -111,19 +120,26 @@ bool BackgroundThread::stopWithin(std::int64_t deadline_ns, std::int64_t gpu_dea
 namespace {
 
 // Records from a thread's ring: pending ops go to stream order, everything else to the batch;
-// stream order also learns what each host synchronization proves finished.
+// the host synchronizes that succeeded are also kept for stream order (`syncs`).
+struct DrainedCall {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::int32_t result = 0;
+};
 void sortDrained(std::span<const trace::Record> records, std::vector<trace::Record>& batch, StreamOrder& order,
-                 const StreamOrder::DeviceOfStream& device_of, std::int64_t& last_call_ns) {
+                 std::vector<trace::OpRecord>& syncs, DrainedCall& last_call) {
   for (const trace::Record& record : records) {
     if (record.type() == trace::RecordType::ApiCall) {
-      last_call_ns = record.as<trace::ApiCallRecord>().start_ns;
+      const auto& call = record.as<trace::ApiCallRecord>();
+      last_call = {call.start_ns, call.end_ns, call.result};
     } else if (record.type() == trace::RecordType::Op) {
       trace::OpRecord op = record.as<trace::OpRecord>();
       if (op.start_ns == 0) {
-        order.add(op, last_call_ns);
+        order.add(op, last_call.start_ns, last_call.end_ns);
         continue;
       }
-      if (op.kind == trace::OpKind::HostSync) order.noteHostSync(op, device_of);
+      // CUDA_SUCCESS and cudaSuccess alike: a synchronize that failed proves nothing.
+      if (op.kind == trace::OpKind::HostSync && last_call.result == 0) syncs.push_back(op);
     }
     batch.push_back(record);
   }
@@ -188,20 +204,28 @@ void BackgroundThread::noteNcclProfiler() {
 
 void BackgroundThread::drainRings() {
   State& s = *state_;
-  const StreamOrder::DeviceOfStream device_of = [this](trace::StreamId stream) {
-    const std::optional<trace::CatalogStream> info = recorder_.catalog().stream(stream);
-    return info ? info->device : -1;
-  };
+  std::swap(s.syncs_drained_before, s.syncs_drained_now);
+  s.syncs_drained_now.clear();
   for (ThreadState* thread : recorder_.threadsSnapshot()) {
     bool exited = thread->exited.load(std::memory_order_acquire);
-    std::int64_t last_call_ns = 0;
+    DrainedCall last_call;
     s.batch.clear();
     thread->ring->drain([&](std::span<const trace::Record> records) {
-      sortDrained(records, s.batch, s.order, device_of, last_call_ns);
+      sortDrained(records, s.batch, s.order, s.syncs_drained_now, last_call);
     });
     if (s.writer && !s.batch.empty()) (void)s.writer->append(thread->thread_id, s.batch);
     if (exited && thread->ring->sizeApprox() == 0) recorder_.forgetThread(thread);
   }
+  proveBySyncs(s.syncs_drained_before);
+}
+
+void BackgroundThread::proveBySyncs(std::vector<trace::OpRecord>& syncs) {
+  const StreamOrder::DeviceOfStream device_of = [this](trace::StreamId stream) {
+    const std::optional<trace::CatalogStream> info = recorder_.catalog().stream(stream);
+    return info ? info->device : -1;
+  };
+  for (const trace::OpRecord& sync : syncs) state_->order.noteHostSync(sync, device_of);
+  syncs.clear();
 }
 
 void BackgroundThread::describeNewDevices() {
@@ -267,6 +291,7 @@ void BackgroundThread::step(std::int64_t now_ns) {
   State& s = *state_;
   if (!s.writer && !s.store_failed && recorder_.everRecorded()) createStore();
   drainRings();
+  proveBySyncs(s.syncs_drained_now);  // every ring is drained: the last pass's syncs prove too
   TimingBackend& timing = recorder_.timing();
   timing.collect();
   s.resolved.clear();
@@ -293,17 +318,31 @@ void BackgroundThread::step(std::int64_t now_ns) {
       if (settled) {
         flush(now_ns);
         s.settled_request = s.window.request();
-        recorder_.stopCollectingWhileIdle();
+        s.stop_collecting_at_ns = now_ns + kStopCollectingAfterNs;
       }
     }
     s.control->poll(now_ns, settled);
+    stopCollectingOnceIdle(now_ns);
   }
+}
+
+void BackgroundThread::stopCollectingOnceIdle(std::int64_t now_ns) {
+  State& s = *state_;
+  if (s.stop_collecting_at_ns == 0 || now_ns < s.stop_collecting_at_ns) return;
+  // A call that saw the window open may still be on its way into a ring: look again later.
+  if (recorder_.ringStats().buffered != 0 || s.order.pendingCount() != 0) {
+    s.stop_collecting_at_ns = now_ns + kStopCollectingAfterNs;
+    return;
+  }
+  s.stop_collecting_at_ns = 0;
+  recorder_.stopCollectingWhileIdle();
 }
 
 void BackgroundThread::finish(std::int64_t gpu_deadline_ns) {
   State& s = *state_;
   if (!s.writer && !s.store_failed && recorder_.everRecorded()) createStore();
   drainRings();
+  proveBySyncs(s.syncs_drained_now);  // every ring is drained: the last pass's syncs prove too
   TimingBackend& timing = recorder_.timing();
   timing.drain(gpu_deadline_ns);
   s.resolved.clear();

@@ -14,6 +14,9 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
+
+#include "syncopate/trace/records.hpp"
 
 namespace syncopate::preload {
 
@@ -48,6 +51,10 @@ class BackgroundThread {
   void step(std::int64_t now_ns);
   void createStore();
   void drainRings();
+  // Hands the host synchronizes `syncs` to stream order (what they prove finished), and clears it.
+  void proveBySyncs(std::vector<trace::OpRecord>& syncs);
+  // Once a window has settled and stayed idle a while: the timing backend stops collecting.
+  void stopCollectingOnceIdle(std::int64_t now_ns);
   void describeNewDevices();
   void noteNcclProfiler();
   void noteChannelBandwidth();

@@ -165,10 +165,7 @@ Recorder* Recorder::create() noexcept {
 
 void Recorder::setRecording(bool on, std::int64_t at_ns) noexcept {
   const std::lock_guard lock(collecting_mutex_);
-  if (on && !collecting_) {
-    timing_->setCollecting(true);
-    collecting_ = true;
-  }
+  if (on && !collecting_) collecting_ = timing_->setCollecting(true);
   if (on) window_start_ns_.store(at_ns != 0 ? at_ns : monotonicNs(), std::memory_order_relaxed);
   recording_.store(on, std::memory_order_release);
 }
@@ -176,8 +173,7 @@ void Recorder::setRecording(bool on, std::int64_t at_ns) noexcept {
 void Recorder::stopCollectingWhileIdle() noexcept {
   const std::lock_guard lock(collecting_mutex_);
   if (!collecting_ || recording_.load(std::memory_order_acquire)) return;
-  timing_->setCollecting(false);
-  collecting_ = false;
+  collecting_ = !timing_->setCollecting(false);
 }
 
 ThreadState* Recorder::thread() noexcept {

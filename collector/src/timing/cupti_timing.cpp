@@ -6,6 +6,7 @@
 #include <cupti_activity.h>
 #include <cupti_result.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <thread>
 
@@ -83,7 +84,7 @@ CUptiResult enableKinds(const CuptiApi& api) noexcept {
 
 struct CuptiTiming::Impl {
   CuptiApi api;
-  bool collecting = true;
+  std::atomic<bool> collecting{true};  // read by issuing threads: no ticket while it is off
   CuptiTickets tickets{&monotonicNs};
   std::int64_t next_flush_ns = 0;
   std::int64_t next_sweep_ns = 0;
@@ -183,7 +184,7 @@ Ticket CuptiTiming::begin(int, cudaStream_t, std::uint32_t correlation) noexcept
       return innermost.ticket;
     }
   }
-  if (brackets.count == OpenBrackets::kMax) return kNoTicket;
+  if (brackets.count == OpenBrackets::kMax || !impl_->collecting.load(std::memory_order_acquire)) return kNoTicket;
   const Ticket ticket = impl_->tickets.open();
   if (ticket == kNoTicket) return kNoTicket;
   if (impl_->api.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, ticket) != CUPTI_SUCCESS) {
@@ -205,20 +206,21 @@ bool CuptiTiming::end(Ticket ticket, cudaStream_t, bool issued) noexcept {
   return issued;
 }
 
-void CuptiTiming::setCollecting(bool collecting) noexcept {
-  if (collecting == impl_->collecting) return;
+bool CuptiTiming::setCollecting(bool collecting) noexcept {
+  if (collecting == impl_->collecting.load(std::memory_order_relaxed)) return true;
   if (!collecting) {
+    impl_->collecting.store(false, std::memory_order_release);
     for (CUpti_ActivityKind kind : kRequiredKinds) impl_->api.disable(kind);
     for (CUpti_ActivityKind kind : kWantedKinds) impl_->api.disable(kind);
-    impl_->collecting = false;
-    return;
+    return true;
   }
   if (const CUptiResult result = enableKinds(impl_->api); result != CUPTI_SUCCESS) {
-    log(LogLevel::Warn, "CUPTI could not be enabled again (%s): what is recorded now goes untimed",
+    log(LogLevel::Warn, "CUPTI could not be enabled again (%s): what is recorded now goes untimed (counted)",
         resultText(impl_->api, result).c_str());
-    return;
+    return false;
   }
-  impl_->collecting = true;
+  impl_->collecting.store(true, std::memory_order_release);
+  return true;
 }
 
 void CuptiTiming::share(Ticket ticket, int extra_references) noexcept {

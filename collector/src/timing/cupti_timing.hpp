@@ -30,7 +30,7 @@ class CuptiTiming final : public TimingBackend {
   bool end(Ticket ticket, cudaStream_t stream, bool issued) noexcept override;
   void share(Ticket ticket, int extra_references) noexcept override;
   // Enables or disables the activity kinds (they are enabled once created).
-  void setCollecting(bool collecting) noexcept override;
+  bool setCollecting(bool collecting) noexcept override;
   void collect() noexcept override;
   Resolution resolve(Ticket ticket, std::int64_t& start_ns, std::int64_t& end_ns) noexcept override;
   void release(Ticket ticket) noexcept override;

@@ -20,7 +20,7 @@ constexpr std::int64_t kOvertakenGraceNs = 500'000'000;
 
 }  // namespace
 
-void StreamOrder::add(const trace::OpRecord& pending, std::int64_t issue_ns) {
+void StreamOrder::add(const trace::OpRecord& pending, std::int64_t issue_ns, std::int64_t returned_ns) {
   Ticket ticket = static_cast<Ticket>(pending.end_ns);
   // A stream runs its ops in the order they were issued, whichever thread issued them; the
   // rings of several threads issuing to one stream are drained one after another, so an op can
@@ -30,7 +30,7 @@ void StreamOrder::add(const trace::OpRecord& pending, std::int64_t issue_ns) {
   std::deque<Entry>& entries = queues_[pending.stream_id].entries;
   auto at = entries.end();
   while (at != entries.begin() && std::prev(at)->issue_ns > issue_ns) --at;
-  entries.insert(at, {pending, ticket, issue_ns});
+  entries.insert(at, {pending, ticket, issue_ns, returned_ns != 0 ? returned_ns : issue_ns});
   ++pending_;
   if (pending.kind == trace::OpKind::EventRecord) noteRecorded(pending.detail, pending.stream_id, issue_ns, -1);
 }
@@ -65,24 +65,26 @@ std::int64_t StreamOrder::recordedTimeBefore(trace::EventId event, std::int64_t 
 
 void StreamOrder::noteHostSync(const trace::OpRecord& sync, const DeviceOfStream& device_of) {
   switch (sync.syncKind()) {
-    case trace::SyncKind::Stream: proveFinished(sync.stream_id, sync.start_ns, sync.end_ns); break;
+    case trace::SyncKind::Stream: proveFinished(sync.stream_id, sync.start_ns); break;
     case trace::SyncKind::Event:
       if (const RecordPoint* point = recordBefore(sync.detail, sync.start_ns)) {
-        proveFinished(point->stream, point->issue_ns, sync.end_ns);
+        proveFinished(point->stream, point->issue_ns);
       }
       break;
-    default: {  // the device (or context) of `detail`: each of its streams
+    case trace::SyncKind::Device:
+    case trace::SyncKind::Context: {  // each stream of the device of `detail` (a context's, and others')
       std::vector<trace::StreamId> streams;
       for (const auto& [stream, queue] : queues_) {
         if (device_of(stream) == static_cast<std::int32_t>(sync.detail)) streams.push_back(stream);
       }
-      for (trace::StreamId stream : streams) proveFinished(stream, sync.start_ns, sync.end_ns);
+      for (trace::StreamId stream : streams) proveFinished(stream, sync.start_ns);
       break;
     }
+    default: break;  // a synchronize of what is not known proves nothing
   }
 }
 
-void StreamOrder::proveFinished(trace::StreamId stream, std::int64_t through_ns, std::int64_t at_ns) {
+void StreamOrder::proveFinished(trace::StreamId stream, std::int64_t through_ns) {
   std::vector<std::pair<trace::StreamId, std::int64_t>> proofs{{stream, through_ns}};
   while (!proofs.empty()) {
     const auto [id, through] = proofs.back();
@@ -91,10 +93,9 @@ void StreamOrder::proveFinished(trace::StreamId stream, std::int64_t through_ns,
     // Watermarks only rise, so a cycle of waits ends here.
     if (through <= queue.proven_through_ns) continue;
     queue.proven_through_ns = through;
-    queue.proven_at_ns = at_ns;
     for (const Entry& entry : queue.entries) {
       if (entry.issue_ns > through) break;  // a queue is in issue order
-      if (entry.op.kind != trace::OpKind::StreamWait) continue;
+      if (entry.op.kind != trace::OpKind::StreamWait || entry.returned_ns > through) continue;
       if (const RecordPoint* point = recordBefore(entry.op.detail, entry.issue_ns)) {
         proofs.emplace_back(point->stream, point->issue_ns);
       }
@@ -148,7 +149,8 @@ bool StreamOrder::resolveHead(Queue& queue, Entry& entry, const Pass& pass) {
 
 bool StreamOrder::withoutGpuWork(Queue& queue, Entry& entry, const Pass& pass) {
   if (entry.pending_since_ns == 0) entry.pending_since_ns = pass.now_ns;
-  if (entry.overtaken_ns == 0 && entry.issue_ns <= queue.proven_through_ns) entry.overtaken_ns = queue.proven_at_ns;
+  // Proven finished: its times, if it had work, come at CUPTI's next flushes after this look.
+  if (entry.overtaken_ns == 0 && entry.returned_ns <= queue.proven_through_ns) entry.overtaken_ns = pass.now_ns;
   if (entry.overtaken_ns == 0) {
     if (!pass.drained &&
         (pass.now_ns - entry.pending_since_ns < kLookAheadAfterNs || pass.now_ns < queue.next_look_ahead_ns)) {

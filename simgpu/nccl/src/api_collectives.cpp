@@ -45,9 +45,10 @@ std::size_t recvElements(CollKind kind, std::size_t count, int nranks, bool is_r
   }
 }
 
-// NCCL gives a one-rank communicator's collective no kernel when its reduction leaves the data
-// as it is (taskAppend: a built-in sum, product, min or max; an average or a user's pre-multiplied
-// sum does scale it): the result is the input.
+// NCCL gives a one-rank communicator's collective no kernel when its reduction is one of the
+// device's plain ones (taskAppend: `op < ncclDevPreMulSum`: a built-in sum, product, min or max):
+// the result is the input. An average (a pre-multiplied sum for floats, a sum divided after for
+// integers) and a user's pre-multiplied sum get their kernel, even where it changes nothing.
 bool runsWithoutKernel(const CommState& state, const CollectiveArgs& args) {
   return state.nranks() == 1 && !args.premul && args.op != RedOp::Avg &&
          (args.kind == CollKind::AllReduce || args.kind == CollKind::Reduce || args.kind == CollKind::Broadcast ||

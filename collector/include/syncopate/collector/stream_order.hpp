@@ -46,8 +46,10 @@ inline constexpr Ticket kStreamOrderTicket = ~Ticket{0};
 
 class StreamOrder {
  public:
-  // `pending` has start_ns = 0 and end_ns = its ticket; `issue_ns` is when its call began.
-  void add(const trace::OpRecord& pending, std::int64_t issue_ns);
+  // `pending` has start_ns = 0 and end_ns = its ticket; `issue_ns` is when its call began,
+  // `returned_ns` when it returned (0: not known, taken as issue_ns): its work is on its stream
+  // by then, so a host synchronize that began later covers it.
+  void add(const trace::OpRecord& pending, std::int64_t issue_ns, std::int64_t returned_ns = 0);
 
   // Resolves every op that can be, in stream order, appending finished records to `out`.
   // `now_ns` (CLOCK_MONOTONIC) times the wait for a head that did no GPU work; `drained`: the
@@ -59,8 +61,10 @@ class StreamOrder {
 
   // The device a stream belongs to (-1 when not known).
   using DeviceOfStream = std::function<std::int32_t(trace::StreamId)>;
-  // `sync` is a finished HostSync record (start_ns: the call began, end_ns: it returned): the work
-  // it proves finished, and the work that work waited for, is done on the GPU since its return.
+  // `sync` is the HostSync record of a call that succeeded (start_ns: the call began): the work
+  // it waited for, and the work that work waited for, is done on the GPU. The caller hands it over
+  // only once every op and event record issued before the call began has been added (the rings
+  // of other threads drained after it).
   void noteHostSync(const trace::OpRecord& sync, const DeviceOfStream& device_of);
 
   // Gives up on whatever is still pending (at exit, after the backend drained): counted.
@@ -71,6 +75,7 @@ class StreamOrder {
     trace::OpRecord op;
     Ticket ticket;
     std::int64_t issue_ns;
+    std::int64_t returned_ns;
     std::int64_t pending_since_ns = 0;  // first seen waiting at the head of its stream
     std::int64_t overtaken_ns = 0;      // when later work on its stream was seen finished
   };
@@ -78,9 +83,8 @@ class StreamOrder {
     std::deque<Entry> entries;
     std::int64_t last_end_ns = 0;
     std::int64_t next_look_ahead_ns = 0;
-    // Ops issued up to here are known finished on the GPU, since proven_at_ns (noteHostSync).
+    // Ops whose calls returned up to here are known finished on the GPU (noteHostSync).
     std::int64_t proven_through_ns = 0;
-    std::int64_t proven_at_ns = 0;
   };
   struct Pass {
     TimingBackend& timing;
@@ -108,8 +112,9 @@ class StreamOrder {
   // The latest record of `event` issued at or before `issue_ns`, or null.
   const RecordPoint* recordBefore(trace::EventId event, std::int64_t issue_ns) const;
   void noteRecorded(trace::EventId event, trace::StreamId stream, std::int64_t issue_ns, std::int64_t time_ns);
-  // Ops issued to `stream` up to `through_ns` finished by `at_ns`, and so did what they waited for.
-  void proveFinished(trace::StreamId stream, std::int64_t through_ns, std::int64_t at_ns);
+  // Ops issued to `stream` whose calls returned up to `through_ns` finished, and so did what they
+  // waited for.
+  void proveFinished(trace::StreamId stream, std::int64_t through_ns);
 
   std::unordered_map<trace::StreamId, Queue> queues_;
   std::unordered_map<trace::EventId, std::vector<RecordPoint>> records_;

@@ -44,8 +44,13 @@ class TimingBackend {
   // Whether GPU activity is to be collected at all. An armed process records nothing until a
   // window starts, and a backend that costs the application something per call while it
   // collects (CUPTI traces every API call and kernel once its activity kinds are enabled) stops
-  // that until then. Called at window boundaries only, never on a call's path.
-  virtual void setCollecting(bool collecting) noexcept { (void)collecting; }
+  // that until then. Called at window boundaries only, never on a call's path. False when
+  // collection could not be started (the backend then hands out no ticket, and what is issued
+  // goes untimed, counted).
+  virtual bool setCollecting(bool collecting) noexcept {
+    (void)collecting;
+    return true;
+  }
 
   // Background thread.
   virtual void collect() noexcept = 0;  // make progress: poll, flush buffers, re-anchor clocks
