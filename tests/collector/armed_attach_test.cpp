@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <csignal>
 #include <chrono>
 #include <fstream>
 #include <set>
@@ -124,15 +125,26 @@ TEST(ArmedRecording, WithCuptiEveryWindowIsTimedWhole) {
   TempDir dir;
   auto environment = recordingEnvironment({dir.path(), "cupti", /*armed=*/true});
   environment["SIMGPU_PROFILE"] = testProfile("workload").string();
+  environment["SYNCOPATE_LOG"] = "debug";
   Child child({workloadProgram().string(), "--forever", "--sleep-ms", "10"}, environment);
   ASSERT_TRUE(waitForArmed(dir, 1)) << child.outSoFar();
   for (int window = 1; window <= 3; ++window) {
     auto outcome = collector::attach(dir.path(), {2, 0.0, 120.0}, nullptr);
     ASSERT_TRUE(outcome.ok()) << "window " << window << ": " << outcome.message();
-    // Dormant between windows: the workload keeps issuing, nothing of it is recorded.
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // Dormant between windows (collection stops 100 ms after a window settled): the workload
+    // keeps issuing, nothing of it is recorded or traced.
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
   }
   RecordedStore store = settledStore(dir, child.pid());
+  child.kill(SIGTERM);
+  const ChildResult ended = child.wait(std::chrono::seconds(60));
+  auto occurrences = [&](const std::string& text) {
+    int n = 0;
+    for (auto at = ended.err.find(text); at != std::string::npos; at = ended.err.find(text, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(occurrences("GPU timing (cupti) stops collecting"), 4) << "armed, then after each window\n" << ended.err;
+  EXPECT_EQ(occurrences("GPU timing (cupti) collects"), 3) << "once per window\n" << ended.err;
   EXPECT_EQ(store.meta.at("backend"), "cupti");
   EXPECT_EQ(static_cast<int>(recordedSteps(store).size()), 6);
   EXPECT_EQ(store.count(OpKind::Kernel), 3 * 6);

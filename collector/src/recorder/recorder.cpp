@@ -165,7 +165,10 @@ Recorder* Recorder::create() noexcept {
 
 void Recorder::setRecording(bool on, std::int64_t at_ns) noexcept {
   const std::lock_guard lock(collecting_mutex_);
-  if (on && !collecting_) collecting_ = timing_->setCollecting(true);
+  if (on && !collecting_) {
+    collecting_ = timing_->setCollecting(true);
+    if (collecting_) log(LogLevel::Debug, "GPU timing (%s) collects: a window records", timing_->name());
+  }
   if (on) window_start_ns_.store(at_ns != 0 ? at_ns : monotonicNs(), std::memory_order_relaxed);
   recording_.store(on, std::memory_order_release);
 }
@@ -174,6 +177,7 @@ void Recorder::stopCollectingWhileIdle() noexcept {
   const std::lock_guard lock(collecting_mutex_);
   if (!collecting_ || recording_.load(std::memory_order_acquire)) return;
   collecting_ = !timing_->setCollecting(false);
+  if (!collecting_) log(LogLevel::Debug, "GPU timing (%s) stops collecting: nothing is recorded", timing_->name());
 }
 
 ThreadState* Recorder::thread() noexcept {
