@@ -45,6 +45,15 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+// The characters of a JSON string token (quotes and the whitespace after it included) when it
+// holds no escape; a null view otherwise (an escape, or not a string).
+std::string_view withoutEscapes(std::string_view token) {
+  token = trim(token);
+  if (token.size() < 2 || token.front() != '"' || token.back() != '"') return {};
+  const std::string_view inside = token.substr(1, token.size() - 2);
+  return inside.find('\\') == std::string_view::npos ? inside : std::string_view{};
+}
+
 // Integers that some writers emit as floats (68.0).
 bool getInt(od::value v, std::int64_t& out) {
   std::int64_t i = 0;
@@ -200,8 +209,10 @@ class Parser {
   }
 
   StringId internString(od::value v) {
-    std::string_view s;
-    if (v.get_string().get(s)) return 0;
+    std::string_view s = withoutEscapes(v.raw_json_token());
+    // A string with escapes is unescaped by simdjson (into its buffer); most have none, and are
+    // interned from the text itself.
+    if (s.data() == nullptr && v.get_string().get(s)) return 0;
     const std::size_t known = strings_.size();
     const StringId id = strings_.intern(s);
     if (strings_.size() > known) batch_.new_strings.emplace_back(id, strings_[id]);
