@@ -232,31 +232,40 @@ TEST(StreamOrder, OnceDrainedAnOvertakenHeadIsNotWaitedFor) {
   EXPECT_EQ(counters.ops_untimed_timing_failed.load(), 1u);
 }
 
+// What a host synchronize proves finished (noteHostSync): ops whose times never come are written
+// once proven, and only then. Streams 1 and 2 are device 0's, stream 3 device 1's.
+class StreamOrderProof : public ::testing::Test {
+ protected:
+  static constexpr std::int64_t kReturnedNs = 2'000'000'000;  // about when the synchronizes return
+  std::vector<trace::OpRecord> resolveAt(std::int64_t now_ns) { return resolve(order, timing, counters, now_ns); }
+  void prove(const trace::OpRecord& sync) {
+    order.noteHostSync(sync, [](trace::StreamId stream) { return stream == 3 ? 1 : 0; });
+  }
+  preload::StreamOrder order;
+  ScriptedTiming timing;
+  preload::RecorderCounters counters;
+};
+
 // NCCL runs a one-rank in-place all-reduce without a kernel, so nothing later on its stream ever
 // finishes on the GPU; PyTorch's compute stream waits for it through an event, and the host
 // waits for the compute stream's last event each step. That event synchronize proves the compute
 // stream finished up to the record, the wait on it proves the collective's stream finished up to
 // the event it waited for: the collective is written without GPU work, and both streams move on.
-TEST(StreamOrder, AHostSyncProvesWhatItAndTheWaitsBeforeItWaitedFor) {
-  preload::StreamOrder order;
-  ScriptedTiming timing;
-  preload::RecorderCounters counters;
-  constexpr std::int64_t kReturnedNs = 2'000'000'000;
-  const auto device_of = [](trace::StreamId) { return 0; };
+TEST_F(StreamOrderProof, AHostSyncProvesWhatItAndTheWaitsBeforeItWaitedFor) {
   order.add(pending(trace::OpKind::Collective, 1, 1, 100), 1000);  // no activity ever
   order.add(pending(trace::OpKind::EventRecord, 1, 2, preload::kStreamOrderTicket, 7), 1100);
   order.add(pending(trace::OpKind::StreamWait, 2, 3, preload::kStreamOrderTicket, 7), 1200);
   order.add(pending(trace::OpKind::Kernel, 2, 4, 101), 1300);
   order.add(pending(trace::OpKind::EventRecord, 2, 5, preload::kStreamOrderTicket, 8), 1400);
   timing.answers[101] = {Resolution::Resolved, 3000, 4000};
-  EXPECT_TRUE(resolve(order, timing, counters, kReturnedNs, /*drained=*/false).empty())
+  EXPECT_TRUE(resolveAt(kReturnedNs).empty())
       << "nothing proves the collective finished yet";
 
-  order.noteHostSync(trace::OpRecord::syncEvent(8, trace::kNoStream, 6, 5000, kReturnedNs), device_of);
-  EXPECT_TRUE(resolve(order, timing, counters, kReturnedNs + 100'000'000).empty())
+  prove(trace::OpRecord::syncEvent(8, trace::kNoStream, 6, 5000, kReturnedNs));
+  EXPECT_TRUE(resolveAt(kReturnedNs + 100'000'000).empty())
       << "its times may still be on their way a while after the proof is first seen";
-  EXPECT_TRUE(resolve(order, timing, counters, kReturnedNs + 500'000'000).empty());
-  auto ops = resolve(order, timing, counters, kReturnedNs + 600'000'000);
+  EXPECT_TRUE(resolveAt(kReturnedNs + 500'000'000).empty());
+  auto ops = resolveAt(kReturnedNs + 600'000'000);
   ASSERT_EQ(ops.size(), 5u);
   std::map<std::uint32_t, trace::OpRecord> by_correlation;
   for (const auto& op : ops) by_correlation[op.correlation_id] = op;
@@ -272,25 +281,20 @@ TEST(StreamOrder, AHostSyncProvesWhatItAndTheWaitsBeforeItWaitedFor) {
 
 // A stream synchronize proves its stream up to the call, nothing issued after it; a device
 // synchronize proves that device's streams, not another device's.
-TEST(StreamOrder, ASyncProvesOnlyWhatWasIssuedBeforeItOnWhatItWaitedFor) {
-  preload::StreamOrder order;
-  ScriptedTiming timing;
-  preload::RecorderCounters counters;
-  constexpr std::int64_t kReturnedNs = 2'000'000'000;
-  const auto device_of = [](trace::StreamId stream) { return stream == 3 ? 1 : 0; };
+TEST_F(StreamOrderProof, ASyncProvesOnlyWhatWasIssuedBeforeItOnWhatItWaitedFor) {
   order.add(pending(trace::OpKind::Collective, 1, 1, 100), 1000);  // no activity ever
   order.add(pending(trace::OpKind::Collective, 1, 2, 101), 7000);  // issued after the sync below
   order.add(pending(trace::OpKind::Collective, 2, 3, 102), 1000);  // no activity ever
   order.add(pending(trace::OpKind::Collective, 3, 4, 103), 1000);  // device 1: no activity ever
-  order.noteHostSync(trace::OpRecord::syncStream(1, 5, 5000, kReturnedNs), device_of);
-  EXPECT_TRUE(resolve(order, timing, counters, kReturnedNs + 100'000'000).empty());
-  auto ops = resolve(order, timing, counters, kReturnedNs + 600'000'000);
+  prove(trace::OpRecord::syncStream(1, 5, 5000, kReturnedNs));
+  EXPECT_TRUE(resolveAt(kReturnedNs + 100'000'000).empty());
+  auto ops = resolveAt(kReturnedNs + 600'000'000);
   ASSERT_EQ(ops.size(), 1u);
   EXPECT_EQ(ops[0].correlation_id, 1u);
 
-  order.noteHostSync(trace::OpRecord::syncDevice(trace::SyncKind::Device, 0, 6, 8000, kReturnedNs + 1), device_of);
-  EXPECT_TRUE(resolve(order, timing, counters, kReturnedNs + 700'000'000).empty());
-  ops = resolve(order, timing, counters, kReturnedNs + 1'200'000'000);
+  prove(trace::OpRecord::syncDevice(trace::SyncKind::Device, 0, 6, 8000, kReturnedNs + 1));
+  EXPECT_TRUE(resolveAt(kReturnedNs + 700'000'000).empty());
+  ops = resolveAt(kReturnedNs + 1'200'000'000);
   std::set<std::uint32_t> correlations;
   for (const auto& op : ops) correlations.insert(op.correlation_id);
   EXPECT_EQ(correlations, (std::set<std::uint32_t>{2, 3}));
@@ -301,22 +305,17 @@ TEST(StreamOrder, ASyncProvesOnlyWhatWasIssuedBeforeItOnWhatItWaitedFor) {
 // A proof says only that the work is over, not that it had none: times that come within the
 // wait after the proof are the op's; and an op whose call returned after the synchronize began
 // (another thread's) is not proven by it.
-TEST(StreamOrder, AProvenOpKeepsTimesThatComeAndALaterCallIsNotProven) {
-  preload::StreamOrder order;
-  ScriptedTiming timing;
-  preload::RecorderCounters counters;
-  constexpr std::int64_t kNowNs = 2'000'000'000;
-  const auto device_of = [](trace::StreamId) { return 0; };
+TEST_F(StreamOrderProof, AProvenOpKeepsTimesThatComeAndALaterCallIsNotProven) {
   order.add(pending(trace::OpKind::Kernel, 1, 1, 100), 1000, 1100);
   order.add(pending(trace::OpKind::Kernel, 2, 2, 101), 1000, 9000);  // returned after the sync began
-  order.noteHostSync(trace::OpRecord::syncDevice(trace::SyncKind::Device, 0, 3, 5000, 8000), device_of);
-  EXPECT_TRUE(resolve(order, timing, counters, kNowNs).empty());
+  prove(trace::OpRecord::syncDevice(trace::SyncKind::Device, 0, 3, 5000, 8000));
+  EXPECT_TRUE(resolveAt(kReturnedNs).empty());
   timing.answers[100] = {Resolution::Resolved, 2000, 4000};
-  auto ops = resolve(order, timing, counters, kNowNs + 100'000'000);
+  auto ops = resolveAt(kReturnedNs + 100'000'000);
   ASSERT_EQ(ops.size(), 1u);
   EXPECT_EQ(ops[0].start_ns, 2000);
   EXPECT_EQ(ops[0].end_ns, 4000);
-  EXPECT_TRUE(resolve(order, timing, counters, kNowNs + 5'000'000'000).empty()) << "the later call is still pending";
+  EXPECT_TRUE(resolveAt(kReturnedNs + 5'000'000'000).empty()) << "the later call is still pending";
   EXPECT_EQ(counters.ops_without_gpu_activity.load(), 0u);
 }
 
