@@ -57,6 +57,27 @@ GroupPlan planOf(const std::vector<Call>& members, std::vector<std::uint32_t> bu
   return g;
 }
 
+// A scheduler whose plan holds one all-reduce of grad(0) on kS (issued from a blocking stream
+// unless said otherwise), the set-up of most tests below.
+struct OnePlannedAllReduce {
+  explicit OnePlannedAllReduce(bool blocking = true) : ar(allReduceFrom(p, blocking)), rules(planFor(ar)) {}
+  static Call allReduceFrom(CallProgram& program, bool blocking) {
+    Call call = program.allReduce(kS, grad(0), kLayerFloats);
+    call.blocking_stream = blocking;
+    return call;
+  }
+  static ScheduleRules planFor(const Call& call) {
+    ScheduleRules planned;
+    planned.groups.push_back(planOf({call}, {0}, {1}, {{0, 0}}));
+    return planned;
+  }
+  CallProgram p;
+  const Call ar;
+  const ScheduleRules rules;
+  ActionLog log;
+  Scheduler s{rules, log, smallLimits()};
+};
+
 // One iteration of a naive data-parallel step of three layers on stream S, with a gradient
 // check copy on stream C, as dp_trainer's naive mode issues it.
 struct NaiveStep {
@@ -135,12 +156,8 @@ TEST(Scheduler, NaiveStepFirstIterationWaitsForPositionsThenProducers) {
 }
 
 TEST(Scheduler, ProducerOnAnotherStreamWithoutOrderingFallsBackToPosition) {
-  CallProgram p;
-  const Call ar = p.allReduce(kS, grad(0), kLayerFloats);
-  ScheduleRules rules;
-  rules.groups.push_back(planOf({ar}, {0}, {1}, {{0, 0}}));
-  ActionLog log;
-  Scheduler s(rules, log, smallLimits());
+  OnePlannedAllReduce planned;
+  auto& [p, ar, rules, log, s] = planned;
   s.onCall(ar);                                // registers the buffer
   s.onCall(p.kernel(kS, {grad(0)}));           // flush, then consumer waits
   s.onCall(p.kernel(kC, {grad(0)}));           // touched on C, never ordered with S
@@ -156,12 +173,8 @@ TEST(Scheduler, ProducerOnAnotherStreamWithoutOrderingFallsBackToPosition) {
 }
 
 TEST(Scheduler, EventRecordAfterRedirectedWorkIsJoined) {
-  CallProgram p;
-  const Call ar = p.allReduce(kS, grad(0), kLayerFloats);
-  ScheduleRules rules;
-  rules.groups.push_back(planOf({ar}, {0}, {1}, {{0, 0}}));
-  ActionLog log;
-  Scheduler s(rules, log, smallLimits());
+  OnePlannedAllReduce planned;
+  auto& [p, ar, rules, log, s] = planned;
   s.onCall(ar);
   s.onCall(p.record(kS, kOptDone));  // flushes; the event must cover the redirected all-reduce
   s.onCall(p.wait(kC, kOptDone));
@@ -175,12 +188,8 @@ TEST(Scheduler, EventRecordAfterRedirectedWorkIsJoined) {
 }
 
 TEST(Scheduler, StreamSyncAndQueryCoverRedirectedWork) {
-  CallProgram p;
-  const Call ar = p.allReduce(kS, grad(0), kLayerFloats);
-  ScheduleRules rules;
-  rules.groups.push_back(planOf({ar}, {0}, {1}, {{0, 0}}));
-  ActionLog log;
-  Scheduler s(rules, log, smallLimits());
+  OnePlannedAllReduce planned;
+  auto& [p, ar, rules, log, s] = planned;
   s.onCall(ar);
   s.onCall(p.of(CallKind::StreamQuery, kS));
   s.onCall(p.of(CallKind::StreamSync, kS));
@@ -195,12 +204,8 @@ TEST(Scheduler, StreamSyncAndQueryCoverRedirectedWork) {
 // An event recorded behind a held all-reduce reads as done only when the all-reduce is: CUDA
 // calls an event done once the work before its record is, and the runtime recorded it late.
 TEST(Scheduler, EventQueryCoversRedirectedWork) {
-  CallProgram p;
-  const Call ar = p.allReduce(kS, grad(0), kLayerFloats);
-  ScheduleRules rules;
-  rules.groups.push_back(planOf({ar}, {0}, {1}, {{0, 0}}));
-  ActionLog log;
-  Scheduler s(rules, log, smallLimits());
+  OnePlannedAllReduce planned;
+  auto& [p, ar, rules, log, s] = planned;
   s.onCall(ar);
   s.onCall(p.record(kS, kOptDone));
   s.onCall(p.eventQuery(kOptDone));
@@ -252,12 +257,8 @@ TEST(Scheduler, DisagreementDisablesThePlanOnEveryCallAfter) {
 }
 
 TEST(Scheduler, UnknownParameterLayoutWaitsForEverythingInFlight) {
-  CallProgram p;
-  const Call ar = p.allReduce(kS, grad(0), kLayerFloats);
-  ScheduleRules rules;
-  rules.groups.push_back(planOf({ar}, {0}, {1}, {{0, 0}}));
-  ActionLog log;
-  Scheduler s(rules, log, smallLimits());
+  OnePlannedAllReduce planned;
+  auto& [p, ar, rules, log, s] = planned;
   s.onCall(ar);
   s.onCall(p.kernel(kS, {kParams}));   // unrelated: the all-reduce stays held
   s.onCall(p.unknownKernel(kC));       // may touch anything: flush, wait, original order
@@ -269,12 +270,8 @@ TEST(Scheduler, UnknownParameterLayoutWaitsForEverythingInFlight) {
 }
 
 TEST(Scheduler, ProducerBeforeAnUnknownOpIsNotTrusted) {
-  CallProgram p;
-  const Call ar = p.allReduce(kS, grad(0), kLayerFloats);
-  ScheduleRules rules;
-  rules.groups.push_back(planOf({ar}, {0}, {1}, {{0, 0}}));
-  ActionLog log;
-  Scheduler s(rules, log, smallLimits());
+  OnePlannedAllReduce planned;
+  auto& [p, ar, rules, log, s] = planned;
   s.onCall(ar);
   s.onCall(p.of(CallKind::DeviceSync));
   s.onCall(p.kernel(kS, {grad(0)}));        // producer of the next all-reduce...
@@ -289,12 +286,8 @@ TEST(Scheduler, ProducerBeforeAnUnknownOpIsNotTrusted) {
 }
 
 TEST(Scheduler, GraphCaptureDrainsAndPassesEverythingThrough) {
-  CallProgram p;
-  const Call ar = p.allReduce(kS, grad(0), kLayerFloats);
-  ScheduleRules rules;
-  rules.groups.push_back(planOf({ar}, {0}, {1}, {{0, 0}}));
-  ActionLog log;
-  Scheduler s(rules, log, smallLimits());
+  OnePlannedAllReduce planned;
+  auto& [p, ar, rules, log, s] = planned;
   s.onCall(ar);
   s.onCall(p.of(CallKind::CaptureBegin, kC));
   s.onCall(p.allReduce(kC, grad(0), kLayerFloats));  // captured: not held
@@ -627,12 +620,8 @@ TEST(Scheduler, AGroupThePlanKeepsInPlaceIsIssuedAsCalled) {
 }
 
 TEST(Scheduler, OtherCollectivesAndNcclGroupsKeepTheirPlace) {
-  CallProgram p;
-  const Call ar = p.allReduce(kS, grad(0), kLayerFloats);
-  ScheduleRules rules;
-  rules.groups.push_back(planOf({ar}, {0}, {1}, {{0, 0}}));
-  ActionLog log;
-  Scheduler s(rules, log, smallLimits());
+  OnePlannedAllReduce planned;
+  auto& [p, ar, rules, log, s] = planned;
   s.onCall(ar);
   s.onCall(p.broadcast(kS, kParams, 16));  // flushes the held all-reduce first
   s.onCall(p.of(CallKind::GroupBegin));
@@ -661,12 +650,8 @@ TEST(Scheduler, CapacityOfHeldCollectivesForcesAFlush) {
 // unknown API) flushes, then the host waits for everything in flight before the call is made.
 // What the host has waited for needs no wait afterwards.
 TEST(Scheduler, DeviceWideUnknownCallsMakeTheHostWaitForEverythingInFlight) {
-  CallProgram p;
-  const Call ar = p.allReduce(kS, grad(0), kLayerFloats);
-  ScheduleRules rules;
-  rules.groups.push_back(planOf({ar}, {0}, {1}, {{0, 0}}));
-  ActionLog log;
-  Scheduler s(rules, log, smallLimits());
+  OnePlannedAllReduce planned;
+  auto& [p, ar, rules, log, s] = planned;
   s.onCall(ar);
   s.onCall(p.of(CallKind::Barrier));
   s.onCall(p.kernel(kC, {grad(0)}));
@@ -681,27 +666,6 @@ TEST(Scheduler, DeviceWideUnknownCallsMakeTheHostWaitForEverythingInFlight) {
 // stream. A collective the program issued on a blocking stream and the runtime redirected to its
 // non-blocking one would escape that order, so the legacy op waits for the redirected units on
 // the GPU (the host does not wait); the stream that then uses the result waits as always.
-// A scheduler whose plan holds one all-reduce of grad(0) on kS, issued from a stream that is
-// blocking or not (the legacy stream's tests).
-struct OnePlannedAllReduce {
-  explicit OnePlannedAllReduce(bool blocking) : ar(allReduceFrom(p, blocking)), rules(planFor(ar)) {}
-  static Call allReduceFrom(CallProgram& program, bool blocking) {
-    Call call = program.allReduce(kS, grad(0), kLayerFloats);
-    call.blocking_stream = blocking;
-    return call;
-  }
-  static ScheduleRules planFor(const Call& call) {
-    ScheduleRules planned;
-    planned.groups.push_back(planOf({call}, {0}, {1}, {{0, 0}}));
-    return planned;
-  }
-  CallProgram p;
-  const Call ar;
-  const ScheduleRules rules;
-  ActionLog log;
-  Scheduler s{rules, log, smallLimits()};
-};
-
 TEST(Scheduler, ALegacyStreamOpWaitsForCollectivesRedirectedFromBlockingStreams) {
   OnePlannedAllReduce planned(/*blocking=*/true);
   auto& [p, ar, rules, log, s] = planned;
