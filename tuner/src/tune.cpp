@@ -288,6 +288,32 @@ void predictNcclMaxCtas(TuneReport& r, const WhatIfModel& model, double min_gain
   r.max_ctas_setting = bestSetting(r.nccl_max_ctas, min_gain);
 }
 
+// A sharded optimizer's gradient reduce-scatters overlapping backward (sharded_overlap.hpp): the
+// recorded way is the replay; "on", for a run that reduced them in line, is predicted.
+void predictOverlapGradReduce(TuneReport& r, const WhatIfModel& model, double min_gain) {
+  r.sharded = findShardedGradReduce(model, r.search.groups);
+  if (!r.sharded.found) return;
+  SettingPrediction recorded;
+  recorded.setting = "overlap_grad_reduce";
+  recorded.value = r.sharded.overlapped ? "on" : "off";
+  recorded.how_to_apply = "as the run was recorded";
+  recorded.buckets = r.sharded.reduce_scatters;
+  recorded.predicted_iteration_ms = r.replay_ms;
+  r.overlap_grad_reduce.push_back(recorded);
+  // Turning it off is not predicted: the model moves collectives onto its stream, never back.
+  if (r.sharded.overlapped) return;
+  const ScheduleRules rules = overlapGradReduceRules(r.search.groups);
+  const Prediction on = model.predict(&rules);
+  if (!on.ok) return;
+  SettingPrediction s = recorded;
+  s.value = "on";
+  s.how_to_apply = overlapGradReduceHowTo({});
+  s.predicted_iteration_ms = ms(on.iteration_ns);
+  s.gain = r.replay_ms > 0 ? 1.0 - s.predicted_iteration_ms / r.replay_ms : 0;
+  r.overlap_grad_reduce.push_back(std::move(s));
+  r.overlap_grad_reduce_setting = bestSetting(r.overlap_grad_reduce, min_gain);
+}
+
 std::string channelsWhy(const TuneReport& r) {
   return fmt::format(" NCCL channels: {} (recorded on {}), so that collectives take fewer SMs from the compute they "
                      "overlap while one channel's {} keeps them as fast; applied through NCCL's tuner plugin.",
@@ -381,6 +407,12 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
                          "report them; an imported trace carries none";
   }
   if (model.calls().buffersKnown()) predictNcclMaxCtas(r, model, options.search.min_gain);
+  if (model.calls().buffersKnown()) {
+    predictOverlapGradReduce(r, model, options.search.min_gain);
+  } else {
+    r.sharded.why_not = "which kernels write the gradients a reduce-scatter reduces is known only for runs recorded "
+                        "with `syncopate record`; an imported trace carries no buffer addresses";
+  }
   if (r.search.recommended >= 0) {
     r.plan = planFor(r, r.search.candidates[static_cast<std::size_t>(r.search.recommended)]);
     addChannels(*r.plan, r);
@@ -395,7 +427,9 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
                                  "compute and communication fully overlapped), the most any schedule could gain",
                                  r.measured_ms, 100.0 * (r.measured_ms - ideal_ms) / r.measured_ms, ideal_ms);
   }
-  if (!r.plan && !r.setting && !r.max_ctas_setting) r.recommendations_note = r.search.note;
+  if (!r.plan && !r.setting && !r.max_ctas_setting && !r.overlap_grad_reduce_setting) {
+    r.recommendations_note = r.search.note;
+  }
   return r;
 }
 
@@ -484,6 +518,13 @@ trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const Tu
   report->modelled_ranks = run->modelled;
   if (resolved.search.memory_limit > 0) report->memory_limit.source = limit_source;
   report->frameworks = detectFrameworks(*model, *analysis);
+  for (const DetectedFramework& f : report->frameworks) {
+    if (f.name != "Megatron-LM" && f.name != "DeepSpeed") continue;
+    for (SettingPrediction& s : report->overlap_grad_reduce)
+      if (s.value == "on" && !report->sharded.overlapped) s.how_to_apply = overlapGradReduceHowTo(f.name);
+    if (report->overlap_grad_reduce_setting) report->overlap_grad_reduce_setting->how_to_apply = overlapGradReduceHowTo(f.name);
+    break;
+  }
   const bool ddp_seen = std::any_of(report->frameworks.begin(), report->frameworks.end(),
                                     [](const DetectedFramework& f) { return f.name == "PyTorch DDP"; });
   if (!report->ddp.found && ddp_seen) {
@@ -610,6 +651,7 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
   };
   if (r.setting) recommendations.push_back(settingJson(*r.setting));
   if (r.max_ctas_setting) recommendations.push_back(settingJson(*r.max_ctas_setting));
+  if (r.overlap_grad_reduce_setting) recommendations.push_back(settingJson(*r.overlap_grad_reduce_setting));
   if (r.plan && !r.plan->channels.empty()) {
     recommendations.push_back(
         {{"setting", "nccl_channels"},
@@ -695,7 +737,17 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
     if (!f.bucket_bytes.empty()) row["bucket_bytes"] = f.bucket_bytes;
     detected.push_back(std::move(row));
   }
-  j["framework"] = {{"detected", detected}, {"ddp", ddp}, {"nccl", {{"max_ctas", max_ctas}}}};
+  json sharded = {{"found", r.sharded.found}};
+  if (r.sharded.found) {
+    json values = json::array();
+    for (const SettingPrediction& s : r.overlap_grad_reduce) values.push_back(settingJson(s));
+    sharded["reduce_scatters"] = r.sharded.reduce_scatters;
+    sharded["gradient_bytes"] = r.sharded.bytes;
+    sharded["overlap_grad_reduce"] = values;
+  } else {
+    sharded["why_not"] = r.sharded.why_not;
+  }
+  j["framework"] = {{"detected", detected}, {"ddp", ddp}, {"sharded", sharded}, {"nccl", {{"max_ctas", max_ctas}}}};
   if (!r.recommendations_note.empty()) j["recommendations_note"] = r.recommendations_note;
   if (r.plan) {
     json channel_rules = json::array();
@@ -786,6 +838,20 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
     if (r.setting) t += fmt::format("Set it: {}\n\n", r.setting->how_to_apply);
     else t += "\n";
     if (const std::string by_size = ddpBySizeText(r); !by_size.empty()) t += by_size + "\n";
+  }
+  if (r.sharded.found) {
+    t += fmt::format("Sharded optimizer: {} gradient reduce-scatters ({}) an iteration, {} backward; overlap_grad_reduce "
+                     "predicted:\n",
+                     r.sharded.reduce_scatters, bytesText(r.sharded.bytes),
+                     r.sharded.overlapped ? "overlapping" : "after");
+    for (const SettingPrediction& s : r.overlap_grad_reduce) {
+      t += fmt::format("  overlap_grad_reduce={:<3} {:9.3f} ms  {:>7}{}\n", s.value, s.predicted_iteration_ms,
+                       percent(s.gain),
+                       r.overlap_grad_reduce_setting && r.overlap_grad_reduce_setting->value == s.value ? "   <- recommended"
+                                                                                                        : "");
+    }
+    if (r.overlap_grad_reduce_setting) t += fmt::format("Set it: {}\n\n", r.overlap_grad_reduce_setting->how_to_apply);
+    else t += "\n";
   }
   if (r.channels.searched) {
     t += fmt::format("NCCL channels (recorded on {}, {} a channel), on top of {}:\n", r.channels.recorded_channels,

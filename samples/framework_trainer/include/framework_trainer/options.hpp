@@ -31,6 +31,10 @@ struct Options {
   ModelConfig config;
   SyncMode mode = SyncMode::Naive;
   double bucket_mb = 25.0;  // ddp: DDP's bucket_cap_mb; zero1: the same buckets; fsdp: none
+  // zero1: each gradient bucket's reduce-scatter issued on its own stream as soon as backward has
+  // written the bucket (Megatron-LM's --overlap-grad-reduce, DeepSpeed's overlap_comm), rather than
+  // all of them on the compute stream after backward.
+  bool overlap_grad_reduce = false;
   int iterations = 8;       // measured iterations
   int warmup = 1;           // iterations before them, checked but left out of the summary
   std::uint64_t seed = 1234;

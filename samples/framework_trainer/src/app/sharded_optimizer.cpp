@@ -1,30 +1,72 @@
 #include "sharded_optimizer.hpp"
 
+#include <fmt/format.h>
+
+#include <stdexcept>
+
 namespace framework_trainer {
 
-ShardedOptimizer::ShardedOptimizer(const StepContext& ctx, ncclComm_t comm) : ctx_(ctx), comm_(comm) {
+ShardedOptimizer::ShardedOptimizer(const StepContext& ctx, ncclComm_t comm, cudaStream_t comm_stream)
+    : ctx_(ctx), comm_(comm), comm_stream_(comm_stream), bucket_of_(static_cast<std::size_t>(ctx.layout.size()), -1) {
   std::vector<const void*> params, grads;
   std::vector<std::int64_t> numels;
-  for (const FlatBucket& b : ctx.tensors.buckets()) {
-    params.push_back(b.params.get() + b.layout.shardOffset(ctx.rank));
-    grads.push_back(b.grads.get() + b.layout.shardOffset(ctx.rank));
-    numels.push_back(static_cast<std::int64_t>(b.layout.shard_numel));
+  const std::vector<FlatBucket>& buckets = ctx.tensors.buckets();
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    params.push_back(buckets[b].params.get() + buckets[b].layout.shardOffset(ctx.rank));
+    grads.push_back(buckets[b].grads.get() + buckets[b].layout.shardOffset(ctx.rank));
+    numels.push_back(static_cast<std::int64_t>(buckets[b].layout.shard_numel));
+    for (int p : buckets[b].layout.bucket.params) bucket_of_[static_cast<std::size_t>(p)] = static_cast<int>(b);
+    pending_.push_back(buckets[b].layout.bucket.params.size());
+    ready_.emplace_back();
+    done_.emplace_back();
   }
   step_ = SgdStep(params, grads, numels);
 }
 
-void ShardedOptimizer::reduceScatterGradients() {
-  // The reduce-scatter leaves the average only in this rank's shard, the rest of the bucket
-  // holding this rank's own gradients: no zero_grad is needed before the next backward, which
-  // writes every element of every gradient (backward.hpp: the first contribution is an
-  // assignment, only the tied embedding's second adds to it), and never the padding, which
-  // stays zero as the average of zeros. Zeroing the buckets every iteration, as frameworks whose
+void ShardedOptimizer::reduceScatter(const FlatBucket& b, cudaStream_t stream) {
+  // In place: this rank's shard of the average is written where its own shard was. The rest of
+  // the bucket keeps this rank's own gradients: no zero_grad is needed before the next backward,
+  // which writes every element of every gradient (backward.hpp: the first contribution is an
+  // assignment, only the tied embedding's second adds to it), and never the padding, which stays
+  // zero as the average of zeros. Zeroing the buckets every iteration, as frameworks whose
   // backward accumulates into main_grad must, would only add a pass over the gradients.
-  for (const FlatBucket& b : ctx_.tensors.buckets()) {
-    // In place: this rank's shard of the average is written where its own shard was.
-    FT_COLLECTIVE(ctx_.issue, ncclReduceScatter(b.grads.get(), b.grads.get() + b.layout.shardOffset(ctx_.rank),
-                                                b.layout.shard_numel, ncclFloat, ncclAvg, comm_, ctx_.compute));
+  FT_COLLECTIVE(ctx_.issue, ncclReduceScatter(b.grads.get(), b.grads.get() + b.layout.shardOffset(ctx_.rank),
+                                              b.layout.shard_numel, ncclFloat, ncclAvg, comm_, stream));
+}
+
+void ShardedOptimizer::gradReady(int param) {
+  const int b = bucket_of_[static_cast<std::size_t>(param)];
+  std::size_t& pending = pending_[static_cast<std::size_t>(b)];
+  if (pending == 0) {
+    throw std::logic_error(fmt::format("{}'s gradient was made ready twice in one backward", ctx_.layout[param].name));
   }
+  --pending;
+  // Buckets are reduced in order, as Megatron's are: backward fills them in order anyway.
+  const std::vector<FlatBucket>& buckets = ctx_.tensors.buckets();
+  while (next_to_launch_ < buckets.size() && pending_[next_to_launch_] == 0) {
+    const std::size_t next = next_to_launch_++;
+    SAMPLE_CUDA(cudaEventRecord(ready_[next].get(), ctx_.compute));
+    SAMPLE_CUDA(cudaStreamWaitEvent(comm_stream_, ready_[next].get(), 0));
+    reduceScatter(buckets[next], comm_stream_);
+    SAMPLE_CUDA(cudaEventRecord(done_[next].get(), comm_stream_));
+  }
+}
+
+void ShardedOptimizer::synchronizeGradients() {
+  const std::vector<FlatBucket>& buckets = ctx_.tensors.buckets();
+  if (!overlapsBackward()) {
+    for (const FlatBucket& b : buckets) reduceScatter(b, ctx_.compute);
+    return;
+  }
+  if (next_to_launch_ != buckets.size()) {
+    throw std::logic_error(fmt::format("backward left gradient bucket {} of {} with gradients not ready",
+                                       next_to_launch_, buckets.size()));
+  }
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    SAMPLE_CUDA(cudaStreamWaitEvent(ctx_.compute, done_[b].get(), 0));
+    pending_[b] = buckets[b].layout.bucket.params.size();
+  }
+  next_to_launch_ = 0;
 }
 
 void ShardedOptimizer::stepShard() { step_.issue(ctx_.issue, ctx_.compute, ctx_.options.lr); }

@@ -1,16 +1,22 @@
-// ZeRO stage 1 as a first hand-written version does it (framework_trainer/zero_shards.hpp),
-// everything on the compute stream, over the flat buckets the model's parameters and gradients
-// are views into (model_tensors.hpp), so that nothing is copied: after backward, which wrote
-// every gradient into its bucket, each gradient bucket is reduce-scattered in place; the SGD
-// step updates only this rank's shard of each parameter bucket (multi-tensor apply over the
-// shards), from the averaged shard the reduce-scatter left; each parameter bucket is
-// all-gathered in place, where the next forward reads it.
+// ZeRO stage 1 over the flat buckets the model's parameters and gradients are views into
+// (framework_trainer/zero_shards.hpp, model_tensors.hpp), so that nothing is copied: each
+// gradient bucket is reduce-scattered in place; the SGD step updates only this rank's shard of
+// each parameter bucket (multi-tensor apply over the shards), from the averaged shard the
+// reduce-scatter left; each parameter bucket is all-gathered in place, where the next forward
+// reads it. The reduce-scatters run either
+// - after backward, on the compute stream, as a first hand-written version does; or
+// - overlapping backward (--overlap-grad-reduce), as Megatron-LM's distributed optimizer with
+//   --overlap-grad-reduce and DeepSpeed's ZeRO with overlap_comm run them: as soon as backward
+//   has written a bucket's last gradient, that bucket's reduce-scatter is issued on a stream of
+//   its own after an event on the compute stream, buckets in order; before the step the compute
+//   stream waits for them all (Megatron's finish_grad_sync).
 #pragma once
 
 #include "sgd_step.hpp"
 #include "step_context.hpp"
 
 #include "framework_trainer/tensor_lists.hpp"
+#include "sample_common/cuda_resources.hpp"
 
 #include <nccl.h>
 
@@ -20,22 +26,36 @@ namespace framework_trainer {
 
 class ShardedOptimizer {
  public:
-  // The step's lists over this rank's shards of `ctx.tensors`' buckets.
-  ShardedOptimizer(const StepContext& ctx, ncclComm_t comm);
+  // The step's lists over this rank's shards of `ctx.tensors`' buckets; with
+  // ctx.options.overlap_grad_reduce the reduce-scatters go to `comm_stream`.
+  ShardedOptimizer(const StepContext& ctx, ncclComm_t comm, cudaStream_t comm_stream);
 
   int buckets() const { return static_cast<int>(ctx_.tensors.buckets().size()); }
+  bool overlapsBackward() const { return ctx_.options.overlap_grad_reduce; }
 
-  // After backward: a reduce-scatter (average) per gradient bucket, in place.
-  void reduceScatterGradients();
+  // Overlapping: called by backward (on its thread) when a parameter's gradient is final.
+  void gradReady(int param);
+  // After backward: a reduce-scatter (average) per gradient bucket, in place, on the compute
+  // stream; overlapping, the compute stream's wait for the reduce-scatters already issued.
+  // Throws if, overlapping, a bucket's gradients never became ready.
+  void synchronizeGradients();
   // SGD on this rank's shard of every parameter bucket.
   void stepShard();
   // An all-gather per parameter bucket of the updated shards, in place.
   void gatherParameters();
 
  private:
+  void reduceScatter(const FlatBucket& bucket, cudaStream_t stream);
+
   const StepContext& ctx_;
   ncclComm_t comm_;
+  cudaStream_t comm_stream_;
   SgdStep step_;
+  // Overlapping: each parameter's bucket, each bucket's gradients not yet ready, its events.
+  std::vector<int> bucket_of_;
+  std::vector<std::size_t> pending_;
+  std::vector<sample_common::Event> ready_, done_;
+  std::size_t next_to_launch_ = 0;
 };
 
 }  // namespace framework_trainer

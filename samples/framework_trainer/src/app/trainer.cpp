@@ -94,7 +94,7 @@ Trainer::Trainer(const Options& options, const sample_common::Membership& member
     checksum_lists_ = tensorLists(sharded ? tensors_.params() : tensors_.grads());
     initialiseParameters();
   }
-  if (sharded) sharded_.emplace(ctx_, comm_);
+  if (sharded) sharded_.emplace(ctx_, comm_, nccl_.get());
   setup_counts_ = setup_counts_ + issue_.counts();
 }
 
@@ -156,7 +156,9 @@ void Trainer::issueIteration(int n) {
       // The previous iteration's check must have read the gradients (zero1, fsdp: the parameters)
       // before they are rewritten.
       if (n > 0) SAMPLE_CUDA(cudaStreamWaitEvent(compute_.get(), check_done_[s - 1].get(), 0));
-      const GradReady ready = reducer_ ? GradReady([&](int param) { reducer_->gradReady(param); }) : GradReady([](int) {});
+      GradReady ready = [](int) {};
+      if (reducer_) ready = [&](int param) { reducer_->gradReady(param); };
+      if (sharded_ && sharded_->overlapsBackward()) ready = [&](int param) { sharded_->gradReady(param); };
       issueBackward(ctx_, std::move(act), n, ready, unitHooks());
       if (reducer_) reducer_->finalize();
     });
@@ -171,7 +173,7 @@ void Trainer::issueIteration(int n) {
   if (sharded_) {
     {
       const NvtxRange range("gradient_sync");
-      sharded_->reduceScatterGradients();
+      sharded_->synchronizeGradients();
     }
     {
       const NvtxRange range("optimizer");

@@ -69,6 +69,10 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
                      "ddp, zero1: bucket cap in MiB (DDP's bucket_cap_mb); not for fsdp, whose units are the blocks")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  CLI::Option* overlap =
+      app.add_flag("--overlap-grad-reduce", options.overlap_grad_reduce,
+                   "zero1: reduce-scatter each gradient bucket on its own stream as soon as backward has written it, "
+                   "overlapping the rest of backward (Megatron-LM's --overlap-grad-reduce, DeepSpeed's overlap_comm)");
   command_line.addLoopOptions(options.iterations, options.warmup, options.seed,
                               "Seed of the initial weights, the data and the gradients", options.lr);
   app.add_option("--segment-mb", options.segment_mb, "Smallest segment the caching allocator takes from cudaMalloc (MiB)")
@@ -85,6 +89,9 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
   else return command_line.failure(fmt::format("--mode must be naive, ddp, zero1 or fsdp (got '{}')", mode));
   if (options.mode == SyncMode::Fsdp && bucket_mb->count() > 0) {
     return command_line.failure("--bucket-mb does not apply to --mode fsdp: its units are the model's blocks");
+  }
+  if (options.mode != SyncMode::Zero1 && overlap->count() > 0) {
+    return command_line.failure("--overlap-grad-reduce applies to --mode zero1 only");
   }
   if (std::optional<sample_common::ParseStop> stop = command_line.checkBootstrap()) return *stop;
   const std::optional<ModelConfig> preset = findModelPreset(config_name);

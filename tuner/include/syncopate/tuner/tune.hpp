@@ -19,6 +19,7 @@
 #include "syncopate/tuner/framework_detect.hpp"
 #include "syncopate/tuner/plan.hpp"
 #include "syncopate/tuner/search.hpp"
+#include "syncopate/tuner/sharded_overlap.hpp"
 #include "syncopate/tuner/what_if.hpp"
 
 namespace syncopate::tuner {
@@ -106,6 +107,12 @@ struct TuneReport {
   // enough.
   std::vector<SettingPrediction> nccl_max_ctas;
   std::optional<SettingPrediction> max_ctas_setting;
+  // A sharded optimizer's gradient reduce-scatters, if the run shows them (sharded_overlap.hpp):
+  // the setting that overlaps them with backward, as recorded (the replay) and the other way
+  // where the model can predict it, and the other way when it gains enough.
+  ShardedGradReduce sharded;
+  std::vector<SettingPrediction> overlap_grad_reduce;
+  std::optional<SettingPrediction> overlap_grad_reduce_setting;
   std::optional<Plan> plan;        // the recommended plan, if any
   // Why `recommendations` is empty (the search's note, also what the GUI shows): what `--json`
   // says under `recommendations_note`.
