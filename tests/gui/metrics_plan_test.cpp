@@ -97,7 +97,8 @@ const char* kTuneOfATrace = R"json({
   ]}}}
 })json";
 
-// A run whose report shows DDP in its trace, NCCL_MAX_CTAS and channel counts predicted.
+// A run whose report shows DDP in its trace, a sharded optimizer's overlap as recorded, NCCL_MAX_CTAS
+// and channel counts predicted.
 const char* kTuneWithChannels = R"json({
   "run": "runs/ddp", "ranks": 4, "measured_iteration_ms": 82.589, "replay_iteration_ms": 82.589,
   "replay_error": 0.0, "ideal_iteration_ms": 80.559, "candidates": [], "recommended": -1,
@@ -113,6 +114,10 @@ const char* kTuneWithChannels = R"json({
     "detected": [{"name": "PyTorch DDP", "evidence": "6 DistributedDataParallel.forward ranges",
                   "settings": {"buckets per step": "5"}}],
     "ddp": {"found": false, "why_not": "no reducer"},
+    "sharded": {"found": true, "reduce_scatters": 17, "gradient_bytes": 481941504, "overlap_grad_reduce": [
+      {"setting": "overlap_grad_reduce", "value": "off", "how_to_apply": "as the run was recorded",
+       "predicted_iteration_ms": 82.589, "gain": 0.0, "buckets": 17}
+    ]},
     "nccl": {"max_ctas": [
       {"setting": "NCCL_MAX_CTAS", "value": "4", "how_to_apply": "export NCCL_MAX_CTAS=4 in the job's environment",
        "predicted_iteration_ms": 81.53, "gain": 0.0128, "buckets": 0}
@@ -253,13 +258,17 @@ class MetricsPlanTest : public QObject {
     QCOMPARE(tune->frameworks.size(), std::size_t{1});
     QCOMPARE(tune->frameworks[0],
              std::string("PyTorch DDP (6 DistributedDataParallel.forward ranges); buckets per step: 5"));
-    QCOMPARE(tune->settings.size(), std::size_t{2});
-    QCOMPARE(tune->settings[0].setting, std::string("NCCL_MAX_CTAS"));
-    QVERIFY(tune->settings[0].recommended);
-    QCOMPARE(tune->settings[1].setting, std::string("nccl_channels"));
-    QCOMPARE(tune->settings[1].value, std::string("AllReduce on 4 channels"));
-    QVERIFY(!tune->settings[1].recommended);
-    QCOMPARE(*tune->settings[1].predicted_ms, 81.53);
+    QCOMPARE(tune->settings.size(), std::size_t{3});
+    QCOMPARE(tune->settings[0].setting, std::string("overlap_grad_reduce"));
+    QCOMPARE(tune->settings[0].value, std::string("off"));
+    QCOMPARE(tune->settings[0].buckets, std::size_t{17});
+    QVERIFY(!tune->settings[0].recommended);
+    QCOMPARE(tune->settings[1].setting, std::string("NCCL_MAX_CTAS"));
+    QVERIFY(tune->settings[1].recommended);
+    QCOMPARE(tune->settings[2].setting, std::string("nccl_channels"));
+    QCOMPARE(tune->settings[2].value, std::string("AllReduce on 4 channels"));
+    QVERIFY(!tune->settings[2].recommended);
+    QCOMPARE(*tune->settings[2].predicted_ms, 81.53);
   }
 
   void readsADocumentedPlan() {

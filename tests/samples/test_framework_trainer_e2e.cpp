@@ -107,7 +107,8 @@ TEST(FrameworkTrainerOnSimgpu, DdpBucketsGiveBitIdenticalGradients) {
 // zero1: each rank steps a quarter of every bucket and gathers the rest; every rank's updated
 // parameters match the host's mirror stepped with the average gradient, and each other's. The
 // buckets' bounds cannot change an element's average or its step: the same parameters, to the
-// bit, with 0.5 MiB buckets and DDP's default caps.
+// bit, with 0.5 MiB buckets and DDP's default caps, and with the reduce-scatters overlapping
+// backward.
 TEST(FrameworkTrainerOnSimgpu, Zero1StepsShardsAndEveryRankHoldsTheSameParameters) {
   const ParamLayout layout(*findModelPreset("tiny"));
   const std::size_t buckets = modelBuckets(layout, kHalfMiB).size();
@@ -134,6 +135,13 @@ TEST(FrameworkTrainerOnSimgpu, Zero1StepsShardsAndEveryRankHoldsTheSameParameter
   expectVerified(default_caps, 4, kTotalIterations);
   EXPECT_EQ(default_caps.config.at("buckets"), "2");
   EXPECT_EQ(default_caps.checksums, small.checksums);
+
+  // Each bucket's reduce-scatter on its own stream as backward finishes the bucket: the same
+  // calls, the same parameters to the bit.
+  const TrainerRun overlapped = runMpi(4, tiny({"--mode", "zero1", "--bucket-mb", "0.5", "--overlap-grad-reduce"}));
+  expectVerified(overlapped, 4, kTotalIterations);
+  expectIterationCounts(overlapped, SyncMode::Zero1, kHalfMiB);
+  EXPECT_EQ(overlapped.checksums, small.checksums);
 }
 
 // fsdp: each rank keeps a quarter of every unit's parameters, gathers each unit for its forward

@@ -81,11 +81,13 @@ trace::Result<TuneSummary> readTune(const std::filesystem::path& file) {
     }
     t.frameworks.push_back(std::move(line));
   }
-  // DDP's caps: a recorded run's from its reducer, a trace's from its buckets alone.
+  // DDP's caps (a recorded run's from its reducer, a trace's from its buckets alone), a sharded
+  // optimizer's overlap, NCCL_MAX_CTAS.
   const QJsonObject ddp = framework.value("ddp").toObject();
   QJsonArray settings = ddp.contains("bucket_caps")
                             ? ddp.value("bucket_caps").toArray()
                             : ddp.value("from_bucket_sizes").toObject().value("bucket_caps").toArray();
+  for (const QJsonValue& v : framework.value("sharded").toObject().value("overlap_grad_reduce").toArray()) settings.append(v);
   for (const QJsonValue& v : framework.value("nccl").toObject().value("max_ctas").toArray()) settings.append(v);
   for (const QJsonValue& v : settings) {
     const QJsonObject c = v.toObject();

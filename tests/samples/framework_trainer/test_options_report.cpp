@@ -45,6 +45,10 @@ TEST(FrameworkOptions, ConfigOverridesAndMode) {
   ASSERT_TRUE(zero1.options) << zero1.err;
   EXPECT_EQ(zero1.options->mode, SyncMode::Zero1);
   EXPECT_STREQ(toString(SyncMode::Zero1), "zero1");
+  EXPECT_FALSE(zero1.options->overlap_grad_reduce);
+  const ParseOutcome overlapped = parse({"--mode", "zero1", "--overlap-grad-reduce"});
+  ASSERT_TRUE(overlapped.options) << overlapped.err;
+  EXPECT_TRUE(overlapped.options->overlap_grad_reduce);
   const ParseOutcome fsdp = parse({"--mode", "fsdp"});
   ASSERT_TRUE(fsdp.options) << fsdp.err;
   EXPECT_EQ(fsdp.options->mode, SyncMode::Fsdp);
@@ -62,6 +66,7 @@ TEST(FrameworkOptions, ErrorsExitTwoWithASentence) {
   // fsdp's units are the blocks: a bucket cap would be silently ignored.
   expectError({"--mode", "fsdp", "--bucket-mb", "1"},
               "--bucket-mb does not apply to --mode fsdp: its units are the model's blocks");
+  expectError({"--mode", "ddp", "--overlap-grad-reduce"}, "--overlap-grad-reduce applies to --mode zero1 only");
   expectError({"--config", "gpt-5"}, "unknown --config 'gpt-5'; known: gpt2-small, gpt2-small-8k, tiny");
   expectError({"--heads", "5"}, "must be a multiple of the heads");
   expectError({"--bootstrap", "slurm"}, "--bootstrap must be auto, mpi, env or single");

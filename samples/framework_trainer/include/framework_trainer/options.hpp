@@ -17,7 +17,8 @@ inline constexpr const char* kProgram = "framework_trainer";
 // hand-written loop does. ddp: PyTorch DDP's reducer (reducer.hpp). zero1: a sharded optimizer
 // (ZeRO stage 1, zero_shards.hpp), all on the compute stream as a first hand-written version
 // is: after backward a reduce-scatter per gradient bucket, the step on this rank's shard, an
-// all-gather per bucket of the updated parameters. fsdp: fully sharded parameters (ZeRO stage 3,
+// all-gather per bucket of the updated parameters (with overlap_grad_reduce the reduce-scatters
+// run on their own stream during backward instead). fsdp: fully sharded parameters (ZeRO stage 3,
 // fsdp_units.hpp), as a first hand-written version of PyTorch FSDP does it, all on the compute
 // stream: each unit's parameters all-gathered before its forward and again before its backward
 // (one unit ahead) and freed after, its gradients reduce-scattered after its backward, the step

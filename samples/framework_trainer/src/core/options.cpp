@@ -59,7 +59,7 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
                  "Gradient synchronisation: naive (one all-reduce per gradient after backward, on the compute stream), "
                  "ddp (DDP's reducer: flat buckets all-reduced on their own stream during backward), zero1 (a sharded "
                  "optimizer: after backward a reduce-scatter per bucket, the step on this rank's shard, an all-gather "
-                 "per bucket of the updated parameters, all on the compute stream) or fsdp (fully sharded parameters, a "
+                 "per bucket of the updated parameters, all on the compute stream unless --overlap-grad-reduce) or fsdp (fully sharded parameters, a "
                  "unit per block: each unit's parameters all-gathered before its forward and its backward, its "
                  "gradients reduce-scattered after its backward, the step on this rank's shards, all on the compute "
                  "stream)")
