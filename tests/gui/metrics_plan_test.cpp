@@ -114,8 +114,12 @@ const char* kTuneWithChannels = R"json({
     "detected": [{"name": "PyTorch DDP", "evidence": "6 DistributedDataParallel.forward ranges",
                   "settings": {"buckets per step": "5"}}],
     "ddp": {"found": false, "why_not": "no reducer"},
-    "sharded": {"found": true, "reduce_scatters": 17, "gradient_bytes": 481941504, "overlap_grad_reduce": [
+    "sharded": {"found": true, "reduce_scatters": 17, "gradient_bytes": 481941504, "all_gathers": 17,
+      "parameter_bytes": 481941504, "overlap_grad_reduce": [
       {"setting": "overlap_grad_reduce", "value": "off", "how_to_apply": "as the run was recorded",
+       "predicted_iteration_ms": 82.589, "gain": 0.0, "buckets": 17}
+    ], "overlap_param_gather": [
+      {"setting": "overlap_param_gather", "value": "on", "how_to_apply": "as the run was recorded",
        "predicted_iteration_ms": 82.589, "gain": 0.0, "buckets": 17}
     ]},
     "nccl": {"max_ctas": [
@@ -258,17 +262,19 @@ class MetricsPlanTest : public QObject {
     QCOMPARE(tune->frameworks.size(), std::size_t{1});
     QCOMPARE(tune->frameworks[0],
              std::string("PyTorch DDP (6 DistributedDataParallel.forward ranges); buckets per step: 5"));
-    QCOMPARE(tune->settings.size(), std::size_t{3});
+    QCOMPARE(tune->settings.size(), std::size_t{4});
     QCOMPARE(tune->settings[0].setting, std::string("overlap_grad_reduce"));
     QCOMPARE(tune->settings[0].value, std::string("off"));
     QCOMPARE(tune->settings[0].buckets, std::size_t{17});
     QVERIFY(!tune->settings[0].recommended);
-    QCOMPARE(tune->settings[1].setting, std::string("NCCL_MAX_CTAS"));
-    QVERIFY(tune->settings[1].recommended);
-    QCOMPARE(tune->settings[2].setting, std::string("nccl_channels"));
-    QCOMPARE(tune->settings[2].value, std::string("AllReduce on 4 channels"));
-    QVERIFY(!tune->settings[2].recommended);
-    QCOMPARE(*tune->settings[2].predicted_ms, 81.53);
+    QCOMPARE(tune->settings[1].setting, std::string("overlap_param_gather"));
+    QCOMPARE(tune->settings[1].value, std::string("on"));
+    QCOMPARE(tune->settings[2].setting, std::string("NCCL_MAX_CTAS"));
+    QVERIFY(tune->settings[2].recommended);
+    QCOMPARE(tune->settings[3].setting, std::string("nccl_channels"));
+    QCOMPARE(tune->settings[3].value, std::string("AllReduce on 4 channels"));
+    QVERIFY(!tune->settings[3].recommended);
+    QCOMPARE(*tune->settings[3].predicted_ms, 81.53);
   }
 
   void readsADocumentedPlan() {

@@ -136,9 +136,11 @@ TEST(FrameworkTrainerOnSimgpu, Zero1StepsShardsAndEveryRankHoldsTheSameParameter
   EXPECT_EQ(default_caps.config.at("buckets"), "2");
   EXPECT_EQ(default_caps.checksums, small.checksums);
 
-  // Each bucket's reduce-scatter on its own stream as backward finishes the bucket: the same
-  // calls, the same parameters to the bit.
-  const TrainerRun overlapped = runMpi(4, tiny({"--mode", "zero1", "--bucket-mb", "0.5", "--overlap-grad-reduce"}));
+  // Each bucket's reduce-scatter on its own stream as backward finishes the bucket, and each
+  // bucket's all-gather on it after the step, forward waiting for it: the same calls, the same
+  // parameters to the bit.
+  const TrainerRun overlapped = runMpi(
+      4, tiny({"--mode", "zero1", "--bucket-mb", "0.5", "--overlap-grad-reduce", "--overlap-param-gather"}));
   expectVerified(overlapped, 4, kTotalIterations);
   expectIterationCounts(overlapped, SyncMode::Zero1, kHalfMiB);
   EXPECT_EQ(overlapped.checksums, small.checksums);

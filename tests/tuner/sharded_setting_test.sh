@@ -1,11 +1,12 @@
 #!/bin/sh
-# A sharded optimizer's overlap of gradient reduction with backward (Megatron-LM's
-# --overlap-grad-reduce, DeepSpeed's overlap_comm) recommended in the framework's words, then
-# checked by re-running the job with it (docs/tuner.md, "Sharded optimizers: overlapping the
-# gradients' reduction"): framework_trainer's zero1 at full size on four simulated GPUs, recorded
-# with every reduce-scatter after backward, tuned, and recorded again with --overlap-grad-reduce;
-# the second run's measured step is within 8% of the prediction, and its own report sees the
-# setting on and recommends nothing more of it.
+# A sharded optimizer's overlaps recommended in the framework's words, then checked by re-running
+# the job with them (docs/tuner.md, "Sharded optimizers: overlapping reduction and gathering"):
+# framework_trainer's zero1 at full size on four simulated GPUs, recorded with every
+# reduce-scatter after backward and every all-gather after the step, tuned, and recorded again
+# with --overlap-grad-reduce (Megatron-LM's flag, DeepSpeed's overlap_comm), with
+# --overlap-param-gather, and with both; each re-run's measured step is within 8% of what the
+# first run predicted for it, and each re-run's own report sees what is on and recommends only
+# what is still off.
 # Usage: sharded_setting_test.sh SYNCOPATE FRAMEWORK_TRAINER PROFILE SIMGPU_LIBRARY_DIR
 set -u
 SYNCOPATE=$1
@@ -19,51 +20,67 @@ failures=0
 
 . "$(dirname "$0")/../cli_expect.sh"
 
-record() {  # DIR [TRAINER FLAGS...]
-  dir=$1
+record() {  # NAME [TRAINER FLAGS...]: records and tunes into $WORK/NAME and $WORK/NAME.json
+  name=$1
   shift
-  expect 0 "syncopate record: 4 store" -- "$SYNCOPATE" record -o "$dir" -- mpirun -np 4 --oversubscribe --bind-to none \
-    --mca btl self,vader "$TRAINER" --mode zero1 --config gpt2-small-8k --iterations 6 --warmup 1 --micro-batch 32 "$@"
+  expect 0 "syncopate record: 4 store" -- "$SYNCOPATE" record -o "$WORK/$name" -- mpirun -np 4 --oversubscribe \
+    --bind-to none --mca btl self,vader "$TRAINER" --mode zero1 --config gpt2-small-8k --iterations 6 --warmup 1 \
+    --micro-batch 32 "$@"
+  expect 0 '"measured_iteration_ms"' -- "$SYNCOPATE" tune "$WORK/$name" --json
+  cp "$WORK/out" "$WORK/$name.json"
 }
 
-record "$WORK/in_line"
-expect 0 '"setting": "overlap_grad_reduce"' -- "$SYNCOPATE" tune "$WORK/in_line" --json
-cp "$WORK/out" "$WORK/in_line.json"
+record in_line
 python3 - "$WORK/in_line.json" <<'PY' || failures=$((failures + 1))
 import json, sys
 text = open(sys.argv[1]).read()
 doc = json.loads(text[text.index("{"):])
 sharded = doc["framework"]["sharded"]
-# gpt2-small-8k's 17 gradient buckets of 25 MiB (the first 1 MiB), 482 MB of gradients.
-assert sharded["found"] and sharded["reduce_scatters"] == 17, sharded
-assert sharded["gradient_bytes"] == 481941504, sharded
-off, on = sharded["overlap_grad_reduce"]
-assert off["value"] == "off" and off["predicted_iteration_ms"] == doc["replay_iteration_ms"], (off, doc["replay_iteration_ms"])
-(setting,) = [r for r in doc["recommendations"] if r["setting"] == "overlap_grad_reduce"]
-assert setting == on and on["value"] == "on" and on["gain"] >= 0.02, (setting, on)
-assert "--overlap-grad-reduce" in on["how_to_apply"] and '"overlap_comm": true' in on["how_to_apply"], on
+# gpt2-small-8k's 17 buckets of 25 MiB (the first 1 MiB): 482 MB of gradients and of parameters.
+assert sharded["found"] and sharded["reduce_scatters"] == 17 and sharded["all_gathers"] == 17, sharded
+assert sharded["gradient_bytes"] == 481941504 and sharded["parameter_bytes"] == 481941504, sharded
+for name, flag in (("overlap_grad_reduce", "--overlap-grad-reduce"), ("overlap_param_gather", "--overlap-param-gather")):
+    off, on = sharded[name]
+    assert off["value"] == "off" and off["predicted_iteration_ms"] == doc["replay_iteration_ms"], (off, doc["replay_iteration_ms"])
+    (setting,) = [r for r in doc["recommendations"] if r["setting"] == name]
+    assert setting == on and on["value"] == "on" and on["gain"] >= 0.02, (setting, on)
+    assert "Megatron-LM: " + flag in on["how_to_apply"], on
+(reduce,) = [r for r in doc["recommendations"] if r["setting"] == "overlap_grad_reduce"]
+assert '"overlap_comm": true' in reduce["how_to_apply"], reduce
+both = sharded["both_on"]["predicted_iteration_ms"]
+assert both < min(s[1]["predicted_iteration_ms"] for s in (sharded["overlap_grad_reduce"], sharded["overlap_param_gather"]))
 PY
 
-record "$WORK/overlapped" --overlap-grad-reduce
-expect 0 '"measured_iteration_ms"' -- "$SYNCOPATE" tune "$WORK/overlapped" --json
-python3 - "$WORK/in_line.json" "$WORK/out" <<'PY' || failures=$((failures + 1))
+# Each re-run against what the first run predicted for it; what it shows on, and what it still
+# recommends.
+check() {  # NAME PREDICTION ON_REDUCE ON_GATHER
+  python3 - "$WORK/in_line.json" "$WORK/$1.json" "$2" "$3" "$4" <<'PY' || failures=$((failures + 1))
 import json, sys
 def doc(path):
     text = open(path).read()
     return json.loads(text[text.index("{"):])
 before, after = doc(sys.argv[1]), doc(sys.argv[2])
-(setting,) = [r for r in before["recommendations"] if r["setting"] == "overlap_grad_reduce"]
+what, on = sys.argv[3], {"overlap_grad_reduce": sys.argv[4] == "on", "overlap_param_gather": sys.argv[5] == "on"}
+sharded = before["framework"]["sharded"]
+predicted = sharded["both_on"]["predicted_iteration_ms"] if what == "both" else sharded[what][1]["predicted_iteration_ms"]
 measured = after["measured_iteration_ms"]
-error = measured / setting["predicted_iteration_ms"] - 1
-assert abs(error) < 0.08, (measured, setting)
-# The re-run shows the setting on: its replay, nothing to recommend of it.
-sharded = after["framework"]["sharded"]
-assert sharded["found"] and sharded["reduce_scatters"] == 17, sharded
-assert [s["value"] for s in sharded["overlap_grad_reduce"]] == ["on"], sharded
-assert not [r for r in after["recommendations"] if r["setting"] == "overlap_grad_reduce"], after["recommendations"]
-print("ok: overlap_grad_reduce=on predicted %.3f ms, measured %.3f ms (%+.2f%%), against %.3f ms after backward" % (
-    setting["predicted_iteration_ms"], measured, 100 * error, before["measured_iteration_ms"]))
+error = measured / predicted - 1
+assert abs(error) < 0.08, (measured, predicted)
+seen = after["framework"]["sharded"]
+assert seen["found"] and seen["reduce_scatters"] == 17 and seen["all_gathers"] == 17, seen
+for name, is_on in on.items():
+    assert seen[name][0]["value"] == ("on" if is_on else "off"), (name, seen[name])
+    assert bool([r for r in after["recommendations"] if r["setting"] == name]) == (not is_on), (name, after["recommendations"])
+print("ok: %s predicted %.3f ms, measured %.3f ms (%+.2f%%), against %.3f ms with neither" % (
+    what, predicted, measured, 100 * error, before["measured_iteration_ms"]))
 PY
+}
+record reduce --overlap-grad-reduce
+check reduce overlap_grad_reduce on off
+record gather --overlap-param-gather
+check gather overlap_param_gather off on
+record both --overlap-grad-reduce --overlap-param-gather
+check both both on on
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"

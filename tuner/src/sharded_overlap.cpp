@@ -1,93 +1,132 @@
 #include "syncopate/tuner/sharded_overlap.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace syncopate::tuner {
 namespace {
 
-bool allReduceScatters(const RecordedGroup& g) {
-  return !g.members.empty() && std::all_of(g.members.begin(), g.members.end(), [](const CollectiveArgs& a) {
-    return a.type == trace::CollType::ReduceScatter;
-  });
+bool allOf(const RecordedGroup& g, trace::CollType type) {
+  return !g.members.empty() &&
+         std::all_of(g.members.begin(), g.members.end(), [&](const CollectiveArgs& a) { return a.type == type; });
+}
+
+// Whether the members of `type`'s groups were issued on a stream other than their producers':
+// nullopt when no member has a producer among the modelled calls (nothing tells).
+std::optional<bool> issuedApart(const RecordedRank& rank, const std::vector<RecordedGroup>& groups, trace::CollType type) {
+  std::size_t in_line = 0, placed = 0;
+  for (const RecordedGroup& g : groups) {
+    if (!allOf(g, type)) continue;
+    for (std::size_t i = 0; i < g.members.size(); ++i) {
+      // Outside the steps (a job's last collectives, a check's) tells nothing of the optimizer's.
+      if (rank.calls[g.member_call[i]].iteration < 0) continue;
+      if (g.producer_call[i] == g.member_call[i]) continue;
+      ++placed;
+      if (rank.call(g.member_call[i]).stream == rank.call(g.producer_call[i]).stream) ++in_line;
+    }
+  }
+  if (placed == 0) return std::nullopt;
+  return in_line == 0;
 }
 
 }  // namespace
 
-ShardedGradReduce findShardedGradReduce(const WhatIfModel& model, const std::vector<RecordedGroup>& groups) {
-  ShardedGradReduce out;
-  if (model.ranks() == 0) {
-    out.why_not = "the model holds no rank";
+const char* settingName(ShardedOverlap which) {
+  return which == ShardedOverlap::GradReduce ? "overlap_grad_reduce" : "overlap_param_gather";
+}
+
+ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model, const std::vector<RecordedGroup>& groups) {
+  ShardedOptimizerRun out;
+  if (model.ranks() == 0 || model.predictedIterations().empty()) {
+    out.why_not = "the model holds no iteration to look at";
     return out;
   }
   const RecordedRank& rank = model.calls().ranks[0];
-  std::size_t in_line = 0, placed = 0;  // members issued on their producers' stream; with a producer
-  for (const RecordedGroup& g : groups) {
-    if (!allReduceScatters(g)) continue;
-    for (std::size_t i = 0; i < g.members.size(); ++i) {
-      const std::size_t produced_by = g.producer_call[i];
-      // A member with no producer in the modelled calls tells nothing of where it was issued.
-      if (produced_by == g.member_call[i]) continue;
-      ++placed;
-      if (rank.call(g.member_call[i]).stream == rank.call(produced_by).stream) ++in_line;
-    }
-  }
-  // One step's reduce-scatters, counted in its calls (the groups list each signature once).
-  const std::int64_t step = model.predictedIterations().empty() ? -1 : model.predictedIterations().front();
+  // One step's collectives, in its calls (the groups list each signature once): the
+  // reduce-scatters, and the all-gathers after the last of them.
+  const std::int64_t step = model.predictedIterations().front();
   bool gathers_between = false;  // an all-gather after the step's first reduce-scatter and before its last
-  std::size_t gathers_after_first = 0;
+  std::size_t gathers_since_reduce = 0;
+  std::uint64_t gathered_since_reduce = 0;
   for (const RecordedCall& rc : rank.calls) {
     if (rc.iteration != step || rc.call.kind != CallKind::Collective) continue;
-    const trace::CollType type = rc.call.collective.type;
-    if (type == trace::CollType::AllGather && out.reduce_scatters > 0) ++gathers_after_first;
-    if (type != trace::CollType::ReduceScatter) continue;
-    gathers_between = gathers_between || gathers_after_first > 0;
+    const CollectiveArgs& a = rc.call.collective;
+    if (a.type == trace::CollType::AllGather && out.reduce_scatters > 0) {
+      ++gathers_since_reduce;
+      gathered_since_reduce += a.recv_bytes();
+    }
+    if (a.type != trace::CollType::ReduceScatter) continue;
+    gathers_between = gathers_between || gathers_since_reduce > 0;
     ++out.reduce_scatters;
-    out.bytes += rc.call.collective.send_bytes();
-  }
-  if (gathers_between) {
-    out.why_not = "the run gathers parameters between its gradient reduce-scatters (fully sharded: FSDP or ZeRO stage "
-                  "3), whose prefetch settings are not predicted";
-    out.reduce_scatters = 0;
-    out.bytes = 0;
-    return out;
+    out.gradient_bytes += a.send_bytes();
   }
   if (out.reduce_scatters == 0) {
-    out.why_not = "the run's steady iterations issue no group of reduce-scatters (no sharded optimizer's gradients)";
+    out.why_not = "the run's steady iterations issue no reduce-scatter (no sharded optimizer's gradients)";
     return out;
   }
-  if (placed == 0) {
+  if (gathers_between) {
+    out = {};
+    out.why_not = "the run gathers parameters between its gradient reduce-scatters (fully sharded: FSDP or ZeRO stage "
+                  "3), whose prefetch settings are not predicted";
+    return out;
+  }
+  out.all_gathers = gathers_since_reduce;
+  out.parameter_bytes = gathered_since_reduce;
+  const std::optional<bool> reduce_apart = issuedApart(rank, groups, trace::CollType::ReduceScatter);
+  if (!reduce_apart) {
+    out = {};
     out.why_not = "no kernel of the modelled calls writes the gradients the reduce-scatters reduce, so where they "
                   "were issued against backward is not known";
     return out;
   }
   out.found = true;
-  out.overlapped = in_line == 0;
+  out.reduce_overlapped = *reduce_apart;
+  out.gather_overlapped = issuedApart(rank, groups, trace::CollType::AllGather).value_or(false);
   return out;
 }
 
-ScheduleRules overlapGradReduceRules(const std::vector<RecordedGroup>& groups) {
-  Knobs k;
-  k.communication_stream = true;
-  k.bucket_bytes = 0;  // the framework's own buckets
-  k.order = Order::Program;
-  k.per_bucket_waits = true;
-  ScheduleRules rules = rulesFor(k, groups);
-  for (GroupPlan& plan : rules.groups) {
+ScheduleRules shardedOverlapRules(const std::vector<RecordedGroup>& groups, bool grad_reduce, bool param_gather) {
+  Knobs program_order;
+  program_order.communication_stream = true;
+  program_order.bucket_bytes = 0;  // the framework's own buckets
+  program_order.order = Order::Program;
+  program_order.per_bucket_waits = true;
+  Knobs need_order = program_order;
+  need_order.order = Order::Need;
+  const ScheduleRules reduce = rulesFor(program_order, groups);
+  ScheduleRules rules = rulesFor(need_order, groups);
+  for (std::size_t i = 0; i < rules.groups.size(); ++i) {
+    GroupPlan& plan = rules.groups[i];
     const auto g = std::find_if(groups.begin(), groups.end(),
                                 [&](const RecordedGroup& r) { return r.signature == plan.signature; });
-    plan.keep = g == groups.end() || !allReduceScatters(*g);
+    const bool reduces = g != groups.end() && allOf(*g, trace::CollType::ReduceScatter);
+    const bool gathers = g != groups.end() && allOf(*g, trace::CollType::AllGather);
+    if (reduces) plan = reduce.groups[i];  // both lists are sorted by signature
+    plan.keep = !((reduces && grad_reduce) || (gathers && param_gather));
   }
   return rules;
 }
 
-std::string overlapGradReduceHowTo(const std::string& framework) {
-  if (framework == "Megatron-LM") {
-    return "--overlap-grad-reduce on Megatron-LM's command line (with --use-distributed-optimizer)";
+std::string shardedOverlapHowTo(ShardedOverlap which, const std::string& framework) {
+  if (which == ShardedOverlap::GradReduce) {
+    if (framework == "Megatron-LM") {
+      return "--overlap-grad-reduce on Megatron-LM's command line (with --use-distributed-optimizer)";
+    }
+    if (framework == "DeepSpeed") return R"("overlap_comm": true under "zero_optimization" in the DeepSpeed config)";
+    return R"(Megatron-LM: --overlap-grad-reduce; DeepSpeed ZeRO stage 1/2: "overlap_comm": true under )"
+           R"("zero_optimization"; an optimizer of your own: reduce-scatter each gradient bucket on a stream of its )"
+           "own as soon as backward has written it, and wait for them all before the step";
   }
-  if (framework == "DeepSpeed") return R"("overlap_comm": true under "zero_optimization" in the DeepSpeed config)";
-  return R"(Megatron-LM: --overlap-grad-reduce; DeepSpeed ZeRO stage 1/2: "overlap_comm": true under )"
-         R"("zero_optimization"; an optimizer of your own: reduce-scatter each gradient bucket on a stream of its own )"
-         "as soon as backward has written it, and wait for them all before the step";
+  if (framework == "Megatron-LM") {
+    return "--overlap-param-gather on Megatron-LM's command line (with --use-distributed-optimizer)";
+  }
+  if (framework == "DeepSpeed") {
+    return "DeepSpeed's ZeRO stage 1/2 gathers the updated parameters inside its step and has no setting to overlap "
+           "them with the next forward";
+  }
+  return "Megatron-LM: --overlap-param-gather; an optimizer of your own: all-gather each parameter bucket on a stream "
+         "of its own after the step, first needed first, and have forward wait for each bucket just before it reads "
+         "it";
 }
 
 }  // namespace syncopate::tuner

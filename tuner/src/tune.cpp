@@ -288,30 +288,45 @@ void predictNcclMaxCtas(TuneReport& r, const WhatIfModel& model, double min_gain
   r.max_ctas_setting = bestSetting(r.nccl_max_ctas, min_gain);
 }
 
-// A sharded optimizer's gradient reduce-scatters overlapping backward (sharded_overlap.hpp): the
-// recorded way is the replay; "on", for a run that reduced them in line, is predicted.
-void predictOverlapGradReduce(TuneReport& r, const WhatIfModel& model, double min_gain) {
-  r.sharded = findShardedGradReduce(model, r.search.groups);
+// A sharded optimizer's settings (sharded_overlap.hpp): the recorded value of each is the replay;
+// "on", for a run that had it off, is predicted, and so is both on when both were off.
+std::vector<SettingPrediction>& shardedRows(TuneReport& r, ShardedOverlap which) {
+  return which == ShardedOverlap::GradReduce ? r.overlap_grad_reduce : r.overlap_param_gather;
+}
+
+void predictShardedOverlap(TuneReport& r, const WhatIfModel& model, double min_gain) {
+  r.sharded = findShardedOptimizer(model, r.search.groups);
   if (!r.sharded.found) return;
-  SettingPrediction recorded;
-  recorded.setting = "overlap_grad_reduce";
-  recorded.value = r.sharded.overlapped ? "on" : "off";
-  recorded.how_to_apply = "as the run was recorded";
-  recorded.buckets = r.sharded.reduce_scatters;
-  recorded.predicted_iteration_ms = r.replay_ms;
-  r.overlap_grad_reduce.push_back(recorded);
-  // Turning it off is not predicted: the model moves collectives onto its stream, never back.
-  if (r.sharded.overlapped) return;
-  const ScheduleRules rules = overlapGradReduceRules(r.search.groups);
-  const Prediction on = model.predict(&rules);
-  if (!on.ok) return;
-  SettingPrediction s = recorded;
-  s.value = "on";
-  s.how_to_apply = overlapGradReduceHowTo({});
-  s.predicted_iteration_ms = ms(on.iteration_ns);
-  s.gain = r.replay_ms > 0 ? 1.0 - s.predicted_iteration_ms / r.replay_ms : 0;
-  r.overlap_grad_reduce.push_back(std::move(s));
-  r.overlap_grad_reduce_setting = bestSetting(r.overlap_grad_reduce, min_gain);
+  const auto predicted = [&](bool grad_reduce, bool param_gather) -> std::optional<double> {
+    const ScheduleRules rules = shardedOverlapRules(r.search.groups, grad_reduce, param_gather);
+    const Prediction p = model.predict(&rules);
+    return p.ok ? std::optional<double>(ms(p.iteration_ns)) : std::nullopt;
+  };
+  for (ShardedOverlap which : {ShardedOverlap::GradReduce, ShardedOverlap::ParamGather}) {
+    const bool reduce = which == ShardedOverlap::GradReduce;
+    SettingPrediction recorded;
+    recorded.setting = settingName(which);
+    recorded.value = r.sharded.overlapped(which) ? "on" : "off";
+    recorded.how_to_apply = "as the run was recorded";
+    recorded.buckets = reduce ? r.sharded.reduce_scatters : r.sharded.all_gathers;
+    recorded.predicted_iteration_ms = r.replay_ms;
+    std::vector<SettingPrediction>& rows = shardedRows(r, which);
+    rows.push_back(recorded);
+    // Turning one off is not predicted: the model moves collectives onto its stream, never back.
+    if (r.sharded.overlapped(which) || recorded.buckets == 0) continue;
+    const std::optional<double> on = predicted(reduce, !reduce);
+    if (!on) continue;
+    SettingPrediction s = recorded;
+    s.value = "on";
+    s.how_to_apply = shardedOverlapHowTo(which, {});
+    s.predicted_iteration_ms = *on;
+    s.gain = r.replay_ms > 0 ? 1.0 - *on / r.replay_ms : 0;
+    rows.push_back(s);
+    if (std::optional<SettingPrediction> best = bestSetting(rows, min_gain)) r.sharded_recommended.push_back(*best);
+  }
+  if (r.overlap_grad_reduce.size() == 2 && r.overlap_param_gather.size() == 2) {
+    r.sharded_both_on_ms = predicted(true, true).value_or(0);
+  }
 }
 
 std::string channelsWhy(const TuneReport& r) {
@@ -408,7 +423,7 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
   }
   if (model.calls().buffersKnown()) predictNcclMaxCtas(r, model, options.search.min_gain);
   if (model.calls().buffersKnown()) {
-    predictOverlapGradReduce(r, model, options.search.min_gain);
+    predictShardedOverlap(r, model, options.search.min_gain);
   } else {
     r.sharded.why_not = "which kernels write the gradients a reduce-scatter reduces is known only for runs recorded "
                         "with `syncopate record`; an imported trace carries no buffer addresses";
@@ -427,13 +442,35 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
                                  "compute and communication fully overlapped), the most any schedule could gain",
                                  r.measured_ms, 100.0 * (r.measured_ms - ideal_ms) / r.measured_ms, ideal_ms);
   }
-  if (!r.plan && !r.setting && !r.max_ctas_setting && !r.overlap_grad_reduce_setting) {
+  if (!r.plan && !r.setting && !r.max_ctas_setting && r.sharded_recommended.empty()) {
     r.recommendations_note = r.search.note;
   }
   return r;
 }
 
 namespace {
+
+// A sharded optimizer's settings in the words of the framework the run shows, if it shows
+// Megatron-LM or DeepSpeed; DeepSpeed's ZeRO 1/2 has no overlap of the parameters' gathering.
+void nameShardedSettings(TuneReport& r) {
+  const auto framework = std::find_if(r.frameworks.begin(), r.frameworks.end(), [](const DetectedFramework& f) {
+    return f.name == "Megatron-LM" || f.name == "DeepSpeed";
+  });
+  if (framework == r.frameworks.end()) return;
+  const auto rename = [&](SettingPrediction& s) {
+    if (s.how_to_apply == "as the run was recorded") return;
+    s.how_to_apply = shardedOverlapHowTo(
+        s.setting == settingName(ShardedOverlap::GradReduce) ? ShardedOverlap::GradReduce : ShardedOverlap::ParamGather,
+        framework->name);
+  };
+  for (SettingPrediction& s : r.overlap_grad_reduce) rename(s);
+  for (SettingPrediction& s : r.overlap_param_gather) rename(s);
+  for (SettingPrediction& s : r.sharded_recommended) rename(s);
+  if (framework->name == "DeepSpeed") {
+    std::erase_if(r.sharded_recommended,
+                  [](const SettingPrediction& s) { return s.setting == settingName(ShardedOverlap::ParamGather); });
+  }
+}
 
 // What the model is built from: every rank's rows, or only the slowest ranks' (rank_subset.hpp).
 struct TunedRun {
@@ -518,13 +555,7 @@ trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const Tu
   report->modelled_ranks = run->modelled;
   if (resolved.search.memory_limit > 0) report->memory_limit.source = limit_source;
   report->frameworks = detectFrameworks(*model, *analysis);
-  for (const DetectedFramework& f : report->frameworks) {
-    if (f.name != "Megatron-LM" && f.name != "DeepSpeed") continue;
-    for (SettingPrediction& s : report->overlap_grad_reduce)
-      if (s.value == "on" && !report->sharded.overlapped) s.how_to_apply = overlapGradReduceHowTo(f.name);
-    if (report->overlap_grad_reduce_setting) report->overlap_grad_reduce_setting->how_to_apply = overlapGradReduceHowTo(f.name);
-    break;
-  }
+  nameShardedSettings(*report);
   const bool ddp_seen = std::any_of(report->frameworks.begin(), report->frameworks.end(),
                                     [](const DetectedFramework& f) { return f.name == "PyTorch DDP"; });
   if (!report->ddp.found && ddp_seen) {
@@ -651,7 +682,7 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
   };
   if (r.setting) recommendations.push_back(settingJson(*r.setting));
   if (r.max_ctas_setting) recommendations.push_back(settingJson(*r.max_ctas_setting));
-  if (r.overlap_grad_reduce_setting) recommendations.push_back(settingJson(*r.overlap_grad_reduce_setting));
+  for (const SettingPrediction& s : r.sharded_recommended) recommendations.push_back(settingJson(s));
   if (r.plan && !r.plan->channels.empty()) {
     recommendations.push_back(
         {{"setting", "nccl_channels"},
@@ -739,11 +770,19 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
   }
   json sharded = {{"found", r.sharded.found}};
   if (r.sharded.found) {
-    json values = json::array();
-    for (const SettingPrediction& s : r.overlap_grad_reduce) values.push_back(settingJson(s));
+    json reduce = json::array(), gather = json::array();
+    for (const SettingPrediction& s : r.overlap_grad_reduce) reduce.push_back(settingJson(s));
+    for (const SettingPrediction& s : r.overlap_param_gather) gather.push_back(settingJson(s));
     sharded["reduce_scatters"] = r.sharded.reduce_scatters;
-    sharded["gradient_bytes"] = r.sharded.bytes;
-    sharded["overlap_grad_reduce"] = values;
+    sharded["gradient_bytes"] = r.sharded.gradient_bytes;
+    sharded["all_gathers"] = r.sharded.all_gathers;
+    sharded["parameter_bytes"] = r.sharded.parameter_bytes;
+    sharded["overlap_grad_reduce"] = reduce;
+    sharded["overlap_param_gather"] = gather;
+    if (r.sharded_both_on_ms > 0) {
+      sharded["both_on"] = {{"predicted_iteration_ms", r.sharded_both_on_ms},
+                            {"gain", r.replay_ms > 0 ? 1.0 - r.sharded_both_on_ms / r.replay_ms : 0.0}};
+    }
   } else {
     sharded["why_not"] = r.sharded.why_not;
   }
@@ -840,18 +879,28 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
     if (const std::string by_size = ddpBySizeText(r); !by_size.empty()) t += by_size + "\n";
   }
   if (r.sharded.found) {
-    t += fmt::format("Sharded optimizer: {} gradient reduce-scatters ({}) an iteration, {} backward; overlap_grad_reduce "
+    t += fmt::format("Sharded optimizer: {} gradient reduce-scatters ({}) {} backward, {} parameter all-gathers ({}) {}; "
                      "predicted:\n",
-                     r.sharded.reduce_scatters, bytesText(r.sharded.bytes),
-                     r.sharded.overlapped ? "overlapping" : "after");
-    for (const SettingPrediction& s : r.overlap_grad_reduce) {
-      t += fmt::format("  overlap_grad_reduce={:<3} {:9.3f} ms  {:>7}{}\n", s.value, s.predicted_iteration_ms,
-                       percent(s.gain),
-                       r.overlap_grad_reduce_setting && r.overlap_grad_reduce_setting->value == s.value ? "   <- recommended"
-                                                                                                        : "");
+                     r.sharded.reduce_scatters, bytesText(r.sharded.gradient_bytes),
+                     r.sharded.reduce_overlapped ? "overlapping" : "after", r.sharded.all_gathers,
+                     bytesText(r.sharded.parameter_bytes),
+                     r.sharded.gather_overlapped ? "overlapping the next forward" : "after the step");
+    const auto recommended = [&](const SettingPrediction& s) {
+      return std::any_of(r.sharded_recommended.begin(), r.sharded_recommended.end(),
+                         [&](const SettingPrediction& o) { return o.setting == s.setting && o.value == s.value; });
+    };
+    for (const auto* rows : {&r.overlap_grad_reduce, &r.overlap_param_gather}) {
+      for (const SettingPrediction& s : *rows) {
+        t += fmt::format("  {:<25} {:9.3f} ms  {:>7}{}\n", s.setting + "=" + s.value, s.predicted_iteration_ms,
+                         percent(s.gain), recommended(s) ? "   <- recommended" : "");
+      }
     }
-    if (r.overlap_grad_reduce_setting) t += fmt::format("Set it: {}\n\n", r.overlap_grad_reduce_setting->how_to_apply);
-    else t += "\n";
+    if (r.sharded_both_on_ms > 0) {
+      t += fmt::format("  both on                   {:9.3f} ms  {:>7}\n", r.sharded_both_on_ms,
+                       percent(r.replay_ms > 0 ? 1.0 - r.sharded_both_on_ms / r.replay_ms : 0.0));
+    }
+    for (const SettingPrediction& s : r.sharded_recommended) t += fmt::format("Set {}: {}\n", s.setting, s.how_to_apply);
+    t += "\n";
   }
   if (r.channels.searched) {
     t += fmt::format("NCCL channels (recorded on {}, {} a channel), on top of {}:\n", r.channels.recorded_channels,

@@ -87,7 +87,9 @@ trace::Result<TuneSummary> readTune(const std::filesystem::path& file) {
   QJsonArray settings = ddp.contains("bucket_caps")
                             ? ddp.value("bucket_caps").toArray()
                             : ddp.value("from_bucket_sizes").toObject().value("bucket_caps").toArray();
-  for (const QJsonValue& v : framework.value("sharded").toObject().value("overlap_grad_reduce").toArray()) settings.append(v);
+  for (const char* key : {"overlap_grad_reduce", "overlap_param_gather"}) {
+    for (const QJsonValue& v : framework.value("sharded").toObject().value(QLatin1String(key)).toArray()) settings.append(v);
+  }
   for (const QJsonValue& v : framework.value("nccl").toObject().value("max_ctas").toArray()) settings.append(v);
   for (const QJsonValue& v : settings) {
     const QJsonObject c = v.toObject();

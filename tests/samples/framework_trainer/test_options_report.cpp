@@ -46,9 +46,11 @@ TEST(FrameworkOptions, ConfigOverridesAndMode) {
   EXPECT_EQ(zero1.options->mode, SyncMode::Zero1);
   EXPECT_STREQ(toString(SyncMode::Zero1), "zero1");
   EXPECT_FALSE(zero1.options->overlap_grad_reduce);
-  const ParseOutcome overlapped = parse({"--mode", "zero1", "--overlap-grad-reduce"});
+  EXPECT_FALSE(zero1.options->overlap_param_gather);
+  const ParseOutcome overlapped = parse({"--mode", "zero1", "--overlap-grad-reduce", "--overlap-param-gather"});
   ASSERT_TRUE(overlapped.options) << overlapped.err;
   EXPECT_TRUE(overlapped.options->overlap_grad_reduce);
+  EXPECT_TRUE(overlapped.options->overlap_param_gather);
   const ParseOutcome fsdp = parse({"--mode", "fsdp"});
   ASSERT_TRUE(fsdp.options) << fsdp.err;
   EXPECT_EQ(fsdp.options->mode, SyncMode::Fsdp);
@@ -67,6 +69,7 @@ TEST(FrameworkOptions, ErrorsExitTwoWithASentence) {
   expectError({"--mode", "fsdp", "--bucket-mb", "1"},
               "--bucket-mb does not apply to --mode fsdp: its units are the model's blocks");
   expectError({"--mode", "ddp", "--overlap-grad-reduce"}, "--overlap-grad-reduce applies to --mode zero1 only");
+  expectError({"--mode", "fsdp", "--overlap-param-gather"}, "--overlap-param-gather applies to --mode zero1 only");
   expectError({"--config", "gpt-5"}, "unknown --config 'gpt-5'; known: gpt2-small, gpt2-small-8k, tiny");
   expectError({"--heads", "5"}, "must be a multiple of the heads");
   expectError({"--bootstrap", "slurm"}, "--bootstrap must be auto, mpi, env or single");

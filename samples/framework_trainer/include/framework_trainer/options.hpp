@@ -36,6 +36,10 @@ struct Options {
   // written the bucket (Megatron-LM's --overlap-grad-reduce, DeepSpeed's overlap_comm), rather than
   // all of them on the compute stream after backward.
   bool overlap_grad_reduce = false;
+  // zero1: the updated parameters' all-gathers issued on their own stream after the step, in the
+  // order forward first reads the buckets, forward waiting for each bucket before it reads it
+  // (Megatron-LM's --overlap-param-gather), rather than all of them on the compute stream.
+  bool overlap_param_gather = false;
   int iterations = 8;       // measured iterations
   int warmup = 1;           // iterations before them, checked but left out of the summary
   std::uint64_t seed = 1234;

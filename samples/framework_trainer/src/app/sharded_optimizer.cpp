@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace framework_trainer {
@@ -19,8 +20,19 @@ ShardedOptimizer::ShardedOptimizer(const StepContext& ctx, ncclComm_t comm, cuda
     pending_.push_back(buckets[b].layout.bucket.params.size());
     ready_.emplace_back();
     done_.emplace_back();
+    gathered_.emplace_back();
+    need_order_.push_back(b);
   }
+  awaiting_.assign(buckets.size(), false);
   step_ = SgdStep(params, grads, numels);
+  // Forward reads the parameters in the order the model registers them (the embeddings first),
+  // and the buckets hold them in reverse: a bucket is first needed by its first parameter.
+  const auto first_param = [&](std::size_t b) {
+    const std::vector<int>& ps = buckets[b].layout.bucket.params;
+    return *std::min_element(ps.begin(), ps.end());
+  };
+  std::sort(need_order_.begin(), need_order_.end(),
+            [&](std::size_t a, std::size_t b) { return first_param(a) < first_param(b); });
 }
 
 void ShardedOptimizer::reduceScatter(const FlatBucket& b, cudaStream_t stream) {
@@ -72,10 +84,38 @@ void ShardedOptimizer::synchronizeGradients() {
 void ShardedOptimizer::stepShard() { step_.issue(ctx_.issue, ctx_.compute, ctx_.options.lr); }
 
 void ShardedOptimizer::gatherParameters() {
-  for (const FlatBucket& b : ctx_.tensors.buckets()) {
-    // In place, from this rank's shard: every rank's updated shard lands in its place.
+  const std::vector<FlatBucket>& buckets = ctx_.tensors.buckets();
+  // In place, from this rank's shard: every rank's updated shard lands in its place.
+  const auto gather = [&](const FlatBucket& b, cudaStream_t stream) {
     FT_COLLECTIVE(ctx_.issue, ncclAllGather(b.params.get() + b.layout.shardOffset(ctx_.rank), b.params.get(),
-                                            b.layout.shard_numel, ncclFloat, comm_, ctx_.compute));
+                                            b.layout.shard_numel, ncclFloat, comm_, stream));
+  };
+  if (!overlapsForward()) {
+    for (const FlatBucket& b : buckets) gather(b, ctx_.compute);
+    return;
+  }
+  SAMPLE_CUDA(cudaEventRecord(stepped_.get(), ctx_.compute));
+  SAMPLE_CUDA(cudaStreamWaitEvent(comm_stream_, stepped_.get(), 0));
+  for (std::size_t b : need_order_) {
+    gather(buckets[b], comm_stream_);
+    SAMPLE_CUDA(cudaEventRecord(gathered_[b].get(), comm_stream_));
+    awaiting_[b] = true;
+  }
+}
+
+void ShardedOptimizer::beforeParamRead(int param) {
+  const auto b = static_cast<std::size_t>(bucket_of_[static_cast<std::size_t>(param)]);
+  if (!awaiting_[b]) return;
+  SAMPLE_CUDA(cudaStreamWaitEvent(ctx_.compute, gathered_[b].get(), 0));
+  awaiting_[b] = false;
+}
+
+void ShardedOptimizer::waitForGathers(cudaStream_t stream) {
+  if (!overlapsForward()) return;
+  for (std::size_t b = 0; b < gathered_.size(); ++b) {
+    if (stream == ctx_.compute && !awaiting_[b]) continue;
+    SAMPLE_CUDA(cudaStreamWaitEvent(stream, gathered_[b].get(), 0));
+    if (stream == ctx_.compute) awaiting_[b] = false;
   }
 }
 

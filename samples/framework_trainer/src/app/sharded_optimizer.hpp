@@ -10,6 +10,13 @@
 //   has written a bucket's last gradient, that bucket's reduce-scatter is issued on a stream of
 //   its own after an event on the compute stream, buckets in order; before the step the compute
 //   stream waits for them all (Megatron's finish_grad_sync).
+// The all-gathers run either after the step on the compute stream, or overlapping the next
+// forward (--overlap-param-gather), as Megatron-LM's --overlap-param-gather runs them: on the
+// stream of their own, after the step, buckets in the order forward first reads them, and the
+// compute stream waits for a bucket just before the first kernel that reads one of its
+// parameters (Megatron's forward pre-hooks). Megatron issues each all-gather when forward
+// reaches the bucket before it; here all are issued after the step, which the GPU runs the same
+// way while the host is ahead of it: one after another on their stream, first needed first.
 #pragma once
 
 #include "sgd_step.hpp"
@@ -32,6 +39,7 @@ class ShardedOptimizer {
 
   int buckets() const { return static_cast<int>(ctx_.tensors.buckets().size()); }
   bool overlapsBackward() const { return ctx_.options.overlap_grad_reduce; }
+  bool overlapsForward() const { return ctx_.options.overlap_param_gather; }
 
   // Overlapping: called by backward (on its thread) when a parameter's gradient is final.
   void gradReady(int param);
@@ -43,6 +51,12 @@ class ShardedOptimizer {
   void stepShard();
   // An all-gather per parameter bucket of the updated shards, in place.
   void gatherParameters();
+  // Overlapping forward: before a kernel reads `param`, the compute stream waits for its
+  // bucket's all-gather (once an iteration).
+  void beforeParamRead(int param);
+  // Makes `stream` wait for every all-gather not yet waited for on it (the step, on the compute
+  // stream; the check, on its own): nothing when they run on the compute stream.
+  void waitForGathers(cudaStream_t stream);
 
  private:
   void reduceScatter(const FlatBucket& bucket, cudaStream_t stream);
@@ -56,6 +70,12 @@ class ShardedOptimizer {
   std::vector<std::size_t> pending_;
   std::vector<sample_common::Event> ready_, done_;
   std::size_t next_to_launch_ = 0;
+  // Overlapping forward: the buckets in the order forward first reads them, the step's end,
+  // each bucket's gather, and whether the compute stream still has to wait for it.
+  std::vector<std::size_t> need_order_;
+  sample_common::Event stepped_;
+  std::vector<sample_common::Event> gathered_;
+  std::vector<bool> awaiting_;
 };
 
 }  // namespace framework_trainer

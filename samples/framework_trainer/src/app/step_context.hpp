@@ -11,6 +11,7 @@
 #include "framework_trainer/options.hpp"
 
 #include <cstdint>
+#include <functional>
 
 namespace framework_trainer {
 
@@ -23,9 +24,16 @@ struct StepContext {
   cudaStream_t compute = nullptr;
   const ModelTensors& tensors;
   Issuer& issue;
+  // Called before a kernel that reads parameter `index` is issued: zero1 with
+  // --overlap-param-gather makes the compute stream wait there for the bucket's all-gather, as
+  // Megatron-LM's forward pre-hooks do. Empty: nothing to wait for.
+  std::function<void(int index)> before_param_read;
 
   const ModelConfig& config() const { return options.config; }
-  float* param(int index) const { return tensors.param(index); }
+  float* param(int index) const {
+    if (before_param_read) before_param_read(index);
+    return tensors.param(index);
+  }
   float* grad(int index) const { return tensors.grad(index); }
   DeviceTensor<float> activation(std::int64_t numel) const { return {allocator, numel, compute}; }
 };

@@ -59,7 +59,7 @@ Trainer::Trainer(const Options& options, const sample_common::Membership& member
       device_(sample_common::selectDevice(membership.local_rank)),
       allocator_(options.segmentBytes()),
       tensors_(modelTensors(options_, layout_, membership.world_size, allocator_, compute_.get(), issue_)),
-      ctx_{options_, layout_, membership.rank, membership.world_size, allocator_, compute_.get(), tensors_, issue_},
+      ctx_{options_, layout_, membership.rank, membership.world_size, allocator_, compute_.get(), tensors_, issue_, {}},
       autograd_(device_),
       checksum_plan_(planTensorLists(numels(layout_), 1)),
       tokens_host_(static_cast<std::size_t>(2 * kRealTokens * options.totalIterations())),
@@ -95,6 +95,7 @@ Trainer::Trainer(const Options& options, const sample_common::Membership& member
     initialiseParameters();
   }
   if (sharded) sharded_.emplace(ctx_, comm_, nccl_.get());
+  if (sharded_ && sharded_->overlapsForward()) ctx_.before_param_read = [this](int param) { sharded_->beforeParamRead(param); };
   setup_counts_ = setup_counts_ + issue_.counts();
 }
 
@@ -177,6 +178,8 @@ void Trainer::issueIteration(int n) {
     }
     {
       const NvtxRange range("optimizer");
+      // The step rewrites this rank's shards, which the last all-gathers read.
+      sharded_->waitForGathers(compute_.get());
       sharded_->stepShard();
     }
     const NvtxRange range("parameter_gather");
@@ -200,6 +203,8 @@ void Trainer::issueCheck(int n) {
   const std::size_t s = static_cast<std::size_t>(n);
   SAMPLE_CUDA(cudaEventRecord(optimizer_done_.get(), compute_.get()));
   SAMPLE_CUDA(cudaStreamWaitEvent(check_.get(), optimizer_done_.get(), 0));
+  // zero1 overlapping forward: the updated parameters the check reads are gathered on their own stream.
+  if (sharded_) sharded_->waitForGathers(check_.get());
   if (fsdp_) fsdp_->gatherInto(check_units_, check_comm_, check_.get());
   const ChecksumFunctor checksum{chunk_hashes_.get(), chunk_base_.get(), probes_.get()};
   for (std::size_t i = 0; i < checksum_lists_.size(); ++i) {

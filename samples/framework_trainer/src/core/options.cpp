@@ -59,7 +59,7 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
                  "Gradient synchronisation: naive (one all-reduce per gradient after backward, on the compute stream), "
                  "ddp (DDP's reducer: flat buckets all-reduced on their own stream during backward), zero1 (a sharded "
                  "optimizer: after backward a reduce-scatter per bucket, the step on this rank's shard, an all-gather "
-                 "per bucket of the updated parameters, all on the compute stream unless --overlap-grad-reduce) or fsdp (fully sharded parameters, a "
+                 "per bucket of the updated parameters, all on the compute stream unless --overlap-grad-reduce or --overlap-param-gather) or fsdp (fully sharded parameters, a "
                  "unit per block: each unit's parameters all-gathered before its forward and its backward, its "
                  "gradients reduce-scattered after its backward, the step on this rank's shards, all on the compute "
                  "stream)")
@@ -73,6 +73,11 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
       app.add_flag("--overlap-grad-reduce", options.overlap_grad_reduce,
                    "zero1: reduce-scatter each gradient bucket on its own stream as soon as backward has written it, "
                    "overlapping the rest of backward (Megatron-LM's --overlap-grad-reduce, DeepSpeed's overlap_comm)");
+  CLI::Option* gather =
+      app.add_flag("--overlap-param-gather", options.overlap_param_gather,
+                   "zero1: all-gather the updated parameters on their own stream after the step, in the order forward "
+                   "reads them, forward waiting for each bucket before it reads it (Megatron-LM's "
+                   "--overlap-param-gather)");
   command_line.addLoopOptions(options.iterations, options.warmup, options.seed,
                               "Seed of the initial weights, the data and the gradients", options.lr);
   app.add_option("--segment-mb", options.segment_mb, "Smallest segment the caching allocator takes from cudaMalloc (MiB)")
@@ -92,6 +97,9 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
   }
   if (options.mode != SyncMode::Zero1 && overlap->count() > 0) {
     return command_line.failure("--overlap-grad-reduce applies to --mode zero1 only");
+  }
+  if (options.mode != SyncMode::Zero1 && gather->count() > 0) {
+    return command_line.failure("--overlap-param-gather applies to --mode zero1 only");
   }
   if (std::optional<sample_common::ParseStop> stop = command_line.checkBootstrap()) return *stop;
   const std::optional<ModelConfig> preset = findModelPreset(config_name);

@@ -1,13 +1,19 @@
-// A sharded optimizer's gradient reduce-scatters, and the framework setting that overlaps them
-// with backward (docs/tuner.md, "Sharded optimizers: overlapping the gradients' reduction"):
-// Megatron-LM's --overlap-grad-reduce (its distributed optimizer) and DeepSpeed ZeRO stage 1/2's
-// overlap_comm. Without it, every gradient bucket is reduce-scattered after backward, in line
-// on the compute stream; with it, each bucket's reduce-scatter is issued on a stream of the
-// framework's own as soon as backward has written the bucket, buckets in order, and the
-// optimizer waits for them all. That is a schedule the model already replays: the run's
-// reduce-scatter groups on a communication stream, each starting when its producers end, in the
-// program's order, with everything else (the parameters' all-gathers among them) where the
-// program put it.
+// A sharded optimizer (ZeRO stage 1/2: Megatron-LM's distributed optimizer, DeepSpeed) and the
+// framework settings that overlap its collectives with compute (docs/tuner.md, "Sharded
+// optimizers: overlapping reduction and gathering"):
+//   - the gradients' reduce-scatters with backward: Megatron-LM's --overlap-grad-reduce,
+//     DeepSpeed ZeRO stage 1/2's overlap_comm. Off, every gradient bucket is reduce-scattered
+//     after backward, in line on the compute stream; on, each bucket's reduce-scatter is issued
+//     on a stream of the framework's own as soon as backward has written the bucket, buckets in
+//     order, and the optimizer waits for them all;
+//   - the updated parameters' all-gathers with the next forward: Megatron-LM's
+//     --overlap-param-gather. Off, every bucket is all-gathered after the step on the compute
+//     stream; on, on a stream of its own, in the order forward first reads the buckets, forward
+//     waiting for each just before it reads it.
+// Each is a schedule the model already replays: those collectives on a communication stream,
+// each starting when its producers end, in the program's order (reduce-scatters) or in the
+// order their results are first read (all-gathers), each consumer waiting for its own bucket,
+// and everything else where the program put it.
 #pragma once
 
 #include <cstdint>
@@ -20,23 +26,36 @@
 
 namespace syncopate::tuner {
 
-struct ShardedGradReduce {
+enum class ShardedOverlap : std::uint8_t { GradReduce, ParamGather };
+// "overlap_grad_reduce", "overlap_param_gather": the settings' names in reports.
+const char* settingName(ShardedOverlap which);
+
+struct ShardedOptimizerRun {
   bool found = false;
-  std::string why_not;            // when not found, in one sentence
-  std::size_t reduce_scatters = 0;  // one step's gradient reduce-scatters (rank 0)
-  std::uint64_t bytes = 0;        // the gradients they reduce, in all
-  bool overlapped = false;        // already on a stream other than their producers' (the setting on)
+  std::string why_not;                // when not found, in one sentence
+  std::size_t reduce_scatters = 0;    // one step's gradient reduce-scatters (rank 0)
+  std::uint64_t gradient_bytes = 0;   // what they reduce, in all
+  std::size_t all_gathers = 0;        // one step's parameter all-gathers (rank 0)
+  std::uint64_t parameter_bytes = 0;  // what they gather, in all
+  // Already on a stream other than their producers' (the setting on).
+  bool reduce_overlapped = false;
+  bool gather_overlapped = false;
+
+  bool overlapped(ShardedOverlap which) const {
+    return which == ShardedOverlap::GradReduce ? reduce_overlapped : gather_overlapped;
+  }
 };
 
-// The run's gradient reduce-scatters among the groups the search found (search.hpp): every
-// group of reduce-scatters only, on rank 0.
-ShardedGradReduce findShardedGradReduce(const WhatIfModel& model, const std::vector<RecordedGroup>& groups);
+// The run's sharded optimizer among the groups the search found (search.hpp), on rank 0: its
+// gradient reduce-scatters, and the all-gathers after the last of them in a step.
+ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model, const std::vector<RecordedGroup>& groups);
 
-// The schedule the setting makes of the run (above).
-ScheduleRules overlapGradReduceRules(const std::vector<RecordedGroup>& groups);
+// The schedule the settings make of the run (above): the reduce-scatter groups moved when
+// `grad_reduce`, the all-gather groups when `param_gather`.
+ScheduleRules shardedOverlapRules(const std::vector<RecordedGroup>& groups, bool grad_reduce, bool param_gather);
 
 // The line to change for `framework` ("Megatron-LM", "DeepSpeed", or empty when the run names
-// neither: both, and what a hand-written optimizer does).
-std::string overlapGradReduceHowTo(const std::string& framework);
+// neither: each framework's, and what an optimizer of one's own does).
+std::string shardedOverlapHowTo(ShardedOverlap which, const std::string& framework);
 
 }  // namespace syncopate::tuner

@@ -107,12 +107,13 @@ struct TuneReport {
   // enough.
   std::vector<SettingPrediction> nccl_max_ctas;
   std::optional<SettingPrediction> max_ctas_setting;
-  // A sharded optimizer's gradient reduce-scatters, if the run shows them (sharded_overlap.hpp):
-  // the setting that overlaps them with backward, as recorded (the replay) and the other way
-  // where the model can predict it, and the other way when it gains enough.
-  ShardedGradReduce sharded;
-  std::vector<SettingPrediction> overlap_grad_reduce;
-  std::optional<SettingPrediction> overlap_grad_reduce_setting;
+  // A sharded optimizer, if the run shows one (sharded_overlap.hpp): each setting that overlaps
+  // its collectives with compute as recorded (the replay) and, where it was off, on; those that
+  // gain enough; and both on together when both were off (0: not predicted).
+  ShardedOptimizerRun sharded;
+  std::vector<SettingPrediction> overlap_grad_reduce, overlap_param_gather;
+  std::vector<SettingPrediction> sharded_recommended;
+  double sharded_both_on_ms = 0;
   std::optional<Plan> plan;        // the recommended plan, if any
   // Why `recommendations` is empty (the search's note, also what the GUI shows): what `--json`
   // says under `recommendations_note`.
