@@ -457,11 +457,11 @@ void nameShardedSettings(TuneReport& r) {
     return f.name == "Megatron-LM" || f.name == "DeepSpeed";
   });
   if (framework == r.frameworks.end()) return;
+  // Only the values the run did not have: the recorded one says so.
   const auto rename = [&](SettingPrediction& s) {
-    if (s.how_to_apply == "as the run was recorded") return;
-    s.how_to_apply = shardedOverlapHowTo(
-        s.setting == settingName(ShardedOverlap::GradReduce) ? ShardedOverlap::GradReduce : ShardedOverlap::ParamGather,
-        framework->name);
+    const ShardedOverlap which =
+        s.setting == settingName(ShardedOverlap::GradReduce) ? ShardedOverlap::GradReduce : ShardedOverlap::ParamGather;
+    if (s.value != (r.sharded.overlapped(which) ? "on" : "off")) s.how_to_apply = shardedOverlapHowTo(which, framework->name);
   };
   for (SettingPrediction& s : r.overlap_grad_reduce) rename(s);
   for (SettingPrediction& s : r.overlap_param_gather) rename(s);
@@ -469,6 +469,9 @@ void nameShardedSettings(TuneReport& r) {
   if (framework->name == "DeepSpeed") {
     std::erase_if(r.sharded_recommended,
                   [](const SettingPrediction& s) { return s.setting == settingName(ShardedOverlap::ParamGather); });
+    if (!r.plan && !r.setting && !r.max_ctas_setting && r.sharded_recommended.empty() && r.recommendations_note.empty()) {
+      r.recommendations_note = r.search.note;
+    }
   }
 }
 
