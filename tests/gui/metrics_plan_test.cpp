@@ -97,14 +97,16 @@ const char* kTuneOfATrace = R"json({
   ]}}}
 })json";
 
-// A run whose report shows DDP in its trace, a sharded optimizer's overlap as recorded, NCCL_MAX_CTAS
-// and channel counts predicted.
+// A run whose report shows DDP in its trace, a sharded optimizer's overlaps (one recorded on, one
+// recommended), NCCL_MAX_CTAS and channel counts predicted.
 const char* kTuneWithChannels = R"json({
   "run": "runs/ddp", "ranks": 4, "measured_iteration_ms": 82.589, "replay_iteration_ms": 82.589,
   "replay_error": 0.0, "ideal_iteration_ms": 80.559, "candidates": [], "recommended": -1,
   "recommendations": [
     {"setting": "NCCL_MAX_CTAS", "value": "4", "how_to_apply": "export NCCL_MAX_CTAS=4 in the job's environment",
-     "predicted_iteration_ms": 81.53, "gain": 0.0128, "buckets": 0}
+     "predicted_iteration_ms": 81.53, "gain": 0.0128, "buckets": 0},
+    {"setting": "overlap_grad_reduce", "value": "on", "how_to_apply": "--overlap-grad-reduce",
+     "predicted_iteration_ms": 77.0, "gain": 0.0677, "buckets": 17}
   ],
   "channels": {"searched": true, "candidates": [
     {"collective": "AllReduce", "min_bytes": 9446400, "max_bytes": 47222784, "channels": 4,
@@ -117,7 +119,9 @@ const char* kTuneWithChannels = R"json({
     "sharded": {"found": true, "reduce_scatters": 17, "gradient_bytes": 481941504, "all_gathers": 17,
       "parameter_bytes": 481941504, "overlap_grad_reduce": [
       {"setting": "overlap_grad_reduce", "value": "off", "how_to_apply": "as the run was recorded",
-       "predicted_iteration_ms": 82.589, "gain": 0.0, "buckets": 17}
+       "predicted_iteration_ms": 82.589, "gain": 0.0, "buckets": 17},
+      {"setting": "overlap_grad_reduce", "value": "on", "how_to_apply": "--overlap-grad-reduce",
+       "predicted_iteration_ms": 77.0, "gain": 0.0677, "buckets": 17}
     ], "overlap_param_gather": [
       {"setting": "overlap_param_gather", "value": "on", "how_to_apply": "as the run was recorded",
        "predicted_iteration_ms": 82.589, "gain": 0.0, "buckets": 17}
@@ -262,19 +266,24 @@ class MetricsPlanTest : public QObject {
     QCOMPARE(tune->frameworks.size(), std::size_t{1});
     QCOMPARE(tune->frameworks[0],
              std::string("PyTorch DDP (6 DistributedDataParallel.forward ranges); buckets per step: 5"));
-    QCOMPARE(tune->settings.size(), std::size_t{4});
+    QCOMPARE(tune->settings.size(), std::size_t{5});
     QCOMPARE(tune->settings[0].setting, std::string("overlap_grad_reduce"));
     QCOMPARE(tune->settings[0].value, std::string("off"));
     QCOMPARE(tune->settings[0].buckets, std::size_t{17});
     QVERIFY(!tune->settings[0].recommended);
-    QCOMPARE(tune->settings[1].setting, std::string("overlap_param_gather"));
+    QCOMPARE(tune->settings[1].setting, std::string("overlap_grad_reduce"));
     QCOMPARE(tune->settings[1].value, std::string("on"));
-    QCOMPARE(tune->settings[2].setting, std::string("NCCL_MAX_CTAS"));
-    QVERIFY(tune->settings[2].recommended);
-    QCOMPARE(tune->settings[3].setting, std::string("nccl_channels"));
-    QCOMPARE(tune->settings[3].value, std::string("AllReduce on 4 channels"));
-    QVERIFY(!tune->settings[3].recommended);
-    QCOMPARE(*tune->settings[3].predicted_ms, 81.53);
+    QVERIFY(tune->settings[1].recommended);
+    QCOMPARE(*tune->settings[1].predicted_ms, 77.0);
+    QCOMPARE(tune->settings[2].setting, std::string("overlap_param_gather"));
+    QCOMPARE(tune->settings[2].value, std::string("on"));
+    QVERIFY(!tune->settings[2].recommended);  // as recorded: not among the recommendations
+    QCOMPARE(tune->settings[3].setting, std::string("NCCL_MAX_CTAS"));
+    QVERIFY(tune->settings[3].recommended);
+    QCOMPARE(tune->settings[4].setting, std::string("nccl_channels"));
+    QCOMPARE(tune->settings[4].value, std::string("AllReduce on 4 channels"));
+    QVERIFY(!tune->settings[4].recommended);
+    QCOMPARE(*tune->settings[4].predicted_ms, 81.53);
   }
 
   void readsADocumentedPlan() {

@@ -108,7 +108,7 @@ TEST(FrameworkTrainerOnSimgpu, DdpBucketsGiveBitIdenticalGradients) {
 // parameters match the host's mirror stepped with the average gradient, and each other's. The
 // buckets' bounds cannot change an element's average or its step: the same parameters, to the
 // bit, with 0.5 MiB buckets and DDP's default caps, and with the reduce-scatters overlapping
-// backward.
+// backward, the all-gathers overlapping forward, or both.
 TEST(FrameworkTrainerOnSimgpu, Zero1StepsShardsAndEveryRankHoldsTheSameParameters) {
   const ParamLayout layout(*findModelPreset("tiny"));
   const std::size_t buckets = modelBuckets(layout, kHalfMiB).size();
@@ -136,14 +136,21 @@ TEST(FrameworkTrainerOnSimgpu, Zero1StepsShardsAndEveryRankHoldsTheSameParameter
   EXPECT_EQ(default_caps.config.at("buckets"), "2");
   EXPECT_EQ(default_caps.checksums, small.checksums);
 
-  // Each bucket's reduce-scatter on its own stream as backward finishes the bucket, and each
-  // bucket's all-gather on it after the step, forward waiting for it: the same calls, the same
-  // parameters to the bit.
-  const TrainerRun overlapped = runMpi(
-      4, tiny({"--mode", "zero1", "--bucket-mb", "0.5", "--overlap-grad-reduce", "--overlap-param-gather"}));
-  expectVerified(overlapped, 4, kTotalIterations);
-  expectIterationCounts(overlapped, SyncMode::Zero1, kHalfMiB);
-  EXPECT_EQ(overlapped.checksums, small.checksums);
+  // Each bucket's reduce-scatter on its own stream as backward finishes the bucket, each
+  // bucket's all-gather on it after the step with forward waiting for it, or both: the same
+  // calls, the same parameters to the bit.
+  const std::vector<std::vector<const char*>> overlaps = {
+      {"--overlap-grad-reduce"}, {"--overlap-param-gather"}, {"--overlap-grad-reduce", "--overlap-param-gather"}};
+  for (const std::vector<const char*>& flags : overlaps) {
+    std::vector<std::string> args = {"--mode", "zero1", "--bucket-mb", "0.5"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const TrainerRun overlapped = runMpi(4, tiny(args));
+    expectVerified(overlapped, 4, kTotalIterations);
+    expectIterationCounts(overlapped, SyncMode::Zero1, kHalfMiB);
+    EXPECT_EQ(overlapped.config.at("overlap_grad_reduce"), flags.front() == std::string("--overlap-grad-reduce") ? "1" : "0");
+    EXPECT_EQ(overlapped.config.at("overlap_param_gather"), flags.back() == std::string("--overlap-param-gather") ? "1" : "0");
+    EXPECT_EQ(overlapped.checksums, small.checksums);
+  }
 }
 
 // fsdp: each rank keeps a quarter of every unit's parameters, gathers each unit for its forward

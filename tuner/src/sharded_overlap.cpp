@@ -1,22 +1,27 @@
 #include "syncopate/tuner/sharded_overlap.hpp"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 namespace syncopate::tuner {
 namespace {
 
-bool allOf(const RecordedGroup& g, trace::CollType type) {
-  return !g.members.empty() &&
-         std::all_of(g.members.begin(), g.members.end(), [&](const CollectiveArgs& a) { return a.type == type; });
+// Whether every member of `g` is a `type` on communicator `comm_index`.
+bool allOf(const RecordedGroup& g, trace::CollType type, std::uint32_t comm_index) {
+  return !g.members.empty() && std::all_of(g.members.begin(), g.members.end(), [&](const CollectiveArgs& a) {
+    return a.type == type && a.comm_index == comm_index;
+  });
 }
 
-// Whether the members of `type`'s groups were issued on a stream other than their producers':
-// nullopt when no member has a producer among the modelled calls (nothing tells).
-std::optional<bool> issuedApart(const RecordedRank& rank, const std::vector<RecordedGroup>& groups, trace::CollType type) {
+// Whether those groups' members were issued on a stream other than their producers' (the last
+// call that touched their buffers before them): nullopt when no member made in a step has a
+// producer among the modelled calls (nothing tells).
+std::optional<bool> issuedApart(const RecordedRank& rank, const std::vector<RecordedGroup>& groups, trace::CollType type,
+                                std::uint32_t comm_index) {
   std::size_t in_line = 0, placed = 0;
   for (const RecordedGroup& g : groups) {
-    if (!allOf(g, type)) continue;
+    if (!allOf(g, type, comm_index)) continue;
     for (std::size_t i = 0; i < g.members.size(); ++i) {
       // Outside the steps (a job's last collectives, a check's) tells nothing of the optimizer's.
       if (rank.calls[g.member_call[i]].iteration < 0) continue;
@@ -42,28 +47,38 @@ ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model, const std::ve
     return out;
   }
   const RecordedRank& rank = model.calls().ranks[0];
-  // One step's collectives, in its calls (the groups list each signature once): the
-  // reduce-scatters, and the all-gathers after the last of them.
+  // One step's collectives, in its calls (the groups list each signature once).
   const std::int64_t step = model.predictedIterations().front();
+  const auto stepCollectives = [&](auto&& visit) {
+    for (const RecordedCall& rc : rank.calls)
+      if (rc.iteration == step && rc.call.kind == CallKind::Collective) visit(rc.call.collective);
+  };
+  std::map<std::uint32_t, std::uint64_t> reduced;  // bytes reduce-scattered, by communicator
+  stepCollectives([&](const CollectiveArgs& a) {
+    if (a.type == trace::CollType::ReduceScatter) reduced[a.comm_index] += a.send_bytes();
+  });
+  if (reduced.empty()) {
+    out.why_not = "the run's steady iterations issue no reduce-scatter (no sharded optimizer's gradients)";
+    return out;
+  }
+  out.comm_index = std::max_element(reduced.begin(), reduced.end(), [](const auto& a, const auto& b) {
+                     return a.second < b.second;
+                   })->first;
+  // Its reduce-scatters, and the all-gathers after the last of them.
   bool gathers_between = false;  // an all-gather after the step's first reduce-scatter and before its last
   std::size_t gathers_since_reduce = 0;
   std::uint64_t gathered_since_reduce = 0;
-  for (const RecordedCall& rc : rank.calls) {
-    if (rc.iteration != step || rc.call.kind != CallKind::Collective) continue;
-    const CollectiveArgs& a = rc.call.collective;
+  stepCollectives([&](const CollectiveArgs& a) {
+    if (a.comm_index != out.comm_index) return;
     if (a.type == trace::CollType::AllGather && out.reduce_scatters > 0) {
       ++gathers_since_reduce;
       gathered_since_reduce += a.recv_bytes();
     }
-    if (a.type != trace::CollType::ReduceScatter) continue;
+    if (a.type != trace::CollType::ReduceScatter) return;
     gathers_between = gathers_between || gathers_since_reduce > 0;
     ++out.reduce_scatters;
     out.gradient_bytes += a.send_bytes();
-  }
-  if (out.reduce_scatters == 0) {
-    out.why_not = "the run's steady iterations issue no reduce-scatter (no sharded optimizer's gradients)";
-    return out;
-  }
+  });
   if (gathers_between) {
     out = {};
     out.why_not = "the run gathers parameters between its gradient reduce-scatters (fully sharded: FSDP or ZeRO stage "
@@ -72,20 +87,21 @@ ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model, const std::ve
   }
   out.all_gathers = gathers_since_reduce;
   out.parameter_bytes = gathered_since_reduce;
-  const std::optional<bool> reduce_apart = issuedApart(rank, groups, trace::CollType::ReduceScatter);
+  const std::optional<bool> reduce_apart = issuedApart(rank, groups, trace::CollType::ReduceScatter, out.comm_index);
   if (!reduce_apart) {
     out = {};
-    out.why_not = "no kernel of the modelled calls writes the gradients the reduce-scatters reduce, so where they "
-                  "were issued against backward is not known";
+    out.why_not = "no call of the modelled steps touches the gradients the reduce-scatters reduce before them, so "
+                  "where they were issued against backward is not known";
     return out;
   }
   out.found = true;
   out.reduce_overlapped = *reduce_apart;
-  out.gather_overlapped = issuedApart(rank, groups, trace::CollType::AllGather).value_or(false);
+  out.gather_overlapped = issuedApart(rank, groups, trace::CollType::AllGather, out.comm_index).value_or(false);
   return out;
 }
 
-ScheduleRules shardedOverlapRules(const std::vector<RecordedGroup>& groups, bool grad_reduce, bool param_gather) {
+ScheduleRules shardedOverlapRules(const std::vector<RecordedGroup>& groups, const ShardedOptimizerRun& optimizer,
+                                  bool grad_reduce, bool param_gather) {
   Knobs program_order;
   program_order.communication_stream = true;
   program_order.bucket_bytes = 0;  // the framework's own buckets
@@ -95,13 +111,12 @@ ScheduleRules shardedOverlapRules(const std::vector<RecordedGroup>& groups, bool
   need_order.order = Order::Need;
   const ScheduleRules reduce = rulesFor(program_order, groups);
   ScheduleRules rules = rulesFor(need_order, groups);
-  for (std::size_t i = 0; i < rules.groups.size(); ++i) {
-    GroupPlan& plan = rules.groups[i];
+  for (GroupPlan& plan : rules.groups) {
     const auto g = std::find_if(groups.begin(), groups.end(),
                                 [&](const RecordedGroup& r) { return r.signature == plan.signature; });
-    const bool reduces = g != groups.end() && allOf(*g, trace::CollType::ReduceScatter);
-    const bool gathers = g != groups.end() && allOf(*g, trace::CollType::AllGather);
-    if (reduces) plan = reduce.groups[i];  // both lists are sorted by signature
+    const bool reduces = g != groups.end() && allOf(*g, trace::CollType::ReduceScatter, optimizer.comm_index);
+    const bool gathers = g != groups.end() && allOf(*g, trace::CollType::AllGather, optimizer.comm_index);
+    if (reduces) plan = *reduce.find(plan.signature);
     plan.keep = !((reduces && grad_reduce) || (gathers && param_gather));
   }
   return rules;

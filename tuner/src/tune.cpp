@@ -298,7 +298,7 @@ void predictShardedOverlap(TuneReport& r, const WhatIfModel& model, double min_g
   r.sharded = findShardedOptimizer(model, r.search.groups);
   if (!r.sharded.found) return;
   const auto predicted = [&](bool grad_reduce, bool param_gather) -> std::optional<double> {
-    const ScheduleRules rules = shardedOverlapRules(r.search.groups, grad_reduce, param_gather);
+    const ScheduleRules rules = shardedOverlapRules(r.search.groups, r.sharded, grad_reduce, param_gather);
     const Prediction p = model.predict(&rules);
     return p.ok ? std::optional<double>(ms(p.iteration_ns)) : std::nullopt;
   };
@@ -421,8 +421,8 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
     r.channels.why_not = "channel counts are predicted for runs recorded with `syncopate record`, whose NCCL plugins "
                          "report them; an imported trace carries none";
   }
-  if (model.calls().buffersKnown()) predictNcclMaxCtas(r, model, options.search.min_gain);
   if (model.calls().buffersKnown()) {
+    predictNcclMaxCtas(r, model, options.search.min_gain);
     predictShardedOverlap(r, model, options.search.min_gain);
   } else {
     r.sharded.why_not = "which kernels write the gradients a reduce-scatter reduces is known only for runs recorded "

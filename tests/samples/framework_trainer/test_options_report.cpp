@@ -122,8 +122,8 @@ TEST(FrameworkReport, LinesOthersParse) {
   run.iterations = {{0, true, 90.0, 1}, {1, false, 60.0, 2}, {2, false, 62.0, 3}};
   EXPECT_EQ(configLine(run),
             "config name=tiny layers=2 hidden=128 heads=4 vocab=512 seq_len=128 micro_batch=2 params=478720 "
-            "param_tensors=28 mode=naive bucket_mb=25 buckets=0 ranks=4 bootstrap=mpi lr=0.1 seed=1234 iterations=2 "
-            "warmup=1");
+            "param_tensors=28 mode=naive bucket_mb=25 overlap_grad_reduce=0 overlap_param_gather=0 buckets=0 ranks=4 "
+            "bootstrap=mpi lr=0.1 seed=1234 iterations=2 warmup=1");
   EXPECT_EQ(iterationLine(run.iterations[1]), "iter=1 phase=measured time_ms=60.000");
   EXPECT_EQ(countsLine(3, "iteration", OpCounts{10, 3, 1, 28}),
             "op_counts rank=3 scope=iteration kernels=10 memcpys=3 memsets=1 collectives=28");

@@ -18,7 +18,8 @@ inline constexpr const char* kProgram = "framework_trainer";
 // (ZeRO stage 1, zero_shards.hpp), all on the compute stream as a first hand-written version
 // is: after backward a reduce-scatter per gradient bucket, the step on this rank's shard, an
 // all-gather per bucket of the updated parameters (with overlap_grad_reduce the reduce-scatters
-// run on their own stream during backward instead). fsdp: fully sharded parameters (ZeRO stage 3,
+// run on their own stream during backward, with overlap_param_gather the all-gathers on it
+// during the next forward). fsdp: fully sharded parameters (ZeRO stage 3,
 // fsdp_units.hpp), as a first hand-written version of PyTorch FSDP does it, all on the compute
 // stream: each unit's parameters all-gathered before its forward and again before its backward
 // (one unit ahead) and freed after, its gradients reduce-scattered after its backward, the step

@@ -34,7 +34,8 @@ namespace framework_trainer {
 class ShardedOptimizer {
  public:
   // The step's lists over this rank's shards of `ctx.tensors`' buckets; with
-  // ctx.options.overlap_grad_reduce the reduce-scatters go to `comm_stream`.
+  // ctx.options.overlap_grad_reduce the reduce-scatters, with overlap_param_gather the
+  // all-gathers, go to `comm_stream`.
   ShardedOptimizer(const StepContext& ctx, ncclComm_t comm, cudaStream_t comm_stream);
 
   int buckets() const { return static_cast<int>(ctx_.tensors.buckets().size()); }

@@ -286,7 +286,9 @@ RunSummary Trainer::run(sample_common::Watchdog& watchdog) {
     }
     watchdog.progress(fmt::format("iteration {} to be issued", n + 1));
   }
-  // The last iteration ends where the next one would start.
+  // The last iteration ends where the next one would start: once its parameters are gathered
+  // (zero1 overlapping forward gathers them on their own stream).
+  if (sharded_) sharded_->waitForGathers(compute_.get());
   SAMPLE_CUDA(cudaEventRecord(step_start_[static_cast<std::size_t>(total)].get(), compute_.get()));
 
   ProbeCheck probes(layout_, options_.seed, membership_.world_size, options_.lr, checked());

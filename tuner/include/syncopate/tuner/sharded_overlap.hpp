@@ -33,6 +33,10 @@ const char* settingName(ShardedOverlap which);
 struct ShardedOptimizerRun {
   bool found = false;
   std::string why_not;                // when not found, in one sentence
+  // The data-parallel communicator (CollectiveArgs::comm_index): the one whose reduce-scatters
+  // move the most bytes a step. Other communicators' collectives (tensor or sequence
+  // parallelism's) are not the optimizer's and stay where they are.
+  std::uint32_t comm_index = 0;
   std::size_t reduce_scatters = 0;    // one step's gradient reduce-scatters (rank 0)
   std::uint64_t gradient_bytes = 0;   // what they reduce, in all
   std::size_t all_gathers = 0;        // one step's parameter all-gathers (rank 0)
@@ -47,12 +51,14 @@ struct ShardedOptimizerRun {
 };
 
 // The run's sharded optimizer among the groups the search found (search.hpp), on rank 0: its
-// gradient reduce-scatters, and the all-gathers after the last of them in a step.
+// gradient reduce-scatters, and the all-gathers after the last of them in a step, on its
+// data-parallel communicator.
 ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model, const std::vector<RecordedGroup>& groups);
 
-// The schedule the settings make of the run (above): the reduce-scatter groups moved when
-// `grad_reduce`, the all-gather groups when `param_gather`.
-ScheduleRules shardedOverlapRules(const std::vector<RecordedGroup>& groups, bool grad_reduce, bool param_gather);
+// The schedule the settings make of the run (above): the optimizer's reduce-scatter groups
+// moved when `grad_reduce`, its all-gather groups when `param_gather`.
+ScheduleRules shardedOverlapRules(const std::vector<RecordedGroup>& groups, const ShardedOptimizerRun& optimizer,
+                                  bool grad_reduce, bool param_gather);
 
 // The line to change for `framework` ("Megatron-LM", "DeepSpeed", or empty when the run names
 // neither: each framework's, and what an optimizer of one's own does).

@@ -1,0 +1,116 @@
+// A sharded optimizer found in the synthetic trainer's ZeRO-1 run, and its frameworks' overlap
+// settings predicted (sharded_overlap.hpp), against step times worked out by hand.
+#include <gtest/gtest.h>
+
+#include "synthetic_trainer.hpp"
+#include "syncopate/analyzer/analysis.hpp"
+#include "syncopate/tuner/sharded_overlap.hpp"
+
+namespace syncopate::tuner {
+namespace {
+
+using testing::SyntheticTrainer;
+
+struct ShardedModelled {
+  analyzer::Analysis analysis;
+  WhatIfModel model;
+};
+
+ShardedModelled shardedModelOf(const SyntheticTrainer& t) {
+  testing::SyntheticRun run = testing::makeRun(t);
+  auto analysis = analyzer::analyze(run.model);
+  EXPECT_TRUE(analysis.ok());
+  ModelOptions options;  // the in-line run shows no overlap to measure interference from
+  options.compute_slowdown = 0;
+  options.communication_slowdown = 0;
+  auto model = WhatIfModel::build(run.model, *analysis, run.pointers, options);
+  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.message());
+  return {std::move(analysis).value(), std::move(model).value()};
+}
+
+// 4 ranks, 4 layers of 4 MiB: forward 100 us a layer, backward 200, the shard's update 20, each
+// layer's reduce-scatter and all-gather 75 us (3 ring steps of 10 us, 45 us of bytes).
+SyntheticTrainer zeroOneTrainer() {
+  SyntheticTrainer t;
+  t.mode = SyntheticTrainer::Mode::Zero1;
+  t.forward_ns = 100'000;
+  t.backward_ns = 200'000;
+  t.update_ns = 20'000;
+  t.layer_floats = 1 << 20;
+  t.latency_ns = 10'000;
+  t.ns_per_byte = 90'000.0 / (1.5 * 4.0 * (1 << 20));
+  return t;
+}
+
+double shardedPredictionNs(const WhatIfModel& model, const std::vector<RecordedGroup>& groups,
+                           const ShardedOptimizerRun& run, bool grad_reduce, bool param_gather) {
+  const ScheduleRules rules = shardedOverlapRules(groups, run, grad_reduce, param_gather);
+  const Prediction p = model.predict(&rules);
+  EXPECT_TRUE(p.ok) << p.error;
+  return p.iteration_ns;
+}
+
+TEST(ShardedOverlap, TheOptimizersCollectivesAreFoundInLine) {
+  const SyntheticTrainer t = zeroOneTrainer();
+  ASSERT_NEAR(t.reduceScatterNs(), 75'000, 1.0);
+  const ShardedModelled m = shardedModelOf(t);
+  auto groups = recordedGroups(m.model);
+  ASSERT_TRUE(groups.ok()) << groups.message();
+  const ShardedOptimizerRun run = findShardedOptimizer(m.model, *groups);
+  ASSERT_TRUE(run.found) << run.why_not;
+  EXPECT_EQ(run.reduce_scatters, 4u);
+  EXPECT_EQ(run.all_gathers, 4u);
+  // In place, a reduce-scatter sends the whole bucket and an all-gather receives it.
+  EXPECT_EQ(run.gradient_bytes, 4u * (4u << 20));
+  EXPECT_EQ(run.parameter_bytes, 4u * (4u << 20));
+  EXPECT_FALSE(run.overlapped(ShardedOverlap::GradReduce));
+  EXPECT_FALSE(run.overlapped(ShardedOverlap::ParamGather));
+}
+
+TEST(ShardedOverlap, EachSettingAndBothArePredictedAsWorkedOut) {
+  const ShardedModelled m = shardedModelOf(zeroOneTrainer());
+  auto groups = recordedGroups(m.model);
+  ASSERT_TRUE(groups.ok()) << groups.message();
+  const ShardedOptimizerRun run = findShardedOptimizer(m.model, *groups);
+  ASSERT_TRUE(run.found) << run.why_not;
+  // In line, all on one stream: forward 400, backward 800, reduce-scatters 300, updates 80,
+  // all-gathers 300 us.
+  EXPECT_NEAR(shardedPredictionNs(m.model, *groups, run, false, false), 1'880'000, 2.0);
+  // Reduce-scatters overlapping backward: each starts as its layer's backward ends and runs
+  // under the next; the last (layer 0's) ends 75 us after backward, and its update, the last,
+  // waits for it: 400 + 800 + 75 + 20, then the all-gathers in line, 300.
+  EXPECT_NEAR(shardedPredictionNs(m.model, *groups, run, true, false), 1'595'000, 2.0);
+  // All-gathers overlapping the next forward, layer 0's first (forward reads it first): it waits
+  // for the last update (layer 0's), so the next forward starts 75 us after the updates end,
+  // and each later gather is ready before its layer's forward: 400 + 800 + 300 + 80 + 75.
+  EXPECT_NEAR(shardedPredictionNs(m.model, *groups, run, false, true), 1'655'000, 2.0);
+  // Both: 400 + 800 + 75 + 20 (as above), then layer 0's gather, 75.
+  EXPECT_NEAR(shardedPredictionNs(m.model, *groups, run, true, true), 1'370'000, 2.0);
+}
+
+TEST(ShardedOverlap, ARunWithoutReduceScattersHasNone) {
+  SyntheticTrainer t = zeroOneTrainer();
+  t.mode = SyntheticTrainer::Mode::Overlap;
+  const ShardedModelled m = shardedModelOf(t);
+  auto groups = recordedGroups(m.model);
+  ASSERT_TRUE(groups.ok()) << groups.message();
+  const ShardedOptimizerRun run = findShardedOptimizer(m.model, *groups);
+  EXPECT_FALSE(run.found);
+  EXPECT_EQ(run.why_not, "the run's steady iterations issue no reduce-scatter (no sharded optimizer's gradients)");
+}
+
+TEST(ShardedOverlap, TheSettingIsNamedInTheFrameworksWords) {
+  EXPECT_EQ(shardedOverlapHowTo(ShardedOverlap::GradReduce, "Megatron-LM"),
+            "--overlap-grad-reduce on Megatron-LM's command line (with --use-distributed-optimizer)");
+  EXPECT_EQ(shardedOverlapHowTo(ShardedOverlap::GradReduce, "DeepSpeed"),
+            R"("overlap_comm": true under "zero_optimization" in the DeepSpeed config)");
+  EXPECT_EQ(shardedOverlapHowTo(ShardedOverlap::ParamGather, "Megatron-LM"),
+            "--overlap-param-gather on Megatron-LM's command line (with --use-distributed-optimizer)");
+  // A run that names neither framework gets each one's words.
+  const std::string either = shardedOverlapHowTo(ShardedOverlap::GradReduce, "");
+  EXPECT_NE(either.find("Megatron-LM: --overlap-grad-reduce"), std::string::npos) << either;
+  EXPECT_NE(either.find(R"("overlap_comm": true)"), std::string::npos) << either;
+}
+
+}  // namespace
+}  // namespace syncopate::tuner
