@@ -5,6 +5,7 @@
 #include "synthetic_trainer.hpp"
 #include "syncopate/analyzer/analysis.hpp"
 #include "syncopate/tuner/sharded_overlap.hpp"
+#include "syncopate/tuner/tune.hpp"
 
 namespace syncopate::tuner {
 namespace {
@@ -56,7 +57,7 @@ TEST(ShardedOverlap, TheOptimizersCollectivesAreFoundInLine) {
   const ShardedModelled m = shardedModelOf(t);
   auto groups = recordedGroups(m.model);
   ASSERT_TRUE(groups.ok()) << groups.message();
-  const ShardedOptimizerRun run = findShardedOptimizer(m.model, *groups);
+  const ShardedOptimizerRun run = findShardedOptimizer(m.model);
   ASSERT_TRUE(run.found) << run.why_not;
   EXPECT_EQ(run.reduce_scatters, 4u);
   EXPECT_EQ(run.all_gathers, 4u);
@@ -71,7 +72,7 @@ TEST(ShardedOverlap, EachSettingAndBothArePredictedAsWorkedOut) {
   const ShardedModelled m = shardedModelOf(zeroOneTrainer());
   auto groups = recordedGroups(m.model);
   ASSERT_TRUE(groups.ok()) << groups.message();
-  const ShardedOptimizerRun run = findShardedOptimizer(m.model, *groups);
+  const ShardedOptimizerRun run = findShardedOptimizer(m.model);
   ASSERT_TRUE(run.found) << run.why_not;
   // In line, all on one stream: forward 400, backward 800, reduce-scatters 300, updates 80,
   // all-gathers 300 us.
@@ -88,13 +89,42 @@ TEST(ShardedOverlap, EachSettingAndBothArePredictedAsWorkedOut) {
   EXPECT_NEAR(shardedPredictionNs(m.model, *groups, run, true, true), 1'370'000, 2.0);
 }
 
+TEST(ShardedOverlap, ASynchronousProcessGroupsCollectivesAreWaitedAtOnceAndNotPredicted) {
+  // A synchronous process group's collectives (PyTorch's async_op=False), on a stream of their
+  // own but waited for at once, are no overlap, and what the setting would change there is not
+  // predicted. (An overlapped placement is checked on framework_trainer's runs:
+  // tuner_sharded_setting.)
+  SyntheticTrainer t = zeroOneTrainer();
+  t.mode = SyntheticTrainer::Mode::Zero1Synchronous;
+  const ShardedModelled m = shardedModelOf(t);
+  EXPECT_NEAR(m.model.measuredIterationNs(), 1'880'000, 2.0);  // as in line: the waits cost nothing
+  auto groups = recordedGroups(m.model);
+  ASSERT_TRUE(groups.ok()) << groups.message();
+  const ShardedOptimizerRun run = findShardedOptimizer(m.model);
+  ASSERT_TRUE(run.found) << run.why_not;
+  EXPECT_EQ(run.reduce_placement, Placement::WaitedAtOnce);
+  EXPECT_EQ(run.gather_placement, Placement::WaitedAtOnce);
+  EXPECT_FALSE(run.overlapped(ShardedOverlap::GradReduce));
+
+  auto report = tuneModel(m.model, "synthetic", t.ranks, TuneOptions{});
+  ASSERT_TRUE(report.ok()) << report.message();
+  ASSERT_EQ(report->overlap_grad_reduce.size(), 1u);  // as recorded only
+  EXPECT_EQ(report->overlap_grad_reduce[0].value, "off");
+  ASSERT_EQ(report->sharded_not_predicted.size(), 2u);
+  EXPECT_EQ(report->sharded_not_predicted[0].rfind("overlap_grad_reduce=on: the reduce-scatters run on a stream of "
+                                                   "their own that the compute stream waits for at once", 0),
+            0u)
+      << report->sharded_not_predicted[0];
+  EXPECT_TRUE(report->sharded_recommended.empty());
+}
+
 TEST(ShardedOverlap, ARunWithoutReduceScattersHasNone) {
   SyntheticTrainer t = zeroOneTrainer();
   t.mode = SyntheticTrainer::Mode::Overlap;
   const ShardedModelled m = shardedModelOf(t);
   auto groups = recordedGroups(m.model);
   ASSERT_TRUE(groups.ok()) << groups.message();
-  const ShardedOptimizerRun run = findShardedOptimizer(m.model, *groups);
+  const ShardedOptimizerRun run = findShardedOptimizer(m.model);
   EXPECT_FALSE(run.found);
   EXPECT_EQ(run.why_not, "the run's steady iterations issue no reduce-scatter (no sharded optimizer's gradients)");
 }

@@ -39,6 +39,7 @@ sharded = doc["framework"]["sharded"]
 # gpt2-small-8k's 17 buckets of 25 MiB (the first 1 MiB): 482 MB of gradients and of parameters.
 assert sharded["found"] and sharded["reduce_scatters"] == 17 and sharded["all_gathers"] == 17, sharded
 assert sharded["gradient_bytes"] == 481941504 and sharded["parameter_bytes"] == 481941504, sharded
+assert sharded["reduce_scatters_issued"] == "in line" and sharded["all_gathers_issued"] == "in line", sharded
 for name, flag in (("overlap_grad_reduce", "--overlap-grad-reduce"), ("overlap_param_gather", "--overlap-param-gather")):
     off, on = sharded[name]
     assert off["value"] == "off" and off["predicted_iteration_ms"] == doc["replay_iteration_ms"], (off, doc["replay_iteration_ms"])
@@ -68,8 +69,10 @@ error = measured / predicted - 1
 assert abs(error) < 0.08, (measured, predicted)
 seen = after["framework"]["sharded"]
 assert seen["found"] and seen["reduce_scatters"] == 17 and seen["all_gathers"] == 17, seen
+issued = {"overlap_grad_reduce": "reduce_scatters_issued", "overlap_param_gather": "all_gathers_issued"}
 for name, is_on in on.items():
     assert seen[name][0]["value"] == ("on" if is_on else "off"), (name, seen[name])
+    assert seen[issued[name]] == ("overlapped" if is_on else "in line"), (name, seen)
     assert bool([r for r in after["recommendations"] if r["setting"] == name]) == (not is_on), (name, after["recommendations"])
 print("ok: %s predicted %.3f ms, measured %.3f ms (%+.2f%%), against %.3f ms with neither" % (
     what, predicted, measured, 100 * error, before["measured_iteration_ms"]))

@@ -14,7 +14,8 @@ namespace {
 using Kind = SimProgram::StepKind;
 constexpr std::int64_t kCommId = 77;
 constexpr std::uint64_t kComputeStream = 0x100, kCommStream = 0x200;
-constexpr std::uint64_t kLayerEvent = 0xE000, kCommDoneEvent = 0xE100, kEndEvent = 0xE200;
+constexpr std::uint64_t kLayerEvent = 0xE000, kCommDoneEvent = 0xE100, kEndEvent = 0xE200, kCallerEvent = 0xE300,
+                        kGroupEvent = 0xE400;
 
 enum class What : std::uint8_t {
   Kernel, Memset, AllReduce, ReduceScatter, AllGather, Broadcast, Record, Wait, StreamSync, EventSync, DeviceSync
@@ -85,7 +86,8 @@ double SyntheticTrainer::broadcastNs() const {
 
 SyntheticRun makeRun(const SyntheticTrainer& t) {
   using Mode = SyntheticTrainer::Mode;
-  const bool overlap = t.mode == Mode::Overlap, zero1 = t.mode == Mode::Zero1;
+  const bool overlap = t.mode == Mode::Overlap, synchronous = t.mode == Mode::Zero1Synchronous;
+  const bool zero1 = t.mode == Mode::Zero1 || synchronous;
   if (zero1 && t.layer_floats % static_cast<std::uint64_t>(t.ranks) != 0) {
     throw std::invalid_argument("synthetic trainer: zero1 needs layer_floats to divide by the ranks");
   }
@@ -99,7 +101,7 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
     RankProgram& prog = programs[static_cast<std::size_t>(r)];
     const auto rank = static_cast<std::uint32_t>(r);
     const std::uint32_t s = p.addStream(rank);
-    const std::uint32_t c = overlap ? p.addStream(rank) : s;
+    const std::uint32_t c = overlap || synchronous ? p.addStream(rank) : s;
     auto& steps = p.hosts[rank];
     std::uint32_t last_s = 0, last_c = 0;
     std::int64_t seq = 0;
@@ -148,8 +150,25 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
       d.bytes = shard_floats * 4;
       d.count = shard_floats;
       d.seq = seq;
-      issue(d, s, OpClass::Communication, rint(t.reduceScatterNs()), UINT32_MAX, static_cast<std::uint32_t>(seq));
+      if (!synchronous) {
+        issue(d, s, OpClass::Communication, rint(t.reduceScatterNs()), UINT32_MAX, static_cast<std::uint32_t>(seq));
+        ++seq;
+        return;
+      }
+      Desc caller{What::Record, "cudaEventRecord"};
+      caller.event = kCallerEvent;
+      const std::uint32_t called = issue(caller, s, OpClass::Marker, 0, UINT32_MAX, kNoMatch);
+      Desc wait{What::Wait, "cudaStreamWaitEvent"};
+      wait.event = kCallerEvent;
+      issue(wait, c, OpClass::Marker, 0, called, kNoMatch);
+      issue(d, c, OpClass::Communication, rint(t.reduceScatterNs()), UINT32_MAX, static_cast<std::uint32_t>(seq));
       ++seq;
+      Desc done{What::Record, "cudaEventRecord"};
+      done.event = kGroupEvent;
+      const std::uint32_t ended = issue(done, c, OpClass::Marker, 0, UINT32_MAX, kNoMatch);
+      Desc back{What::Wait, "cudaStreamWaitEvent"};
+      back.event = kGroupEvent;
+      issue(back, s, OpClass::Marker, 0, ended, kNoMatch);
     };
 
     // Set-up: broadcast the parameters, wait for it.
@@ -253,7 +272,8 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
     info.source = "synthetic";
     const analyzer::Index rank = b.addRank(info);
     const analyzer::Index s = b.addStream(rank, 0, static_cast<std::int64_t>(kComputeStream), "compute");
-    const analyzer::Index c = overlap ? b.addStream(rank, 0, static_cast<std::int64_t>(kCommStream), "communication") : s;
+    const analyzer::Index c =
+        overlap || synchronous ? b.addStream(rank, 0, static_cast<std::int64_t>(kCommStream), "communication") : s;
     const analyzer::Index thread = b.addThread(rank, 1000 + r, "main");
     auto hostTime = [&](std::size_t step) { return static_cast<std::int64_t>(std::llround(step_end[step])); };
     auto startOf = [&](const Desc& d) { return d.first_step == 0 ? std::int64_t{0} : hostTime(d.first_step - 1); };

@@ -18,6 +18,9 @@
 //   an update kernel of the shard (reads the gradient shard, writes the parameter shard), per
 //   bucket an in-place all-gather (from the parameter shard into the whole bucket); the next
 //   forward reads the buckets first layer first
+//   zero1_synchronous: zero1 as PyTorch's synchronous collectives (async_op=False) issue it:
+//   each reduce-scatter and all-gather on the process group's stream C, after an event on S that
+//   C waits for, and S waiting at once for an event recorded on C after it
 //   an event at the end of the iteration; from the second iteration on, the host then waits
 //   for the previous iteration's event (the host runs one iteration ahead)
 // Before the first iteration a broadcast of the parameters, and a stream sync.
@@ -35,7 +38,7 @@ struct SyntheticTrainer {
   int ranks = 4;
   int layers = 4;
   int iterations = 7;
-  enum class Mode : std::uint8_t { Naive, Overlap, Zero1 };
+  enum class Mode : std::uint8_t { Naive, Overlap, Zero1, Zero1Synchronous };
   Mode mode = Mode::Naive;
   double forward_ns = 100'000;
   double backward_ns = 200'000;

@@ -55,15 +55,6 @@ bool touches(const Call& c, std::uint64_t lo, std::uint64_t hi) {
   return false;
 }
 
-std::size_t producerOf(const RecordedRank& rank, std::size_t call) {
-  const CollectiveArgs& a = rank.calls[call].call.collective;
-  for (std::size_t i = call; i-- > 0;) {
-    const Call c = rank.call(i);
-    if (touches(c, a.send, a.send + a.send_bytes()) || touches(c, a.recv, a.recv + a.recv_bytes())) return i;
-  }
-  return call;
-}
-
 // Where the program first needs the member's result: the first later call on the member's own
 // stream that reads or writes its buffers (the work that follows on that stream, such as the
 // next forward, waits there), else the first on any stream (a check on a side stream waits
@@ -200,6 +191,15 @@ std::vector<std::uint64_t> capGrid(const std::vector<RecordedGroup>& groups) {
 }
 
 }  // namespace
+
+std::size_t producerOf(const RecordedRank& rank, std::size_t call) {
+  const CollectiveArgs& a = rank.calls[call].call.collective;
+  for (std::size_t i = call; i-- > 0;) {
+    const Call c = rank.call(i);
+    if (touches(c, a.send, a.send + a.send_bytes()) || touches(c, a.recv, a.recv + a.recv_bytes())) return i;
+  }
+  return call;
+}
 
 trace::Result<std::vector<RecordedGroup>> recordedGroups(const WhatIfModel& model) {
   std::vector<std::vector<RecordedGroup>> per_rank;

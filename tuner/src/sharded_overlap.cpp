@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 
 namespace syncopate::tuner {
 namespace {
@@ -14,40 +15,84 @@ bool allOf(const RecordedGroup& g, trace::CollType type, std::uint32_t comm_inde
   });
 }
 
-// Whether those groups' members were issued on a stream other than their producers' (the last
-// call that touched their buffers before them): nullopt when no member made in a step has a
-// producer among the modelled calls (nothing tells).
-std::optional<bool> issuedApart(const RecordedRank& rank, const std::vector<RecordedGroup>& groups, trace::CollType type,
-                                std::uint32_t comm_index) {
-  std::size_t in_line = 0, placed = 0;
-  for (const RecordedGroup& g : groups) {
-    if (!allOf(g, type, comm_index)) continue;
-    for (std::size_t i = 0; i < g.members.size(); ++i) {
-      // Outside the steps (a job's last collectives, a check's) tells nothing of the optimizer's.
-      if (rank.calls[g.member_call[i]].iteration < 0) continue;
-      if (g.producer_call[i] == g.member_call[i]) continue;
-      ++placed;
-      if (rank.call(g.member_call[i]).stream == rank.call(g.producer_call[i]).stream) ++in_line;
+// Where one member was issued (Placement), from the calls after it: the first call that gives
+// the producer's stream more work, or that makes it (or the host) wait for the member's stream
+// past the member, decides.
+Placement placementOf(const RecordedRank& rank, std::size_t member, StreamHandle produced_on) {
+  const StreamHandle own = rank.calls[member].call.stream;
+  if (own == produced_on) return Placement::InLine;
+  std::set<std::uint64_t> after;  // events recorded on the member's stream after it
+  for (std::size_t i = member + 1; i < rank.calls.size(); ++i) {
+    const Call& c = rank.calls[i].call;
+    switch (c.kind) {
+      case CallKind::EventRecord:
+        if (c.stream == own) after.insert(c.event);
+        else after.erase(c.event);  // recorded again elsewhere: no longer the member's
+        break;
+      case CallKind::StreamWait:
+        if (c.stream == produced_on && after.count(c.event) > 0) return Placement::WaitedAtOnce;
+        break;
+      case CallKind::EventSync:
+        if (after.count(c.event) > 0) return Placement::WaitedAtOnce;
+        break;
+      case CallKind::StreamSync:
+        if (c.stream == own) return Placement::WaitedAtOnce;
+        break;
+      case CallKind::DeviceSync: return Placement::WaitedAtOnce;
+      case CallKind::Kernel:
+      case CallKind::Memcpy:
+      case CallKind::Memset:
+      case CallKind::Collective:
+        if (c.stream == produced_on) return Placement::Overlapped;
+        break;
+      default: break;
     }
   }
-  if (placed == 0) return std::nullopt;
-  return in_line == 0;
+  return Placement::WaitedAtOnce;  // the run ended before the compute stream got more work
+}
+
+// Where a step's collectives of `type` on `comm_index` were issued: overlapped when any one ran
+// while the compute stream went on (the setting's last bucket is waited for at once in any
+// case), else waited at once when any was, else in line; nullopt when none has a producer among
+// the calls before it (nothing tells).
+std::optional<Placement> placementOf(const RecordedRank& rank, std::int64_t step, trace::CollType type,
+                                     std::uint32_t comm_index) {
+  std::optional<Placement> out;
+  for (std::size_t i = 0; i < rank.calls.size(); ++i) {
+    const RecordedCall& rc = rank.calls[i];
+    if (rc.iteration != step || rc.call.kind != CallKind::Collective) continue;
+    if (rc.call.collective.type != type || rc.call.collective.comm_index != comm_index) continue;
+    const std::size_t producer = producerOf(rank, i);
+    if (producer == i) continue;
+    const Placement p = placementOf(rank, i, rank.calls[producer].call.stream);
+    if (!out || static_cast<int>(p) > static_cast<int>(*out)) out = p;
+  }
+  return out;
 }
 
 }  // namespace
+
+const char* toString(Placement p) {
+  switch (p) {
+    case Placement::InLine: return "in line";
+    case Placement::WaitedAtOnce: return "waited at once";
+    case Placement::Overlapped: return "overlapped";
+  }
+  return "?";
+}
 
 const char* settingName(ShardedOverlap which) {
   return which == ShardedOverlap::GradReduce ? "overlap_grad_reduce" : "overlap_param_gather";
 }
 
-ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model, const std::vector<RecordedGroup>& groups) {
+ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model) {
   ShardedOptimizerRun out;
   if (model.ranks() == 0 || model.predictedIterations().empty()) {
     out.why_not = "the model holds no iteration to look at";
     return out;
   }
   const RecordedRank& rank = model.calls().ranks[0];
-  // One step's collectives, in its calls (the groups list each signature once).
+  // One step's collectives, in its calls.
   const std::int64_t step = model.predictedIterations().front();
   const auto stepCollectives = [&](auto&& visit) {
     for (const RecordedCall& rc : rank.calls)
@@ -87,16 +132,17 @@ ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model, const std::ve
   }
   out.all_gathers = gathers_since_reduce;
   out.parameter_bytes = gathered_since_reduce;
-  const std::optional<bool> reduce_apart = issuedApart(rank, groups, trace::CollType::ReduceScatter, out.comm_index);
-  if (!reduce_apart) {
+  const std::optional<Placement> reduce = placementOf(rank, step, trace::CollType::ReduceScatter, out.comm_index);
+  if (!reduce) {
     out = {};
     out.why_not = "no call of the modelled steps touches the gradients the reduce-scatters reduce before them, so "
                   "where they were issued against backward is not known";
     return out;
   }
   out.found = true;
-  out.reduce_overlapped = *reduce_apart;
-  out.gather_overlapped = issuedApart(rank, groups, trace::CollType::AllGather, out.comm_index).value_or(false);
+  out.reduce_placement = *reduce;
+  out.gather_placement =
+      placementOf(rank, step, trace::CollType::AllGather, out.comm_index).value_or(Placement::InLine);
   return out;
 }
 

@@ -295,7 +295,7 @@ std::vector<SettingPrediction>& shardedRows(TuneReport& r, ShardedOverlap which)
 }
 
 void predictShardedOverlap(TuneReport& r, const WhatIfModel& model, double min_gain) {
-  r.sharded = findShardedOptimizer(model, r.search.groups);
+  r.sharded = findShardedOptimizer(model);
   if (!r.sharded.found) return;
   const auto predicted = [&](bool grad_reduce, bool param_gather) -> std::optional<double> {
     const ScheduleRules rules = shardedOverlapRules(r.search.groups, r.sharded, grad_reduce, param_gather);
@@ -314,6 +314,14 @@ void predictShardedOverlap(TuneReport& r, const WhatIfModel& model, double min_g
     rows.push_back(recorded);
     // Turning one off is not predicted: the model moves collectives onto its stream, never back.
     if (r.sharded.overlapped(which) || recorded.buckets == 0) continue;
+    if (r.sharded.placement(which) == Placement::WaitedAtOnce) {
+      r.sharded_not_predicted.push_back(fmt::format(
+          "{}=on: the {} run on a stream of their own that the compute stream waits for at once (as PyTorch's "
+          "synchronous collectives do); what the setting changes there, those waits moved to where the results are "
+          "needed, is not modelled yet",
+          recorded.setting, reduce ? "reduce-scatters" : "all-gathers"));
+      continue;
+    }
     const std::optional<double> on = predicted(reduce, !reduce);
     if (!on) continue;
     SettingPrediction s = recorded;
@@ -780,8 +788,11 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
     sharded["gradient_bytes"] = r.sharded.gradient_bytes;
     sharded["all_gathers"] = r.sharded.all_gathers;
     sharded["parameter_bytes"] = r.sharded.parameter_bytes;
+    sharded["reduce_scatters_issued"] = toString(r.sharded.reduce_placement);
+    sharded["all_gathers_issued"] = toString(r.sharded.gather_placement);
     sharded["overlap_grad_reduce"] = reduce;
     sharded["overlap_param_gather"] = gather;
+    if (!r.sharded_not_predicted.empty()) sharded["not_predicted"] = r.sharded_not_predicted;
     if (r.sharded_both_on_ms > 0) {
       sharded["both_on"] = {{"predicted_iteration_ms", r.sharded_both_on_ms},
                             {"gain", r.replay_ms > 0 ? 1.0 - r.sharded_both_on_ms / r.replay_ms : 0.0}};
@@ -882,12 +893,11 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
     if (const std::string by_size = ddpBySizeText(r); !by_size.empty()) t += by_size + "\n";
   }
   if (r.sharded.found) {
-    t += fmt::format("Sharded optimizer: {} gradient reduce-scatters ({}) {} backward, {} parameter all-gathers ({}) {}; "
+    t += fmt::format("Sharded optimizer: {} gradient reduce-scatters ({}, {}), {} parameter all-gathers ({}, {}); "
                      "predicted:\n",
                      r.sharded.reduce_scatters, bytesText(r.sharded.gradient_bytes),
-                     r.sharded.reduce_overlapped ? "overlapping" : "after", r.sharded.all_gathers,
-                     bytesText(r.sharded.parameter_bytes),
-                     r.sharded.gather_overlapped ? "overlapping the next forward" : "after the step");
+                     toString(r.sharded.reduce_placement), r.sharded.all_gathers, bytesText(r.sharded.parameter_bytes),
+                     toString(r.sharded.gather_placement));
     const auto recommended = [&](const SettingPrediction& s) {
       return std::any_of(r.sharded_recommended.begin(), r.sharded_recommended.end(),
                          [&](const SettingPrediction& o) { return o.setting == s.setting && o.value == s.value; });
@@ -902,6 +912,7 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
       t += fmt::format("  both on                   {:9.3f} ms  {:>7}\n", r.sharded_both_on_ms,
                        percent(r.replay_ms > 0 ? 1.0 - r.sharded_both_on_ms / r.replay_ms : 0.0));
     }
+    for (const std::string& why : r.sharded_not_predicted) t += fmt::format("  not predicted: {}\n", why);
     for (const SettingPrediction& s : r.sharded_recommended) t += fmt::format("Set {}: {}\n", s.setting, s.how_to_apply);
     t += "\n";
   }

@@ -46,6 +46,10 @@ struct RecordedGroup {
   std::vector<std::size_t> member_call;
 };
 
+// The last call before collective `call` of `rank` that touched its buffers (its producer), or
+// `call` itself when none did.
+std::size_t producerOf(const RecordedRank& rank, std::size_t call);
+
 // The distinct groups rank 0 flushes in the modelled iterations. Fails when ranks flush
 // different groups (their call sequences differ: the runtime could not apply a plan).
 trace::Result<std::vector<RecordedGroup>> recordedGroups(const WhatIfModel& model);

@@ -27,6 +27,17 @@
 namespace syncopate::tuner {
 
 enum class ShardedOverlap : std::uint8_t { GradReduce, ParamGather };
+
+// Where a run issued the optimizer's collectives of one kind, against the stream of the work
+// that produced their buffers (the compute stream):
+//   InLine: on that stream (a hand-written optimizer, Megatron-LM and DeepSpeed without the
+//     setting when they issue on the current stream);
+//   WaitedAtOnce: on a stream of their own, but that stream's end waited for by the compute
+//     stream before it is given any more work (PyTorch's synchronous collectives, async_op=False:
+//     the process group's stream, then an event the current stream waits for at once);
+//   Overlapped: on a stream of their own while the compute stream went on (the setting on).
+enum class Placement : std::uint8_t { InLine, WaitedAtOnce, Overlapped };
+const char* toString(Placement p);  // "in line", "waited at once", "overlapped"
 // "overlap_grad_reduce", "overlap_param_gather": the settings' names in reports.
 const char* settingName(ShardedOverlap which);
 
@@ -41,19 +52,19 @@ struct ShardedOptimizerRun {
   std::uint64_t gradient_bytes = 0;   // what they reduce, in all
   std::size_t all_gathers = 0;        // one step's parameter all-gathers (rank 0)
   std::uint64_t parameter_bytes = 0;  // what they gather, in all
-  // Already on a stream other than their producers' (the setting on).
-  bool reduce_overlapped = false;
-  bool gather_overlapped = false;
+  Placement reduce_placement = Placement::InLine;
+  Placement gather_placement = Placement::InLine;
 
-  bool overlapped(ShardedOverlap which) const {
-    return which == ShardedOverlap::GradReduce ? reduce_overlapped : gather_overlapped;
+  Placement placement(ShardedOverlap which) const {
+    return which == ShardedOverlap::GradReduce ? reduce_placement : gather_placement;
   }
+  // The setting on: the collectives ran while the compute stream went on.
+  bool overlapped(ShardedOverlap which) const { return placement(which) == Placement::Overlapped; }
 };
 
-// The run's sharded optimizer among the groups the search found (search.hpp), on rank 0: its
-// gradient reduce-scatters, and the all-gathers after the last of them in a step, on its
-// data-parallel communicator.
-ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model, const std::vector<RecordedGroup>& groups);
+// The run's sharded optimizer in the first modelled step of rank 0: its gradient reduce-scatters,
+// and the all-gathers after the last of them, on its data-parallel communicator.
+ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model);
 
 // The schedule the settings make of the run (above): the optimizer's reduce-scatter groups
 // moved when `grad_reduce`, its all-gather groups when `param_gather`.

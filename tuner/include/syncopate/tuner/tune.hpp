@@ -114,6 +114,7 @@ struct TuneReport {
   std::vector<SettingPrediction> overlap_grad_reduce, overlap_param_gather;
   std::vector<SettingPrediction> sharded_recommended;
   double sharded_both_on_ms = 0;
+  std::vector<std::string> sharded_not_predicted;  // a setting left unpredicted, and why
   std::optional<Plan> plan;        // the recommended plan, if any
   // Why `recommendations` is empty (the search's note, also what the GUI shows): what `--json`
   // says under `recommendations_note`.
