@@ -89,11 +89,12 @@ TEST(ShardedOverlap, EachSettingAndBothArePredictedAsWorkedOut) {
   EXPECT_NEAR(shardedPredictionNs(m.model, *groups, run, true, true), 1'370'000, 2.0);
 }
 
-TEST(ShardedOverlap, ASynchronousProcessGroupsCollectivesAreWaitedAtOnceAndNotPredicted) {
+TEST(ShardedOverlap, ASynchronousProcessGroupsCollectivesAreWaitedAtOnceAndTheirWaitsMoved) {
   // A synchronous process group's collectives (PyTorch's async_op=False), on a stream of their
-  // own but waited for at once, are no overlap, and what the setting would change there is not
-  // predicted. (An overlapped placement is checked on framework_trainer's runs:
-  // tuner_sharded_setting.)
+  // own but waited for at once, are no overlap; with the settings on, the framework issues them
+  // after their producers (reduce-scatters) or first needed first (all-gathers) and waits where
+  // the results are needed: the same steps as moving the in-line run's collectives. (An
+  // overlapped placement is checked on framework_trainer's runs: tuner_sharded_setting.)
   SyntheticTrainer t = zeroOneTrainer();
   t.mode = SyntheticTrainer::Mode::Zero1Synchronous;
   const ShardedModelled m = shardedModelOf(t);
@@ -108,14 +109,14 @@ TEST(ShardedOverlap, ASynchronousProcessGroupsCollectivesAreWaitedAtOnceAndNotPr
 
   auto report = tuneModel(m.model, "synthetic", t.ranks, TuneOptions{});
   ASSERT_TRUE(report.ok()) << report.message();
-  ASSERT_EQ(report->overlap_grad_reduce.size(), 1u);  // as recorded only
+  EXPECT_TRUE(report->sharded_not_predicted.empty());
+  ASSERT_EQ(report->overlap_grad_reduce.size(), 2u);
   EXPECT_EQ(report->overlap_grad_reduce[0].value, "off");
-  ASSERT_EQ(report->sharded_not_predicted.size(), 2u);
-  EXPECT_EQ(report->sharded_not_predicted[0].rfind("overlap_grad_reduce=on: the reduce-scatters run on a stream of "
-                                                   "their own that the compute stream waits for at once", 0),
-            0u)
-      << report->sharded_not_predicted[0];
-  EXPECT_TRUE(report->sharded_recommended.empty());
+  EXPECT_NEAR(report->overlap_grad_reduce[1].predicted_iteration_ms, 1.595, 2e-6);
+  ASSERT_EQ(report->overlap_param_gather.size(), 2u);
+  EXPECT_NEAR(report->overlap_param_gather[1].predicted_iteration_ms, 1.655, 2e-6);
+  EXPECT_NEAR(report->sharded_both_on_ms, 1.370, 2e-6);
+  EXPECT_EQ(report->sharded_recommended.size(), 2u);
 }
 
 TEST(ShardedOverlap, ARunWithoutReduceScattersHasNone) {

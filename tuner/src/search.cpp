@@ -42,19 +42,6 @@ class GroupProbe : public Executor {
   void fallback(Fallback, const Call&) override {}
 };
 
-bool touches(const Call& c, std::uint64_t lo, std::uint64_t hi) {
-  if (c.kind == CallKind::Collective) {
-    const CollectiveArgs& a = c.collective;
-    return (a.send < hi && a.send + a.send_bytes() > lo) || (a.recv < hi && a.recv + a.recv_bytes() > lo);
-  }
-  if (c.unknown_pointers) return true;
-  for (const Touch& t : c.touches) {
-    const std::uint64_t end = t.bytes == 0 ? t.address + 1 : t.address + t.bytes;
-    if (t.address < hi && end > lo) return true;
-  }
-  return false;
-}
-
 // Where the program first needs the member's result: the first later call on the member's own
 // stream that reads or writes its buffers (the work that follows on that stream, such as the
 // next forward, waits there), else the first on any stream (a check on a side stream waits
@@ -191,6 +178,19 @@ std::vector<std::uint64_t> capGrid(const std::vector<RecordedGroup>& groups) {
 }
 
 }  // namespace
+
+bool touches(const Call& c, std::uint64_t lo, std::uint64_t hi) {
+  if (c.kind == CallKind::Collective) {
+    const CollectiveArgs& a = c.collective;
+    return (a.send < hi && a.send + a.send_bytes() > lo) || (a.recv < hi && a.recv + a.recv_bytes() > lo);
+  }
+  if (c.unknown_pointers) return true;
+  for (const Touch& t : c.touches) {
+    const std::uint64_t end = t.bytes == 0 ? t.address + 1 : t.address + t.bytes;
+    if (t.address < hi && end > lo) return true;
+  }
+  return false;
+}
 
 std::size_t producerOf(const RecordedRank& rank, std::size_t call) {
   const CollectiveArgs& a = rank.calls[call].call.collective;

@@ -16,6 +16,7 @@
 #include "syncopate/tuner/free_memory.hpp"
 #include "syncopate/tuner/op_pointers.hpp"
 #include "syncopate/tuner/rank_subset.hpp"
+#include "syncopate/tuner/sharded_waits.hpp"
 
 namespace syncopate::tuner {
 
@@ -297,10 +298,26 @@ std::vector<SettingPrediction>& shardedRows(TuneReport& r, ShardedOverlap which)
 void predictShardedOverlap(TuneReport& r, const WhatIfModel& model, double min_gain) {
   r.sharded = findShardedOptimizer(model);
   if (!r.sharded.found) return;
-  const auto predicted = [&](bool grad_reduce, bool param_gather) -> std::optional<double> {
-    const ScheduleRules rules = shardedOverlapRules(r.search.groups, r.sharded, grad_reduce, param_gather);
-    const Prediction p = model.predict(&rules);
-    return p.ok ? std::optional<double>(ms(p.iteration_ns)) : std::nullopt;
+  // Collectives issued in line are moved by schedule rules; ones waited for at once by rewriting
+  // the calls around them (sharded_waits.hpp). Both settings at once need both issued alike.
+  const auto predicted = [&](bool grad_reduce, bool param_gather) -> trace::Result<double> {
+    const Placement reduce = r.sharded.reduce_placement, gather = r.sharded.gather_placement;
+    const bool waited = (grad_reduce && reduce == Placement::WaitedAtOnce) || (param_gather && gather == Placement::WaitedAtOnce);
+    const bool in_line = (grad_reduce && reduce == Placement::InLine) || (param_gather && gather == Placement::InLine);
+    if (waited && in_line) return trace::failure("the reduce-scatters and the all-gathers were issued differently");
+    Prediction p;
+    if (waited) {
+      auto calls = overlapWaitedCollectives(model, r.sharded, grad_reduce, param_gather);
+      if (!calls.ok()) return calls.status();
+      auto rewritten = model.withCalls(std::move(calls).value());
+      if (!rewritten.ok()) return rewritten.status();
+      p = rewritten->predict(nullptr);
+    } else {
+      const ScheduleRules rules = shardedOverlapRules(r.search.groups, r.sharded, grad_reduce, param_gather);
+      p = model.predict(&rules);
+    }
+    if (!p.ok) return trace::failure(p.error);
+    return ms(p.iteration_ns);
   };
   for (ShardedOverlap which : {ShardedOverlap::GradReduce, ShardedOverlap::ParamGather}) {
     const bool reduce = which == ShardedOverlap::GradReduce;
@@ -314,16 +331,11 @@ void predictShardedOverlap(TuneReport& r, const WhatIfModel& model, double min_g
     rows.push_back(recorded);
     // Turning one off is not predicted: the model moves collectives onto its stream, never back.
     if (r.sharded.overlapped(which) || recorded.buckets == 0) continue;
-    if (r.sharded.placement(which) == Placement::WaitedAtOnce) {
-      r.sharded_not_predicted.push_back(fmt::format(
-          "{}=on: the {} run on a stream of their own that the compute stream waits for at once (as PyTorch's "
-          "synchronous collectives do); what the setting changes there, those waits moved to where the results are "
-          "needed, is not modelled yet",
-          recorded.setting, reduce ? "reduce-scatters" : "all-gathers"));
+    const trace::Result<double> on = predicted(reduce, !reduce);
+    if (!on.ok()) {
+      r.sharded_not_predicted.push_back(fmt::format("{}=on: {}", recorded.setting, on.message()));
       continue;
     }
-    const std::optional<double> on = predicted(reduce, !reduce);
-    if (!on) continue;
     SettingPrediction s = recorded;
     s.value = "on";
     s.how_to_apply = shardedOverlapHowTo(which, {});
@@ -333,7 +345,8 @@ void predictShardedOverlap(TuneReport& r, const WhatIfModel& model, double min_g
     if (std::optional<SettingPrediction> best = bestSetting(rows, min_gain)) r.sharded_recommended.push_back(*best);
   }
   if (r.overlap_grad_reduce.size() == 2 && r.overlap_param_gather.size() == 2) {
-    r.sharded_both_on_ms = predicted(true, true).value_or(0);
+    const trace::Result<double> both = predicted(true, true);
+    if (both.ok()) r.sharded_both_on_ms = *both;
   }
 }
 

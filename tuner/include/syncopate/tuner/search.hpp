@@ -46,6 +46,10 @@ struct RecordedGroup {
   std::vector<std::size_t> member_call;
 };
 
+// Whether call `c` reads or writes any byte of [lo, hi) (a call whose pointers are not known
+// is taken to touch everything).
+bool touches(const Call& c, std::uint64_t lo, std::uint64_t hi);
+
 // The last call before collective `call` of `rank` that touched its buffers (its producer), or
 // `call` itself when none did.
 std::size_t producerOf(const RecordedRank& rank, std::size_t call);
