@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <fstream>
 #include <string>
 #include <vector>
@@ -137,18 +139,28 @@ TEST(FrameworkTrainerOnSimgpu, Zero1StepsShardsAndEveryRankHoldsTheSameParameter
   EXPECT_EQ(default_caps.checksums, small.checksums);
 
   // Each bucket's reduce-scatter on its own stream as backward finishes the bucket, each
-  // bucket's all-gather on it after the step with forward waiting for it, or both: the same
-  // calls, the same parameters to the bit.
-  const std::vector<std::vector<const char*>> overlaps = {
-      {"--overlap-grad-reduce"}, {"--overlap-param-gather"}, {"--overlap-grad-reduce", "--overlap-param-gather"}};
+  // bucket's all-gather on it after the step with forward waiting for it, or both, or the
+  // all-gathers through the process group's stream as synchronous collectives: the same calls,
+  // the same parameters to the bit.
+  const std::vector<std::vector<const char*>> overlaps = {{"--overlap-grad-reduce"},
+                                                          {"--overlap-param-gather"},
+                                                          {"--overlap-grad-reduce", "--overlap-param-gather"},
+                                                          {"--process-group-stream", "--overlap-grad-reduce"}};
   for (const std::vector<const char*>& flags : overlaps) {
     std::vector<std::string> args = {"--mode", "zero1", "--bucket-mb", "0.5"};
     args.insert(args.end(), flags.begin(), flags.end());
     const TrainerRun overlapped = runMpi(4, tiny(args));
     expectVerified(overlapped, 4, kTotalIterations);
     expectIterationCounts(overlapped, SyncMode::Zero1, kHalfMiB);
-    EXPECT_EQ(overlapped.config.at("overlap_grad_reduce"), flags.front() == std::string("--overlap-grad-reduce") ? "1" : "0");
-    EXPECT_EQ(overlapped.config.at("overlap_param_gather"), flags.back() == std::string("--overlap-param-gather") ? "1" : "0");
+    const auto given = [&](const char* flag) {
+      return std::find_if(flags.begin(), flags.end(), [&](const char* f) { return std::string(f) == flag; }) !=
+                     flags.end()
+                 ? "1"
+                 : "0";
+    };
+    EXPECT_EQ(overlapped.config.at("overlap_grad_reduce"), given("--overlap-grad-reduce"));
+    EXPECT_EQ(overlapped.config.at("overlap_param_gather"), given("--overlap-param-gather"));
+    EXPECT_EQ(overlapped.config.at("process_group_stream"), given("--process-group-stream"));
     EXPECT_EQ(overlapped.checksums, small.checksums);
   }
 }

@@ -51,6 +51,10 @@ TEST(FrameworkOptions, ConfigOverridesAndMode) {
   ASSERT_TRUE(overlapped.options) << overlapped.err;
   EXPECT_TRUE(overlapped.options->overlap_grad_reduce);
   EXPECT_TRUE(overlapped.options->overlap_param_gather);
+  EXPECT_FALSE(overlapped.options->process_group_stream);
+  const ParseOutcome group = parse({"--mode", "zero1", "--process-group-stream"});
+  ASSERT_TRUE(group.options) << group.err;
+  EXPECT_TRUE(group.options->process_group_stream);
   const ParseOutcome fsdp = parse({"--mode", "fsdp"});
   ASSERT_TRUE(fsdp.options) << fsdp.err;
   EXPECT_EQ(fsdp.options->mode, SyncMode::Fsdp);
@@ -70,6 +74,7 @@ TEST(FrameworkOptions, ErrorsExitTwoWithASentence) {
               "--bucket-mb does not apply to --mode fsdp: its units are the model's blocks");
   expectError({"--mode", "ddp", "--overlap-grad-reduce"}, "--overlap-grad-reduce applies to --mode zero1 only");
   expectError({"--mode", "fsdp", "--overlap-param-gather"}, "--overlap-param-gather applies to --mode zero1 only");
+  expectError({"--mode", "ddp", "--process-group-stream"}, "--process-group-stream applies to --mode zero1 only");
   expectError({"--config", "gpt-5"}, "unknown --config 'gpt-5'; known: gpt2-small, gpt2-small-8k, tiny");
   expectError({"--heads", "5"}, "must be a multiple of the heads");
   expectError({"--bootstrap", "slurm"}, "--bootstrap must be auto, mpi, env or single");
@@ -122,8 +127,8 @@ TEST(FrameworkReport, LinesOthersParse) {
   run.iterations = {{0, true, 90.0, 1}, {1, false, 60.0, 2}, {2, false, 62.0, 3}};
   EXPECT_EQ(configLine(run),
             "config name=tiny layers=2 hidden=128 heads=4 vocab=512 seq_len=128 micro_batch=2 params=478720 "
-            "param_tensors=28 mode=naive bucket_mb=25 overlap_grad_reduce=0 overlap_param_gather=0 buckets=0 ranks=4 "
-            "bootstrap=mpi lr=0.1 seed=1234 iterations=2 warmup=1");
+            "param_tensors=28 mode=naive bucket_mb=25 overlap_grad_reduce=0 overlap_param_gather=0 process_group_stream=0 "
+            "buckets=0 ranks=4 bootstrap=mpi lr=0.1 seed=1234 iterations=2 warmup=1");
   EXPECT_EQ(iterationLine(run.iterations[1]), "iter=1 phase=measured time_ms=60.000");
   EXPECT_EQ(countsLine(3, "iteration", OpCounts{10, 3, 1, 28}),
             "op_counts rank=3 scope=iteration kernels=10 memcpys=3 memsets=1 collectives=28");

@@ -41,6 +41,10 @@ struct Options {
   // order forward first reads the buckets, forward waiting for each bucket before it reads it
   // (Megatron-LM's --overlap-param-gather), rather than all of them on the compute stream.
   bool overlap_param_gather = false;
+  // zero1: the collectives that do not overlap issued as torch.distributed issues a synchronous
+  // one (async_op=False): on the process group's own stream after it waits for the compute
+  // stream, the compute stream waiting for it at once; rather than on the compute stream.
+  bool process_group_stream = false;
   int iterations = 8;       // measured iterations
   int warmup = 1;           // iterations before them, checked but left out of the summary
   std::uint64_t seed = 1234;

@@ -46,6 +46,19 @@ void ShardedOptimizer::reduceScatter(const FlatBucket& b, cudaStream_t stream) {
                                               b.layout.shard_numel, ncclFloat, ncclAvg, comm_, stream));
 }
 
+template <class Collective>
+void ShardedOptimizer::inLine(Collective&& collective) {
+  if (!ctx_.options.process_group_stream) {
+    collective(ctx_.compute);
+    return;
+  }
+  SAMPLE_CUDA(cudaEventRecord(group_ready_.get(), ctx_.compute));
+  SAMPLE_CUDA(cudaStreamWaitEvent(comm_stream_, group_ready_.get(), 0));
+  collective(comm_stream_);
+  SAMPLE_CUDA(cudaEventRecord(group_done_.get(), comm_stream_));
+  SAMPLE_CUDA(cudaStreamWaitEvent(ctx_.compute, group_done_.get(), 0));
+}
+
 void ShardedOptimizer::gradReady(int param) {
   const int b = bucket_of_[static_cast<std::size_t>(param)];
   std::size_t& pending = pending_[static_cast<std::size_t>(b)];
@@ -67,7 +80,7 @@ void ShardedOptimizer::gradReady(int param) {
 void ShardedOptimizer::synchronizeGradients() {
   const std::vector<FlatBucket>& buckets = ctx_.tensors.buckets();
   if (!overlapsBackward()) {
-    for (const FlatBucket& b : buckets) reduceScatter(b, ctx_.compute);
+    for (const FlatBucket& b : buckets) inLine([&](cudaStream_t stream) { reduceScatter(b, stream); });
     return;
   }
   if (next_to_launch_ != buckets.size()) {
@@ -91,7 +104,7 @@ void ShardedOptimizer::gatherParameters() {
                                             b.layout.shard_numel, ncclFloat, comm_, stream));
   };
   if (!overlapsForward()) {
-    for (const FlatBucket& b : buckets) gather(b, ctx_.compute);
+    for (const FlatBucket& b : buckets) inLine([&](cudaStream_t stream) { gather(b, stream); });
     return;
   }
   SAMPLE_CUDA(cudaEventRecord(stepped_.get(), ctx_.compute));

@@ -17,6 +17,10 @@
 // parameters (Megatron's forward pre-hooks). Megatron issues each all-gather when forward
 // reaches the bucket before it; here all are issued after the step, which the GPU runs the same
 // way while the host is ahead of it: one after another on their stream, first needed first.
+// The collectives that do not overlap go on the compute stream, or (--process-group-stream) as
+// torch.distributed issues a synchronous one: an event on the compute stream, the process
+// group's stream (the one above) waiting for it, the collective there, an event there, and the
+// compute stream waiting for that at once.
 #pragma once
 
 #include "sgd_step.hpp"
@@ -61,6 +65,9 @@ class ShardedOptimizer {
 
  private:
   void reduceScatter(const FlatBucket& bucket, cudaStream_t stream);
+  // Issues `collective(stream)` in line: on the compute stream, or through the process group's.
+  template <class Collective>
+  void inLine(Collective&& collective);
 
   const StepContext& ctx_;
   ncclComm_t comm_;
@@ -77,6 +84,7 @@ class ShardedOptimizer {
   sample_common::Event stepped_;
   std::vector<sample_common::Event> gathered_;
   std::vector<bool> awaiting_;
+  sample_common::Event group_ready_, group_done_;  // --process-group-stream
 };
 
 }  // namespace framework_trainer

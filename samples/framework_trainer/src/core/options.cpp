@@ -78,6 +78,10 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
                    "zero1: all-gather the updated parameters on their own stream after the step, in the order forward "
                    "reads them, forward waiting for each bucket before it reads it (Megatron-LM's "
                    "--overlap-param-gather)");
+  CLI::Option* group_stream =
+      app.add_flag("--process-group-stream", options.process_group_stream,
+                   "zero1: issue the collectives that do not overlap as torch.distributed issues synchronous ones: on "
+                   "the process group's own stream, the compute stream waiting for each at once");
   command_line.addLoopOptions(options.iterations, options.warmup, options.seed,
                               "Seed of the initial weights, the data and the gradients", options.lr);
   app.add_option("--segment-mb", options.segment_mb, "Smallest segment the caching allocator takes from cudaMalloc (MiB)")
@@ -100,6 +104,9 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
   }
   if (options.mode != SyncMode::Zero1 && gather->count() > 0) {
     return command_line.failure("--overlap-param-gather applies to --mode zero1 only");
+  }
+  if (options.mode != SyncMode::Zero1 && group_stream->count() > 0) {
+    return command_line.failure("--process-group-stream applies to --mode zero1 only");
   }
   if (std::optional<sample_common::ParseStop> stop = command_line.checkBootstrap()) return *stop;
   const std::optional<ModelConfig> preset = findModelPreset(config_name);
