@@ -8,17 +8,7 @@
 # the re-run's nccl_ops rows show the counts the plan named, and its measured step is within 8%
 # of the prediction. NCCL_MAX_CTAS=4, recommended as well, is checked the same way.
 # Usage: channels_test.sh SYNCOPATE FRAMEWORK_TRAINER PROFILE SIMGPU_LIBRARY_DIR
-set -u
-SYNCOPATE=$1
-TRAINER=$2
-export SIMGPU_PROFILE=$3
-export LD_LIBRARY_PATH=$4
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-failures=0
-
-. "$(dirname "$0")/../cli_expect.sh"
+. "$(dirname "$0")/framework_job.sh"
 
 JOB="mpirun -np 4 --oversubscribe --bind-to none --mca btl self,vader $TRAINER --mode ddp --config gpt2-small-8k \
 --iterations 6 --warmup 1 --micro-batch 32 --bucket-mb 25"
@@ -107,8 +97,4 @@ print("ok: NCCL_MAX_CTAS=4 predicted %.3f ms, measured %.3f ms (%+.3f%%)" % (rec
 PY
 fi
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "all checks passed"
+finish

@@ -7,17 +7,7 @@
 # run's buckets. The prediction from the first run's buckets alone, as for a trace
 # (docs/tuner.md, "DDP's buckets from a trace"), is within 8% of the second run too.
 # Usage: ddp_setting_test.sh SYNCOPATE FRAMEWORK_TRAINER PROFILE SIMGPU_LIBRARY_DIR
-set -u
-SYNCOPATE=$1
-TRAINER=$2
-export SIMGPU_PROFILE=$3
-export LD_LIBRARY_PATH=$4
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-failures=0
-
-. "$(dirname "$0")/../cli_expect.sh"
+. "$(dirname "$0")/framework_job.sh"
 
 record() {  # DIR BUCKET_MB
   expect 0 "syncopate record: 4 store" -- "$SYNCOPATE" record -o "$1" -- mpirun -np 4 --oversubscribe --bind-to none \
@@ -72,8 +62,4 @@ print("ok: from the buckets alone, bucket_cap_mb=%s predicted %.3f ms (%+.2f%% a
 PY
 fi
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "all checks passed"
+finish

@@ -10,17 +10,7 @@
 # (--process-group-stream: on the process group's stream, waited for at once) is seen so, and
 # its predictions, made by moving those calls and waits, are within 8% of the same re-runs.
 # Usage: sharded_setting_test.sh SYNCOPATE FRAMEWORK_TRAINER PROFILE SIMGPU_LIBRARY_DIR
-set -u
-SYNCOPATE=$1
-TRAINER=$2
-export SIMGPU_PROFILE=$3
-export LD_LIBRARY_PATH=$4
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-failures=0
-
-. "$(dirname "$0")/../cli_expect.sh"
+. "$(dirname "$0")/framework_job.sh"
 
 record() {  # NAME [TRAINER FLAGS...]: records and tunes into $WORK/NAME and $WORK/NAME.json
   name=$1
@@ -105,8 +95,4 @@ for name, run in (("overlap_grad_reduce", reduce), ("overlap_param_gather", gath
     print("ok: from synchronous collectives, %s predicted %.3f ms, measured %.3f ms (%+.2f%%)" % (name, predicted, measured, 100 * error))
 PY
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures check(s) failed"
-  exit 1
-fi
-echo "all checks passed"
+finish

@@ -122,6 +122,15 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
       prog.calls.push_back(d);
       return d.op;
     };
+    // An event recorded on `from` that `to` waits for.
+    auto signal = [&](std::uint32_t from, std::uint32_t to, std::uint64_t event) {
+      Desc rec{What::Record, "cudaEventRecord"};
+      rec.event = event;
+      const std::uint32_t recorded = issue(rec, from, OpClass::Marker, 0, UINT32_MAX, kNoMatch);
+      Desc wait{What::Wait, "cudaStreamWaitEvent"};
+      wait.event = event;
+      issue(wait, to, OpClass::Marker, 0, recorded, kNoMatch);
+    };
     auto sync = [&](Desc d, std::initializer_list<std::uint32_t> ops) {
       d.first_step = steps.size();
       d.op = *ops.begin();
@@ -155,20 +164,10 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
         ++seq;
         return;
       }
-      Desc caller{What::Record, "cudaEventRecord"};
-      caller.event = kCallerEvent;
-      const std::uint32_t called = issue(caller, s, OpClass::Marker, 0, UINT32_MAX, kNoMatch);
-      Desc wait{What::Wait, "cudaStreamWaitEvent"};
-      wait.event = kCallerEvent;
-      issue(wait, c, OpClass::Marker, 0, called, kNoMatch);
+      signal(s, c, kCallerEvent);
       issue(d, c, OpClass::Communication, rint(t.reduceScatterNs()), UINT32_MAX, static_cast<std::uint32_t>(seq));
       ++seq;
-      Desc done{What::Record, "cudaEventRecord"};
-      done.event = kGroupEvent;
-      const std::uint32_t ended = issue(done, c, OpClass::Marker, 0, UINT32_MAX, kNoMatch);
-      Desc back{What::Wait, "cudaStreamWaitEvent"};
-      back.event = kGroupEvent;
-      issue(back, s, OpClass::Marker, 0, ended, kNoMatch);
+      signal(c, s, kGroupEvent);
     };
 
     // Set-up: broadcast the parameters, wait for it.
@@ -202,23 +201,11 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
         d.pointers = {gradientAddress(l, t), parameterAddress(l, t)};
         issue(d, s, OpClass::Compute, rint(t.backward_ns * scale), UINT32_MAX, kNoMatch);
         if (overlap) {
-          Desc rec{What::Record, "cudaEventRecord"};
-          rec.event = kLayerEvent + static_cast<std::uint64_t>(l);
-          const std::uint32_t ready = issue(rec, s, OpClass::Marker, 0, UINT32_MAX, kNoMatch);
-          Desc wait{What::Wait, "cudaStreamWaitEvent"};
-          wait.event = rec.event;
-          issue(wait, c, OpClass::Marker, 0, ready, kNoMatch);
+          signal(s, c, kLayerEvent + static_cast<std::uint64_t>(l));
           allReduce(l, c, UINT32_MAX);
         }
       }
-      if (overlap) {
-        Desc rec{What::Record, "cudaEventRecord"};
-        rec.event = kCommDoneEvent;
-        const std::uint32_t done = issue(rec, c, OpClass::Marker, 0, UINT32_MAX, kNoMatch);
-        Desc wait{What::Wait, "cudaStreamWaitEvent"};
-        wait.event = kCommDoneEvent;
-        issue(wait, s, OpClass::Marker, 0, done, kNoMatch);
-      }
+      if (overlap) signal(c, s, kCommDoneEvent);
       if (t.mode == Mode::Naive) {
         for (int l = 0; l < t.layers; ++l) allReduce(l, s, UINT32_MAX);
       }

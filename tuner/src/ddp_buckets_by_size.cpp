@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "comm_samples.hpp"
+#include "syncopate/tuner/calls_writer.hpp"
 
 namespace syncopate::tuner {
 
@@ -243,23 +244,10 @@ RecordedRun rebucketDdpBySize(const RecordedRun& run, const DdpBucketsBySize& b,
     Rewrite w;
     w.dropped.assign(rank.calls.size(), false);
     for (const DdpBucketCalls& it : b.ranks[rr]) rewriteIteration(rank, it, b.cap_bound, cap_bytes, w);
-    RecordedRank r;
-    r.rank = rank.rank;
-    r.comm_ids = rank.comm_ids;
+    CallsWriter r(rank);
     // Host time moves with the calls: later calls later by a written all-reduce's host time,
     // earlier by a dropped call's.
     std::int64_t shift = 0;
-    auto append = [&](RecordedCall rc, bool recorded) {
-      rc.call.id = static_cast<std::uint32_t>(r.calls.size());
-      const std::uint32_t begin = static_cast<std::uint32_t>(r.touches.size());
-      if (recorded) {
-        for (std::uint32_t k = 0; k < rc.touch_count; ++k) r.touches.push_back(rank.touches[rc.touch_begin + k]);
-      } else {
-        rc.touch_count = 0;
-      }
-      rc.touch_begin = begin;
-      r.calls.push_back(std::move(rc));
-    };
     for (std::size_t i = 0; i < rank.calls.size(); ++i) {
       if (auto before = w.before.find(i); before != w.before.end()) {
         for (RecordedCall rc : before->second) {
@@ -267,7 +255,7 @@ RecordedRun rebucketDdpBySize(const RecordedRun& run, const DdpBucketsBySize& b,
           rc.start = rank.calls[i - 1].end + shift;
           rc.end = rc.start + host;
           shift += host;
-          append(std::move(rc), false);
+          r.append(std::move(rc), false);
         }
       }
       if (w.dropped[i]) {
@@ -277,10 +265,9 @@ RecordedRun rebucketDdpBySize(const RecordedRun& run, const DdpBucketsBySize& b,
       RecordedCall rc = rank.calls[i];
       rc.start += shift;
       rc.end += shift;
-      append(std::move(rc), true);
+      r.append(std::move(rc), true);
     }
-    indexIterations(r);
-    out.ranks.push_back(std::move(r));
+    out.ranks.push_back(r.finish());
   }
   return out;
 }

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "syncopate/tuner/calls_writer.hpp"
+
 namespace syncopate::tuner {
 
 namespace {
@@ -159,19 +161,6 @@ RankShape rankShape(const RecordedRank& rank, std::int64_t first, std::int64_t l
   return out;
 }
 
-// A call written in place of the reducer's: the template's arguments at the anchor's host time.
-RecordedCall synthesized(const RecordedCall& anchor, bool after_anchor, CallKind kind, StreamHandle stream,
-                         std::uint64_t event) {
-  RecordedCall rc;
-  rc.call.kind = kind;
-  rc.call.stream = stream;
-  rc.call.event = event;
-  rc.start = rc.end = after_anchor ? anchor.end : anchor.start;
-  rc.thread = anchor.thread;
-  rc.iteration = anchor.iteration;
-  return rc;
-}
-
 }  // namespace
 
 std::vector<std::size_t> ddpBucketOf(const std::vector<std::uint64_t>& gradient_bytes, std::uint64_t cap_bytes) {
@@ -255,41 +244,27 @@ RecordedRun rebucketDdp(const RecordedRun& run, const DdpReducer& reducer, std::
         const std::uint64_t ready = kDdpEventBit | (2 * j), done = kDdpEventBit | (2 * j + 1);
         const RecordedCall& anchor = rank.calls[last_in[j]];
         auto& calls = after[last_in[j]];
-        calls.push_back(synthesized(anchor, true, CallKind::EventRecord, compute, ready));
-        calls.push_back(synthesized(anchor, true, CallKind::StreamWait, comm, ready));
-        RecordedCall all_reduce = synthesized(anchor, true, CallKind::Collective, comm, 0);
+        calls.push_back(writtenAt(anchor, true, CallKind::EventRecord, compute, ready));
+        calls.push_back(writtenAt(anchor, true, CallKind::StreamWait, comm, ready));
+        RecordedCall all_reduce = writtenAt(anchor, true, CallKind::Collective, comm, 0);
         all_reduce.call.collective = reduce.call.collective;
         all_reduce.call.collective.count = bytes[j] / elem;
         // Matched across ranks by the same number on each: apart from every recorded one.
         all_reduce.collective_seq = -(1 + it.iteration * 65536 + static_cast<std::int64_t>(j));
         calls.push_back(all_reduce);
-        calls.push_back(synthesized(anchor, true, CallKind::EventRecord, comm, done));
-        before[first_out[j]].push_back(synthesized(rank.calls[first_out[j]], false, CallKind::StreamWait, compute, done));
+        calls.push_back(writtenAt(anchor, true, CallKind::EventRecord, comm, done));
+        before[first_out[j]].push_back(writtenAt(rank.calls[first_out[j]], false, CallKind::StreamWait, compute, done));
       }
     }
-    RecordedRank r;
-    r.rank = rank.rank;
-    r.comm_ids = rank.comm_ids;
-    auto append = [&](RecordedCall rc, const RecordedRank* touches_from) {
-      rc.call.id = static_cast<std::uint32_t>(r.calls.size());
-      const std::uint32_t begin = static_cast<std::uint32_t>(r.touches.size());
-      if (touches_from != nullptr) {
-        for (std::uint32_t k = 0; k < rc.touch_count; ++k) r.touches.push_back(touches_from->touches[rc.touch_begin + k]);
-      } else {
-        rc.touch_count = 0;
-      }
-      rc.touch_begin = begin;
-      r.calls.push_back(std::move(rc));
-    };
+    CallsWriter w(rank);
     for (std::size_t i = 0; i < rank.calls.size(); ++i) {
       if (auto b = before.find(i); b != before.end())
-        for (const RecordedCall& rc : b->second) append(rc, nullptr);
-      if (!dropped[i]) append(rank.calls[i], &rank);
+        for (const RecordedCall& rc : b->second) w.append(rc, false);
+      if (!dropped[i]) w.append(rank.calls[i], true);
       if (auto a = after.find(i); a != after.end())
-        for (const RecordedCall& rc : a->second) append(rc, nullptr);
+        for (const RecordedCall& rc : a->second) w.append(rc, false);
     }
-    indexIterations(r);
-    out.ranks.push_back(std::move(r));
+    out.ranks.push_back(w.finish());
   }
   return out;
 }

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "syncopate/tuner/calls_writer.hpp"
 #include "syncopate/tuner/search.hpp"
 
 namespace syncopate::tuner {
@@ -62,22 +63,36 @@ std::size_t firstTouchOn(const RecordedRank& rank, std::size_t i, StreamHandle s
   return std::numeric_limits<std::size_t>::max();
 }
 
-RecordedCall written(const RecordedCall& anchor, bool after_anchor, CallKind kind, StreamHandle stream,
-                     std::uint64_t event) {
-  RecordedCall rc;
-  rc.call.kind = kind;
-  rc.call.stream = stream;
-  rc.call.event = event;
-  rc.start = rc.end = after_anchor ? anchor.end : anchor.start;
-  rc.thread = anchor.thread;
-  rc.iteration = anchor.iteration;
-  return rc;
-}
-
 // A call to write: new (no touches), or a recorded one moved (its own touches).
 struct Placed {
   RecordedCall call;
   bool moved = false;
+};
+
+// One rank's rewrite: the calls dropped, and those written before and after recorded ones.
+struct RankEdits {
+  const RecordedRank& rank;
+  std::vector<bool> dropped;
+  std::map<std::size_t, std::vector<Placed>> before, after;
+  std::uint64_t& next_event;
+
+  // Moves block `b` to `anchor` (after it, or before it), with new events, and has the compute
+  // stream wait for it just before call `needed` (none when past the rank's calls).
+  void move(const WaitedBlock& b, std::size_t anchor, bool after_anchor, std::size_t needed) {
+    for (std::size_t k : {b.record_before, b.wait_before, b.collective, b.record_after, b.wait_after}) dropped[k] = true;
+    const RecordedCall& at = rank.calls[anchor];
+    const std::uint64_t ready = next_event++, done = next_event++;
+    std::vector<Placed>& calls = after_anchor ? after[anchor] : before[anchor];
+    calls.push_back({writtenAt(at, after_anchor, CallKind::EventRecord, b.compute, ready)});
+    calls.push_back({writtenAt(at, after_anchor, CallKind::StreamWait, b.own, ready)});
+    RecordedCall moved = rank.calls[b.collective];
+    moved.start = moved.end = after_anchor ? at.end : at.start;
+    calls.push_back({moved, true});
+    calls.push_back({writtenAt(at, after_anchor, CallKind::EventRecord, b.own, done)});
+    if (needed < rank.calls.size()) {
+      before[needed].push_back({writtenAt(rank.calls[needed], false, CallKind::StreamWait, b.compute, done)});
+    }
+  }
 };
 
 }  // namespace
@@ -90,8 +105,7 @@ trace::Result<RecordedRun> overlapWaitedCollectives(const WhatIfModel& model, co
   out.imported = run.imported;
   std::uint64_t next_event = kShardedEventBit;
   for (const RecordedRank& rank : run.ranks) {
-    std::vector<bool> dropped(rank.calls.size(), false);
-    std::map<std::size_t, std::vector<Placed>> before, after;
+    RankEdits edits{rank, std::vector<bool>(rank.calls.size(), false), {}, {}, next_event};
     for (std::int64_t n = model.firstIteration(); n <= model.lastIteration(); ++n) {
       std::vector<std::size_t> reduces, gathers;
       for (std::size_t i = 0; i < rank.calls.size(); ++i) {
@@ -119,21 +133,8 @@ trace::Result<RecordedRun> overlapWaitedCollectives(const WhatIfModel& model, co
       // Reduce-scatters, each after what last wrote its bucket, in order.
       std::size_t launched_after = 0;
       for (const WaitedBlock& b : blocks) {
-        for (std::size_t k : {b.record_before, b.wait_before, b.collective, b.record_after, b.wait_after}) dropped[k] = true;
         launched_after = std::max(launched_after, producerOf(rank, b.collective));
-        const RecordedCall& anchor = rank.calls[launched_after];
-        const std::uint64_t ready = next_event++, done = next_event++;
-        auto& calls = after[launched_after];
-        calls.push_back({written(anchor, true, CallKind::EventRecord, b.compute, ready)});
-        calls.push_back({written(anchor, true, CallKind::StreamWait, b.own, ready)});
-        RecordedCall moved = rank.calls[b.collective];
-        moved.start = moved.end = anchor.end;
-        calls.push_back({moved, true});
-        calls.push_back({written(anchor, true, CallKind::EventRecord, b.own, done)});
-        const std::size_t needed = firstTouchOn(rank, b.collective, b.compute);
-        if (needed < rank.calls.size()) {
-          before[needed].push_back({written(rank.calls[needed], false, CallKind::StreamWait, b.compute, done)});
-        }
+        edits.move(b, launched_after, true, firstTouchOn(rank, b.collective, b.compute));
       }
       if (!param_gather || gathers.empty()) continue;
       std::vector<std::pair<std::size_t, WaitedBlock>> by_need;  // (first touch on S, block)
@@ -150,46 +151,17 @@ trace::Result<RecordedRun> overlapWaitedCollectives(const WhatIfModel& model, co
       // All-gathers where the first was, first needed first.
       const std::size_t where = by_need.front().second.record_before;
       std::stable_sort(by_need.begin(), by_need.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-      for (const auto& [needed, b] : by_need) {
-        for (std::size_t k : {b.record_before, b.wait_before, b.collective, b.record_after, b.wait_after}) dropped[k] = true;
-        const RecordedCall& anchor = rank.calls[where];
-        const std::uint64_t ready = next_event++, done = next_event++;
-        auto& calls = before[where];
-        calls.push_back({written(anchor, false, CallKind::EventRecord, b.compute, ready)});
-        calls.push_back({written(anchor, false, CallKind::StreamWait, b.own, ready)});
-        RecordedCall moved = rank.calls[b.collective];
-        moved.start = moved.end = anchor.start;
-        calls.push_back({moved, true});
-        calls.push_back({written(anchor, false, CallKind::EventRecord, b.own, done)});
-        if (needed < rank.calls.size()) {
-          before[needed].push_back({written(rank.calls[needed], false, CallKind::StreamWait, b.compute, done)});
-        }
-      }
+      for (const auto& [needed, b] : by_need) edits.move(b, where, false, needed);
     }
-    RecordedRank r;
-    r.rank = rank.rank;
-    r.comm_ids = rank.comm_ids;
-    auto append = [&](Placed p) {
-      RecordedCall& rc = p.call;
-      rc.call.id = static_cast<std::uint32_t>(r.calls.size());
-      const std::uint32_t begin = static_cast<std::uint32_t>(r.touches.size());
-      if (p.moved) {
-        for (std::uint32_t k = 0; k < rc.touch_count; ++k) r.touches.push_back(rank.touches[rc.touch_begin + k]);
-      } else {
-        rc.touch_count = 0;
-      }
-      rc.touch_begin = begin;
-      r.calls.push_back(std::move(rc));
-    };
+    CallsWriter w(rank);
     for (std::size_t i = 0; i < rank.calls.size(); ++i) {
-      if (auto b = before.find(i); b != before.end())
-        for (const Placed& p : b->second) append(p);
-      if (!dropped[i]) append({rank.calls[i], true});
-      if (auto a = after.find(i); a != after.end())
-        for (const Placed& p : a->second) append(p);
+      if (auto b = edits.before.find(i); b != edits.before.end())
+        for (const Placed& p : b->second) w.append(p.call, p.moved);
+      if (!edits.dropped[i]) w.append(rank.calls[i], true);
+      if (auto a = edits.after.find(i); a != edits.after.end())
+        for (const Placed& p : a->second) w.append(p.call, p.moved);
     }
-    indexIterations(r);
-    out.ranks.push_back(std::move(r));
+    out.ranks.push_back(w.finish());
   }
   return out;
 }

@@ -1,0 +1,41 @@
+#include "syncopate/tuner/calls_writer.hpp"
+
+#include <utility>
+
+namespace syncopate::tuner {
+
+CallsWriter::CallsWriter(const RecordedRank& from) : from_(from) {
+  out_.rank = from.rank;
+  out_.comm_ids = from.comm_ids;
+}
+
+void CallsWriter::append(RecordedCall rc, bool recorded) {
+  rc.call.id = static_cast<std::uint32_t>(out_.calls.size());
+  const auto begin = static_cast<std::uint32_t>(out_.touches.size());
+  if (recorded) {
+    for (std::uint32_t k = 0; k < rc.touch_count; ++k) out_.touches.push_back(from_.touches[rc.touch_begin + k]);
+  } else {
+    rc.touch_count = 0;
+  }
+  rc.touch_begin = begin;
+  out_.calls.push_back(std::move(rc));
+}
+
+RecordedRank CallsWriter::finish() {
+  indexIterations(out_);
+  return std::move(out_);
+}
+
+RecordedCall writtenAt(const RecordedCall& anchor, bool after_anchor, CallKind kind, StreamHandle stream,
+                       std::uint64_t event) {
+  RecordedCall rc;
+  rc.call.kind = kind;
+  rc.call.stream = stream;
+  rc.call.event = event;
+  rc.start = rc.end = after_anchor ? anchor.end : anchor.start;
+  rc.thread = anchor.thread;
+  rc.iteration = anchor.iteration;
+  return rc;
+}
+
+}  // namespace syncopate::tuner
