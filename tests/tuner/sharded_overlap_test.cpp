@@ -130,6 +130,45 @@ TEST(ShardedOverlap, ARunWithoutReduceScattersHasNone) {
   EXPECT_EQ(run.why_not, "the run's steady iterations issue no reduce-scatter (no sharded optimizer's gradients)");
 }
 
+TEST(ShardedOverlap, AReportIsPutInTheWordsOfTheFrameworkItShows) {
+  TuneReport r;
+  r.sharded.found = true;  // both in line: "off" recorded, "on" predicted
+  for (ShardedOverlap which : {ShardedOverlap::GradReduce, ShardedOverlap::ParamGather}) {
+    SettingPrediction off{settingName(which), "off", "as the run was recorded", 17, 93.8, 0.0};
+    SettingPrediction on{settingName(which), "on", shardedOverlapHowTo(which, ""), 17, 87.5, 0.067};
+    (which == ShardedOverlap::GradReduce ? r.overlap_grad_reduce : r.overlap_param_gather) = {off, on};
+    r.sharded_recommended.push_back(on);
+  }
+  TuneReport megatron = r;
+  megatron.frameworks.push_back({"Megatron-LM", "ranges named like \"megatron\"", {}, {}});
+  nameShardedSettings(megatron);
+  EXPECT_EQ(megatron.overlap_grad_reduce[0].how_to_apply, "as the run was recorded");
+  EXPECT_EQ(megatron.overlap_grad_reduce[1].how_to_apply, shardedOverlapHowTo(ShardedOverlap::GradReduce, "Megatron-LM"));
+  ASSERT_EQ(megatron.sharded_recommended.size(), 2u);
+  EXPECT_EQ(megatron.sharded_recommended[1].how_to_apply,
+            shardedOverlapHowTo(ShardedOverlap::ParamGather, "Megatron-LM"));
+
+  TuneReport deepspeed = r;
+  deepspeed.frameworks.push_back({"DeepSpeed", "ranges named like \"deepspeed\"", {}, {}});
+  deepspeed.search.note = "nothing else gains";
+  nameShardedSettings(deepspeed);
+  ASSERT_EQ(deepspeed.sharded_recommended.size(), 1u);  // it has no overlap of the gathering
+  EXPECT_EQ(deepspeed.sharded_recommended[0].how_to_apply,
+            R"("overlap_comm": true under "zero_optimization" in the DeepSpeed config)");
+  EXPECT_EQ(deepspeed.overlap_param_gather[1].how_to_apply,
+            shardedOverlapHowTo(ShardedOverlap::ParamGather, "DeepSpeed"));
+
+  // Left with nothing to recommend, the report says why, as for any other run.
+  deepspeed.sharded_recommended = {deepspeed.overlap_param_gather[1]};
+  nameShardedSettings(deepspeed);
+  EXPECT_TRUE(deepspeed.sharded_recommended.empty());
+  EXPECT_EQ(deepspeed.recommendations_note, "nothing else gains");
+
+  TuneReport unnamed = r;
+  nameShardedSettings(unnamed);
+  EXPECT_EQ(unnamed.sharded_recommended[0].how_to_apply, shardedOverlapHowTo(ShardedOverlap::GradReduce, ""));
+}
+
 TEST(ShardedOverlap, TheSettingIsNamedInTheFrameworksWords) {
   EXPECT_EQ(shardedOverlapHowTo(ShardedOverlap::GradReduce, "Megatron-LM"),
             "--overlap-grad-reduce on Megatron-LM's command line (with --use-distributed-optimizer)");

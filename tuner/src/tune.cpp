@@ -386,6 +386,29 @@ Plan channelsOnlyPlan(const TuneReport& r) {
 
 }  // namespace
 
+void nameShardedSettings(TuneReport& r) {
+  const auto framework = std::find_if(r.frameworks.begin(), r.frameworks.end(), [](const DetectedFramework& f) {
+    return f.name == "Megatron-LM" || f.name == "DeepSpeed";
+  });
+  if (framework == r.frameworks.end()) return;
+  // Only the values the run did not have: the recorded one says so.
+  const auto rename = [&](SettingPrediction& s) {
+    const ShardedOverlap which =
+        s.setting == settingName(ShardedOverlap::GradReduce) ? ShardedOverlap::GradReduce : ShardedOverlap::ParamGather;
+    if (s.value != (r.sharded.overlapped(which) ? "on" : "off")) s.how_to_apply = shardedOverlapHowTo(which, framework->name);
+  };
+  for (SettingPrediction& s : r.overlap_grad_reduce) rename(s);
+  for (SettingPrediction& s : r.overlap_param_gather) rename(s);
+  for (SettingPrediction& s : r.sharded_recommended) rename(s);
+  if (framework->name == "DeepSpeed") {
+    std::erase_if(r.sharded_recommended,
+                  [](const SettingPrediction& s) { return s.setting == settingName(ShardedOverlap::ParamGather); });
+    if (!r.plan && !r.setting && !r.max_ctas_setting && r.sharded_recommended.empty() && r.recommendations_note.empty()) {
+      r.recommendations_note = r.search.note;
+    }
+  }
+}
+
 trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_dir, std::int32_t ranks,
                                     const TuneOptions& options, const TuneProgress& progress) {
   TuneReport r;
@@ -470,31 +493,6 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
 }
 
 namespace {
-
-// A sharded optimizer's settings in the words of the framework the run shows, if it shows
-// Megatron-LM or DeepSpeed; DeepSpeed's ZeRO 1/2 has no overlap of the parameters' gathering.
-void nameShardedSettings(TuneReport& r) {
-  const auto framework = std::find_if(r.frameworks.begin(), r.frameworks.end(), [](const DetectedFramework& f) {
-    return f.name == "Megatron-LM" || f.name == "DeepSpeed";
-  });
-  if (framework == r.frameworks.end()) return;
-  // Only the values the run did not have: the recorded one says so.
-  const auto rename = [&](SettingPrediction& s) {
-    const ShardedOverlap which =
-        s.setting == settingName(ShardedOverlap::GradReduce) ? ShardedOverlap::GradReduce : ShardedOverlap::ParamGather;
-    if (s.value != (r.sharded.overlapped(which) ? "on" : "off")) s.how_to_apply = shardedOverlapHowTo(which, framework->name);
-  };
-  for (SettingPrediction& s : r.overlap_grad_reduce) rename(s);
-  for (SettingPrediction& s : r.overlap_param_gather) rename(s);
-  for (SettingPrediction& s : r.sharded_recommended) rename(s);
-  if (framework->name == "DeepSpeed") {
-    std::erase_if(r.sharded_recommended,
-                  [](const SettingPrediction& s) { return s.setting == settingName(ShardedOverlap::ParamGather); });
-    if (!r.plan && !r.setting && !r.max_ctas_setting && r.sharded_recommended.empty() && r.recommendations_note.empty()) {
-      r.recommendations_note = r.search.note;
-    }
-  }
-}
 
 // What the model is built from: every rank's rows, or only the slowest ranks' (rank_subset.hpp).
 struct TunedRun {

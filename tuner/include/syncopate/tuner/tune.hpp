@@ -130,6 +130,11 @@ trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const Tu
 trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_dir, std::int32_t ranks,
                                     const TuneOptions& options, const TuneProgress& progress = {});
 
+// A sharded optimizer's settings put in the words of the framework the report shows, if it shows
+// Megatron-LM or DeepSpeed (tuneRun does it once it has detected them); DeepSpeed's ZeRO 1/2 has
+// no overlap of the parameters' gathering, so that one is not recommended to its runs.
+void nameShardedSettings(TuneReport& report);
+
 // The plan of candidate `c` of a report (what `tune` writes when c is the recommendation).
 Plan planFor(const TuneReport& report, const Candidate& c);
 
