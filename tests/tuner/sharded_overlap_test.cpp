@@ -64,8 +64,8 @@ TEST(ShardedOverlap, TheOptimizersCollectivesAreFoundInLine) {
   // In place, a reduce-scatter sends the whole bucket and an all-gather receives it.
   EXPECT_EQ(run.gradient_bytes, 4u * (4u << 20));
   EXPECT_EQ(run.parameter_bytes, 4u * (4u << 20));
-  EXPECT_FALSE(run.overlapped(ShardedOverlap::GradReduce));
-  EXPECT_FALSE(run.overlapped(ShardedOverlap::ParamGather));
+  EXPECT_EQ(run.reduce_placement, Placement::InLine);
+  EXPECT_EQ(run.gather_placement, Placement::InLine);
 }
 
 TEST(ShardedOverlap, EachSettingAndBothArePredictedAsWorkedOut) {

@@ -17,13 +17,16 @@ bool allOf(const RecordedGroup& g, trace::CollType type, std::uint32_t comm_inde
 
 // Where one member was issued (Placement), from the calls after it: the first call that gives
 // the producer's stream more work, or that makes it (or the host) wait for the member's stream
-// past the member, decides.
+// past the member, decides. Host waits count on the member's own thread only (another thread's
+// synchronous copy or cudaFree says nothing of how the step waits for it).
 Placement placementOf(const RecordedRank& rank, std::size_t member, StreamHandle produced_on) {
   const StreamHandle own = rank.calls[member].call.stream;
   if (own == produced_on) return Placement::InLine;
+  const analyzer::Index thread = rank.calls[member].thread;
   std::set<std::uint64_t> after;  // events recorded on the member's stream after it
   for (std::size_t i = member + 1; i < rank.calls.size(); ++i) {
     const Call& c = rank.calls[i].call;
+    const bool same_thread = rank.calls[i].thread == thread;
     switch (c.kind) {
       case CallKind::EventRecord:
         if (c.stream == own) after.insert(c.event);
@@ -33,16 +36,19 @@ Placement placementOf(const RecordedRank& rank, std::size_t member, StreamHandle
         if (c.stream == produced_on && after.count(c.event) > 0) return Placement::WaitedAtOnce;
         break;
       case CallKind::EventSync:
-        if (after.count(c.event) > 0) return Placement::WaitedAtOnce;
+        if (same_thread && after.count(c.event) > 0) return Placement::WaitedAtOnce;
         break;
       case CallKind::StreamSync:
-        if (c.stream == own) return Placement::WaitedAtOnce;
+        if (same_thread && c.stream == own) return Placement::WaitedAtOnce;
         break;
-      case CallKind::DeviceSync: return Placement::WaitedAtOnce;
+      case CallKind::DeviceSync:
+        if (same_thread) return Placement::WaitedAtOnce;
+        break;
       case CallKind::Kernel:
       case CallKind::Memcpy:
       case CallKind::Memset:
       case CallKind::Collective:
+      case CallKind::Barrier:  // a graph launch, an unknown API: work on that stream as well
         if (c.stream == produced_on) return Placement::Overlapped;
         break;
       default: break;

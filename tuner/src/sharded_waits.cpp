@@ -1,6 +1,7 @@
 #include "syncopate/tuner/sharded_waits.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <vector>
@@ -13,7 +14,7 @@
 namespace syncopate::tuner {
 namespace {
 
-constexpr std::uint64_t kShardedEventBit = 1ull << 61;  // apart from the application's and DDP's
+constexpr std::uint64_t kShardedEventBit = 1ull << 60;  // apart from the application's and DDP's rewrites'
 
 // A synchronous collective's calls: the event on S and C's wait for it before, the event on C
 // and S's wait for it after.
@@ -52,7 +53,8 @@ std::optional<WaitedBlock> blockAt(const RecordedRank& rank, std::size_t i) {
   return b;
 }
 
-// The first call after `i` on `stream` that touches collective i's buffers; kNoCall: none.
+// The first call after `i` on `stream` that touches collective i's buffers (its input or its
+// result: a write over the input must wait too); past the rank's calls when none does.
 std::size_t firstTouchOn(const RecordedRank& rank, std::size_t i, StreamHandle stream) {
   const CollectiveArgs& a = rank.calls[i].call.collective;
   for (std::size_t k = i + 1; k < rank.calls.size(); ++k) {
@@ -148,8 +150,16 @@ trace::Result<RecordedRun> overlapWaitedCollectives(const WhatIfModel& model, co
         }
         by_need.emplace_back(firstTouchOn(rank, i, b->compute), *b);
       }
-      // All-gathers where the first was, first needed first.
+      // All-gathers where the first was, first needed first: each must have been written before.
       const std::size_t where = by_need.front().second.record_before;
+      for (const auto& [needed, b] : by_need) {
+        if (producerOf(rank, b.collective) >= where) {
+          return trace::failure(fmt::format("rank {}'s all-gather (call {} of iteration {}) gathers parameters written "
+                                            "after the step's first all-gather was issued, so they cannot all be issued "
+                                            "there",
+                                            rank.rank, b.collective, n));
+        }
+      }
       std::stable_sort(by_need.begin(), by_need.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
       for (const auto& [needed, b] : by_need) edits.move(b, where, false, needed);
     }

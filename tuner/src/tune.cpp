@@ -347,6 +347,7 @@ void predictShardedOverlap(TuneReport& r, const WhatIfModel& model, double min_g
   if (r.overlap_grad_reduce.size() == 2 && r.overlap_param_gather.size() == 2) {
     const trace::Result<double> both = predicted(true, true);
     if (both.ok()) r.sharded_both_on_ms = *both;
+    else r.sharded_not_predicted.push_back(fmt::format("both on: {}", both.message()));
   }
 }
 

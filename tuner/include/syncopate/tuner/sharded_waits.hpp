@@ -8,10 +8,11 @@
 //   overlap_grad_reduce: each gradient bucket's reduce-scatter block right after the call that
 //     last wrote the bucket (backward's kernel; buckets in order, a bucket ready before an
 //     earlier one waiting for that one's launch), and S's wait for it just before the first
-//     call on S that touches its result (the step);
+//     call on S that touches its buffers (the step);
 //   overlap_param_gather: every parameter bucket's all-gather block where the first one was
-//     (after the step), in the order S's calls first touch the buckets (the next forward), and
-//     S's wait for each just before that first touch.
+//     (after the step; one whose parameters are written later fails), in the order S's calls
+//     first touch the buckets (the next forward), and S's wait for each just before that first
+//     touch.
 // Each moved collective keeps its arguments, buffers and cross-rank sequence number; the events
 // are new, one per block. The moved and written calls take no host time (the calls they replace
 // kept theirs in the gaps they leave), and everything else keeps its recorded times.
