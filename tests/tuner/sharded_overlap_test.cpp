@@ -2,6 +2,8 @@
 // settings predicted (sharded_overlap.hpp), against step times worked out by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "synthetic_trainer.hpp"
 #include "syncopate/analyzer/analysis.hpp"
 #include "syncopate/tuner/sharded_overlap.hpp"
@@ -61,6 +63,14 @@ TEST(ShardedOverlap, TheOptimizersCollectivesAreFoundInLine) {
   ASSERT_TRUE(run.found) << run.why_not;
   EXPECT_EQ(run.reduce_scatters, 4u);
   EXPECT_EQ(run.all_gathers, 4u);
+  // The communicator's id, by which every rank's calls are rewritten (its index is rank 0's).
+  const auto& calls = m.model.calls().ranks[0].calls;
+  const auto reduce_scatter = std::find_if(calls.begin(), calls.end(), [](const RecordedCall& rc) {
+    return rc.call.kind == CallKind::Collective && rc.call.collective.type == trace::CollType::ReduceScatter;
+  });
+  ASSERT_NE(reduce_scatter, calls.end());
+  EXPECT_EQ(run.comm, reduce_scatter->call.collective.comm);
+  EXPECT_EQ(run.comm_index, reduce_scatter->call.collective.comm_index);
   // In place, a reduce-scatter sends the whole bucket and an all-gather receives it.
   EXPECT_EQ(run.gradient_bytes, 4u * (4u << 20));
   EXPECT_EQ(run.parameter_bytes, 4u * (4u << 20));

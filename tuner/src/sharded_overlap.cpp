@@ -115,6 +115,12 @@ ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model) {
   out.comm_index = std::max_element(reduced.begin(), reduced.end(), [](const auto& a, const auto& b) {
                      return a.second < b.second;
                    })->first;
+  for (const RecordedCall& rc : rank.calls) {
+    if (rc.call.kind == CallKind::Collective && rc.call.collective.comm_index == out.comm_index) {
+      out.comm = rc.call.collective.comm;
+      break;
+    }
+  }
   // Its reduce-scatters, and the all-gathers after the last of them.
   bool gathers_between = false;  // an all-gather after the step's first reduce-scatter and before its last
   std::size_t gathers_since_reduce = 0;

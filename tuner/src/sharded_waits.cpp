@@ -113,7 +113,7 @@ trace::Result<RecordedRun> overlapWaitedCollectives(const WhatIfModel& model, co
       for (std::size_t i = 0; i < rank.calls.size(); ++i) {
         const RecordedCall& rc = rank.calls[i];
         if (rc.iteration != n || rc.call.kind != CallKind::Collective) continue;
-        if (rc.call.collective.comm_index != optimizer.comm_index) continue;
+        if (rc.call.collective.comm != optimizer.comm) continue;  // rank 0's index may be another's
         if (rc.call.collective.type == trace::CollType::ReduceScatter) {
           reduces.push_back(i);
           gathers.clear();  // the step's all-gathers come after its last reduce-scatter

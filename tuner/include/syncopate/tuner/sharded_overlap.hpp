@@ -48,6 +48,7 @@ struct ShardedOptimizerRun {
   // move the most bytes a step. Other communicators' collectives (tensor or sequence
   // parallelism's) are not the optimizer's and stay where they are.
   std::uint32_t comm_index = 0;
+  std::uint64_t comm = 0;  // its id (CollectiveArgs::comm), the same on every rank
   std::size_t reduce_scatters = 0;    // one step's gradient reduce-scatters (rank 0)
   std::uint64_t gradient_bytes = 0;   // what they reduce, in all
   std::size_t all_gathers = 0;        // one step's parameter all-gathers (rank 0)
