@@ -129,6 +129,29 @@ TEST(ShardedOverlap, ASynchronousProcessGroupsCollectivesAreWaitedAtOnceAndTheir
   EXPECT_EQ(report->sharded_recommended.size(), 2u);
 }
 
+TEST(ShardedOverlap, ReduceScattersOverlappingBackwardAreSeenSoAndTheGathersStillPredicted) {
+  SyntheticTrainer t = zeroOneTrainer();
+  t.mode = SyntheticTrainer::Mode::Zero1Overlapped;
+  const ShardedModelled m = shardedModelOf(t);
+  // Backward 400 + 800, layer 0's reduce-scatter 75 after it, the updates 80 after that (they
+  // wait for the last), the all-gathers in line 300.
+  EXPECT_NEAR(m.model.measuredIterationNs(), 1'655'000, 2.0);
+  const ShardedOptimizerRun run = findShardedOptimizer(m.model);
+  ASSERT_TRUE(run.found) << run.why_not;
+  EXPECT_EQ(run.reduce_placement, Placement::Overlapped);
+  EXPECT_EQ(run.gather_placement, Placement::InLine);
+
+  auto report = tuneModel(m.model, "synthetic", t.ranks, TuneOptions{});
+  ASSERT_TRUE(report.ok()) << report.message();
+  ASSERT_EQ(report->overlap_grad_reduce.size(), 1u);  // on as recorded; turning it off is not predicted
+  EXPECT_EQ(report->overlap_grad_reduce[0].value, "on");
+  // The all-gathers moved: layer 0's waits for the last update (1 355), the next forward starts
+  // 75 later, and each later gather is ready before its layer's forward.
+  ASSERT_EQ(report->overlap_param_gather.size(), 2u);
+  EXPECT_NEAR(report->overlap_param_gather[1].predicted_iteration_ms, 1.430, 2e-6);
+  EXPECT_EQ(report->sharded_both_on_ms, 0.0);  // one of them was on already
+}
+
 TEST(ShardedOverlap, ARunWithoutReduceScattersHasNone) {
   SyntheticTrainer t = zeroOneTrainer();
   t.mode = SyntheticTrainer::Mode::Overlap;

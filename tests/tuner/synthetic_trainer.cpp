@@ -87,7 +87,9 @@ double SyntheticTrainer::broadcastNs() const {
 SyntheticRun makeRun(const SyntheticTrainer& t) {
   using Mode = SyntheticTrainer::Mode;
   const bool overlap = t.mode == Mode::Overlap, synchronous = t.mode == Mode::Zero1Synchronous;
-  const bool zero1 = t.mode == Mode::Zero1 || synchronous;
+  const bool reduce_overlapped = t.mode == Mode::Zero1Overlapped;
+  const bool zero1 = t.mode == Mode::Zero1 || reduce_overlapped || synchronous;
+  const bool two_streams = overlap || reduce_overlapped || synchronous;
   if (zero1 && t.layer_floats % static_cast<std::uint64_t>(t.ranks) != 0) {
     throw std::invalid_argument("synthetic trainer: zero1 needs layer_floats to divide by the ranks");
   }
@@ -101,7 +103,7 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
     RankProgram& prog = programs[static_cast<std::size_t>(r)];
     const auto rank = static_cast<std::uint32_t>(r);
     const std::uint32_t s = p.addStream(rank);
-    const std::uint32_t c = overlap || synchronous ? p.addStream(rank) : s;
+    const std::uint32_t c = two_streams ? p.addStream(rank) : s;
     auto& steps = p.hosts[rank];
     std::uint32_t last_s = 0, last_c = 0;
     std::int64_t seq = 0;
@@ -151,7 +153,7 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
     // In place, as Megatron's distributed optimizer issues them: the rank's shard is its slice of
     // the bucket.
     const std::uint64_t shard_floats = t.layer_floats / static_cast<std::uint64_t>(t.ranks);
-    auto sharded = [&](What what, std::uint64_t bucket) {
+    auto sharded = [&](What what, std::uint64_t bucket, std::uint32_t stream) {
       const std::uint64_t shard = shardAddress(bucket, r, t);
       Desc d{what, what == What::ReduceScatter ? "ncclReduceScatter" : "ncclAllGather"};
       d.pointers = what == What::ReduceScatter ? std::vector<std::uint64_t>{bucket, shard}
@@ -160,7 +162,7 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
       d.count = shard_floats;
       d.seq = seq;
       if (!synchronous) {
-        issue(d, s, OpClass::Communication, rint(t.reduceScatterNs()), UINT32_MAX, static_cast<std::uint32_t>(seq));
+        issue(d, stream, OpClass::Communication, rint(t.reduceScatterNs()), UINT32_MAX, static_cast<std::uint32_t>(seq));
         ++seq;
         return;
       }
@@ -204,19 +206,25 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
           signal(s, c, kLayerEvent + static_cast<std::uint64_t>(l));
           allReduce(l, c, UINT32_MAX);
         }
+        if (reduce_overlapped) {
+          signal(s, c, kLayerEvent + static_cast<std::uint64_t>(l));
+          sharded(What::ReduceScatter, gradientAddress(l, t), c);
+        }
       }
-      if (overlap) signal(c, s, kCommDoneEvent);
+      if (overlap || reduce_overlapped) signal(c, s, kCommDoneEvent);
       if (t.mode == Mode::Naive) {
         for (int l = 0; l < t.layers; ++l) allReduce(l, s, UINT32_MAX);
       }
       if (zero1) {
-        for (int l = t.layers - 1; l >= 0; --l) sharded(What::ReduceScatter, gradientAddress(l, t));
+        if (!reduce_overlapped) {
+          for (int l = t.layers - 1; l >= 0; --l) sharded(What::ReduceScatter, gradientAddress(l, t), s);
+        }
         for (int l = t.layers - 1; l >= 0; --l) {
           Desc d{What::Kernel, "sgd_shard"};
           d.pointers = {shardAddress(parameterAddress(l, t), r, t), shardAddress(gradientAddress(l, t), r, t)};
           issue(d, s, OpClass::Compute, t.update_ns, UINT32_MAX, kNoMatch);
         }
-        for (int l = t.layers - 1; l >= 0; --l) sharded(What::AllGather, parameterAddress(l, t));
+        for (int l = t.layers - 1; l >= 0; --l) sharded(What::AllGather, parameterAddress(l, t), s);
       } else {
         for (int l = 0; l < t.layers; ++l) {
           Desc d{What::Kernel, "sgd"};
@@ -237,7 +245,7 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
       prog.steps_of_iteration.emplace_back(first_call, prog.calls.size() - 1);
     }
     iteration = -1;
-    if (overlap) {
+    if (two_streams) {
       sync({What::DeviceSync, "cudaDeviceSynchronize"}, {last_s, last_c});
     } else {
       sync({What::DeviceSync, "cudaDeviceSynchronize"}, {last_s});
@@ -260,7 +268,7 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
     const analyzer::Index rank = b.addRank(info);
     const analyzer::Index s = b.addStream(rank, 0, static_cast<std::int64_t>(kComputeStream), "compute");
     const analyzer::Index c =
-        overlap || synchronous ? b.addStream(rank, 0, static_cast<std::int64_t>(kCommStream), "communication") : s;
+        two_streams ? b.addStream(rank, 0, static_cast<std::int64_t>(kCommStream), "communication") : s;
     const analyzer::Index thread = b.addThread(rank, 1000 + r, "main");
     auto hostTime = [&](std::size_t step) { return static_cast<std::int64_t>(std::llround(step_end[step])); };
     auto startOf = [&](const Desc& d) { return d.first_step == 0 ? std::int64_t{0} : hostTime(d.first_step - 1); };

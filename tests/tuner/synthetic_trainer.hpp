@@ -18,6 +18,8 @@
 //   an update kernel of the shard (reads the gradient shard, writes the parameter shard), per
 //   bucket an in-place all-gather (from the parameter shard into the whole bucket); the next
 //   forward reads the buckets first layer first
+//   zero1_overlapped: zero1 with each layer's reduce-scatter on C as soon as its backward kernel
+//   ends (an event on S that C waits for), and S waiting for C's last before the updates
 //   zero1_synchronous: zero1 as PyTorch's synchronous collectives (async_op=False) issue it:
 //   each reduce-scatter and all-gather on the process group's stream C, after an event on S that
 //   C waits for, and S waiting at once for an event recorded on C after it
@@ -38,7 +40,7 @@ struct SyntheticTrainer {
   int ranks = 4;
   int layers = 4;
   int iterations = 7;
-  enum class Mode : std::uint8_t { Naive, Overlap, Zero1, Zero1Synchronous };
+  enum class Mode : std::uint8_t { Naive, Overlap, Zero1, Zero1Overlapped, Zero1Synchronous };
   Mode mode = Mode::Naive;
   double forward_ns = 100'000;
   double backward_ns = 200'000;
