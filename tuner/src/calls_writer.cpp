@@ -26,6 +26,18 @@ RecordedRank CallsWriter::finish() {
   return std::move(out_);
 }
 
+RecordedRank CallEdits::applyTo(const RecordedRank& rank) const {
+  CallsWriter w(rank);
+  for (std::size_t i = 0; i < rank.calls.size(); ++i) {
+    if (auto b = before.find(i); b != before.end())
+      for (const Written& c : b->second) w.append(c.call, c.recorded);
+    if (!dropped[i]) w.append(rank.calls[i], true);
+    if (auto a = after.find(i); a != after.end())
+      for (const Written& c : a->second) w.append(c.call, c.recorded);
+  }
+  return w.finish();
+}
+
 RecordedCall writtenAt(const RecordedCall& anchor, bool after_anchor, CallKind kind, StreamHandle stream,
                        std::uint64_t event) {
   RecordedCall rc;

@@ -215,15 +215,14 @@ RecordedRun rebucketDdp(const RecordedRun& run, const DdpReducer& reducer, std::
   for (std::size_t rr = 0; rr < run.ranks.size(); ++rr) {
     const RecordedRank& rank = run.ranks[rr];
     // Per call: what to drop, what to write before it and after it.
-    std::vector<bool> dropped(rank.calls.size(), false);
-    std::map<std::size_t, std::vector<RecordedCall>> before, after;
+    CallEdits edits(rank.calls.size());
     for (const DdpIteration& it : reducer.ranks[rr]) {
       const DdpBucket& model = it.buckets.front();
       const RecordedCall& reduce = rank.calls[model.reduce];
       const StreamHandle compute = rank.calls[model.ready].call.stream;
       const StreamHandle comm = reduce.call.stream;
       for (const DdpBucket& b : it.buckets)
-        for (std::size_t i : {b.ready, b.wait, b.reduce, b.done, b.final_wait}) dropped[i] = true;
+        for (std::size_t i : {b.ready, b.wait, b.reduce, b.done, b.final_wait}) edits.dropped[i] = true;
       std::vector<std::uint64_t> sizes;
       for (const DdpGradient& g : it.gradients) sizes.push_back(g.bytes);
       const std::vector<std::size_t> bucket_of = ddpBucketOf(sizes, cap_bytes);
@@ -243,28 +242,21 @@ RecordedRun rebucketDdp(const RecordedRun& run, const DdpReducer& reducer, std::
       for (std::size_t j = 0; j < buckets; ++j) {
         const std::uint64_t ready = kDdpEventBit | (2 * j), done = kDdpEventBit | (2 * j + 1);
         const RecordedCall& anchor = rank.calls[last_in[j]];
-        auto& calls = after[last_in[j]];
-        calls.push_back(writtenAt(anchor, true, CallKind::EventRecord, compute, ready));
-        calls.push_back(writtenAt(anchor, true, CallKind::StreamWait, comm, ready));
+        auto& calls = edits.after[last_in[j]];
+        calls.push_back({writtenAt(anchor, true, CallKind::EventRecord, compute, ready)});
+        calls.push_back({writtenAt(anchor, true, CallKind::StreamWait, comm, ready)});
         RecordedCall all_reduce = writtenAt(anchor, true, CallKind::Collective, comm, 0);
         all_reduce.call.collective = reduce.call.collective;
         all_reduce.call.collective.count = bytes[j] / elem;
         // Matched across ranks by the same number on each: apart from every recorded one.
         all_reduce.collective_seq = -(1 + it.iteration * 65536 + static_cast<std::int64_t>(j));
-        calls.push_back(all_reduce);
-        calls.push_back(writtenAt(anchor, true, CallKind::EventRecord, comm, done));
-        before[first_out[j]].push_back(writtenAt(rank.calls[first_out[j]], false, CallKind::StreamWait, compute, done));
+        calls.push_back({all_reduce});
+        calls.push_back({writtenAt(anchor, true, CallKind::EventRecord, comm, done)});
+        edits.before[first_out[j]].push_back(
+            {writtenAt(rank.calls[first_out[j]], false, CallKind::StreamWait, compute, done)});
       }
     }
-    CallsWriter w(rank);
-    for (std::size_t i = 0; i < rank.calls.size(); ++i) {
-      if (auto b = before.find(i); b != before.end())
-        for (const RecordedCall& rc : b->second) w.append(rc, false);
-      if (!dropped[i]) w.append(rank.calls[i], true);
-      if (auto a = after.find(i); a != after.end())
-        for (const RecordedCall& rc : a->second) w.append(rc, false);
-    }
-    out.ranks.push_back(w.finish());
+    out.ranks.push_back(edits.applyTo(rank));
   }
   return out;
 }

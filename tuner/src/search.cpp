@@ -52,7 +52,7 @@ std::size_t consumerOf(const RecordedRank& rank, std::size_t call, std::size_t e
   std::size_t any = end;
   for (std::size_t i = call + 1; i < end; ++i) {
     const Call c = rank.call(i);
-    if (!touches(c, a.send, a.send + a.send_bytes()) && !touches(c, a.recv, a.recv + a.recv_bytes())) continue;
+    if (!touchesBuffersOf(c, a)) continue;
     if (c.stream == member.stream) return i;
     any = std::min(any, i);
   }
@@ -192,11 +192,15 @@ bool touches(const Call& c, std::uint64_t lo, std::uint64_t hi) {
   return false;
 }
 
+bool touchesBuffersOf(const Call& c, const CollectiveArgs& a) {
+  return touches(c, a.send, a.send + a.send_bytes()) || touches(c, a.recv, a.recv + a.recv_bytes());
+}
+
 std::size_t producerOf(const RecordedRank& rank, std::size_t call) {
   const CollectiveArgs& a = rank.calls[call].call.collective;
   for (std::size_t i = call; i-- > 0;) {
     const Call c = rank.call(i);
-    if (touches(c, a.send, a.send + a.send_bytes()) || touches(c, a.recv, a.recv + a.recv_bytes())) return i;
+    if (touchesBuffersOf(c, a)) return i;
   }
   return call;
 }

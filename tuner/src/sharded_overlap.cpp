@@ -104,23 +104,24 @@ ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model) {
     for (const RecordedCall& rc : rank.calls)
       if (rc.iteration == step && rc.call.kind == CallKind::Collective) visit(rc.call.collective);
   };
-  std::map<std::uint32_t, std::uint64_t> reduced;  // bytes reduce-scattered, by communicator
+  struct Reduced {
+    std::uint64_t bytes = 0;
+    std::uint64_t comm = 0;
+  };
+  std::map<std::uint32_t, Reduced> reduced;  // what each communicator reduce-scatters, by its index
   stepCollectives([&](const CollectiveArgs& a) {
-    if (a.type == trace::CollType::ReduceScatter) reduced[a.comm_index] += a.send_bytes();
+    if (a.type != trace::CollType::ReduceScatter) return;
+    reduced[a.comm_index].bytes += a.send_bytes();
+    reduced[a.comm_index].comm = a.comm;
   });
   if (reduced.empty()) {
     out.why_not = "the run's steady iterations issue no reduce-scatter (no sharded optimizer's gradients)";
     return out;
   }
-  out.comm_index = std::max_element(reduced.begin(), reduced.end(), [](const auto& a, const auto& b) {
-                     return a.second < b.second;
-                   })->first;
-  for (const RecordedCall& rc : rank.calls) {
-    if (rc.call.kind == CallKind::Collective && rc.call.collective.comm_index == out.comm_index) {
-      out.comm = rc.call.collective.comm;
-      break;
-    }
-  }
+  const auto most = std::max_element(reduced.begin(), reduced.end(),
+                                     [](const auto& a, const auto& b) { return a.second.bytes < b.second.bytes; });
+  out.comm_index = most->first;
+  out.comm = most->second.comm;
   // Its reduce-scatters, and the all-gathers after the last of them.
   bool gathers_between = false;  // an all-gather after the step's first reduce-scatter and before its last
   std::size_t gathers_since_reduce = 0;

@@ -59,32 +59,26 @@ std::size_t firstTouchOn(const RecordedRank& rank, std::size_t i, StreamHandle s
   const CollectiveArgs& a = rank.calls[i].call.collective;
   for (std::size_t k = i + 1; k < rank.calls.size(); ++k) {
     if (rank.calls[k].call.stream != stream) continue;
-    const Call c = rank.call(k);
-    if (touches(c, a.send, a.send + a.send_bytes()) || touches(c, a.recv, a.recv + a.recv_bytes())) return k;
+    if (touchesBuffersOf(rank.call(k), a)) return k;
   }
   return std::numeric_limits<std::size_t>::max();
 }
 
-// A call to write: new (no touches), or a recorded one moved (its own touches).
-struct Placed {
-  RecordedCall call;
-  bool moved = false;
-};
-
-// One rank's rewrite: the calls dropped, and those written before and after recorded ones.
+// One rank's rewrite: its synchronous blocks moved.
 struct RankEdits {
   const RecordedRank& rank;
-  std::vector<bool> dropped;
-  std::map<std::size_t, std::vector<Placed>> before, after;
+  CallEdits edits;
   std::uint64_t& next_event;
 
   // Moves block `b` to `anchor` (after it, or before it), with new events, and has the compute
   // stream wait for it just before call `needed` (none when past the rank's calls).
   void move(const WaitedBlock& b, std::size_t anchor, bool after_anchor, std::size_t needed) {
-    for (std::size_t k : {b.record_before, b.wait_before, b.collective, b.record_after, b.wait_after}) dropped[k] = true;
+    for (std::size_t k : {b.record_before, b.wait_before, b.collective, b.record_after, b.wait_after}) {
+      edits.dropped[k] = true;
+    }
     const RecordedCall& at = rank.calls[anchor];
     const std::uint64_t ready = next_event++, done = next_event++;
-    std::vector<Placed>& calls = after_anchor ? after[anchor] : before[anchor];
+    std::vector<CallEdits::Written>& calls = after_anchor ? edits.after[anchor] : edits.before[anchor];
     calls.push_back({writtenAt(at, after_anchor, CallKind::EventRecord, b.compute, ready)});
     calls.push_back({writtenAt(at, after_anchor, CallKind::StreamWait, b.own, ready)});
     RecordedCall moved = rank.calls[b.collective];
@@ -92,7 +86,7 @@ struct RankEdits {
     calls.push_back({moved, true});
     calls.push_back({writtenAt(at, after_anchor, CallKind::EventRecord, b.own, done)});
     if (needed < rank.calls.size()) {
-      before[needed].push_back({writtenAt(rank.calls[needed], false, CallKind::StreamWait, b.compute, done)});
+      edits.before[needed].push_back({writtenAt(rank.calls[needed], false, CallKind::StreamWait, b.compute, done)});
     }
   }
 };
@@ -107,7 +101,7 @@ trace::Result<RecordedRun> overlapWaitedCollectives(const WhatIfModel& model, co
   out.imported = run.imported;
   std::uint64_t next_event = kShardedEventBit;
   for (const RecordedRank& rank : run.ranks) {
-    RankEdits edits{rank, std::vector<bool>(rank.calls.size(), false), {}, {}, next_event};
+    RankEdits moves{rank, CallEdits(rank.calls.size()), next_event};
     for (std::int64_t n = model.firstIteration(); n <= model.lastIteration(); ++n) {
       std::vector<std::size_t> reduces, gathers;
       for (std::size_t i = 0; i < rank.calls.size(); ++i) {
@@ -121,37 +115,36 @@ trace::Result<RecordedRun> overlapWaitedCollectives(const WhatIfModel& model, co
           gathers.push_back(i);
         }
       }
-      std::vector<WaitedBlock> blocks;
-      for (std::size_t i : grad_reduce ? reduces : std::vector<std::size_t>{}) {
-        const std::optional<WaitedBlock> b = blockAt(rank, i);
-        if (!b) {
-          return trace::failure(fmt::format("rank {}'s reduce-scatter (call {} of iteration {}) is not waited for as a "
-                                            "synchronous collective is (an event, a wait, the collective, an event, a "
-                                            "wait)",
-                                            rank.rank, i, n));
+      // Each collective's synchronous block, or the sentence why one is not.
+      const auto blocksOf = [&](const std::vector<std::size_t>& calls,
+                                const char* what) -> trace::Result<std::vector<WaitedBlock>> {
+        std::vector<WaitedBlock> blocks;
+        for (std::size_t i : calls) {
+          const std::optional<WaitedBlock> b = blockAt(rank, i);
+          if (!b) {
+            return trace::failure(fmt::format("rank {}'s {} (call {} of iteration {}) is not waited for as a synchronous "
+                                              "collective is (an event, a wait, the collective, an event, a wait)",
+                                              rank.rank, what, i, n));
+          }
+          blocks.push_back(*b);
         }
-        blocks.push_back(*b);
-      }
+        return blocks;
+      };
+      auto reduce_blocks = blocksOf(grad_reduce ? reduces : std::vector<std::size_t>{}, "reduce-scatter");
+      if (!reduce_blocks.ok()) return reduce_blocks.status();
       // Reduce-scatters, each after what last wrote its bucket, in order.
       std::size_t launched_after = 0;
-      for (const WaitedBlock& b : blocks) {
+      for (const WaitedBlock& b : *reduce_blocks) {
         launched_after = std::max(launched_after, producerOf(rank, b.collective));
-        edits.move(b, launched_after, true, firstTouchOn(rank, b.collective, b.compute));
+        moves.move(b, launched_after, true, firstTouchOn(rank, b.collective, b.compute));
       }
       if (!param_gather || gathers.empty()) continue;
+      auto gather_blocks = blocksOf(gathers, "all-gather");
+      if (!gather_blocks.ok()) return gather_blocks.status();
       std::vector<std::pair<std::size_t, WaitedBlock>> by_need;  // (first touch on S, block)
-      for (std::size_t i : gathers) {
-        const std::optional<WaitedBlock> b = blockAt(rank, i);
-        if (!b) {
-          return trace::failure(fmt::format("rank {}'s all-gather (call {} of iteration {}) is not waited for as a "
-                                            "synchronous collective is (an event, a wait, the collective, an event, a "
-                                            "wait)",
-                                            rank.rank, i, n));
-        }
-        by_need.emplace_back(firstTouchOn(rank, i, b->compute), *b);
-      }
+      for (const WaitedBlock& b : *gather_blocks) by_need.emplace_back(firstTouchOn(rank, b.collective, b.compute), b);
       // All-gathers where the first was, first needed first: each must have been written before.
-      const std::size_t where = by_need.front().second.record_before;
+      const std::size_t where = gather_blocks->front().record_before;
       for (const auto& [needed, b] : by_need) {
         if (producerOf(rank, b.collective) >= where) {
           return trace::failure(fmt::format("rank {}'s all-gather (call {} of iteration {}) gathers parameters written "
@@ -161,17 +154,9 @@ trace::Result<RecordedRun> overlapWaitedCollectives(const WhatIfModel& model, co
         }
       }
       std::stable_sort(by_need.begin(), by_need.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-      for (const auto& [needed, b] : by_need) edits.move(b, where, false, needed);
+      for (const auto& [needed, b] : by_need) moves.move(b, where, false, needed);
     }
-    CallsWriter w(rank);
-    for (std::size_t i = 0; i < rank.calls.size(); ++i) {
-      if (auto b = edits.before.find(i); b != edits.before.end())
-        for (const Placed& p : b->second) w.append(p.call, p.moved);
-      if (!edits.dropped[i]) w.append(rank.calls[i], true);
-      if (auto a = edits.after.find(i); a != edits.after.end())
-        for (const Placed& p : a->second) w.append(p.call, p.moved);
-    }
-    out.ranks.push_back(w.finish());
+    out.ranks.push_back(moves.edits.applyTo(rank));
   }
   return out;
 }

@@ -289,6 +289,11 @@ void predictNcclMaxCtas(TuneReport& r, const WhatIfModel& model, double min_gain
   r.max_ctas_setting = bestSetting(r.nccl_max_ctas, min_gain);
 }
 
+// Whether the report recommends nothing: no plan and no setting (its note then says why).
+bool recommendsNothing(const TuneReport& r) {
+  return !r.plan && !r.setting && !r.max_ctas_setting && r.sharded_recommended.empty();
+}
+
 // A sharded optimizer's settings (sharded_overlap.hpp): the recorded value of each is the replay;
 // "on", for a run that had it off, is predicted, and so is both on when both were off.
 std::vector<SettingPrediction>& shardedRows(TuneReport& r, ShardedOverlap which) {
@@ -323,7 +328,7 @@ void predictShardedOverlap(TuneReport& r, const WhatIfModel& model, double min_g
     const bool reduce = which == ShardedOverlap::GradReduce;
     SettingPrediction recorded;
     recorded.setting = settingName(which);
-    recorded.value = r.sharded.overlapped(which) ? "on" : "off";
+    recorded.value = r.sharded.recordedValue(which);
     recorded.how_to_apply = "as the run was recorded";
     recorded.buckets = reduce ? r.sharded.reduce_scatters : r.sharded.all_gathers;
     recorded.predicted_iteration_ms = r.replay_ms;
@@ -396,7 +401,7 @@ void nameShardedSettings(TuneReport& r) {
   const auto rename = [&](SettingPrediction& s) {
     const ShardedOverlap which =
         s.setting == settingName(ShardedOverlap::GradReduce) ? ShardedOverlap::GradReduce : ShardedOverlap::ParamGather;
-    if (s.value != (r.sharded.overlapped(which) ? "on" : "off")) s.how_to_apply = shardedOverlapHowTo(which, framework->name);
+    if (s.value != r.sharded.recordedValue(which)) s.how_to_apply = shardedOverlapHowTo(which, framework->name);
   };
   for (SettingPrediction& s : r.overlap_grad_reduce) rename(s);
   for (SettingPrediction& s : r.overlap_param_gather) rename(s);
@@ -404,9 +409,7 @@ void nameShardedSettings(TuneReport& r) {
   if (framework->name == "DeepSpeed") {
     std::erase_if(r.sharded_recommended,
                   [](const SettingPrediction& s) { return s.setting == settingName(ShardedOverlap::ParamGather); });
-    if (!r.plan && !r.setting && !r.max_ctas_setting && r.sharded_recommended.empty() && r.recommendations_note.empty()) {
-      r.recommendations_note = r.search.note;
-    }
+    if (recommendsNothing(r) && r.recommendations_note.empty()) r.recommendations_note = r.search.note;
   }
 }
 
@@ -487,9 +490,7 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
                                  "compute and communication fully overlapped), the most any schedule could gain",
                                  r.measured_ms, 100.0 * (r.measured_ms - ideal_ms) / r.measured_ms, ideal_ms);
   }
-  if (!r.plan && !r.setting && !r.max_ctas_setting && r.sharded_recommended.empty()) {
-    r.recommendations_note = r.search.note;
-  }
+  if (recommendsNothing(r)) r.recommendations_note = r.search.note;
   return r;
 }
 

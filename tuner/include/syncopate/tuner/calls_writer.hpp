@@ -3,7 +3,10 @@
 // calls kept or moved carry their touches along; calls written in place of others carry none.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <map>
+#include <vector>
 
 #include "syncopate/tuner/recorded_calls.hpp"
 
@@ -21,6 +24,21 @@ class CallsWriter {
  private:
   const RecordedRank& from_;
   RecordedRank out_;
+};
+
+// Edits to a rank's calls: some dropped, calls written before or after others (each, in the
+// order written, at its place), and the rank's calls with them made.
+struct CallEdits {
+  struct Written {
+    RecordedCall call;
+    bool recorded = false;  // one of the rank's own calls, moved: it keeps its touches
+  };
+  explicit CallEdits(std::size_t calls) : dropped(calls, false) {}
+
+  std::vector<bool> dropped;
+  std::map<std::size_t, std::vector<Written>> before, after;
+
+  RecordedRank applyTo(const RecordedRank& rank) const;
 };
 
 // A call written at `anchor`'s host time (its end when `after_anchor`, else its start), on its

@@ -49,6 +49,8 @@ struct RecordedGroup {
 // Whether call `c` reads or writes any byte of [lo, hi) (a call whose pointers are not known
 // is taken to touch everything).
 bool touches(const Call& c, std::uint64_t lo, std::uint64_t hi);
+// Whether call `c` touches either buffer of collective `a` (its input or its result).
+bool touchesBuffersOf(const Call& c, const CollectiveArgs& a);
 
 // The last call before collective `call` of `rank` that touched its buffers (its producer), or
 // `call` itself when none did.

@@ -61,6 +61,8 @@ struct ShardedOptimizerRun {
   }
   // The setting on: the collectives ran while the compute stream went on.
   bool overlapped(ShardedOverlap which) const { return placement(which) == Placement::Overlapped; }
+  // The setting's value as the run was recorded: "on" or "off".
+  const char* recordedValue(ShardedOverlap which) const { return overlapped(which) ? "on" : "off"; }
 };
 
 // The run's sharded optimizer in the first modelled step of rank 0: its gradient reduce-scatters,
