@@ -24,7 +24,13 @@ text = open(sys.argv[1]).read()
 doc = json.loads(text[text.index("{"):])
 ddp = doc["framework"]["ddp"]
 assert ddp["found"] and ddp["buckets"] == 4, ddp
-(setting,) = [r for r in doc["recommendations"] if r["setting"] == "bucket_cap_mb"]
+recommended = [r for r in doc["recommendations"] if r["setting"] == "bucket_cap_mb"]
+# What the tuner saw, when it recommends no cap: enough to tell a slow recorded step from a
+# failed prediction.
+assert len(recommended) == 1, json.dumps({k: doc.get(k) for k in (
+    "measured_iteration_ms", "replay_iteration_ms", "replay_per_iteration", "recommendations", "recommendations_note")}
+    | {"bucket_caps": ddp["bucket_caps"]}, indent=1)
+(setting,) = recommended
 assert setting["gain"] >= 0.02 and setting["how_to_apply"].endswith("bucket_cap_mb=%s)" % setting["value"]), setting
 # The recorded cap itself replays the recorded run, in both models.
 (same,) = [c for c in ddp["bucket_caps"] if c["value"] == "200"]
