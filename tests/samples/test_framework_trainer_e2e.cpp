@@ -46,7 +46,7 @@ constexpr std::size_t kDefaultCap = std::size_t{25} << 20;
 
 // What every rank says one iteration issued, against the formulas of op_counts.hpp.
 void expectIterationCounts(const TrainerRun& run, SyncMode mode, std::size_t bucket_bytes) {
-  const OpCounts expected = iterationOpCounts(*findModelPreset("tiny"), mode, bucket_bytes, 4);
+  const OpCounts expected = iterationOpCounts(*findModelPreset("tiny"), mode, {bucket_bytes}, 4);
   int seen = 0;
   for (const Fields& c : run.counts) {
     if (c.at("scope") != "iteration") continue;
@@ -87,7 +87,7 @@ TEST(FrameworkTrainerOnSimgpu, NaiveOnFourRanksVerifiesEveryIteration) {
 TEST(FrameworkTrainerOnSimgpu, DdpBucketsGiveBitIdenticalGradients) {
   // 0.5 MiB buckets of the 1.9 MB of tiny's gradients: DDP's buckets as assignBuckets makes them.
   const ParamLayout layout(*findModelPreset("tiny"));
-  const std::size_t buckets = modelBuckets(layout, kHalfMiB).size();
+  const std::size_t buckets = modelBuckets(layout, {kHalfMiB}).size();
   ASSERT_GT(buckets, 1u);
 
   const TrainerRun ddp = runMpi(4, tiny({"--mode", "ddp", "--bucket-mb", "0.5"}));
@@ -99,7 +99,7 @@ TEST(FrameworkTrainerOnSimgpu, DdpBucketsGiveBitIdenticalGradients) {
 
   // DDP's default caps: the first bucket closes at 1 MiB, the rest fits in one 25 MiB bucket;
   // the same gradients again.
-  ASSERT_EQ(modelBuckets(layout, kDefaultCap).size(), 2u);
+  ASSERT_EQ(modelBuckets(layout, {kDefaultCap}).size(), 2u);
   const TrainerRun default_caps = runMpi(4, tiny({"--mode", "ddp"}));
   expectVerified(default_caps, 4, kTotalIterations);
   EXPECT_EQ(default_caps.config.at("buckets"), "2");
@@ -113,7 +113,7 @@ TEST(FrameworkTrainerOnSimgpu, DdpBucketsGiveBitIdenticalGradients) {
 // backward, the all-gathers overlapping forward, or both.
 TEST(FrameworkTrainerOnSimgpu, Zero1StepsShardsAndEveryRankHoldsTheSameParameters) {
   const ParamLayout layout(*findModelPreset("tiny"));
-  const std::size_t buckets = modelBuckets(layout, kHalfMiB).size();
+  const std::size_t buckets = modelBuckets(layout, {kHalfMiB}).size();
   ASSERT_GT(buckets, 1u);
   const TrainerRun small = runMpi(4, tiny({"--mode", "zero1", "--bucket-mb", "0.5"}));
   expectVerified(small, 4, kTotalIterations);

@@ -159,6 +159,22 @@ ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model) {
   return out;
 }
 
+OptimizerCollectives optimizerCollectives(const RecordedRank& rank, std::int64_t step, std::uint64_t comm) {
+  OptimizerCollectives out;
+  for (std::size_t i = 0; i < rank.calls.size(); ++i) {
+    const RecordedCall& rc = rank.calls[i];
+    if (rc.iteration != step || rc.call.kind != CallKind::Collective) continue;
+    if (rc.call.collective.comm != comm) continue;  // rank 0's communicator index may be another's
+    if (rc.call.collective.type == trace::CollType::ReduceScatter) {
+      out.reduces.push_back(i);
+      out.gathers.clear();  // the step's all-gathers come after its last reduce-scatter
+    } else if (rc.call.collective.type == trace::CollType::AllGather) {
+      out.gathers.push_back(i);
+    }
+  }
+  return out;
+}
+
 ScheduleRules shardedOverlapRules(const std::vector<RecordedGroup>& groups, const ShardedOptimizerRun& optimizer,
                                   bool grad_reduce, bool param_gather) {
   Knobs program_order;

@@ -103,18 +103,7 @@ trace::Result<RecordedRun> overlapWaitedCollectives(const WhatIfModel& model, co
   for (const RecordedRank& rank : run.ranks) {
     RankEdits moves{rank, CallEdits(rank.calls.size()), next_event};
     for (std::int64_t n = model.firstIteration(); n <= model.lastIteration(); ++n) {
-      std::vector<std::size_t> reduces, gathers;
-      for (std::size_t i = 0; i < rank.calls.size(); ++i) {
-        const RecordedCall& rc = rank.calls[i];
-        if (rc.iteration != n || rc.call.kind != CallKind::Collective) continue;
-        if (rc.call.collective.comm != optimizer.comm) continue;  // rank 0's index may be another's
-        if (rc.call.collective.type == trace::CollType::ReduceScatter) {
-          reduces.push_back(i);
-          gathers.clear();  // the step's all-gathers come after its last reduce-scatter
-        } else if (rc.call.collective.type == trace::CollType::AllGather) {
-          gathers.push_back(i);
-        }
-      }
+      const auto [reduces, gathers] = optimizerCollectives(rank, n, optimizer.comm);
       // Each collective's synchronous block, or the sentence why one is not.
       const auto blocksOf = [&](const std::vector<std::size_t>& calls,
                                 const char* what) -> trace::Result<std::vector<WaitedBlock>> {

@@ -16,6 +16,7 @@
 #include "syncopate/tuner/free_memory.hpp"
 #include "syncopate/tuner/op_pointers.hpp"
 #include "syncopate/tuner/rank_subset.hpp"
+#include "syncopate/tuner/sharded_buckets.hpp"
 #include "syncopate/tuner/sharded_waits.hpp"
 
 namespace syncopate::tuner {
@@ -145,23 +146,23 @@ std::optional<SettingPrediction> bestSetting(const std::vector<SettingPrediction
   return *best;
 }
 
-// Each DDP bucket cap's run, as `rewrite(cap_bytes)` models it, replayed side by side; a cap
-// whose model cannot be built, replayed or held in memory stays unpredicted.
+// Each of `count` values of a bucket setting, its run as `rewrite(k)` models it, replayed side by
+// side; a value whose model cannot be built, replayed or held in memory stays unpredicted.
 template <class Rewrite>
-std::vector<std::optional<Prediction>> predictEachCap(const std::vector<std::uint64_t>& caps_mb, const char* what,
-                                                      const TuneProgress& progress, Rewrite&& rewrite) {
-  std::vector<std::optional<Prediction>> predicted(caps_mb.size());
+std::vector<std::optional<Prediction>> predictEachValue(std::size_t count, const char* what, const TuneProgress& progress,
+                                                        Rewrite&& rewrite) {
+  std::vector<std::optional<Prediction>> predicted(count);
   std::mutex progress_lock;
   std::size_t done = 0;
-  analyzer::parallelFor(caps_mb.size(), [&](std::size_t k) {
+  analyzer::parallelFor(count, [&](std::size_t k) {
     try {
-      auto rebucketed = rewrite(caps_mb[k] << 20);
+      auto rebucketed = rewrite(k);
       if (rebucketed.ok()) predicted[k] = rebucketed->predict(nullptr);
     } catch (const std::exception&) {
-      // Out of memory for one cap: it goes unpredicted, the others stand.
+      // Out of memory for one value: it goes unpredicted, the others stand.
     }
     const std::lock_guard<std::mutex> hold(progress_lock);
-    if (progress) progress(what, ++done, caps_mb.size());
+    if (progress) progress(what, ++done, count);
   });
   return predicted;
 }
@@ -192,8 +193,9 @@ void predictDdpBucketCaps(TuneReport& r, const WhatIfModel& model, double min_ga
     caps_mb.push_back(mb);
   }
   const std::vector<std::optional<Prediction>> predicted =
-      predictEachCap(caps_mb, "predicting DDP bucket caps", progress,
-                     [&](std::uint64_t cap_bytes) { return model.withCalls(rebucketDdp(model.calls(), r.ddp, cap_bytes)); });
+      predictEachValue(caps_mb.size(), "predicting DDP bucket caps", progress, [&](std::size_t k) {
+        return model.withCalls(rebucketDdp(model.calls(), r.ddp, caps_mb[k] << 20));
+      });
   for (std::size_t k = 0; k < caps_mb.size(); ++k) {
     if (!predicted[k] || !predicted[k]->ok) continue;
     r.ddp_bucket_caps.push_back(bucketCapSetting(caps_mb[k], seen[k].empty() ? 0 : seen[k].back() + 1,
@@ -221,8 +223,8 @@ void predictDdpCapsBySize(TuneReport& r, const WhatIfModel& model, DdpBucketsByS
   }
   const std::vector<CommFit> fits = ddpBucketFits(model, b);
   const std::vector<std::optional<Prediction>> predicted =
-      predictEachCap(caps_mb, "predicting DDP bucket caps from the buckets", progress, [&](std::uint64_t cap_bytes) {
-        return model.withCalls(rebucketDdpBySize(model.calls(), b, cap_bytes), fits);
+      predictEachValue(caps_mb.size(), "predicting DDP bucket caps from the buckets", progress, [&](std::size_t k) {
+        return model.withCalls(rebucketDdpBySize(model.calls(), b, caps_mb[k] << 20), fits);
       });
   if (!predicted[0] || !predicted[0]->ok) {
     r.ddp_by_size.why_not = "the recorded buckets, rewritten, could not be replayed: " +
@@ -356,6 +358,62 @@ void predictShardedOverlap(TuneReport& r, const WhatIfModel& model, double min_g
   }
 }
 
+// A sharded optimizer's bucket size (sharded_buckets.hpp), in elements: each size of a grid that
+// buckets the tensors otherwise than a smaller one, its step the replay moved by what the size
+// changes against the recorded buckets rewritten the same way (so that what the rewriting itself
+// changes, the fitted collective times, cancels out); the best recommended when it gains enough.
+void predictShardedBucketSizes(TuneReport& r, const WhatIfModel& model, double min_gain, const TuneProgress& progress) {
+  const ShardedLayout layout = findShardedLayout(model, r.sharded);
+  if (!layout.found) {
+    r.sharded_buckets_why_not = layout.why_not;
+    return;
+  }
+  const std::vector<std::uint64_t> gradients = layout.tensorBytes(false), parameters = layout.tensorBytes(true);
+  std::vector<std::uint64_t> sizes{0};  // 0: the recorded buckets
+  std::vector<std::pair<std::vector<std::size_t>, std::vector<std::size_t>>> cuts{
+      {layout.recordedBucketOf(false), layout.recordedBucketOf(true)}};
+  for (const std::uint64_t millions : {1, 2, 5, 10, 20, 40, 80, 160, 320}) {
+    const std::uint64_t elements = millions * 1'000'000;
+    auto cut = std::pair{shardedBucketOf(gradients, layout.element_bytes, elements),
+                         shardedBucketOf(parameters, layout.element_bytes, elements)};
+    if (std::find(cuts.begin() + 1, cuts.end(), cut) != cuts.end()) continue;
+    cuts.push_back(std::move(cut));
+    sizes.push_back(elements);
+  }
+  std::vector<std::string> failures(sizes.size());
+  const std::vector<std::optional<Prediction>> predicted =
+      predictEachValue(sizes.size(), "predicting the sharded optimizer's bucket sizes", progress, [&](std::size_t k) {
+        auto calls = rebucketSharded(model, r.sharded, layout, cuts[k].first, cuts[k].second);
+        if (!calls.ok()) {
+          failures[k] = calls.message();
+          return trace::Result<WhatIfModel>(calls.status());
+        }
+        return model.withCalls(std::move(calls).value());
+      });
+  if (!predicted[0] || !predicted[0]->ok) {
+    r.sharded_buckets_why_not =
+        !failures[0].empty() ? failures[0]
+                             : "the recorded buckets, rewritten, could not be replayed: " +
+                                   (predicted[0] ? predicted[0]->error : std::string("out of memory"));
+    return;
+  }
+  r.sharded_buckets_baseline_ms = ms(predicted[0]->iteration_ns);
+  for (std::size_t k = 1; k < sizes.size(); ++k) {
+    if (!predicted[k] || !predicted[k]->ok) continue;
+    SettingPrediction s;
+    s.setting = kShardedBucketSize;
+    s.value = fmt::format("{}", sizes[k]);
+    s.how_to_apply = shardedBucketSizeHowTo(sizes[k], {});
+    s.buckets = cuts[k].first.empty() ? 0 : cuts[k].first.back() + 1;
+    s.predicted_iteration_ms = r.replay_ms + ms(predicted[k]->iteration_ns) - r.sharded_buckets_baseline_ms;
+    s.gain = r.replay_ms > 0 ? 1.0 - s.predicted_iteration_ms / r.replay_ms : 0;
+    r.sharded_bucket_sizes.push_back(std::move(s));
+  }
+  if (std::optional<SettingPrediction> best = bestSetting(r.sharded_bucket_sizes, min_gain)) {
+    r.sharded_recommended.push_back(*best);
+  }
+}
+
 std::string channelsWhy(const TuneReport& r) {
   return fmt::format(" NCCL channels: {} (recorded on {}), so that collectives take fewer SMs from the compute they "
                      "overlap while one channel's {} keeps them as fast; applied through NCCL's tuner plugin.",
@@ -399,12 +457,17 @@ void nameShardedSettings(TuneReport& r) {
   if (framework == r.frameworks.end()) return;
   // Only the values the run did not have: the recorded one says so.
   const auto rename = [&](SettingPrediction& s) {
+    if (s.setting == kShardedBucketSize) {
+      s.how_to_apply = shardedBucketSizeHowTo(std::stoull(s.value), framework->name);
+      return;
+    }
     const ShardedOverlap which =
         s.setting == settingName(ShardedOverlap::GradReduce) ? ShardedOverlap::GradReduce : ShardedOverlap::ParamGather;
     if (s.value != r.sharded.recordedValue(which)) s.how_to_apply = shardedOverlapHowTo(which, framework->name);
   };
   for (SettingPrediction& s : r.overlap_grad_reduce) rename(s);
   for (SettingPrediction& s : r.overlap_param_gather) rename(s);
+  for (SettingPrediction& s : r.sharded_bucket_sizes) rename(s);
   for (SettingPrediction& s : r.sharded_recommended) rename(s);
   if (framework->name == "DeepSpeed") {
     std::erase_if(r.sharded_recommended,
@@ -472,6 +535,7 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
   if (model.calls().buffersKnown()) {
     predictNcclMaxCtas(r, model, options.search.min_gain);
     predictShardedOverlap(r, model, options.search.min_gain);
+    if (r.sharded.found) predictShardedBucketSizes(r, model, options.search.min_gain, progress);
   } else {
     r.sharded.why_not = "which kernels write the gradients a reduce-scatter reduces is known only for runs recorded "
                         "with `syncopate record`; an imported trace carries no buffer addresses";
@@ -805,6 +869,13 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
     sharded["all_gathers_issued"] = toString(r.sharded.gather_placement);
     sharded["overlap_grad_reduce"] = reduce;
     sharded["overlap_param_gather"] = gather;
+    if (r.sharded_buckets_why_not.empty()) {
+      json sizes = json::array();
+      for (const SettingPrediction& s : r.sharded_bucket_sizes) sizes.push_back(settingJson(s));
+      sharded["bucket_size"] = {{"recorded_buckets_rewritten_ms", r.sharded_buckets_baseline_ms}, {"values", sizes}};
+    } else {
+      sharded["bucket_size"] = {{"why_not", r.sharded_buckets_why_not}};
+    }
     if (!r.sharded_not_predicted.empty()) sharded["not_predicted"] = r.sharded_not_predicted;
     if (r.sharded_both_on_ms > 0) {
       sharded["both_on"] = {{"predicted_iteration_ms", r.sharded_both_on_ms},
@@ -926,6 +997,11 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
                        percent(r.replay_ms > 0 ? 1.0 - r.sharded_both_on_ms / r.replay_ms : 0.0));
     }
     for (const std::string& why : r.sharded_not_predicted) t += fmt::format("  not predicted: {}\n", why);
+    if (!r.sharded_buckets_why_not.empty()) t += fmt::format("  bucket size not predicted: {}\n", r.sharded_buckets_why_not);
+    for (const SettingPrediction& s : r.sharded_bucket_sizes) {
+      t += fmt::format("  {:<25} {:3} buckets  {:9.3f} ms  {:>7}{}\n", s.setting + "=" + s.value, s.buckets,
+                       s.predicted_iteration_ms, percent(s.gain), recommended(s) ? "   <- recommended" : "");
+    }
     for (const SettingPrediction& s : r.sharded_recommended) t += fmt::format("Set {}: {}\n", s.setting, s.how_to_apply);
     t += "\n";
   }

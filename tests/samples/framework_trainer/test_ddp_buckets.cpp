@@ -22,6 +22,16 @@ TEST(DdpBuckets, ReverseOrderFirstBucketSmallThenTheCap) {
   EXPECT_EQ(buckets[2].numel, (2 * kMebibyte + 3 * kMebibyte / 4 + kMebibyte / 2) / 4);
 }
 
+TEST(DdpBuckets, ByElementsAsMegatronNoSmallerFirstBucket) {
+  // Parameters of 100, 300, 50, 400 and 200 elements, registered in this order; buckets of 500.
+  const std::vector<Bucket> buckets = assignBucketsByElements({100, 300, 50, 400, 200}, 500);
+  ASSERT_EQ(buckets.size(), 2u);
+  EXPECT_EQ(buckets[0].params, (std::vector<int>{4, 3}));  // 600: closed at 500 or more
+  EXPECT_EQ(buckets[0].offsets, (std::vector<std::size_t>{0, 200}));
+  EXPECT_EQ(buckets[1].params, (std::vector<int>{2, 1, 0}));  // what is left
+  EXPECT_EQ(buckets[1].numel, 450u);
+}
+
 TEST(DdpBuckets, Gpt2SmallSizedAt25MiB) {
   const ParamLayout layout(*findModelPreset("gpt2-small-8k"));
   std::vector<std::size_t> bytes;

@@ -52,6 +52,10 @@ TEST(FrameworkOptions, ConfigOverridesAndMode) {
   EXPECT_TRUE(overlapped.options->overlap_grad_reduce);
   EXPECT_TRUE(overlapped.options->overlap_param_gather);
   EXPECT_FALSE(overlapped.options->process_group_stream);
+  const ParseOutcome sized = parse({"--mode", "zero1", "--bucket-size", "40000000"});
+  ASSERT_TRUE(sized.options) << sized.err;
+  EXPECT_EQ(sized.options->bucket_size, 40000000u);
+  EXPECT_EQ(zero1.options->bucket_size, 0u);
   const ParseOutcome group = parse({"--mode", "zero1", "--process-group-stream"});
   ASSERT_TRUE(group.options) << group.err;
   EXPECT_TRUE(group.options->process_group_stream);
@@ -73,6 +77,9 @@ TEST(FrameworkOptions, ErrorsExitTwoWithASentence) {
   expectError({"--mode", "fsdp", "--bucket-mb", "1"},
               "--bucket-mb does not apply to --mode fsdp: its units are the model's blocks");
   expectError({"--mode", "ddp", "--overlap-grad-reduce"}, "--overlap-grad-reduce applies to --mode zero1 only");
+  expectError({"--mode", "ddp", "--bucket-size", "1000"}, "--bucket-size applies to --mode zero1 only (ddp takes --bucket-mb)");
+  expectError({"--mode", "zero1", "--bucket-size", "1000", "--bucket-mb", "5"},
+              "--bucket-size and --bucket-mb both set the buckets: give one");
   expectError({"--mode", "fsdp", "--overlap-param-gather"}, "--overlap-param-gather applies to --mode zero1 only");
   expectError({"--mode", "ddp", "--process-group-stream"}, "--process-group-stream applies to --mode zero1 only");
   expectError({"--config", "gpt-5"}, "unknown --config 'gpt-5'; known: gpt2-small, gpt2-small-8k, tiny");
@@ -99,21 +106,21 @@ TEST(FrameworkOpCounts, WhatAnIterationIssues) {
   EXPECT_EQ(multiTensorLaunches(layout, 2), 7);  // 1966 chunks of 320 blocks at the most
   EXPECT_EQ(multiTensorLaunches(layout, 1), 7);
   constexpr std::size_t kCap = std::size_t{25} << 20;
-  EXPECT_EQ(iterationOpCounts(c, SyncMode::Naive, kCap, 4), (OpCounts{164 + 293 + 7 + 7, 3, 0, 196}));
-  ASSERT_EQ(modelBuckets(layout, kCap).size(), 17u);
-  EXPECT_EQ(iterationOpCounts(c, SyncMode::Ddp, kCap, 4), (OpCounts{164 + 293 + 7 + 7, 3 + 2 * 196, 0, 17}));
+  EXPECT_EQ(iterationOpCounts(c, SyncMode::Naive, {kCap}, 4), (OpCounts{164 + 293 + 7 + 7, 3, 0, 196}));
+  ASSERT_EQ(modelBuckets(layout, {kCap}).size(), 17u);
+  EXPECT_EQ(iterationOpCounts(c, SyncMode::Ddp, {kCap}, 4), (OpCounts{164 + 293 + 7 + 7, 3 + 2 * 196, 0, 17}));
   // zero1 on 4 ranks: the step covers a quarter of every bucket, the 17 shards in 2 launches of
   // at most 320 blocks; a reduce-scatter and an all-gather per bucket; no copies, the tensors
   // being views into the buckets.
-  EXPECT_EQ(iterationOpCounts(c, SyncMode::Zero1, kCap, 4), (OpCounts{164 + 293 + 2 + 7, 3, 0, 34}));
+  EXPECT_EQ(iterationOpCounts(c, SyncMode::Zero1, {kCap}, 4), (OpCounts{164 + 293 + 2 + 7, 3, 0, 34}));
   // fsdp on 4 ranks: 17 units (the root and 16 blocks), none padded; the step over their shards
   // in 2 launches; each unit gathered for forward and backward (the root once), its gradients
   // reduce-scattered, and gathered for the check: 33 + 17 + 17 collectives, whatever the cap.
   ASSERT_EQ(fsdpUnits(c, 4).size(), 17u);
-  EXPECT_EQ(iterationOpCounts(c, SyncMode::Fsdp, kCap, 4), (OpCounts{164 + 293 + 2 + 7, 3, 0, 67}));
-  EXPECT_EQ(iterationOpCounts(c, SyncMode::Fsdp, kCap / 25, 4), iterationOpCounts(c, SyncMode::Fsdp, kCap, 4));
+  EXPECT_EQ(iterationOpCounts(c, SyncMode::Fsdp, {kCap}, 4), (OpCounts{164 + 293 + 2 + 7, 3, 0, 67}));
+  EXPECT_EQ(iterationOpCounts(c, SyncMode::Fsdp, {kCap / 25}, 4), iterationOpCounts(c, SyncMode::Fsdp, {kCap}, 4));
   // On 5 ranks every unit's flat gradients have padding, zeroed before the reduce-scatter.
-  EXPECT_EQ(iterationOpCounts(c, SyncMode::Fsdp, kCap, 5).memsets, 17);
+  EXPECT_EQ(iterationOpCounts(c, SyncMode::Fsdp, {kCap}, 5).memsets, 17);
 }
 
 TEST(FrameworkReport, LinesOthersParse) {
@@ -127,7 +134,7 @@ TEST(FrameworkReport, LinesOthersParse) {
   run.iterations = {{0, true, 90.0, 1}, {1, false, 60.0, 2}, {2, false, 62.0, 3}};
   EXPECT_EQ(configLine(run),
             "config name=tiny layers=2 hidden=128 heads=4 vocab=512 seq_len=128 micro_batch=2 params=478720 "
-            "param_tensors=28 mode=naive bucket_mb=25 overlap_grad_reduce=0 overlap_param_gather=0 process_group_stream=0 "
+            "param_tensors=28 mode=naive bucket_mb=25 bucket_size=0 overlap_grad_reduce=0 overlap_param_gather=0 process_group_stream=0 "
             "buckets=0 ranks=4 bootstrap=mpi lr=0.1 seed=1234 iterations=2 warmup=1");
   EXPECT_EQ(iterationLine(run.iterations[1]), "iter=1 phase=measured time_ms=60.000");
   EXPECT_EQ(countsLine(3, "iteration", OpCounts{10, 3, 1, 28}),

@@ -23,7 +23,18 @@ inline constexpr std::size_t kFirstBucketBytes = std::size_t{1} << 20;
 // `param_bytes` in registration order. Every parameter is in exactly one bucket.
 std::vector<Bucket> assignBuckets(const std::vector<std::size_t>& param_bytes, std::size_t bucket_cap_bytes);
 
+// As Megatron-LM's distributed optimizer assigns them (--ddp-bucket-size): the parameters in the
+// reverse of their registration order, a bucket closed once it holds at least `elements`
+// elements, the first bucket as large as the others.
+std::vector<Bucket> assignBucketsByElements(const std::vector<std::size_t>& param_numels, std::size_t elements);
+
+// How a run cuts its buckets: DDP's cap in bytes, or Megatron-LM's size in elements when set.
+struct BucketSizing {
+  std::size_t cap_bytes = 0;
+  std::size_t elements = 0;
+};
+
 // The buckets of the model's parameters (the ddp and zero1 modes').
-std::vector<Bucket> modelBuckets(const ParamLayout& layout, std::size_t bucket_cap_bytes);
+std::vector<Bucket> modelBuckets(const ParamLayout& layout, const BucketSizing& sizing);
 
 }  // namespace framework_trainer

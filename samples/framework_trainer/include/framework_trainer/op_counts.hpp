@@ -27,10 +27,9 @@ struct OpCounts {
 int forwardKernels(int layers);
 int backwardKernels(int layers);
 // Every kernel, copy and collective of one iteration on one of `world_size` ranks: forward,
-// backward, the synchronisation of the mode (with buckets of `bucket_bytes` in ddp and zero1
-// modes; fsdp's units are the blocks, whatever the cap), the optimizer's and the check's
-// multi-tensor launches.
-OpCounts iterationOpCounts(const ModelConfig& config, SyncMode mode, std::size_t bucket_bytes, int world_size);
+// backward, the synchronisation of the mode (with `buckets` in ddp and zero1 modes; fsdp's units
+// are the blocks, whatever the buckets), the optimizer's and the check's multi-tensor launches.
+OpCounts iterationOpCounts(const ModelConfig& config, SyncMode mode, const BucketSizing& buckets, int world_size);
 
 // Multi-tensor apply launches over every parameter tensor with that many lists.
 int multiTensorLaunches(const ParamLayout& layout, int depth);

@@ -1,6 +1,7 @@
 // framework_trainer's command line.
 #pragma once
 
+#include "framework_trainer/ddp_buckets.hpp"
 #include "framework_trainer/model_config.hpp"
 #include "sample_common/launch_env.hpp"
 #include "sample_common/parse_outcome.hpp"
@@ -33,6 +34,9 @@ struct Options {
   ModelConfig config;
   SyncMode mode = SyncMode::Naive;
   double bucket_mb = 25.0;  // ddp: DDP's bucket_cap_mb; zero1: the same buckets; fsdp: none
+  // zero1: buckets as Megatron-LM's --ddp-bucket-size makes them, each closed once it holds this
+  // many elements (no smaller first bucket); 0: bucket_mb's.
+  std::size_t bucket_size = 0;
   // zero1: each gradient bucket's reduce-scatter issued on its own stream as soon as backward has
   // written the bucket (Megatron-LM's --overlap-grad-reduce, DeepSpeed's overlap_comm), rather than
   // all of them on the compute stream after backward.
@@ -57,6 +61,7 @@ struct Options {
   double watchdog_s = 600.0;
 
   std::size_t bucketBytes() const { return static_cast<std::size_t>(bucket_mb * 1024.0 * 1024.0); }
+  BucketSizing bucketSizing() const { return {bucketBytes(), bucket_size}; }
   std::size_t segmentBytes() const { return static_cast<std::size_t>(segment_mb * 1024.0 * 1024.0); }
   int totalIterations() const { return warmup + iterations; }
 };

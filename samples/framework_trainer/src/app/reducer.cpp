@@ -6,7 +6,7 @@ namespace framework_trainer {
 
 Reducer::Reducer(const StepContext& ctx, ncclComm_t comm, cudaStream_t nccl_stream)
     : ctx_(ctx), comm_(comm), nccl_stream_(nccl_stream), slots_(static_cast<std::size_t>(ctx.layout.size())) {
-  std::vector<Bucket> assignment = modelBuckets(ctx.layout, ctx.options.bucketBytes());
+  std::vector<Bucket> assignment = modelBuckets(ctx.layout, {ctx.options.bucketBytes()});
   buckets_.reserve(assignment.size());
   for (std::size_t b = 0; b < assignment.size(); ++b) {
     BucketState& state = buckets_.emplace_back();

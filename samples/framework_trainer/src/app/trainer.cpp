@@ -39,7 +39,7 @@ ModelTensors modelTensors(const Options& options, const ParamLayout& layout, int
                           DeviceAllocator& allocator, cudaStream_t stream, Issuer& issue) {
   if (options.mode == SyncMode::Fsdp) return ModelTensors::unbound(layout);
   if (options.mode != SyncMode::Zero1) return ModelTensors::separate(allocator, layout, stream);
-  std::vector<ShardedBucket> buckets = shardBuckets(modelBuckets(layout, options.bucketBytes()), world_size);
+  std::vector<ShardedBucket> buckets = shardBuckets(modelBuckets(layout, options.bucketSizing()), world_size);
   return ModelTensors::inBuckets(allocator, layout, std::move(buckets), stream, issue);
 }
 

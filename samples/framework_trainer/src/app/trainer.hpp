@@ -47,7 +47,7 @@ class Trainer {
 
   OpCounts setupCounts() const { return setup_counts_; }
   OpCounts iterationCounts() const {
-    return iterationOpCounts(options_.config, options_.mode, options_.bucketBytes(), membership_.world_size);
+    return iterationOpCounts(options_.config, options_.mode, options_.bucketSizing(), membership_.world_size);
   }
   OpCounts finishCounts() const { return finish_counts_; }
   CachingAllocator::Stats memory() const { return allocator_.stats(); }

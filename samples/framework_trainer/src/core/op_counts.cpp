@@ -26,7 +26,7 @@ int multiTensorLaunches(const ParamLayout& layout, int depth) {
   return static_cast<int>(planTensorLists(numels, depth).size());
 }
 
-OpCounts iterationOpCounts(const ModelConfig& config, SyncMode mode, std::size_t bucket_bytes, int world_size) {
+OpCounts iterationOpCounts(const ModelConfig& config, SyncMode mode, const BucketSizing& buckets, int world_size) {
   const ParamLayout layout(config);
   OpCounts c;
   // The check hashes every parameter tensor (zero1, fsdp) or gradient tensor (the others): one
@@ -41,10 +41,10 @@ OpCounts iterationOpCounts(const ModelConfig& config, SyncMode mode, std::size_t
     case SyncMode::Ddp:
       c.kernels += multiTensorLaunches(layout, 2);
       c.memcpys += 2 * layout.size();  // each gradient into its bucket and back
-      c.collectives = static_cast<std::int64_t>(modelBuckets(layout, bucket_bytes).size());
+      c.collectives = static_cast<std::int64_t>(modelBuckets(layout, buckets).size());
       break;
     case SyncMode::Zero1: {
-      const std::vector<ShardedBucket> shards = shardBuckets(modelBuckets(layout, bucket_bytes), world_size);
+      const std::vector<ShardedBucket> shards = shardBuckets(modelBuckets(layout, buckets), world_size);
       // The step over this rank's shard of each bucket; a reduce-scatter and an all-gather per
       // bucket, in place in the buckets the tensors are views into: no copies.
       c.kernels += static_cast<std::int64_t>(planTensorLists(shardNumels(shards), 2).size());

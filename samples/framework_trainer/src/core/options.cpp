@@ -69,6 +69,11 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
                      "ddp, zero1: bucket cap in MiB (DDP's bucket_cap_mb); not for fsdp, whose units are the blocks")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  CLI::Option* bucket_size =
+      app.add_option("--bucket-size", options.bucket_size,
+                     "zero1: buckets of this many parameters (elements) or more, as Megatron-LM's --ddp-bucket-size "
+                     "makes them (no smaller first bucket), instead of --bucket-mb's")
+          ->check(CLI::PositiveNumber);
   CLI::Option* overlap =
       app.add_flag("--overlap-grad-reduce", options.overlap_grad_reduce,
                    "zero1: reduce-scatter each gradient bucket on its own stream as soon as backward has written it, "
@@ -98,6 +103,12 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
   else return command_line.failure(fmt::format("--mode must be naive, ddp, zero1 or fsdp (got '{}')", mode));
   if (options.mode == SyncMode::Fsdp && bucket_mb->count() > 0) {
     return command_line.failure("--bucket-mb does not apply to --mode fsdp: its units are the model's blocks");
+  }
+  if (options.mode != SyncMode::Zero1 && bucket_size->count() > 0) {
+    return command_line.failure("--bucket-size applies to --mode zero1 only (ddp takes --bucket-mb)");
+  }
+  if (bucket_size->count() > 0 && bucket_mb->count() > 0) {
+    return command_line.failure("--bucket-size and --bucket-mb both set the buckets: give one");
   }
   if (options.mode != SyncMode::Zero1 && overlap->count() > 0) {
     return command_line.failure("--overlap-grad-reduce applies to --mode zero1 only");

@@ -69,6 +69,13 @@ struct ShardedOptimizerRun {
 // and the all-gathers after the last of them, on its data-parallel communicator.
 ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model);
 
+// One step's collectives of the optimizer on one rank (indices into its calls, in order): the
+// reduce-scatters on communicator `comm`, and the all-gathers on it after the last of them.
+struct OptimizerCollectives {
+  std::vector<std::size_t> reduces, gathers;
+};
+OptimizerCollectives optimizerCollectives(const RecordedRank& rank, std::int64_t step, std::uint64_t comm);
+
 // The schedule the settings make of the run (above): the optimizer's reduce-scatter groups
 // moved when `grad_reduce`, its all-gather groups when `param_gather`.
 ScheduleRules shardedOverlapRules(const std::vector<RecordedGroup>& groups, const ShardedOptimizerRun& optimizer,

@@ -115,6 +115,12 @@ struct TuneReport {
   std::vector<SettingPrediction> sharded_recommended;
   double sharded_both_on_ms = 0;
   std::vector<std::string> sharded_not_predicted;  // a setting left unpredicted, and why
+  // Its bucket size (sharded_buckets.hpp), each size that buckets it otherwise than a smaller one;
+  // the recorded buckets rewritten as the sizes are (what the sizes' steps are measured against);
+  // why none is predicted, when none is.
+  std::vector<SettingPrediction> sharded_bucket_sizes;
+  double sharded_buckets_baseline_ms = 0;
+  std::string sharded_buckets_why_not;
   std::optional<Plan> plan;        // the recommended plan, if any
   // Why `recommendations` is empty (the search's note, also what the GUI shows): what `--json`
   // says under `recommendations_note`.

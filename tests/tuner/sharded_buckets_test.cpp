@@ -1,0 +1,152 @@
+// A sharded optimizer's bucket size (sharded_buckets.hpp): its layout read from the synthetic
+// trainer's ZeRO-1 run, and other sizes predicted against steps worked out by hand. The
+// all-gathers overlapping forward are checked on framework_trainer's runs
+// (tuner_sharded_bucket_size): the synthetic trainer gathers in line.
+#include <gtest/gtest.h>
+
+#include "synthetic_trainer.hpp"
+#include "syncopate/analyzer/analysis.hpp"
+#include "syncopate/tuner/sharded_buckets.hpp"
+#include "syncopate/tuner/tune.hpp"
+
+namespace syncopate::tuner {
+namespace {
+
+using testing::SyntheticTrainer;
+
+struct BucketsModelled {
+  analyzer::Analysis analysis;
+  WhatIfModel model;
+};
+
+BucketsModelled bucketsModelOf(const SyntheticTrainer& t) {
+  testing::SyntheticRun run = testing::makeRun(t);
+  auto analysis = analyzer::analyze(run.model);
+  EXPECT_TRUE(analysis.ok());
+  ModelOptions options;
+  options.compute_slowdown = 0;
+  options.communication_slowdown = 0;
+  auto model = WhatIfModel::build(run.model, *analysis, run.pointers, options);
+  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.message());
+  return {std::move(analysis).value(), std::move(model).value()};
+}
+
+// 4 ranks, 4 layers of 1 Mi elements (4 MiB) a bucket each: forward 100 us a layer, backward
+// 200, the shard's update 20, each layer's reduce-scatter and all-gather 45 us, all of it bytes
+// (no latency: a collective's time is proportional to its size).
+SyntheticTrainer bucketsTrainer(SyntheticTrainer::Mode mode) {
+  SyntheticTrainer t;
+  t.mode = mode;
+  t.forward_ns = 100'000;
+  t.backward_ns = 200'000;
+  t.update_ns = 20'000;
+  t.layer_floats = 1 << 20;
+  t.latency_ns = 0;
+  t.ns_per_byte = 45'000.0 / (0.75 * 4.0 * (1 << 20));
+  return t;
+}
+
+TEST(ShardedBuckets, ABucketClosesOnceItHoldsTheSize) {
+  // Tensors of 100, 300, 50, 400 and 200 floats; buckets of 500: 850 once the fourth is in.
+  EXPECT_EQ(shardedBucketOf({400, 1200, 200, 1600, 800}, 4, 500), (std::vector<std::size_t>{0, 0, 0, 0, 1}));
+  // Of 100: the 50 is short of it, so the 400 joins it.
+  EXPECT_EQ(shardedBucketOf({400, 1200, 200, 1600, 800}, 4, 100), (std::vector<std::size_t>{0, 1, 2, 2, 3}));
+  EXPECT_EQ(shardedBucketOf({400, 1200}, 4, 1'000'000), (std::vector<std::size_t>{0, 0}));
+}
+
+TEST(ShardedBuckets, TheLayoutIsWhereKernelsPointInTheBuckets) {
+  const SyntheticTrainer t = bucketsTrainer(SyntheticTrainer::Mode::Zero1Overlapped);
+  const BucketsModelled m = bucketsModelOf(t);
+  const ShardedOptimizerRun run = findShardedOptimizer(m.model);
+  ASSERT_TRUE(run.found) << run.why_not;
+  const ShardedLayout layout = findShardedLayout(m.model, run);
+  ASSERT_TRUE(layout.found) << layout.why_not;
+  EXPECT_EQ(layout.element_bytes, 4u);
+  ASSERT_EQ(layout.gradients.size(), 4u);  // every rank
+  // Backward fills the last layer's bucket first, and each bucket holds one layer's tensor.
+  ASSERT_EQ(layout.gradients[0].size(), 4u);
+  for (std::size_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(layout.gradients[0][k].base, testing::gradientAddress(3 - static_cast<int>(k), t));
+    EXPECT_EQ(layout.gradients[0][k].bytes, 4u << 20);
+    EXPECT_EQ(layout.gradients[0][k].tensor_offsets, (std::vector<std::uint64_t>{0}));
+    EXPECT_EQ(layout.parameters[0][k].base, testing::parameterAddress(3 - static_cast<int>(k), t));
+  }
+  EXPECT_EQ(layout.tensorBytes(false), (std::vector<std::uint64_t>(4, 4u << 20)));
+  EXPECT_EQ(layout.tensorBytes(true), (std::vector<std::uint64_t>(4, 4u << 20)));
+  EXPECT_EQ(layout.recordedBucketOf(false), (std::vector<std::size_t>{0, 1, 2, 3}));
+}
+
+TEST(ShardedBuckets, OtherSizesArePredictedAsWorkedOut) {
+  const BucketsModelled m = bucketsModelOf(bucketsTrainer(SyntheticTrainer::Mode::Zero1Overlapped));
+  // Forward 400, backward 800 (layer 3's ends at 600, ..., layer 0's at 1 200), each layer's
+  // reduce-scatter 45 after its backward, the updates 80 after layer 0's, the all-gathers in line
+  // 180: 1 200 + 45 + 80 + 180.
+  EXPECT_NEAR(m.model.measuredIterationNs(), 1'505'000, 2.0);
+  auto report = tuneModel(m.model, "synthetic", 4, TuneOptions{});
+  ASSERT_TRUE(report.ok()) << report.message();
+  ASSERT_TRUE(report->sharded_buckets_why_not.empty()) << report->sharded_buckets_why_not;
+  EXPECT_NEAR(report->sharded_buckets_baseline_ms, 1.505, 2e-6);  // the recorded buckets, rewritten
+  const std::vector<SettingPrediction>& sizes = report->sharded_bucket_sizes;
+  ASSERT_EQ(sizes.size(), 3u);
+  // 1 M elements: a layer a bucket, as recorded.
+  EXPECT_EQ(sizes[0].setting, "bucket_size");
+  EXPECT_EQ(sizes[0].value, "1000000");
+  EXPECT_EQ(sizes[0].buckets, 4u);
+  EXPECT_NEAR(sizes[0].predicted_iteration_ms, 1.505, 2e-6);
+  // 2 M: layers 3 and 2 reduced after layer 2's backward (800 to 890), layers 1 and 0 after
+  // layer 0's (1 200 to 1 290); the updates, then two all-gathers of 90: 1 290 + 80 + 180.
+  EXPECT_EQ(sizes[1].value, "2000000");
+  EXPECT_EQ(sizes[1].buckets, 2u);
+  EXPECT_NEAR(sizes[1].predicted_iteration_ms, 1.550, 2e-6);
+  // 5 M: one bucket, reduced after backward (180), the updates, one all-gather of 180 (10 M and
+  // more bucket the same way and are not repeated).
+  EXPECT_EQ(sizes[2].value, "5000000");
+  EXPECT_EQ(sizes[2].buckets, 1u);
+  EXPECT_NEAR(sizes[2].predicted_iteration_ms, 1.640, 2e-6);
+  for (const SettingPrediction& s : report->sharded_recommended) EXPECT_NE(s.setting, "bucket_size") << s.value;
+}
+
+TEST(ShardedBuckets, InLineWithoutLatencyEverySizeTakesTheSame) {
+  const BucketsModelled m = bucketsModelOf(bucketsTrainer(SyntheticTrainer::Mode::Zero1));
+  // 400 + 800 + 180 of reduce-scatters + 80 + 180 of all-gathers, whatever the buckets.
+  EXPECT_NEAR(m.model.measuredIterationNs(), 1'640'000, 2.0);
+  auto report = tuneModel(m.model, "synthetic", 4, TuneOptions{});
+  ASSERT_TRUE(report.ok()) << report.message();
+  ASSERT_EQ(report->sharded_bucket_sizes.size(), 3u) << report->sharded_buckets_why_not;
+  for (const SettingPrediction& s : report->sharded_bucket_sizes) {
+    EXPECT_NEAR(s.predicted_iteration_ms, 1.640, 2e-6) << s.value;
+  }
+}
+
+TEST(ShardedBuckets, SynchronousCollectivesAreNotRebucketed) {
+  const BucketsModelled m = bucketsModelOf(bucketsTrainer(SyntheticTrainer::Mode::Zero1Synchronous));
+  auto report = tuneModel(m.model, "synthetic", 4, TuneOptions{});
+  ASSERT_TRUE(report.ok()) << report.message();
+  EXPECT_TRUE(report->sharded_bucket_sizes.empty());
+  EXPECT_EQ(report->sharded_buckets_why_not,
+            "the optimizer's collectives are waited for at once (synchronous), so their overlap settings are "
+            "predicted first and their bucket size is not");
+}
+
+TEST(ShardedBuckets, TheSizeIsNamedInTheFrameworksWords) {
+  EXPECT_EQ(shardedBucketSizeHowTo(40'000'000, "Megatron-LM"), "--ddp-bucket-size 40000000 on Megatron-LM's command line");
+  EXPECT_EQ(shardedBucketSizeHowTo(5'000'000, "DeepSpeed"),
+            R"("reduce_bucket_size": 5000000, "allgather_bucket_size": 5000000 under "zero_optimization" in the )"
+            "DeepSpeed config");
+  const std::string either = shardedBucketSizeHowTo(5'000'000, "");
+  EXPECT_NE(either.find("Megatron-LM: --ddp-bucket-size 5000000"), std::string::npos) << either;
+  EXPECT_NE(either.find(R"("reduce_bucket_size": 5000000)"), std::string::npos) << either;
+
+  TuneReport r;
+  r.sharded.found = true;
+  SettingPrediction size{kShardedBucketSize, "5000000", shardedBucketSizeHowTo(5'000'000, ""), 17, 83.6, 0.029};
+  r.sharded_bucket_sizes = {size};
+  r.sharded_recommended = {size};
+  r.frameworks.push_back({"Megatron-LM", "ranges named like \"megatron\"", {}, {}});
+  nameShardedSettings(r);
+  EXPECT_EQ(r.sharded_bucket_sizes[0].how_to_apply, "--ddp-bucket-size 5000000 on Megatron-LM's command line");
+  EXPECT_EQ(r.sharded_recommended[0].how_to_apply, "--ddp-bucket-size 5000000 on Megatron-LM's command line");
+}
+
+}  // namespace
+}  // namespace syncopate::tuner

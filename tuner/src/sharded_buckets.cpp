@@ -1,0 +1,470 @@
+#include "syncopate/tuner/sharded_buckets.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "syncopate/tuner/calls_writer.hpp"
+#include "syncopate/tuner/search.hpp"
+
+namespace syncopate::tuner {
+namespace {
+
+constexpr std::uint64_t kBucketEventBit = 1ull << 59;  // apart from the application's and the other rewrites'
+constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+
+bool pointsIntoMemory(const Call& c) {
+  return (c.kind == CallKind::Kernel || c.kind == CallKind::Memcpy || c.kind == CallKind::Memset) && !c.unknown_pointers;
+}
+
+// One rank's tensors in layout order, across its buckets, for lookups by address.
+struct Tensors {
+  struct Tensor {
+    std::uint64_t start = 0, end = 0;
+    std::size_t bucket = 0;  // the recorded bucket, in layout order
+  };
+  std::vector<Tensor> by_layout;
+  std::vector<std::size_t> by_address;  // indices into by_layout, by start
+
+  explicit Tensors(const std::vector<FlatBucketLayout>& buckets) {
+    for (std::size_t b = 0; b < buckets.size(); ++b) {
+      const std::vector<std::uint64_t>& offsets = buckets[b].tensor_offsets;
+      for (std::size_t k = 0; k < offsets.size(); ++k) {
+        const std::uint64_t end = k + 1 < offsets.size() ? offsets[k + 1] : buckets[b].bytes;
+        by_layout.push_back({buckets[b].base + offsets[k], buckets[b].base + end, b});
+      }
+    }
+    by_address.resize(by_layout.size());
+    for (std::size_t t = 0; t < by_address.size(); ++t) by_address[t] = t;
+    std::sort(by_address.begin(), by_address.end(),
+              [&](std::size_t a, std::size_t b) { return by_layout[a].start < by_layout[b].start; });
+  }
+
+  // The tensor holding `address`, or kNone.
+  std::size_t holding(std::uint64_t address) const {
+    auto it = std::upper_bound(by_address.begin(), by_address.end(), address,
+                               [&](std::uint64_t a, std::size_t t) { return a < by_layout[t].start; });
+    if (it == by_address.begin()) return kNone;
+    const std::size_t t = *--it;
+    return address < by_layout[t].end ? t : kNone;
+  }
+};
+
+// The recorded buckets' places, and the places calls point at inside them.
+struct BucketStarts {
+  std::vector<FlatBucketLayout> buckets;
+  std::vector<std::set<std::uint64_t>> offsets;
+  std::vector<std::size_t> first_touch;  // the first call pointing into each
+
+  std::map<std::uint64_t, std::size_t> by_base;
+
+  void add(std::uint64_t base, std::uint64_t bytes) {
+    by_base.emplace(base, buckets.size());
+    buckets.push_back({base, bytes, {}});
+    offsets.emplace_back();
+    first_touch.push_back(kNone);
+  }
+  // The bucket holding `address`, or kNone.
+  std::size_t holding(std::uint64_t address) const {
+    auto it = by_base.upper_bound(address);
+    if (it == by_base.begin()) return kNone;
+    const std::size_t b = (--it)->second;
+    return address < buckets[b].base + buckets[b].bytes ? b : kNone;
+  }
+  void touch(std::size_t call, std::size_t b, std::uint64_t address) {
+    offsets[b].insert(address - buckets[b].base);
+    first_touch[b] = std::min(first_touch[b], call);
+  }
+};
+
+// The layout one rank's step `n` shows, or why not.
+trace::Result<std::pair<std::vector<FlatBucketLayout>, std::vector<FlatBucketLayout>>> rankLayout(
+    const RecordedRank& rank, std::int64_t n, const ShardedOptimizerRun& optimizer) {
+  const OptimizerCollectives step = optimizerCollectives(rank, n, optimizer.comm);
+  if (step.reduces.empty()) {
+    return trace::failure(fmt::format("rank {}'s step {} issues no reduce-scatter on the optimizer's communicator",
+                                      rank.rank, n));
+  }
+  BucketStarts grads, params;
+  for (std::size_t i : step.reduces) {
+    const CollectiveArgs& a = rank.calls[i].call.collective;
+    grads.add(a.send, a.send_bytes());
+  }
+  for (std::size_t i : step.gathers) {
+    const CollectiveArgs& a = rank.calls[i].call.collective;
+    params.add(a.recv, a.recv_bytes());
+  }
+  // Backward writes a bucket's gradients before its reduce-scatter; forward and backward read
+  // the parameters before the last one (the step and the gathers come after it).
+  for (std::size_t i = 0; i < step.reduces.back(); ++i) {
+    if (rank.calls[i].iteration != n) continue;
+    const Call c = rank.call(i);
+    if (!pointsIntoMemory(c)) continue;
+    for (const Touch& t : c.touches) {
+      if (const std::size_t b = grads.holding(t.address); b != kNone && i < step.reduces[b]) grads.touch(i, b, t.address);
+      if (const std::size_t b = params.holding(t.address); b != kNone) params.touch(i, b, t.address);
+    }
+  }
+  const auto finish = [&](BucketStarts& s, const char* what) -> trace::Result<std::vector<FlatBucketLayout>> {
+    for (std::size_t b = 0; b < s.buckets.size(); ++b) {
+      if (s.offsets[b].empty()) {
+        return trace::failure(fmt::format("no call of rank {}'s step {} points into its {} bucket at {:#x} before its "
+                                          "last reduce-scatter, so the tensors in it are not known",
+                                          rank.rank, n, what, s.buckets[b].base));
+      }
+      s.offsets[b].insert(0);
+      s.buckets[b].tensor_offsets.assign(s.offsets[b].begin(), s.offsets[b].end());
+    }
+    return s.buckets;
+  };
+  auto gradient_buckets = finish(grads, "gradient");
+  if (!gradient_buckets.ok()) return gradient_buckets.status();
+  auto parameter_buckets = finish(params, "parameter");
+  if (!parameter_buckets.ok()) return parameter_buckets.status();
+  if (optimizer.gather_placement != Placement::InLine) {
+    // Issued first needed first: the layout is the reverse of the order forward first reads them.
+    std::vector<std::size_t> order(params.buckets.size());
+    for (std::size_t b = 0; b < order.size(); ++b) order[b] = b;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return params.first_touch[a] > params.first_touch[b]; });
+    std::vector<FlatBucketLayout> laid_out;
+    for (std::size_t b : order) laid_out.push_back((*parameter_buckets)[b]);
+    *parameter_buckets = std::move(laid_out);
+  }
+  return std::pair{std::move(*gradient_buckets), std::move(*parameter_buckets)};
+}
+
+std::vector<std::uint64_t> sizesOf(const std::vector<FlatBucketLayout>& buckets) {
+  std::vector<std::uint64_t> out;
+  for (const FlatBucketLayout& b : buckets) {
+    for (std::size_t k = 0; k < b.tensor_offsets.size(); ++k) {
+      const std::uint64_t end = k + 1 < b.tensor_offsets.size() ? b.tensor_offsets[k + 1] : b.bytes;
+      out.push_back(end - b.tensor_offsets[k]);
+    }
+  }
+  return out;
+}
+
+// The next call after `i` on `stream`, or kNone.
+std::size_t nextOn(const RecordedRank& rank, std::size_t i, StreamHandle stream) {
+  for (std::size_t k = i + 1; k < rank.calls.size(); ++k)
+    if (rank.calls[k].call.stream == stream) return k;
+  return kNone;
+}
+
+// One rank's calls being rewritten for one bucketing.
+struct RankRewrite {
+  const RecordedRank& rank;
+  const ShardedLayout& layout;
+  CallEdits edits;
+  std::uint64_t next_event = kBucketEventBit;
+
+  // Drops collective `i`'s done event (the next call on its stream records it) and every
+  // stream's wait for that event after it, keeping each waiting stream's first wait in `waited`.
+  void dropDoneAndWaits(std::size_t i, std::map<StreamHandle, std::size_t>& waited) {
+    const StreamHandle own = rank.calls[i].call.stream;
+    const std::size_t record = nextOn(rank, i, own);
+    if (record == kNone || rank.calls[record].call.kind != CallKind::EventRecord) return;
+    edits.dropped[record] = true;
+    const std::uint64_t done = rank.calls[record].call.event;
+    for (std::size_t k = record + 1; k < rank.calls.size(); ++k) {
+      const Call& c = rank.calls[k].call;
+      if (c.kind == CallKind::EventRecord && c.event == done) break;  // recorded again: another's
+      if (c.kind == CallKind::StreamWait && c.event == done) {
+        edits.dropped[k] = true;
+        auto [first, added] = waited.emplace(c.stream, k);
+        if (!added) first->second = std::min(first->second, k);
+      }
+    }
+  }
+
+  // Every waiting stream's wait for `done` where its first recorded one was, but `except`'s.
+  void waitWhereRecorded(const std::map<StreamHandle, std::size_t>& waited, std::uint64_t done,
+                         StreamHandle except = kLegacyStream, bool skip = false) {
+    for (const auto& [stream, first] : waited) {
+      if (skip && stream == except) continue;
+      edits.before[first].push_back({writtenAt(rank.calls[first], false, CallKind::StreamWait, stream, done)});
+    }
+  }
+
+  // Drops the event and wait just before collective `i` on its stream (the compute stream's
+  // event it waited for), if the call before it on its stream is such a wait.
+  void dropReadyPair(std::size_t i) {
+    const StreamHandle own = rank.calls[i].call.stream;
+    std::size_t j = i;
+    while (j-- > 0 && rank.calls[j].call.stream != own) {}
+    if (j == kNone || rank.calls[j].call.kind != CallKind::StreamWait) return;
+    const std::uint64_t ready = rank.calls[j].call.event;
+    for (std::size_t k = j; k-- > 0;) {
+      const Call& c = rank.calls[k].call;
+      if (c.kind == CallKind::EventRecord && c.event == ready) {
+        if (c.stream == own) return;
+        edits.dropped[k] = true;
+        edits.dropped[j] = true;
+        return;
+      }
+    }
+  }
+
+  // A new collective like recorded call `like`, of `bytes` (padded to equal shards), written at
+  // `anchor`.
+  RecordedCall collective(std::size_t like, std::uint64_t address, std::uint64_t bytes, std::size_t anchor,
+                          bool after_anchor, StreamHandle stream, std::int64_t seq) const {
+    const CollectiveArgs& recorded = rank.calls[like].call.collective;
+    RecordedCall rc = writtenAt(rank.calls[anchor], after_anchor, CallKind::Collective, stream, 0);
+    rc.call.collective = recorded;
+    const auto ranks = static_cast<std::uint64_t>(std::max(recorded.comm_size, 1));
+    const std::uint64_t elements = (bytes + layout.element_bytes - 1) / layout.element_bytes;
+    rc.call.collective.count = (elements + ranks - 1) / ranks;
+    rc.call.collective.send = rc.call.collective.recv = address;
+    rc.collective_seq = seq;
+    return rc;
+  }
+};
+
+// The new buckets' bytes and first tensors, from the bucket of each tensor.
+struct NewBuckets {
+  std::vector<std::uint64_t> bytes, address;
+  std::vector<std::vector<std::size_t>> tensors;
+};
+
+NewBuckets newBuckets(const Tensors& tensors, const std::vector<std::size_t>& bucket_of) {
+  NewBuckets out;
+  const std::size_t count = bucket_of.empty() ? 0 : bucket_of.back() + 1;
+  out.bytes.assign(count, 0);
+  out.address.assign(count, 0);
+  out.tensors.resize(count);
+  for (std::size_t t = 0; t < bucket_of.size(); ++t) {
+    const std::size_t j = bucket_of[t];
+    if (out.tensors[j].empty()) out.address[j] = tensors.by_layout[t].start;
+    out.tensors[j].push_back(t);
+    out.bytes[j] += tensors.by_layout[t].end - tensors.by_layout[t].start;
+  }
+  return out;
+}
+
+std::int64_t newSeq(std::int64_t step, std::size_t j, bool gather) {
+  // Matched across ranks by the same number on each: apart from every recorded one.
+  return -(1 + step * 65536 + (gather ? 32768 : 0) + static_cast<std::int64_t>(j));
+}
+
+}  // namespace
+
+std::string shardedBucketSizeHowTo(std::uint64_t elements, const std::string& framework) {
+  const std::string megatron = fmt::format("--ddp-bucket-size {}", elements);
+  const std::string deepspeed =
+      fmt::format(R"("reduce_bucket_size": {0}, "allgather_bucket_size": {0} under "zero_optimization")", elements);
+  if (framework == "Megatron-LM") return megatron + " on Megatron-LM's command line";
+  if (framework == "DeepSpeed") return deepspeed + " in the DeepSpeed config";
+  return fmt::format("Megatron-LM: {}; DeepSpeed ZeRO stage 1/2: {}; an optimizer of your own: close a bucket once it "
+                     "holds {} elements or more",
+                     megatron, deepspeed, elements);
+}
+
+std::vector<std::uint64_t> ShardedLayout::tensorBytes(bool params) const {
+  const auto& buckets = params ? parameters : gradients;
+  return buckets.empty() ? std::vector<std::uint64_t>{} : sizesOf(buckets.front());
+}
+
+std::vector<std::size_t> ShardedLayout::recordedBucketOf(bool params) const {
+  std::vector<std::size_t> out;
+  const auto& buckets = params ? parameters : gradients;
+  if (buckets.empty()) return out;
+  for (std::size_t b = 0; b < buckets.front().size(); ++b) out.insert(out.end(), buckets.front()[b].tensor_offsets.size(), b);
+  return out;
+}
+
+ShardedLayout findShardedLayout(const WhatIfModel& model, const ShardedOptimizerRun& optimizer) {
+  ShardedLayout out;
+  const std::int64_t step = model.firstIteration();
+  for (const RecordedRank& rank : model.calls().ranks) {
+    auto layout = rankLayout(rank, step, optimizer);
+    if (!layout.ok()) {
+      out = {};
+      out.why_not = layout.message();
+      return out;
+    }
+    if (!out.gradients.empty() &&
+        (sizesOf(layout->first) != sizesOf(out.gradients.front()) || sizesOf(layout->second) != sizesOf(out.parameters.front()))) {
+      out = {};
+      out.why_not = fmt::format("rank {}'s buckets hold tensors of other sizes than rank {}'s", rank.rank,
+                                model.calls().ranks.front().rank);
+      return out;
+    }
+    out.gradients.push_back(std::move(layout->first));
+    out.parameters.push_back(std::move(layout->second));
+  }
+  if (out.gradients.empty()) {
+    out.why_not = "the model holds no rank";
+    return out;
+  }
+  const RecordedRank& first = model.calls().ranks.front();
+  const OptimizerCollectives calls = optimizerCollectives(first, step, optimizer.comm);
+  out.element_bytes = std::max<std::uint64_t>(1, trace::dataTypeSize(first.calls[calls.reduces.front()].call.collective.dtype));
+  out.found = true;
+  return out;
+}
+
+std::vector<std::size_t> shardedBucketOf(const std::vector<std::uint64_t>& tensor_bytes, std::uint64_t element_bytes,
+                                         std::uint64_t elements) {
+  std::vector<std::size_t> out;
+  std::size_t bucket = 0;
+  std::uint64_t held = 0;
+  for (const std::uint64_t bytes : tensor_bytes) {
+    if (held >= elements) {
+      ++bucket;
+      held = 0;
+    }
+    out.push_back(bucket);
+    held += bytes / std::max<std::uint64_t>(1, element_bytes);
+  }
+  return out;
+}
+
+trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const ShardedOptimizerRun& optimizer,
+                                           const ShardedLayout& layout, const std::vector<std::size_t>& reduce_bucket_of,
+                                           const std::vector<std::size_t>& gather_bucket_of) {
+  if (optimizer.reduce_placement == Placement::WaitedAtOnce || optimizer.gather_placement == Placement::WaitedAtOnce) {
+    return trace::failure("the optimizer's collectives are waited for at once (synchronous), so their overlap settings "
+                          "are predicted first and their bucket size is not");
+  }
+  const RecordedRun& run = model.calls();
+  RecordedRun out;
+  out.assumptions = run.assumptions;
+  out.imported = run.imported;
+  for (std::size_t row = 0; row < run.ranks.size(); ++row) {
+    const RecordedRank& rank = run.ranks[row];
+    const Tensors grads(layout.gradients[row]), params(layout.parameters[row]);
+    if (reduce_bucket_of.size() != grads.by_layout.size() || gather_bucket_of.size() != params.by_layout.size()) {
+      return trace::failure(fmt::format("rank {}'s buckets hold another number of tensors than the bucketing", rank.rank));
+    }
+    const NewBuckets reduce_into = newBuckets(grads, reduce_bucket_of), gather_into = newBuckets(params, gather_bucket_of);
+    RankRewrite w{rank, layout, CallEdits(rank.calls.size())};
+    for (std::int64_t n = model.firstIteration(); n <= model.lastIteration(); ++n) {
+      const OptimizerCollectives step = optimizerCollectives(rank, n, optimizer.comm);
+      const std::vector<FlatBucketLayout>& recorded = layout.gradients[row];
+      bool as_laid_out = step.reduces.size() == recorded.size();
+      for (std::size_t k = 0; as_laid_out && k < recorded.size(); ++k)
+        as_laid_out = rank.calls[step.reduces[k]].call.collective.send == recorded[k].base;
+      if (!as_laid_out || step.gathers.size() != layout.parameters[row].size()) {
+        return trace::failure(fmt::format("rank {}'s step {} reduces or gathers other buckets than step {}", rank.rank, n,
+                                          model.firstIteration()));
+      }
+      // Reduce-scatters.
+      if (optimizer.reduce_placement == Placement::InLine) {
+        for (std::size_t i : step.reduces) w.edits.dropped[i] = true;
+        const std::size_t at = step.reduces.front();
+        for (std::size_t j = 0; j < reduce_into.bytes.size(); ++j) {
+          w.edits.before[at].push_back({w.collective(at, reduce_into.address[j], reduce_into.bytes[j], at, false,
+                                                     rank.calls[at].call.stream, newSeq(n, j, false))});
+        }
+      } else {
+        // What last wrote each gradient before its bucket's reduce-scatter.
+        std::vector<std::size_t> producer(grads.by_layout.size(), kNone);
+        for (std::size_t i = 0; i < step.reduces.back(); ++i) {
+          if (rank.calls[i].iteration != n) continue;
+          const Call c = rank.call(i);
+          if (!pointsIntoMemory(c)) continue;
+          for (const Touch& t : c.touches) {
+            const std::size_t g = grads.holding(t.address);
+            if (g != kNone && i < step.reduces[grads.by_layout[g].bucket]) producer[g] = i;
+          }
+        }
+        std::map<StreamHandle, std::size_t> waited;
+        for (std::size_t i : step.reduces) {
+          w.edits.dropped[i] = true;
+          w.dropReadyPair(i);
+          w.dropDoneAndWaits(i, waited);
+        }
+        if (waited.empty()) {
+          return trace::failure(fmt::format("no stream of rank {} waits for the reduce-scatters of step {}", rank.rank, n));
+        }
+        const std::size_t last_writer = producerOf(rank, step.reduces.front());
+        const StreamHandle comm = rank.calls[step.reduces.front()].call.stream;
+        const StreamHandle compute = last_writer != step.reduces.front() ? rank.calls[last_writer].call.stream
+                                                                        : rank.calls[waited.begin()->second].call.stream;
+        // Buckets in order, each after what last wrote one of its gradients.
+        std::size_t anchor = step.reduces.front() - 1;
+        for (std::size_t j = 0; j < reduce_into.bytes.size(); ++j) {
+          for (std::size_t g : reduce_into.tensors[j])
+            if (producer[g] != kNone) anchor = std::max(anchor, producer[g]);
+          const std::uint64_t ready = w.next_event++, done = w.next_event++;
+          std::vector<CallEdits::Written>& calls = w.edits.after[anchor];
+          calls.push_back({writtenAt(rank.calls[anchor], true, CallKind::EventRecord, compute, ready)});
+          calls.push_back({writtenAt(rank.calls[anchor], true, CallKind::StreamWait, comm, ready)});
+          calls.push_back({w.collective(step.reduces.front(), reduce_into.address[j], reduce_into.bytes[j], anchor, true,
+                                        comm, newSeq(n, j, false))});
+          calls.push_back({writtenAt(rank.calls[anchor], true, CallKind::EventRecord, comm, done)});
+          w.waitWhereRecorded(waited, done);
+        }
+      }
+      if (step.gathers.empty()) continue;
+      // All-gathers.
+      const std::size_t at = *std::min_element(step.gathers.begin(), step.gathers.end());
+      const StreamHandle gather_stream = rank.calls[at].call.stream;
+      for (std::size_t i : step.gathers) w.edits.dropped[i] = true;
+      if (optimizer.gather_placement == Placement::InLine) {
+        for (std::size_t j = 0; j < gather_into.bytes.size(); ++j) {
+          w.edits.before[at].push_back({w.collective(at, gather_into.address[j], gather_into.bytes[j], at, false,
+                                                     gather_stream, newSeq(n, j, true))});
+        }
+        continue;
+      }
+      std::map<StreamHandle, std::size_t> waited;
+      for (std::size_t i : step.gathers) w.dropDoneAndWaits(i, waited);
+      if (waited.empty()) {
+        return trace::failure(fmt::format("no stream of rank {} waits for the all-gathers of step {}", rank.rank, n));
+      }
+      // The compute stream (the step's, which wrote the shards gathered) waits for each bucket
+      // before it first reads it; any other stream (a check reading every parameter) where it
+      // waited for them all.
+      const std::size_t stepped = producerOf(rank, at);
+      const StreamHandle compute =
+          stepped != at ? rank.calls[stepped].call.stream : rank.calls[waited.begin()->second].call.stream;
+      const auto compute_waited = waited.find(compute);
+      // Where the compute stream first reads each new bucket after the gathers.
+      std::vector<std::size_t> need(gather_into.bytes.size(), kNone);
+      std::size_t unneeded = need.size();
+      for (std::size_t i = at + 1; i < rank.calls.size() && unneeded > 0; ++i) {
+        const Call c = rank.call(i);
+        if (c.stream != compute || w.edits.dropped[i]) continue;
+        if (c.kind == CallKind::Kernel && c.unknown_pointers) {
+          for (std::size_t& k : need)
+            if (k == kNone) k = i, --unneeded;
+          continue;
+        }
+        if (!pointsIntoMemory(c)) continue;
+        for (const Touch& t : c.touches) {
+          const std::size_t p = params.holding(t.address);
+          if (p == kNone) continue;
+          std::size_t& k = need[gather_bucket_of[p]];
+          if (k == kNone) k = i, --unneeded;
+        }
+      }
+      for (std::size_t& k : need) {
+        // Never read again in the run: where the recorded waits were, if the compute stream had any.
+        if (k == kNone && compute_waited != waited.end()) k = compute_waited->second;
+      }
+      std::vector<std::size_t> order(need.size());
+      for (std::size_t j = 0; j < order.size(); ++j) order[j] = j;
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return need[a] < need[b]; });
+      for (std::size_t j : order) {
+        const std::uint64_t done = w.next_event++;
+        w.edits.before[at].push_back({w.collective(at, gather_into.address[j], gather_into.bytes[j], at, false,
+                                                   gather_stream, newSeq(n, j, true))});
+        w.edits.before[at].push_back({writtenAt(rank.calls[at], false, CallKind::EventRecord, gather_stream, done)});
+        if (need[j] != kNone) {
+          w.edits.before[need[j]].push_back({writtenAt(rank.calls[need[j]], false, CallKind::StreamWait, compute, done)});
+        }
+        w.waitWhereRecorded(waited, done, compute, true);
+      }
+    }
+    out.ranks.push_back(w.edits.applyTo(rank));
+  }
+  return out;
+}
+
+}  // namespace syncopate::tuner
