@@ -82,14 +82,16 @@ trace::Result<TuneSummary> readTune(const std::filesystem::path& file) {
     t.frameworks.push_back(std::move(line));
   }
   // DDP's caps (a recorded run's from its reducer, a trace's from its buckets alone), a sharded
-  // optimizer's overlap, NCCL_MAX_CTAS.
+  // optimizer's overlaps and bucket sizes, NCCL_MAX_CTAS.
   const QJsonObject ddp = framework.value("ddp").toObject();
   QJsonArray settings = ddp.contains("bucket_caps")
                             ? ddp.value("bucket_caps").toArray()
                             : ddp.value("from_bucket_sizes").toObject().value("bucket_caps").toArray();
+  const QJsonObject sharded = framework.value("sharded").toObject();
   for (const char* key : {"overlap_grad_reduce", "overlap_param_gather"}) {
-    for (const QJsonValue& v : framework.value("sharded").toObject().value(QLatin1String(key)).toArray()) settings.append(v);
+    for (const QJsonValue& v : sharded.value(QLatin1String(key)).toArray()) settings.append(v);
   }
+  for (const QJsonValue& v : sharded.value("bucket_size").toObject().value("values").toArray()) settings.append(v);
   for (const QJsonValue& v : framework.value("nccl").toObject().value("max_ctas").toArray()) settings.append(v);
   for (const QJsonValue& v : settings) {
     const QJsonObject c = v.toObject();

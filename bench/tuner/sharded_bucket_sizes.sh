@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# A sharded optimizer's bucket size, predicted from one run and measured by re-running with each
+# size (docs/tuner.md, "Sharded optimizers: bucket size"): framework_trainer's zero1 (gpt2-small-8k,
+# micro-batch 32, both overlaps on) on four simulated H100s, recorded with buckets of FROM
+# elements, tuned, then recorded once per size `tune` predicted; prints each size's predicted
+# and measured step and the error.
+#   bench/tuner/sharded_bucket_sizes.sh [FROM]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+build="${SYNCOPATE_BUILD_DIR:-$root/build}"
+from="${1:-60000000}"
+export SIMGPU_PROFILE="$root/samples/framework_trainer/profiles/h100-4-hosts-400g.json"
+export LD_LIBRARY_PATH="$build/lib/simgpu"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+record() {  # DIR BUCKET_SIZE
+  "$build/bin/syncopate" record -o "$1" -- mpirun -np 4 --oversubscribe --bind-to none --mca btl self,vader \
+    "$build/bin/framework_trainer" --mode zero1 --config gpt2-small-8k --iterations 6 --warmup 1 --micro-batch 32 \
+    --overlap-grad-reduce --overlap-param-gather --bucket-size "$2" </dev/null >/dev/null 2>&1
+  "$build/bin/syncopate" tune "$1" --json 2>/dev/null | sed -n '/^{/,$p' >"$1.json"
+}
+
+json() {  # FILE EXPRESSION over doc
+  python3 -c 'import json, sys; doc = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+record "$work/from" "$from"
+echo "recorded with --bucket-size $from: measured $(json "$work/from.json" 'round(doc["measured_iteration_ms"], 3)') ms," \
+  "replayed $(json "$work/from.json" 'round(doc["replay_iteration_ms"], 3)') ms, its buckets rewritten" \
+  "$(json "$work/from.json" 'round(doc["framework"]["sharded"]["bucket_size"]["recorded_buckets_rewritten_ms"], 3)') ms"
+printf '%-12s %8s %14s %13s %9s\n' bucket_size buckets predicted_ms measured_ms error
+json "$work/from.json" '"\n".join("%s %d %.3f" % (v["value"], v["buckets"], v["predicted_iteration_ms"]) for v in doc["framework"]["sharded"]["bucket_size"]["values"])' |
+  while read -r size buckets predicted; do
+    record "$work/$size" "$size"
+    measured="$(json "$work/$size.json" 'doc["measured_iteration_ms"]')"
+    printf '%-12s %8s %14s %13.3f %+8.2f%%\n' "$size" "$buckets" "$predicted" "$measured" \
+      "$(python3 -c "print(100 * ($measured / $predicted - 1))")"
+  done
