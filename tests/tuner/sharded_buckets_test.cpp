@@ -126,6 +126,16 @@ TEST(ShardedBuckets, SynchronousCollectivesAreNotRebucketed) {
   EXPECT_EQ(report->sharded_buckets_why_not,
             "the optimizer's collectives are waited for at once (synchronous), so their overlap settings are "
             "predicted first and their bucket size is not");
+  // With one bucket, overlapped and synchronous look the same: the sentence says what to do.
+  SyntheticTrainer one = bucketsTrainer(SyntheticTrainer::Mode::Zero1Synchronous);
+  one.layers = 1;
+  const BucketsModelled single = bucketsModelOf(one);
+  auto single_report = tuneModel(single.model, "synthetic", 4, TuneOptions{});
+  ASSERT_TRUE(single_report.ok()) << single_report.message();
+  EXPECT_EQ(single_report->sharded_buckets_why_not,
+            "the optimizer's collectives are waited for at once, and with one bucket a collective overlapping compute "
+            "cannot be told from a synchronous one (both are waited for right after the work before them): record the "
+            "job with a smaller bucket size to have the size predicted");
 }
 
 TEST(ShardedBuckets, TheSizeIsNamedInTheFrameworksWords) {

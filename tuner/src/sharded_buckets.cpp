@@ -328,6 +328,12 @@ trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const Shard
                                            const ShardedLayout& layout, const std::vector<std::size_t>& reduce_bucket_of,
                                            const std::vector<std::size_t>& gather_bucket_of) {
   if (optimizer.reduce_placement == Placement::WaitedAtOnce || optimizer.gather_placement == Placement::WaitedAtOnce) {
+    if (optimizer.reduce_scatters == 1 || optimizer.all_gathers == 1) {
+      return trace::failure("the optimizer's collectives are waited for at once, and with one bucket a collective "
+                            "overlapping compute cannot be told from a synchronous one (both are waited for right "
+                            "after the work before them): record the job with a smaller bucket size to have the size "
+                            "predicted");
+    }
     return trace::failure("the optimizer's collectives are waited for at once (synchronous), so their overlap settings "
                           "are predicted first and their bucket size is not");
   }
