@@ -7,6 +7,7 @@
 // copied back into the gradients (gradient_as_bucket_view=False).
 #pragma once
 
+#include "bucket_launcher.hpp"
 #include "step_context.hpp"
 
 #include "framework_trainer/ddp_buckets.hpp"
@@ -38,18 +39,16 @@ class Reducer {
   struct BucketState {
     Bucket assignment;
     DeviceTensor<float> buffer;
-    sample_common::Event ready, done;
-    std::size_t pending = 0;
   };
 
-  void launchReadyBuckets();
+  Reducer(const StepContext& ctx, ncclComm_t comm, cudaStream_t nccl_stream, std::vector<Bucket> assignment);
 
   const StepContext& ctx_;
   ncclComm_t comm_;
   cudaStream_t nccl_stream_;
   std::vector<BucketState> buckets_;
   std::vector<Slot> slots_;  // by parameter
-  std::size_t next_to_launch_ = 0;
+  BucketLauncher launcher_;
 };
 
 }  // namespace framework_trainer

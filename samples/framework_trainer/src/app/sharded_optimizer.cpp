@@ -1,14 +1,25 @@
 #include "sharded_optimizer.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <stdexcept>
 
 namespace framework_trainer {
 
+namespace {
+
+std::vector<std::size_t> gradientsPerBucket(const std::vector<FlatBucket>& buckets) {
+  std::vector<std::size_t> out;
+  for (const FlatBucket& b : buckets) out.push_back(b.layout.bucket.params.size());
+  return out;
+}
+
+}  // namespace
+
 ShardedOptimizer::ShardedOptimizer(const StepContext& ctx, ncclComm_t comm, cudaStream_t comm_stream)
-    : ctx_(ctx), comm_(comm), comm_stream_(comm_stream), bucket_of_(static_cast<std::size_t>(ctx.layout.size()), -1) {
+    : ctx_(ctx),
+      comm_(comm),
+      comm_stream_(comm_stream),
+      bucket_of_(static_cast<std::size_t>(ctx.layout.size()), -1),
+      launcher_(gradientsPerBucket(ctx.tensors.buckets())) {
   std::vector<const void*> params, grads;
   std::vector<std::int64_t> numels;
   const std::vector<FlatBucket>& buckets = ctx.tensors.buckets();
@@ -17,9 +28,6 @@ ShardedOptimizer::ShardedOptimizer(const StepContext& ctx, ncclComm_t comm, cuda
     grads.push_back(buckets[b].grads.get() + buckets[b].layout.shardOffset(ctx.rank));
     numels.push_back(static_cast<std::int64_t>(buckets[b].layout.shard_numel));
     for (int p : buckets[b].layout.bucket.params) bucket_of_[static_cast<std::size_t>(p)] = static_cast<int>(b);
-    pending_.push_back(buckets[b].layout.bucket.params.size());
-    ready_.emplace_back();
-    done_.emplace_back();
     gathered_.emplace_back();
     need_order_.push_back(b);
   }
@@ -60,38 +68,19 @@ void ShardedOptimizer::inLine(Collective&& collective) {
 }
 
 void ShardedOptimizer::gradReady(int param) {
-  const int b = bucket_of_[static_cast<std::size_t>(param)];
-  std::size_t& pending = pending_[static_cast<std::size_t>(b)];
-  if (pending == 0) {
-    throw std::logic_error(fmt::format("{}'s gradient was made ready twice in one backward", ctx_.layout[param].name));
-  }
-  --pending;
   // Buckets are reduced in order, as Megatron's are: backward fills them in order anyway.
-  const std::vector<FlatBucket>& buckets = ctx_.tensors.buckets();
-  while (next_to_launch_ < buckets.size() && pending_[next_to_launch_] == 0) {
-    const std::size_t next = next_to_launch_++;
-    SAMPLE_CUDA(cudaEventRecord(ready_[next].get(), ctx_.compute));
-    SAMPLE_CUDA(cudaStreamWaitEvent(comm_stream_, ready_[next].get(), 0));
-    reduceScatter(buckets[next], comm_stream_);
-    SAMPLE_CUDA(cudaEventRecord(done_[next].get(), comm_stream_));
-  }
+  const auto b = static_cast<std::size_t>(bucket_of_[static_cast<std::size_t>(param)]);
+  launcher_.gradientIn(b, ctx_.layout[param].name, ctx_.compute, comm_stream_, [&](std::size_t k, cudaStream_t stream) {
+    reduceScatter(ctx_.tensors.buckets()[k], stream);
+  });
 }
 
 void ShardedOptimizer::synchronizeGradients() {
-  const std::vector<FlatBucket>& buckets = ctx_.tensors.buckets();
-  if (!overlapsBackward()) {
-    for (const FlatBucket& b : buckets) inLine([&](cudaStream_t stream) { reduceScatter(b, stream); });
+  if (overlapsBackward()) {
+    launcher_.finish(ctx_.compute, [](std::size_t) {});
     return;
   }
-  if (next_to_launch_ != buckets.size()) {
-    throw std::logic_error(fmt::format("backward left gradient bucket {} of {} with gradients not ready",
-                                       next_to_launch_, buckets.size()));
-  }
-  for (std::size_t b = 0; b < buckets.size(); ++b) {
-    SAMPLE_CUDA(cudaStreamWaitEvent(ctx_.compute, done_[b].get(), 0));
-    pending_[b] = buckets[b].layout.bucket.params.size();
-  }
-  next_to_launch_ = 0;
+  for (const FlatBucket& b : ctx_.tensors.buckets()) inLine([&](cudaStream_t stream) { reduceScatter(b, stream); });
 }
 
 void ShardedOptimizer::stepShard() { step_.issue(ctx_.issue, ctx_.compute, ctx_.options.lr); }

@@ -23,6 +23,7 @@
 // compute stream waiting for that at once.
 #pragma once
 
+#include "bucket_launcher.hpp"
 #include "sgd_step.hpp"
 #include "step_context.hpp"
 
@@ -73,11 +74,9 @@ class ShardedOptimizer {
   ncclComm_t comm_;
   cudaStream_t comm_stream_;
   SgdStep step_;
-  // Overlapping: each parameter's bucket, each bucket's gradients not yet ready, its events.
+  // Overlapping: each parameter's bucket, and the buckets' reduce-scatters launched in order.
   std::vector<int> bucket_of_;
-  std::vector<std::size_t> pending_;
-  std::vector<sample_common::Event> ready_, done_;
-  std::size_t next_to_launch_ = 0;
+  BucketLauncher launcher_;
   // Overlapping forward: the buckets in the order forward first reads them, the step's end,
   // each bucket's gather, and whether the compute stream still has to wait for it.
   std::vector<std::size_t> need_order_;
