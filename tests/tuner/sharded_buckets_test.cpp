@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include "synthetic_trainer.hpp"
-#include "syncopate/analyzer/analysis.hpp"
 #include "syncopate/tuner/sharded_buckets.hpp"
 #include "syncopate/tuner/tune.hpp"
 
@@ -13,23 +12,6 @@ namespace syncopate::tuner {
 namespace {
 
 using testing::SyntheticTrainer;
-
-struct BucketsModelled {
-  analyzer::Analysis analysis;
-  WhatIfModel model;
-};
-
-BucketsModelled bucketsModelOf(const SyntheticTrainer& t) {
-  testing::SyntheticRun run = testing::makeRun(t);
-  auto analysis = analyzer::analyze(run.model);
-  EXPECT_TRUE(analysis.ok());
-  ModelOptions options;
-  options.compute_slowdown = 0;
-  options.communication_slowdown = 0;
-  auto model = WhatIfModel::build(run.model, *analysis, run.pointers, options);
-  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.message());
-  return {std::move(analysis).value(), std::move(model).value()};
-}
 
 // 4 ranks, 4 layers of 1 Mi elements (4 MiB) a bucket each: forward 100 us a layer, backward
 // 200, the shard's update 20, each layer's reduce-scatter and all-gather 45 us, all of it bytes
@@ -56,12 +38,13 @@ TEST(ShardedBuckets, ABucketClosesOnceItHoldsTheSize) {
 
 TEST(ShardedBuckets, TheLayoutIsWhereKernelsPointInTheBuckets) {
   const SyntheticTrainer t = bucketsTrainer(SyntheticTrainer::Mode::Zero1Overlapped);
-  const BucketsModelled m = bucketsModelOf(t);
+  const testing::ModelledRun m = testing::modelRun(t);
   const ShardedOptimizerRun run = findShardedOptimizer(m.model);
   ASSERT_TRUE(run.found) << run.why_not;
   const ShardedLayout layout = findShardedLayout(m.model, run);
   ASSERT_TRUE(layout.found) << layout.why_not;
-  EXPECT_EQ(layout.element_bytes, 4u);
+  EXPECT_EQ(layout.gradient_element_bytes, 4u);
+  EXPECT_EQ(layout.parameter_element_bytes, 4u);
   ASSERT_EQ(layout.gradients.size(), 4u);  // every rank
   // Backward fills the last layer's bucket first, and each bucket holds one layer's tensor.
   ASSERT_EQ(layout.gradients[0].size(), 4u);
@@ -77,7 +60,7 @@ TEST(ShardedBuckets, TheLayoutIsWhereKernelsPointInTheBuckets) {
 }
 
 TEST(ShardedBuckets, OtherSizesArePredictedAsWorkedOut) {
-  const BucketsModelled m = bucketsModelOf(bucketsTrainer(SyntheticTrainer::Mode::Zero1Overlapped));
+  const testing::ModelledRun m = testing::modelRun(bucketsTrainer(SyntheticTrainer::Mode::Zero1Overlapped));
   // Forward 400, backward 800 (layer 3's ends at 600, ..., layer 0's at 1 200), each layer's
   // reduce-scatter 45 after its backward, the updates 80 after layer 0's, the all-gathers in line
   // 180: 1 200 + 45 + 80 + 180.
@@ -107,7 +90,7 @@ TEST(ShardedBuckets, OtherSizesArePredictedAsWorkedOut) {
 }
 
 TEST(ShardedBuckets, InLineWithoutLatencyEverySizeTakesTheSame) {
-  const BucketsModelled m = bucketsModelOf(bucketsTrainer(SyntheticTrainer::Mode::Zero1));
+  const testing::ModelledRun m = testing::modelRun(bucketsTrainer(SyntheticTrainer::Mode::Zero1));
   // 400 + 800 + 180 of reduce-scatters + 80 + 180 of all-gathers, whatever the buckets.
   EXPECT_NEAR(m.model.measuredIterationNs(), 1'640'000, 2.0);
   auto report = tuneModel(m.model, "synthetic", 4, TuneOptions{});
@@ -119,7 +102,7 @@ TEST(ShardedBuckets, InLineWithoutLatencyEverySizeTakesTheSame) {
 }
 
 TEST(ShardedBuckets, SynchronousCollectivesAreNotRebucketed) {
-  const BucketsModelled m = bucketsModelOf(bucketsTrainer(SyntheticTrainer::Mode::Zero1Synchronous));
+  const testing::ModelledRun m = testing::modelRun(bucketsTrainer(SyntheticTrainer::Mode::Zero1Synchronous));
   auto report = tuneModel(m.model, "synthetic", 4, TuneOptions{});
   ASSERT_TRUE(report.ok()) << report.message();
   EXPECT_TRUE(report->sharded_bucket_sizes.empty());
@@ -129,7 +112,7 @@ TEST(ShardedBuckets, SynchronousCollectivesAreNotRebucketed) {
   // With one bucket, overlapped and synchronous look the same: the sentence says what to do.
   SyntheticTrainer one = bucketsTrainer(SyntheticTrainer::Mode::Zero1Synchronous);
   one.layers = 1;
-  const BucketsModelled single = bucketsModelOf(one);
+  const testing::ModelledRun single = testing::modelRun(one);
   auto single_report = tuneModel(single.model, "synthetic", 4, TuneOptions{});
   ASSERT_TRUE(single_report.ok()) << single_report.message();
   EXPECT_EQ(single_report->sharded_buckets_why_not,

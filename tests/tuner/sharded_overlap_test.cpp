@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "synthetic_trainer.hpp"
-#include "syncopate/analyzer/analysis.hpp"
 #include "syncopate/tuner/sharded_overlap.hpp"
 #include "syncopate/tuner/tune.hpp"
 
@@ -13,23 +12,6 @@ namespace syncopate::tuner {
 namespace {
 
 using testing::SyntheticTrainer;
-
-struct ShardedModelled {
-  analyzer::Analysis analysis;
-  WhatIfModel model;
-};
-
-ShardedModelled shardedModelOf(const SyntheticTrainer& t) {
-  testing::SyntheticRun run = testing::makeRun(t);
-  auto analysis = analyzer::analyze(run.model);
-  EXPECT_TRUE(analysis.ok());
-  ModelOptions options;  // the in-line run shows no overlap to measure interference from
-  options.compute_slowdown = 0;
-  options.communication_slowdown = 0;
-  auto model = WhatIfModel::build(run.model, *analysis, run.pointers, options);
-  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.message());
-  return {std::move(analysis).value(), std::move(model).value()};
-}
 
 // 4 ranks, 4 layers of 4 MiB: forward 100 us a layer, backward 200, the shard's update 20, each
 // layer's reduce-scatter and all-gather 75 us (3 ring steps of 10 us, 45 us of bytes).
@@ -56,7 +38,7 @@ double shardedPredictionNs(const WhatIfModel& model, const std::vector<RecordedG
 TEST(ShardedOverlap, TheOptimizersCollectivesAreFoundInLine) {
   const SyntheticTrainer t = zeroOneTrainer();
   ASSERT_NEAR(t.reduceScatterNs(), 75'000, 1.0);
-  const ShardedModelled m = shardedModelOf(t);
+  const testing::ModelledRun m = testing::modelRun(t);
   auto groups = recordedGroups(m.model);
   ASSERT_TRUE(groups.ok()) << groups.message();
   const ShardedOptimizerRun run = findShardedOptimizer(m.model);
@@ -79,7 +61,7 @@ TEST(ShardedOverlap, TheOptimizersCollectivesAreFoundInLine) {
 }
 
 TEST(ShardedOverlap, EachSettingAndBothArePredictedAsWorkedOut) {
-  const ShardedModelled m = shardedModelOf(zeroOneTrainer());
+  const testing::ModelledRun m = testing::modelRun(zeroOneTrainer());
   auto groups = recordedGroups(m.model);
   ASSERT_TRUE(groups.ok()) << groups.message();
   const ShardedOptimizerRun run = findShardedOptimizer(m.model);
@@ -107,7 +89,7 @@ TEST(ShardedOverlap, ASynchronousProcessGroupsCollectivesAreWaitedAtOnceAndTheir
   // overlapped placement is checked on framework_trainer's runs: tuner_sharded_setting.)
   SyntheticTrainer t = zeroOneTrainer();
   t.mode = SyntheticTrainer::Mode::Zero1Synchronous;
-  const ShardedModelled m = shardedModelOf(t);
+  const testing::ModelledRun m = testing::modelRun(t);
   EXPECT_NEAR(m.model.measuredIterationNs(), 1'880'000, 2.0);  // as in line: the waits cost nothing
   auto groups = recordedGroups(m.model);
   ASSERT_TRUE(groups.ok()) << groups.message();
@@ -132,7 +114,7 @@ TEST(ShardedOverlap, ASynchronousProcessGroupsCollectivesAreWaitedAtOnceAndTheir
 TEST(ShardedOverlap, ReduceScattersOverlappingBackwardAreSeenSoAndTheGathersStillPredicted) {
   SyntheticTrainer t = zeroOneTrainer();
   t.mode = SyntheticTrainer::Mode::Zero1Overlapped;
-  const ShardedModelled m = shardedModelOf(t);
+  const testing::ModelledRun m = testing::modelRun(t);
   // Backward 400 + 800, layer 0's reduce-scatter 75 after it, the updates 80 after that (they
   // wait for the last), the all-gathers in line 300.
   EXPECT_NEAR(m.model.measuredIterationNs(), 1'655'000, 2.0);
@@ -155,7 +137,7 @@ TEST(ShardedOverlap, ReduceScattersOverlappingBackwardAreSeenSoAndTheGathersStil
 TEST(ShardedOverlap, ARunWithoutReduceScattersHasNone) {
   SyntheticTrainer t = zeroOneTrainer();
   t.mode = SyntheticTrainer::Mode::Overlap;
-  const ShardedModelled m = shardedModelOf(t);
+  const testing::ModelledRun m = testing::modelRun(t);
   auto groups = recordedGroups(m.model);
   ASSERT_TRUE(groups.ok()) << groups.message();
   const ShardedOptimizerRun run = findShardedOptimizer(m.model);

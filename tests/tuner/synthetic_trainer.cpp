@@ -84,6 +84,18 @@ double SyntheticTrainer::broadcastNs() const {
   return latency_ns * (ranks - 1) + ns_per_byte * static_cast<double>(layer_floats * 4 * static_cast<std::uint64_t>(layers));
 }
 
+ModelledRun modelRun(const SyntheticTrainer& trainer) {
+  SyntheticRun run = makeRun(trainer);
+  auto analysis = analyzer::analyze(run.model);
+  if (!analysis.ok()) throw std::runtime_error("synthetic trainer: " + analysis.message());
+  ModelOptions options;
+  options.compute_slowdown = 0;
+  options.communication_slowdown = 0;
+  auto model = WhatIfModel::build(run.model, *analysis, run.pointers, options);
+  if (!model.ok()) throw std::runtime_error("synthetic trainer: " + model.message());
+  return {std::move(analysis).value(), std::move(model).value()};
+}
+
 SyntheticRun makeRun(const SyntheticTrainer& t) {
   using Mode = SyntheticTrainer::Mode;
   const bool overlap = t.mode == Mode::Overlap, synchronous = t.mode == Mode::Zero1Synchronous;

@@ -31,8 +31,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "syncopate/analyzer/analysis.hpp"
 #include "syncopate/analyzer/run_model.hpp"
 #include "syncopate/tuner/op_pointers.hpp"
+#include "syncopate/tuner/what_if.hpp"
 
 namespace syncopate::tuner::testing {
 
@@ -71,6 +73,15 @@ struct SyntheticRun {
 };
 
 SyntheticRun makeRun(const SyntheticTrainer& trainer);
+
+// The trainer's run analysed and modelled without interference (a run in line shows no overlap
+// to measure it from): what the tests of a framework's settings predict on. Throws where the
+// analysis or the model fails.
+struct ModelledRun {
+  analyzer::Analysis analysis;
+  WhatIfModel model;
+};
+ModelledRun modelRun(const SyntheticTrainer& trainer);
 
 // Addresses the synthetic trainer gives its buffers.
 std::uint64_t gradientAddress(int layer, const SyntheticTrainer& t);

@@ -15,6 +15,9 @@ namespace {
 
 constexpr std::uint64_t kBucketEventBit = 1ull << 59;  // apart from the application's and the other rewrites'
 constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
+// A step's new collectives are numbered apart below (newSeq): reduce-scatters from 0, all-gathers
+// from kMaxBuckets.
+constexpr std::size_t kMaxBuckets = 32768;
 
 bool pointsIntoMemory(const Call& c) {
   return (c.kind == CallKind::Kernel || c.kind == CallKind::Memcpy || c.kind == CallKind::Memset) && !c.unknown_pointers;
@@ -88,6 +91,14 @@ trace::Result<std::pair<std::vector<FlatBucketLayout>, std::vector<FlatBucketLay
     return trace::failure(fmt::format("rank {}'s step {} issues no reduce-scatter on the optimizer's communicator",
                                       rank.rank, n));
   }
+  if (step.earlier_gathers > 0) {
+    return trace::failure(fmt::format("rank {}'s step {} gathers parameters before its last reduce-scatter (in the next "
+                                      "forward, or fully sharded), and those gathers' buckets are not rewritten",
+                                      rank.rank, n));
+  }
+  if (step.reduces.size() >= kMaxBuckets || step.gathers.size() >= kMaxBuckets) {
+    return trace::failure(fmt::format("rank {}'s step {} has {} buckets or more", rank.rank, n, kMaxBuckets));
+  }
   BucketStarts grads, params;
   for (std::size_t i : step.reduces) {
     const CollectiveArgs& a = rank.calls[i].call.collective;
@@ -99,7 +110,7 @@ trace::Result<std::pair<std::vector<FlatBucketLayout>, std::vector<FlatBucketLay
   }
   // Backward writes a bucket's gradients before its reduce-scatter; forward and backward read
   // the parameters before the last one (the step and the gathers come after it).
-  for (std::size_t i = 0; i < step.reduces.back(); ++i) {
+  for (std::size_t i = stepCalls(rank, n).first; i < step.reduces.back(); ++i) {
     if (rank.calls[i].iteration != n) continue;
     const Call c = rank.call(i);
     if (!pointsIntoMemory(c)) continue;
@@ -148,9 +159,9 @@ std::vector<std::uint64_t> sizesOf(const std::vector<FlatBucketLayout>& buckets)
   return out;
 }
 
-// The next call after `i` on `stream`, or kNone.
-std::size_t nextOn(const RecordedRank& rank, std::size_t i, StreamHandle stream) {
-  for (std::size_t k = i + 1; k < rank.calls.size(); ++k)
+// The next call after `i` on `stream` before `end`, or kNone.
+std::size_t nextOn(const RecordedRank& rank, std::size_t i, StreamHandle stream, std::size_t end) {
+  for (std::size_t k = i + 1; k < end; ++k)
     if (rank.calls[k].call.stream == stream) return k;
   return kNone;
 }
@@ -158,19 +169,19 @@ std::size_t nextOn(const RecordedRank& rank, std::size_t i, StreamHandle stream)
 // One rank's calls being rewritten for one bucketing.
 struct RankRewrite {
   const RecordedRank& rank;
-  const ShardedLayout& layout;
   CallEdits edits;
+  std::size_t end = 0;  // the calls of the step being rewritten, and of the next, end here
   std::uint64_t next_event = kBucketEventBit;
 
   // Drops collective `i`'s done event (the next call on its stream records it) and every
   // stream's wait for that event after it, keeping each waiting stream's first wait in `waited`.
   void dropDoneAndWaits(std::size_t i, std::map<StreamHandle, std::size_t>& waited) {
     const StreamHandle own = rank.calls[i].call.stream;
-    const std::size_t record = nextOn(rank, i, own);
+    const std::size_t record = nextOn(rank, i, own, end);
     if (record == kNone || rank.calls[record].call.kind != CallKind::EventRecord) return;
     edits.dropped[record] = true;
     const std::uint64_t done = rank.calls[record].call.event;
-    for (std::size_t k = record + 1; k < rank.calls.size(); ++k) {
+    for (std::size_t k = record + 1; k < end; ++k) {
       const Call& c = rank.calls[k].call;
       if (c.kind == CallKind::EventRecord && c.event == done) break;  // recorded again: another's
       if (c.kind == CallKind::StreamWait && c.event == done) {
@@ -209,17 +220,27 @@ struct RankRewrite {
     }
   }
 
-  // A new collective like recorded call `like`, of `bytes` (padded to equal shards), written at
-  // `anchor`.
+  // A new collective like recorded call `like` over the bucket at `address` of `bytes` (padded
+  // to equal shards), written at `anchor`: in place as the recorded one was (this rank's shard
+  // at the same place among the shards), else with both buffers at the bucket.
   RecordedCall collective(std::size_t like, std::uint64_t address, std::uint64_t bytes, std::size_t anchor,
                           bool after_anchor, StreamHandle stream, std::int64_t seq) const {
     const CollectiveArgs& recorded = rank.calls[like].call.collective;
     RecordedCall rc = writtenAt(rank.calls[anchor], after_anchor, CallKind::Collective, stream, 0);
-    rc.call.collective = recorded;
+    CollectiveArgs& a = rc.call.collective;
+    a = recorded;
     const auto ranks = static_cast<std::uint64_t>(std::max(recorded.comm_size, 1));
-    const std::uint64_t elements = (bytes + layout.element_bytes - 1) / layout.element_bytes;
-    rc.call.collective.count = (elements + ranks - 1) / ranks;
-    rc.call.collective.send = rc.call.collective.recv = address;
+    const std::uint64_t element = std::max<std::uint64_t>(1, trace::dataTypeSize(recorded.dtype));
+    a.count = ((bytes + element - 1) / element + ranks - 1) / ranks;
+    const bool reduce = recorded.type == trace::CollType::ReduceScatter;
+    const std::uint64_t bucket = reduce ? recorded.send : recorded.recv;
+    const std::uint64_t shard = reduce ? recorded.recv : recorded.send;
+    const std::uint64_t shard_bytes = recorded.count * element;
+    const bool in_place = shard >= bucket && shard_bytes > 0 && (shard - bucket) % shard_bytes == 0 &&
+                          (shard - bucket) / shard_bytes < ranks;
+    const std::uint64_t own = in_place ? address + (shard - bucket) / shard_bytes * a.count * element : address;
+    a.send = reduce ? address : own;
+    a.recv = reduce ? own : address;
     rc.collective_seq = seq;
     return rc;
   }
@@ -247,8 +268,10 @@ NewBuckets newBuckets(const Tensors& tensors, const std::vector<std::size_t>& bu
 }
 
 std::int64_t newSeq(std::int64_t step, std::size_t j, bool gather) {
-  // Matched across ranks by the same number on each: apart from every recorded one.
-  return -(1 + step * 65536 + (gather ? 32768 : 0) + static_cast<std::int64_t>(j));
+  // Matched across ranks by the same number on each: apart from every recorded one, and from
+  // -1, which is none.
+  const auto buckets = static_cast<std::int64_t>(kMaxBuckets);
+  return -(2 + step * 2 * buckets + (gather ? buckets : 0) + static_cast<std::int64_t>(j));
 }
 
 }  // namespace
@@ -303,7 +326,12 @@ ShardedLayout findShardedLayout(const WhatIfModel& model, const ShardedOptimizer
   }
   const RecordedRank& first = model.calls().ranks.front();
   const OptimizerCollectives calls = optimizerCollectives(first, step, optimizer.comm);
-  out.element_bytes = std::max<std::uint64_t>(1, trace::dataTypeSize(first.calls[calls.reduces.front()].call.collective.dtype));
+  const auto elementOf = [&](const std::vector<std::size_t>& collectives) {
+    return collectives.empty() ? std::uint64_t{1}
+                               : std::max<std::uint64_t>(1, trace::dataTypeSize(first.calls[collectives.front()].call.collective.dtype));
+  };
+  out.gradient_element_bytes = elementOf(calls.reduces);
+  out.parameter_element_bytes = elementOf(calls.gathers);
   out.found = true;
   return out;
 }
@@ -348,14 +376,23 @@ trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const Shard
       return trace::failure(fmt::format("rank {}'s buckets hold another number of tensors than the bucketing", rank.rank));
     }
     const NewBuckets reduce_into = newBuckets(grads, reduce_bucket_of), gather_into = newBuckets(params, gather_bucket_of);
-    RankRewrite w{rank, layout, CallEdits(rank.calls.size())};
+    RankRewrite w{rank, CallEdits(rank.calls.size())};
     for (std::int64_t n = model.firstIteration(); n <= model.lastIteration(); ++n) {
       const OptimizerCollectives step = optimizerCollectives(rank, n, optimizer.comm);
+      const auto [begin, end] = stepCalls(rank, n);
+      w.end = end;
       const std::vector<FlatBucketLayout>& recorded = layout.gradients[row];
-      bool as_laid_out = step.reduces.size() == recorded.size();
+      bool as_laid_out = step.reduces.size() == recorded.size() && step.gathers.size() == layout.parameters[row].size() &&
+                         step.earlier_gathers == 0;
       for (std::size_t k = 0; as_laid_out && k < recorded.size(); ++k)
         as_laid_out = rank.calls[step.reduces[k]].call.collective.send == recorded[k].base;
-      if (!as_laid_out || step.gathers.size() != layout.parameters[row].size()) {
+      for (std::size_t i : step.gathers) {
+        const auto& buckets = layout.parameters[row];
+        const std::uint64_t recv = rank.calls[i].call.collective.recv;
+        as_laid_out = as_laid_out && std::any_of(buckets.begin(), buckets.end(),
+                                                 [&](const FlatBucketLayout& b) { return b.base == recv; });
+      }
+      if (!as_laid_out) {
         return trace::failure(fmt::format("rank {}'s step {} reduces or gathers other buckets than step {}", rank.rank, n,
                                           model.firstIteration()));
       }
@@ -370,7 +407,7 @@ trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const Shard
       } else {
         // What last wrote each gradient before its bucket's reduce-scatter.
         std::vector<std::size_t> producer(grads.by_layout.size(), kNone);
-        for (std::size_t i = 0; i < step.reduces.back(); ++i) {
+        for (std::size_t i = begin; i < step.reduces.back(); ++i) {
           if (rank.calls[i].iteration != n) continue;
           const Call c = rank.call(i);
           if (!pointsIntoMemory(c)) continue;
@@ -392,18 +429,21 @@ trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const Shard
         const StreamHandle comm = rank.calls[step.reduces.front()].call.stream;
         const StreamHandle compute = last_writer != step.reduces.front() ? rank.calls[last_writer].call.stream
                                                                         : rank.calls[waited.begin()->second].call.stream;
-        // Buckets in order, each after what last wrote one of its gradients.
-        std::size_t anchor = step.reduces.front() - 1;
+        // Buckets in order, each after what last wrote one of its gradients (before the first
+        // recorded reduce-scatter while no call has written any).
+        std::size_t anchor = kNone;
         for (std::size_t j = 0; j < reduce_into.bytes.size(); ++j) {
           for (std::size_t g : reduce_into.tensors[j])
-            if (producer[g] != kNone) anchor = std::max(anchor, producer[g]);
+            if (producer[g] != kNone) anchor = anchor == kNone ? producer[g] : std::max(anchor, producer[g]);
+          const bool after_anchor = anchor != kNone;
+          const std::size_t at = after_anchor ? anchor : step.reduces.front();
           const std::uint64_t ready = w.next_event++, done = w.next_event++;
-          std::vector<CallEdits::Written>& calls = w.edits.after[anchor];
-          calls.push_back({writtenAt(rank.calls[anchor], true, CallKind::EventRecord, compute, ready)});
-          calls.push_back({writtenAt(rank.calls[anchor], true, CallKind::StreamWait, comm, ready)});
-          calls.push_back({w.collective(step.reduces.front(), reduce_into.address[j], reduce_into.bytes[j], anchor, true,
-                                        comm, newSeq(n, j, false))});
-          calls.push_back({writtenAt(rank.calls[anchor], true, CallKind::EventRecord, comm, done)});
+          std::vector<CallEdits::Written>& calls = after_anchor ? w.edits.after[at] : w.edits.before[at];
+          calls.push_back({writtenAt(rank.calls[at], after_anchor, CallKind::EventRecord, compute, ready)});
+          calls.push_back({writtenAt(rank.calls[at], after_anchor, CallKind::StreamWait, comm, ready)});
+          calls.push_back({w.collective(step.reduces.front(), reduce_into.address[j], reduce_into.bytes[j], at,
+                                        after_anchor, comm, newSeq(n, j, false))});
+          calls.push_back({writtenAt(rank.calls[at], after_anchor, CallKind::EventRecord, comm, done)});
           w.waitWhereRecorded(waited, done);
         }
       }
@@ -434,7 +474,7 @@ trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const Shard
       // Where the compute stream first reads each new bucket after the gathers.
       std::vector<std::size_t> need(gather_into.bytes.size(), kNone);
       std::size_t unneeded = need.size();
-      for (std::size_t i = at + 1; i < rank.calls.size() && unneeded > 0; ++i) {
+      for (std::size_t i = at + 1; i < end && unneeded > 0; ++i) {
         const Call c = rank.call(i);
         if (c.stream != compute || w.edits.dropped[i]) continue;
         if (c.kind == CallKind::Kernel && c.unknown_pointers) {

@@ -161,18 +161,38 @@ ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model) {
 
 OptimizerCollectives optimizerCollectives(const RecordedRank& rank, std::int64_t step, std::uint64_t comm) {
   OptimizerCollectives out;
-  for (std::size_t i = 0; i < rank.calls.size(); ++i) {
+  const auto [begin, end] = stepCalls(rank, step);
+  for (std::size_t i = begin; i < end; ++i) {
     const RecordedCall& rc = rank.calls[i];
     if (rc.iteration != step || rc.call.kind != CallKind::Collective) continue;
     if (rc.call.collective.comm != comm) continue;  // rank 0's communicator index may be another's
     if (rc.call.collective.type == trace::CollType::ReduceScatter) {
       out.reduces.push_back(i);
+      out.earlier_gathers += out.gathers.size();
       out.gathers.clear();  // the step's all-gathers come after its last reduce-scatter
     } else if (rc.call.collective.type == trace::CollType::AllGather) {
       out.gathers.push_back(i);
     }
   }
+  if (out.reduces.empty()) {
+    out.earlier_gathers = out.gathers.size();
+    out.gathers.clear();
+  }
   return out;
+}
+
+std::pair<std::size_t, std::size_t> stepCalls(const RecordedRank& rank, std::int64_t step) {
+  std::size_t begin = rank.calls.size(), end = rank.calls.size();
+  for (const auto& [iteration, first] : rank.iteration_first_call) {
+    if (iteration == step) begin = std::min(begin, first);
+    // The step's calls end before the one after next begins (a call of the step issued late on
+    // another thread may follow the next step's first).
+    if (iteration >= step + 2) {
+      end = first;
+      break;
+    }
+  }
+  return {std::min(begin, end), end};
 }
 
 ScheduleRules shardedOverlapRules(const std::vector<RecordedGroup>& groups, const ShardedOptimizerRun& optimizer,

@@ -103,7 +103,9 @@ trace::Result<RecordedRun> overlapWaitedCollectives(const WhatIfModel& model, co
   for (const RecordedRank& rank : run.ranks) {
     RankEdits moves{rank, CallEdits(rank.calls.size()), next_event};
     for (std::int64_t n = model.firstIteration(); n <= model.lastIteration(); ++n) {
-      const auto [reduces, gathers] = optimizerCollectives(rank, n, optimizer.comm);
+      const OptimizerCollectives step = optimizerCollectives(rank, n, optimizer.comm);
+      const std::vector<std::size_t>& reduces = step.reduces;
+      const std::vector<std::size_t>& gathers = step.gathers;
       // Each collective's synchronous block, or the sentence why one is not.
       const auto blocksOf = [&](const std::vector<std::size_t>& calls,
                                 const char* what) -> trace::Result<std::vector<WaitedBlock>> {

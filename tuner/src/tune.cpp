@@ -374,8 +374,8 @@ void predictShardedBucketSizes(TuneReport& r, const WhatIfModel& model, double m
       {layout.recordedBucketOf(false), layout.recordedBucketOf(true)}};
   for (const std::uint64_t millions : {1, 2, 5, 10, 20, 40, 80, 160, 320}) {
     const std::uint64_t elements = millions * 1'000'000;
-    auto cut = std::pair{shardedBucketOf(gradients, layout.element_bytes, elements),
-                         shardedBucketOf(parameters, layout.element_bytes, elements)};
+    auto cut = std::pair{shardedBucketOf(gradients, layout.gradient_element_bytes, elements),
+                         shardedBucketOf(parameters, layout.parameter_element_bytes, elements)};
     if (std::find(cuts.begin() + 1, cuts.end(), cut) != cuts.end()) continue;
     cuts.push_back(std::move(cut));
     sizes.push_back(elements);

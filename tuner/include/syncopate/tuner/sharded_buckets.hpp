@@ -10,14 +10,14 @@
 //     on its data-parallel communicator (sharded_overlap.hpp), in one modelled step;
 //   - the tensors in them: where kernels' pointer arguments, and copies and fills, point inside
 //     a bucket in that step before its last reduce-scatter (backward writing the gradients,
-//     forward and backward reading the parameters). A tensor runs from where one points to the
+//     forward and backward reading the parameters gathered the step before). A tensor runs from where one points to the
 //     next such place, the last to the bucket's end (its padding with it); a tensor no call
 //     points at stays part of the one before it;
 //   - the order the framework lays them out in (the order a new size cuts them in): the
 //     reduce-scatters' order for the gradient buckets (buckets are reduced in order), and for
 //     the parameter buckets the all-gathers' order when issued in line, else the reverse of the
-//     order the next forward first reads them in (forward reads the parameters in the order the
-//     buckets hold them reversed).
+//     order that step's forward first reads them in (forward reads the parameters in the order
+//     the buckets hold them reversed).
 // With another size, the same tensors cut into other buckets are reduced and gathered as the
 // recorded ones were:
 //   - in line (sharded_overlap.hpp's Placement::InLine): the new collectives where the first
@@ -31,8 +31,11 @@
 //     needed first, and the compute stream's wait for each just before the first call that
 //     reads one of its parameters (where the recorded waits' first was, when none does).
 // Collectives waited for at once (PyTorch's synchronous ones) are not rewritten: their overlap
-// settings come first. A new collective's time is the communicator's fit of time on size; it
-// keeps the recorded ones' arguments but its count, and takes no host time.
+// settings come first; nor all-gathers issued before the step's last reduce-scatter (in the next
+// forward, or fully sharded). A new collective's time is the communicator's fit of time on size;
+// it keeps the recorded ones' arguments but its count and buffers (the new bucket's, this rank's
+// shard at the same place among the shards when the recorded one was in place), and takes no
+// host time.
 #pragma once
 
 #include <cstddef>
@@ -65,7 +68,9 @@ struct FlatBucketLayout {
 struct ShardedLayout {
   bool found = false;
   std::string why_not;  // when not found, in one sentence
-  std::uint64_t element_bytes = 4;  // the collectives' data type
+  // Each kind's elements (the collectives' data types: Megatron-LM reduces bf16 models' gradients
+  // in fp32 and gathers their parameters in bf16; a size counts elements of either).
+  std::uint64_t gradient_element_bytes = 4, parameter_element_bytes = 4;
   // Per rank row, the gradient and the parameter buckets in layout order. Parameters are empty
   // when the run gathers none after its reduce-scatters.
   std::vector<std::vector<FlatBucketLayout>> gradients, parameters;

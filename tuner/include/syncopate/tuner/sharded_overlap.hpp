@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "syncopate/tuner/schedule_rules.hpp"
@@ -70,11 +71,19 @@ struct ShardedOptimizerRun {
 ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model);
 
 // One step's collectives of the optimizer on one rank (indices into its calls, in order): the
-// reduce-scatters on communicator `comm`, and the all-gathers on it after the last of them.
+// reduce-scatters on communicator `comm`, and the all-gathers on it after the last of them;
+// `earlier_gathers` counts the step's all-gathers before its last reduce-scatter (a framework
+// that gathers in the next forward, or a fully sharded one).
 struct OptimizerCollectives {
   std::vector<std::size_t> reduces, gathers;
+  std::size_t earlier_gathers = 0;
 };
 OptimizerCollectives optimizerCollectives(const RecordedRank& rank, std::int64_t step, std::uint64_t comm);
+
+// The calls a step's may be among on one rank, [begin, end): from its first to the first of the
+// step after next (the calls after a step that still concern it: the next step's waits for its
+// collectives). Empty when the rank has no call of the step.
+std::pair<std::size_t, std::size_t> stepCalls(const RecordedRank& rank, std::int64_t step);
 
 // The schedule the settings make of the run (above): the optimizer's reduce-scatter groups
 // moved when `grad_reduce`, its all-gather groups when `param_gather`.
