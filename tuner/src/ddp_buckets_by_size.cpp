@@ -138,7 +138,7 @@ void rewriteIteration(const RecordedRank& rank, const DdpBucketCalls& it, std::u
     all_reduce.call.collective = first.call.collective;
     all_reduce.call.collective.count = written[j] / elem;
     // Matched across ranks by the same number on each: apart from every recorded one.
-    all_reduce.collective_seq = -(1 + it.iteration * 65536 + static_cast<std::int64_t>(j));
+    all_reduce.collective_seq = -(2 + it.iteration * 65536 + static_cast<std::int64_t>(j));  // -1 is none
     all_reduce.end = host_each;  // its host time; placed in time when written out
     calls.push_back(all_reduce);
   }

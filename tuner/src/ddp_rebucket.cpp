@@ -249,7 +249,7 @@ RecordedRun rebucketDdp(const RecordedRun& run, const DdpReducer& reducer, std::
         all_reduce.call.collective = reduce.call.collective;
         all_reduce.call.collective.count = bytes[j] / elem;
         // Matched across ranks by the same number on each: apart from every recorded one.
-        all_reduce.collective_seq = -(1 + it.iteration * 65536 + static_cast<std::int64_t>(j));
+        all_reduce.collective_seq = -(2 + it.iteration * 65536 + static_cast<std::int64_t>(j));  // -1 is none
         calls.push_back({all_reduce});
         calls.push_back({writtenAt(anchor, true, CallKind::EventRecord, comm, done)});
         edits.before[first_out[j]].push_back(
