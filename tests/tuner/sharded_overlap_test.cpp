@@ -134,6 +134,33 @@ TEST(ShardedOverlap, ReduceScattersOverlappingBackwardAreSeenSoAndTheGathersStil
   EXPECT_EQ(report->sharded_both_on_ms, 0.0);  // one of them was on already
 }
 
+TEST(ShardedOverlap, GathersInTheNextForwardAreTheStepsOwnAndSeenOverlapped) {
+  // Megatron-LM's --overlap-param-gather: the last step's parameters gathered in this step's
+  // forward, each layer's forward waiting for its own.
+  SyntheticTrainer t = zeroOneTrainer();
+  t.mode = SyntheticTrainer::Mode::Zero1GatherInForward;
+  const testing::ModelledRun m = testing::modelRun(t);
+  // Layer 0's gather 75 after the step starts, the forward after it (the later gathers are ready
+  // before their layers), backward, layer 0's reduce-scatter, the updates: 75 + 400 + 800 + 75 +
+  // 80, the step the run with its reduce-scatters overlapped was predicted with the setting on.
+  EXPECT_NEAR(m.model.measuredIterationNs(), 1'430'000, 2.0);
+  const ShardedOptimizerRun run = findShardedOptimizer(m.model);
+  ASSERT_TRUE(run.found) << run.why_not;
+  EXPECT_EQ(run.all_gathers, 4u);
+  EXPECT_EQ(run.parameter_bytes, 4u * (4u << 20));
+  EXPECT_EQ(run.reduce_placement, Placement::Overlapped);
+  EXPECT_EQ(run.gather_placement, Placement::Overlapped);
+  auto report = tuneModel(m.model, "synthetic", t.ranks, TuneOptions{});
+  ASSERT_TRUE(report.ok()) << report.message();
+  ASSERT_EQ(report->overlap_param_gather.size(), 1u);  // on as recorded
+  EXPECT_EQ(report->overlap_param_gather[0].value, "on");
+  EXPECT_EQ(report->overlap_param_gather[0].buckets, 4u);
+  EXPECT_NE(report->sharded_buckets_why_not.find("gathers parameters before its last reduce-scatter (in the next "
+                                                 "forward, or fully sharded)"),
+            std::string::npos)
+      << report->sharded_buckets_why_not;
+}
+
 TEST(ShardedOverlap, ARunWithoutReduceScattersHasNone) {
   SyntheticTrainer t = zeroOneTrainer();
   t.mode = SyntheticTrainer::Mode::Overlap;

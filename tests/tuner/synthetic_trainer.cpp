@@ -15,7 +15,7 @@ using Kind = SimProgram::StepKind;
 constexpr std::int64_t kCommId = 77;
 constexpr std::uint64_t kComputeStream = 0x100, kCommStream = 0x200;
 constexpr std::uint64_t kLayerEvent = 0xE000, kCommDoneEvent = 0xE100, kEndEvent = 0xE200, kCallerEvent = 0xE300,
-                        kGroupEvent = 0xE400;
+                        kGroupEvent = 0xE400, kSteppedEvent = 0xE500, kGatheredEvent = 0xE600;
 
 enum class What : std::uint8_t {
   Kernel, Memset, AllReduce, ReduceScatter, AllGather, Broadcast, Record, Wait, StreamSync, EventSync, DeviceSync
@@ -99,7 +99,8 @@ ModelledRun modelRun(const SyntheticTrainer& trainer) {
 SyntheticRun makeRun(const SyntheticTrainer& t) {
   using Mode = SyntheticTrainer::Mode;
   const bool overlap = t.mode == Mode::Overlap, synchronous = t.mode == Mode::Zero1Synchronous;
-  const bool reduce_overlapped = t.mode == Mode::Zero1Overlapped;
+  const bool gather_in_forward = t.mode == Mode::Zero1GatherInForward;
+  const bool reduce_overlapped = t.mode == Mode::Zero1Overlapped || gather_in_forward;
   const bool zero1 = t.mode == Mode::Zero1 || reduce_overlapped || synchronous;
   const bool two_streams = overlap || reduce_overlapped || synchronous;
   if (zero1 && t.layer_floats % static_cast<std::uint64_t>(t.ranks) != 0) {
@@ -199,7 +200,24 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
     for (int it = 0; it < t.iterations; ++it) {
       iteration = it;
       const std::size_t first_call = prog.calls.size();
+      // zero1_gather_in_forward: the last step's parameters gathered on C, first layer first,
+      // each layer's forward waiting for its own.
+      std::vector<std::uint32_t> gathered(static_cast<std::size_t>(t.layers), UINT32_MAX);
+      if (gather_in_forward && it > 0) {
+        signal(s, c, kSteppedEvent);
+        for (int l = 0; l < t.layers; ++l) {
+          sharded(What::AllGather, parameterAddress(l, t), c);
+          Desc rec{What::Record, "cudaEventRecord"};
+          rec.event = kGatheredEvent + static_cast<std::uint64_t>(l);
+          gathered[static_cast<std::size_t>(l)] = issue(rec, c, OpClass::Marker, 0, UINT32_MAX, kNoMatch);
+        }
+      }
       for (int l = 0; l < t.layers; ++l) {
+        if (gathered[static_cast<std::size_t>(l)] != UINT32_MAX) {
+          Desc wait{What::Wait, "cudaStreamWaitEvent"};
+          wait.event = kGatheredEvent + static_cast<std::uint64_t>(l);
+          issue(wait, s, OpClass::Marker, 0, gathered[static_cast<std::size_t>(l)], kNoMatch);
+        }
         Desc d{What::Kernel, "fwd"};
         d.pointers = {parameterAddress(l, t)};
         issue(d, s, OpClass::Compute, t.forward_ns, UINT32_MAX, kNoMatch);
@@ -236,7 +254,9 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
           d.pointers = {shardAddress(parameterAddress(l, t), r, t), shardAddress(gradientAddress(l, t), r, t)};
           issue(d, s, OpClass::Compute, t.update_ns, UINT32_MAX, kNoMatch);
         }
-        for (int l = t.layers - 1; l >= 0; --l) sharded(What::AllGather, parameterAddress(l, t), s);
+        if (!gather_in_forward) {
+          for (int l = t.layers - 1; l >= 0; --l) sharded(What::AllGather, parameterAddress(l, t), s);
+        }
       } else {
         for (int l = 0; l < t.layers; ++l) {
           Desc d{What::Kernel, "sgd"};

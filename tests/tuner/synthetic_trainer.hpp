@@ -20,6 +20,10 @@
 //   forward reads the buckets first layer first
 //   zero1_overlapped: zero1 with each layer's reduce-scatter on C as soon as its backward kernel
 //   ends (an event on S that C waits for), and S waiting for C's last before the updates
+//   zero1_gather_in_forward: zero1_overlapped with the all-gathers where Megatron-LM's
+//   --overlap-param-gather issues them, in the next iteration's forward: after an event on S
+//   that C waits for, each layer's all-gather on C, first layer first, each followed by an
+//   event that S waits for just before that layer's forward (the first iteration gathers none)
 //   zero1_synchronous: zero1 as PyTorch's synchronous collectives (async_op=False) issue it:
 //   each reduce-scatter and all-gather on the process group's stream C, after an event on S that
 //   C waits for, and S waiting at once for an event recorded on C after it
@@ -42,7 +46,7 @@ struct SyntheticTrainer {
   int ranks = 4;
   int layers = 4;
   int iterations = 7;
-  enum class Mode : std::uint8_t { Naive, Overlap, Zero1, Zero1Overlapped, Zero1Synchronous };
+  enum class Mode : std::uint8_t { Naive, Overlap, Zero1, Zero1Overlapped, Zero1Synchronous, Zero1GatherInForward };
   Mode mode = Mode::Naive;
   double forward_ns = 100'000;
   double backward_ns = 200'000;

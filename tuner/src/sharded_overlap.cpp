@@ -122,12 +122,18 @@ ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model) {
                                      [](const auto& a, const auto& b) { return a.second.bytes < b.second.bytes; });
   out.comm_index = most->first;
   out.comm = most->second.comm;
-  // Its reduce-scatters, and the all-gathers after the last of them.
+  // Its reduce-scatters, and the all-gathers after the last of them and before the first (the
+  // previous step's parameters, gathered in this one's forward: Megatron-LM's
+  // --overlap-param-gather issues them from forward's pre-hooks).
   bool gathers_between = false;  // an all-gather after the step's first reduce-scatter and before its last
-  std::size_t gathers_since_reduce = 0;
-  std::uint64_t gathered_since_reduce = 0;
+  std::size_t gathers_since_reduce = 0, gathers_before = 0;
+  std::uint64_t gathered_since_reduce = 0, gathered_before = 0;
   stepCollectives([&](const CollectiveArgs& a) {
     if (a.comm_index != out.comm_index) return;
+    if (a.type == trace::CollType::AllGather && out.reduce_scatters == 0) {
+      ++gathers_before;
+      gathered_before += a.recv_bytes();
+    }
     if (a.type == trace::CollType::AllGather && out.reduce_scatters > 0) {
       ++gathers_since_reduce;
       gathered_since_reduce += a.recv_bytes();
@@ -143,8 +149,8 @@ ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model) {
                   "3), whose prefetch settings are not predicted";
     return out;
   }
-  out.all_gathers = gathers_since_reduce;
-  out.parameter_bytes = gathered_since_reduce;
+  out.all_gathers = gathers_before + gathers_since_reduce;
+  out.parameter_bytes = gathered_before + gathered_since_reduce;
   const std::optional<Placement> reduce = placementOf(rank, step, trace::CollType::ReduceScatter, out.comm_index);
   if (!reduce) {
     out = {};

@@ -67,7 +67,8 @@ struct ShardedOptimizerRun {
 };
 
 // The run's sharded optimizer in the first modelled step of rank 0: its gradient reduce-scatters,
-// and the all-gathers after the last of them, on its data-parallel communicator.
+// and the all-gathers after the last of them or before the first (the previous step's parameters
+// gathered in this step's forward), on its data-parallel communicator.
 ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model);
 
 // One step's collectives of the optimizer on one rank (indices into its calls, in order): the
