@@ -29,7 +29,7 @@ recommended = [r for r in doc["recommendations"] if r["setting"] == "bucket_cap_
 # failed prediction.
 assert len(recommended) == 1, json.dumps({k: doc.get(k) for k in (
     "measured_iteration_ms", "replay_iteration_ms", "replay_per_iteration", "recommendations", "recommendations_note")}
-    | {"bucket_caps": ddp["bucket_caps"]}, indent=1)
+    | {"bucket_caps": ddp["bucket_caps"], "not_predicted": ddp.get("not_predicted")}, indent=1)
 (setting,) = recommended
 assert setting["gain"] >= 0.02 and setting["how_to_apply"].endswith("bucket_cap_mb=%s)" % setting["value"]), setting
 # The recorded cap itself replays the recorded run, in both models.

@@ -18,6 +18,7 @@
 #include "syncopate/tuner/rank_subset.hpp"
 #include "syncopate/tuner/sharded_buckets.hpp"
 #include "syncopate/tuner/sharded_waits.hpp"
+#include "syncopate/tuner/value_predictions.hpp"
 
 namespace syncopate::tuner {
 
@@ -146,25 +147,10 @@ std::optional<SettingPrediction> bestSetting(const std::vector<SettingPrediction
   return *best;
 }
 
-// Each of `count` values of a bucket setting, its run as `rewrite(k)` models it, replayed side by
-// side; a value whose model cannot be built, replayed or held in memory stays unpredicted.
-template <class Rewrite>
-std::vector<std::optional<Prediction>> predictEachValue(std::size_t count, const char* what, const TuneProgress& progress,
-                                                        Rewrite&& rewrite) {
-  std::vector<std::optional<Prediction>> predicted(count);
-  std::mutex progress_lock;
-  std::size_t done = 0;
-  analyzer::parallelFor(count, [&](std::size_t k) {
-    try {
-      auto rebucketed = rewrite(k);
-      if (rebucketed.ok()) predicted[k] = rebucketed->predict(nullptr);
-    } catch (const std::exception&) {
-      // Out of memory for one value: it goes unpredicted, the others stand.
-    }
-    const std::lock_guard<std::mutex> hold(progress_lock);
-    if (progress) progress(what, ++done, count);
-  });
-  return predicted;
+std::vector<std::string> asText(const std::vector<std::uint64_t>& values) {
+  std::vector<std::string> out;
+  for (const std::uint64_t v : values) out.push_back(fmt::format("{}", v));
+  return out;
 }
 
 SettingPrediction bucketCapSetting(std::uint64_t cap_mb, std::size_t buckets, double predicted_ms, double replay_ms) {
@@ -192,12 +178,14 @@ void predictDdpBucketCaps(TuneReport& r, const WhatIfModel& model, double min_ga
     seen.push_back(std::move(bucket_of));
     caps_mb.push_back(mb);
   }
-  const std::vector<std::optional<Prediction>> predicted =
+  const ValuePredictions each =
       predictEachValue(caps_mb.size(), "predicting DDP bucket caps", progress, [&](std::size_t k) {
         return model.withCalls(rebucketDdp(model.calls(), r.ddp, caps_mb[k] << 20));
       });
+  const std::vector<std::optional<Prediction>>& predicted = each.predicted;
+  r.ddp_caps_not_predicted = each.notPredicted("bucket_cap_mb", asText(caps_mb));
   for (std::size_t k = 0; k < caps_mb.size(); ++k) {
-    if (!predicted[k] || !predicted[k]->ok) continue;
+    if (!each.ok(k)) continue;
     r.ddp_bucket_caps.push_back(bucketCapSetting(caps_mb[k], seen[k].empty() ? 0 : seen[k].back() + 1,
                                                  ms(predicted[k]->iteration_ns), r.replay_ms));
   }
@@ -222,19 +210,19 @@ void predictDdpCapsBySize(TuneReport& r, const WhatIfModel& model, DdpBucketsByS
     caps_mb.push_back(mb);
   }
   const std::vector<CommFit> fits = ddpBucketFits(model, b);
-  const std::vector<std::optional<Prediction>> predicted =
+  const ValuePredictions each =
       predictEachValue(caps_mb.size(), "predicting DDP bucket caps from the buckets", progress, [&](std::size_t k) {
         return model.withCalls(rebucketDdpBySize(model.calls(), b, caps_mb[k] << 20), fits);
       });
-  if (!predicted[0] || !predicted[0]->ok) {
-    r.ddp_by_size.why_not = "the recorded buckets, rewritten, could not be replayed: " +
-                            (predicted[0] ? predicted[0]->error : std::string("out of memory"));
+  const std::vector<std::optional<Prediction>>& predicted = each.predicted;
+  if (!each.ok(0)) {
+    r.ddp_by_size.why_not = "the recorded buckets, rewritten, could not be predicted: " + each.why_not[0];
     r.ddp_by_size.found = false;
     return;
   }
   r.ddp_by_size_baseline_ms = ms(predicted[0]->iteration_ns);
   for (std::size_t k = 1; k < caps_mb.size(); ++k) {
-    if (!predicted[k] || !predicted[k]->ok) continue;
+    if (!each.ok(k)) continue;
     r.ddp_caps_by_size.push_back(bucketCapSetting(
         caps_mb[k], seen[k].size(), r.replay_ms + ms(predicted[k]->iteration_ns) - r.ddp_by_size_baseline_ms,
         r.replay_ms));
@@ -380,26 +368,23 @@ void predictShardedBucketSizes(TuneReport& r, const WhatIfModel& model, double m
     cuts.push_back(std::move(cut));
     sizes.push_back(elements);
   }
-  std::vector<std::string> failures(sizes.size());
-  const std::vector<std::optional<Prediction>> predicted =
+  const ValuePredictions each =
       predictEachValue(sizes.size(), "predicting the sharded optimizer's bucket sizes", progress, [&](std::size_t k) {
         auto calls = rebucketSharded(model, r.sharded, layout, cuts[k].first, cuts[k].second);
-        if (!calls.ok()) {
-          failures[k] = calls.message();
-          return trace::Result<WhatIfModel>(calls.status());
-        }
+        if (!calls.ok()) return trace::Result<WhatIfModel>(calls.status());
         return model.withCalls(std::move(calls).value());
       });
-  if (!predicted[0] || !predicted[0]->ok) {
+  const std::vector<std::optional<Prediction>>& predicted = each.predicted;
+  if (!each.ok(0)) {
+    // The rewrite's own sentence when it refused (the same for every size), else what failed.
     r.sharded_buckets_why_not =
-        !failures[0].empty() ? failures[0]
-                             : "the recorded buckets, rewritten, could not be replayed: " +
-                                   (predicted[0] ? predicted[0]->error : std::string("out of memory"));
+        predicted[0] ? "the recorded buckets, rewritten, could not be predicted: " + each.why_not[0] : each.why_not[0];
     return;
   }
+  r.sharded_buckets_not_predicted = each.notPredicted(kShardedBucketSize, asText(sizes));
   r.sharded_buckets_baseline_ms = ms(predicted[0]->iteration_ns);
   for (std::size_t k = 1; k < sizes.size(); ++k) {
-    if (!predicted[k] || !predicted[k]->ok) continue;
+    if (!each.ok(k)) continue;
     SettingPrediction s;
     s.setting = kShardedBucketSize;
     s.value = fmt::format("{}", sizes[k]);
@@ -831,6 +816,7 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
     json caps = json::array();
     for (const SettingPrediction& s : r.ddp_bucket_caps) caps.push_back(settingJson(s));
     ddp["bucket_caps"] = caps;
+    if (!r.ddp_caps_not_predicted.empty()) ddp["not_predicted"] = r.ddp_caps_not_predicted;
   } else {
     ddp["why_not"] = r.ddp.why_not;
   }
@@ -873,6 +859,9 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
       json sizes = json::array();
       for (const SettingPrediction& s : r.sharded_bucket_sizes) sizes.push_back(settingJson(s));
       sharded["bucket_size"] = {{"recorded_buckets_rewritten_ms", r.sharded_buckets_baseline_ms}, {"values", sizes}};
+      if (!r.sharded_buckets_not_predicted.empty()) {
+        sharded["bucket_size"]["not_predicted"] = r.sharded_buckets_not_predicted;
+      }
     } else {
       sharded["bucket_size"] = {{"why_not", r.sharded_buckets_why_not}};
     }
@@ -972,6 +961,7 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
                        s.predicted_iteration_ms, percent(s.gain),
                        r.setting && r.setting->value == s.value ? "   <- recommended" : "");
     }
+    for (const std::string& why : r.ddp_caps_not_predicted) t += fmt::format("  not predicted: {}\n", why);
     if (r.setting) t += fmt::format("Set it: {}\n\n", r.setting->how_to_apply);
     else t += "\n";
     if (const std::string by_size = ddpBySizeText(r); !by_size.empty()) t += by_size + "\n";
@@ -1002,6 +992,7 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
       t += fmt::format("  {:<25} {:3} buckets  {:9.3f} ms  {:>7}{}\n", s.setting + "=" + s.value, s.buckets,
                        s.predicted_iteration_ms, percent(s.gain), recommended(s) ? "   <- recommended" : "");
     }
+    for (const std::string& why : r.sharded_buckets_not_predicted) t += fmt::format("  not predicted: {}\n", why);
     for (const SettingPrediction& s : r.sharded_recommended) t += fmt::format("Set {}: {}\n", s.setting, s.how_to_apply);
     t += "\n";
   }

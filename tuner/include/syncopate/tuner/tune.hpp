@@ -94,6 +94,7 @@ struct TuneReport {
   // enough (`--min-gain`).
   DdpReducer ddp;
   std::vector<SettingPrediction> ddp_bucket_caps;
+  std::vector<std::string> ddp_caps_not_predicted;  // "bucket_cap_mb=N: why", each cap left out
   std::optional<SettingPrediction> setting;
   // DDP's bucket caps predicted from its buckets alone (ddp_buckets_by_size.hpp): for a trace,
   // what `setting` comes from; for a recorded run, beside the reducer's, to compare the models.
@@ -119,6 +120,7 @@ struct TuneReport {
   // the recorded buckets rewritten as the sizes are (what the sizes' steps are measured against);
   // why none is predicted, when none is.
   std::vector<SettingPrediction> sharded_bucket_sizes;
+  std::vector<std::string> sharded_buckets_not_predicted;  // "bucket_size=N: why", each size left out
   double sharded_buckets_baseline_ms = 0;
   std::string sharded_buckets_why_not;
   std::optional<Plan> plan;        // the recommended plan, if any
