@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -23,6 +24,24 @@ bool pointsIntoMemory(const Call& c) {
   return (c.kind == CallKind::Kernel || c.kind == CallKind::Memcpy || c.kind == CallKind::Memset) && !c.unknown_pointers;
 }
 
+// Calls `visit(call, address)` for every place a call of step `n` among calls [begin, end) points
+// at in memory (kernels' pointer arguments, copies' and fills' buffers).
+template <class Visit>
+void forEachPointer(const RecordedRank& rank, std::int64_t n, std::size_t begin, std::size_t end, Visit&& visit) {
+  for (std::size_t i = begin; i < end; ++i) {
+    if (rank.calls[i].iteration != n) continue;
+    const Call c = rank.call(i);
+    if (!pointsIntoMemory(c)) continue;
+    for (const Touch& t : c.touches) visit(i, t.address);
+  }
+}
+
+// Where the k-th tensor of bucket `b` ends, as an offset in it: where the next begins, the last
+// at the bucket's end.
+std::uint64_t tensorEnd(const FlatBucketLayout& b, std::size_t k) {
+  return k + 1 < b.tensor_offsets.size() ? b.tensor_offsets[k + 1] : b.bytes;
+}
+
 // One rank's tensors in layout order, across its buckets, for lookups by address.
 struct Tensors {
   struct Tensor {
@@ -34,10 +53,9 @@ struct Tensors {
 
   explicit Tensors(const std::vector<FlatBucketLayout>& buckets) {
     for (std::size_t b = 0; b < buckets.size(); ++b) {
-      const std::vector<std::uint64_t>& offsets = buckets[b].tensor_offsets;
-      for (std::size_t k = 0; k < offsets.size(); ++k) {
-        const std::uint64_t end = k + 1 < offsets.size() ? offsets[k + 1] : buckets[b].bytes;
-        by_layout.push_back({buckets[b].base + offsets[k], buckets[b].base + end, b});
+      for (std::size_t k = 0; k < buckets[b].tensor_offsets.size(); ++k) {
+        by_layout.push_back(
+            {buckets[b].base + buckets[b].tensor_offsets[k], buckets[b].base + tensorEnd(buckets[b], k), b});
       }
     }
     by_address.resize(by_layout.size());
@@ -83,15 +101,26 @@ struct BucketStarts {
   }
 };
 
+// One rank's buckets in layout order, and each kind's element size.
+struct RankLayout {
+  std::vector<FlatBucketLayout> gradients, parameters;
+  std::uint64_t gradient_element_bytes = 1, parameter_element_bytes = 1;
+};
+
+// The size of the data type of the first of `collectives`; 1 when there is none.
+std::uint64_t elementBytes(const RecordedRank& rank, const std::vector<std::size_t>& collectives) {
+  return collectives.empty() ? 1
+                             : std::max<std::uint64_t>(1, trace::dataTypeSize(rank.calls[collectives.front()].call.collective.dtype));
+}
+
 // The layout one rank's step `n` shows, or why not.
-trace::Result<std::pair<std::vector<FlatBucketLayout>, std::vector<FlatBucketLayout>>> rankLayout(
-    const RecordedRank& rank, std::int64_t n, const ShardedOptimizerRun& optimizer) {
+trace::Result<RankLayout> rankLayout(const RecordedRank& rank, std::int64_t n, const ShardedOptimizerRun& optimizer) {
   const OptimizerCollectives step = optimizerCollectives(rank, n, optimizer.comm);
   if (step.reduces.empty()) {
     return trace::failure(fmt::format("rank {}'s step {} issues no reduce-scatter on the optimizer's communicator",
                                       rank.rank, n));
   }
-  if (step.earlier_gathers > 0) {
+  if (step.earlierGathers() > 0) {
     return trace::failure(fmt::format("rank {}'s step {} gathers parameters before its last reduce-scatter (in the next "
                                       "forward, or fully sharded), and those gathers' buckets are not rewritten",
                                       rank.rank, n));
@@ -110,15 +139,10 @@ trace::Result<std::pair<std::vector<FlatBucketLayout>, std::vector<FlatBucketLay
   }
   // Backward writes a bucket's gradients before its reduce-scatter; forward and backward read
   // the parameters before the last one (the step and the gathers come after it).
-  for (std::size_t i = stepCalls(rank, n).first; i < step.reduces.back(); ++i) {
-    if (rank.calls[i].iteration != n) continue;
-    const Call c = rank.call(i);
-    if (!pointsIntoMemory(c)) continue;
-    for (const Touch& t : c.touches) {
-      if (const std::size_t b = grads.holding(t.address); b != kNone && i < step.reduces[b]) grads.touch(i, b, t.address);
-      if (const std::size_t b = params.holding(t.address); b != kNone) params.touch(i, b, t.address);
-    }
-  }
+  forEachPointer(rank, n, stepCalls(rank, n).first, step.reduces.back(), [&](std::size_t i, std::uint64_t address) {
+    if (const std::size_t b = grads.holding(address); b != kNone && i < step.reduces[b]) grads.touch(i, b, address);
+    if (const std::size_t b = params.holding(address); b != kNone) params.touch(i, b, address);
+  });
   const auto finish = [&](BucketStarts& s, const char* what) -> trace::Result<std::vector<FlatBucketLayout>> {
     for (std::size_t b = 0; b < s.buckets.size(); ++b) {
       if (s.offsets[b].empty()) {
@@ -145,25 +169,16 @@ trace::Result<std::pair<std::vector<FlatBucketLayout>, std::vector<FlatBucketLay
     for (std::size_t b : order) laid_out.push_back((*parameter_buckets)[b]);
     *parameter_buckets = std::move(laid_out);
   }
-  return std::pair{std::move(*gradient_buckets), std::move(*parameter_buckets)};
+  return RankLayout{std::move(*gradient_buckets), std::move(*parameter_buckets), elementBytes(rank, step.reduces),
+                    elementBytes(rank, step.gathers)};
 }
 
 std::vector<std::uint64_t> sizesOf(const std::vector<FlatBucketLayout>& buckets) {
   std::vector<std::uint64_t> out;
   for (const FlatBucketLayout& b : buckets) {
-    for (std::size_t k = 0; k < b.tensor_offsets.size(); ++k) {
-      const std::uint64_t end = k + 1 < b.tensor_offsets.size() ? b.tensor_offsets[k + 1] : b.bytes;
-      out.push_back(end - b.tensor_offsets[k]);
-    }
+    for (std::size_t k = 0; k < b.tensor_offsets.size(); ++k) out.push_back(tensorEnd(b, k) - b.tensor_offsets[k]);
   }
   return out;
-}
-
-// The next call after `i` on `stream` before `end`, or kNone.
-std::size_t nextOn(const RecordedRank& rank, std::size_t i, StreamHandle stream, std::size_t end) {
-  for (std::size_t k = i + 1; k < end; ++k)
-    if (rank.calls[k].call.stream == stream) return k;
-  return kNone;
 }
 
 // One rank's calls being rewritten for one bucketing.
@@ -177,8 +192,8 @@ struct RankRewrite {
   // stream's wait for that event after it, keeping each waiting stream's first wait in `waited`.
   void dropDoneAndWaits(std::size_t i, std::map<StreamHandle, std::size_t>& waited) {
     const StreamHandle own = rank.calls[i].call.stream;
-    const std::size_t record = nextOn(rank, i, own, end);
-    if (record == kNone || rank.calls[record].call.kind != CallKind::EventRecord) return;
+    const std::size_t record = nextCallOn(rank, i, own, end);
+    if (record == end || rank.calls[record].call.kind != CallKind::EventRecord) return;
     edits.dropped[record] = true;
     const std::uint64_t done = rank.calls[record].call.event;
     for (std::size_t k = record + 1; k < end; ++k) {
@@ -194,9 +209,9 @@ struct RankRewrite {
 
   // Every waiting stream's wait for `done` where its first recorded one was, but `except`'s.
   void waitWhereRecorded(const std::map<StreamHandle, std::size_t>& waited, std::uint64_t done,
-                         StreamHandle except = kLegacyStream, bool skip = false) {
+                         std::optional<StreamHandle> except = std::nullopt) {
     for (const auto& [stream, first] : waited) {
-      if (skip && stream == except) continue;
+      if (stream == except) continue;
       edits.before[first].push_back({writtenAt(rank.calls[first], false, CallKind::StreamWait, stream, done)});
     }
   }
@@ -204,20 +219,10 @@ struct RankRewrite {
   // Drops the event and wait just before collective `i` on its stream (the compute stream's
   // event it waited for), if the call before it on its stream is such a wait.
   void dropReadyPair(std::size_t i) {
-    const StreamHandle own = rank.calls[i].call.stream;
-    std::size_t j = i;
-    while (j-- > 0 && rank.calls[j].call.stream != own) {}
-    if (j == kNone || rank.calls[j].call.kind != CallKind::StreamWait) return;
-    const std::uint64_t ready = rank.calls[j].call.event;
-    for (std::size_t k = j; k-- > 0;) {
-      const Call& c = rank.calls[k].call;
-      if (c.kind == CallKind::EventRecord && c.event == ready) {
-        if (c.stream == own) return;
-        edits.dropped[k] = true;
-        edits.dropped[j] = true;
-        return;
-      }
-    }
+    const std::optional<ReadyPair> ready = readyPairBefore(rank, i);
+    if (!ready || rank.calls[ready->record].call.stream == rank.calls[i].call.stream) return;
+    edits.dropped[ready->record] = true;
+    edits.dropped[ready->wait] = true;
   }
 
   // A new collective like recorded call `like` over the bucket at `address` of `bytes` (padded
@@ -310,28 +315,23 @@ ShardedLayout findShardedLayout(const WhatIfModel& model, const ShardedOptimizer
       out.why_not = layout.message();
       return out;
     }
-    if (!out.gradients.empty() &&
-        (sizesOf(layout->first) != sizesOf(out.gradients.front()) || sizesOf(layout->second) != sizesOf(out.parameters.front()))) {
+    if (out.gradients.empty()) {
+      out.gradient_element_bytes = layout->gradient_element_bytes;
+      out.parameter_element_bytes = layout->parameter_element_bytes;
+    } else if (sizesOf(layout->gradients) != sizesOf(out.gradients.front()) ||
+               sizesOf(layout->parameters) != sizesOf(out.parameters.front())) {
       out = {};
       out.why_not = fmt::format("rank {}'s buckets hold tensors of other sizes than rank {}'s", rank.rank,
                                 model.calls().ranks.front().rank);
       return out;
     }
-    out.gradients.push_back(std::move(layout->first));
-    out.parameters.push_back(std::move(layout->second));
+    out.gradients.push_back(std::move(layout->gradients));
+    out.parameters.push_back(std::move(layout->parameters));
   }
   if (out.gradients.empty()) {
     out.why_not = "the model holds no rank";
     return out;
   }
-  const RecordedRank& first = model.calls().ranks.front();
-  const OptimizerCollectives calls = optimizerCollectives(first, step, optimizer.comm);
-  const auto elementOf = [&](const std::vector<std::size_t>& collectives) {
-    return collectives.empty() ? std::uint64_t{1}
-                               : std::max<std::uint64_t>(1, trace::dataTypeSize(first.calls[collectives.front()].call.collective.dtype));
-  };
-  out.gradient_element_bytes = elementOf(calls.reduces);
-  out.parameter_element_bytes = elementOf(calls.gathers);
   out.found = true;
   return out;
 }
@@ -383,7 +383,7 @@ trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const Shard
       w.end = end;
       const std::vector<FlatBucketLayout>& recorded = layout.gradients[row];
       bool as_laid_out = step.reduces.size() == recorded.size() && step.gathers.size() == layout.parameters[row].size() &&
-                         step.earlier_gathers == 0;
+                         step.earlierGathers() == 0;
       for (std::size_t k = 0; as_laid_out && k < recorded.size(); ++k)
         as_laid_out = rank.calls[step.reduces[k]].call.collective.send == recorded[k].base;
       for (std::size_t i : step.gathers) {
@@ -407,15 +407,10 @@ trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const Shard
       } else {
         // What last wrote each gradient before its bucket's reduce-scatter.
         std::vector<std::size_t> producer(grads.by_layout.size(), kNone);
-        for (std::size_t i = begin; i < step.reduces.back(); ++i) {
-          if (rank.calls[i].iteration != n) continue;
-          const Call c = rank.call(i);
-          if (!pointsIntoMemory(c)) continue;
-          for (const Touch& t : c.touches) {
-            const std::size_t g = grads.holding(t.address);
-            if (g != kNone && i < step.reduces[grads.by_layout[g].bucket]) producer[g] = i;
-          }
-        }
+        forEachPointer(rank, n, begin, step.reduces.back(), [&](std::size_t i, std::uint64_t address) {
+          const std::size_t g = grads.holding(address);
+          if (g != kNone && i < step.reduces[grads.by_layout[g].bucket]) producer[g] = i;
+        });
         std::map<StreamHandle, std::size_t> waited;
         for (std::size_t i : step.reduces) {
           w.edits.dropped[i] = true;
@@ -505,7 +500,7 @@ trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const Shard
         if (need[j] != kNone) {
           w.edits.before[need[j]].push_back({writtenAt(rank.calls[need[j]], false, CallKind::StreamWait, compute, done)});
         }
-        w.waitWhereRecorded(waited, done, compute, true);
+        w.waitWhereRecorded(waited, done, compute);
       }
     }
     out.ranks.push_back(w.edits.applyTo(rank));

@@ -125,32 +125,19 @@ ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model) {
   // Its reduce-scatters, and the all-gathers after the last of them and before the first (the
   // previous step's parameters, gathered in this one's forward: Megatron-LM's
   // --overlap-param-gather issues them from forward's pre-hooks).
-  bool gathers_between = false;  // an all-gather after the step's first reduce-scatter and before its last
-  std::size_t gathers_since_reduce = 0, gathers_before = 0;
-  std::uint64_t gathered_since_reduce = 0, gathered_before = 0;
-  stepCollectives([&](const CollectiveArgs& a) {
-    if (a.comm_index != out.comm_index) return;
-    if (a.type == trace::CollType::AllGather && out.reduce_scatters == 0) {
-      ++gathers_before;
-      gathered_before += a.recv_bytes();
-    }
-    if (a.type == trace::CollType::AllGather && out.reduce_scatters > 0) {
-      ++gathers_since_reduce;
-      gathered_since_reduce += a.recv_bytes();
-    }
-    if (a.type != trace::CollType::ReduceScatter) return;
-    gathers_between = gathers_between || gathers_since_reduce > 0;
-    ++out.reduce_scatters;
-    out.gradient_bytes += a.send_bytes();
-  });
-  if (gathers_between) {
+  const OptimizerCollectives collectives = optimizerCollectives(rank, step, out.comm);
+  if (collectives.gathers_between > 0) {
     out = {};
     out.why_not = "the run gathers parameters between its gradient reduce-scatters (fully sharded: FSDP or ZeRO stage "
                   "3), whose prefetch settings are not predicted";
     return out;
   }
-  out.all_gathers = gathers_before + gathers_since_reduce;
-  out.parameter_bytes = gathered_before + gathered_since_reduce;
+  out.reduce_scatters = collectives.reduces.size();
+  for (std::size_t i : collectives.reduces) out.gradient_bytes += rank.calls[i].call.collective.send_bytes();
+  for (const auto* gathers : {&collectives.leading_gathers, &collectives.gathers}) {
+    out.all_gathers += gathers->size();
+    for (std::size_t i : *gathers) out.parameter_bytes += rank.calls[i].call.collective.recv_bytes();
+  }
   const std::optional<Placement> reduce = placementOf(rank, step, trace::CollType::ReduceScatter, out.comm_index);
   if (!reduce) {
     out = {};
@@ -173,18 +160,38 @@ OptimizerCollectives optimizerCollectives(const RecordedRank& rank, std::int64_t
     if (rc.iteration != step || rc.call.kind != CallKind::Collective) continue;
     if (rc.call.collective.comm != comm) continue;  // rank 0's communicator index may be another's
     if (rc.call.collective.type == trace::CollType::ReduceScatter) {
-      out.reduces.push_back(i);
-      out.earlier_gathers += out.gathers.size();
+      if (out.reduces.empty()) out.leading_gathers = std::move(out.gathers);
+      else out.gathers_between += out.gathers.size();
       out.gathers.clear();  // the step's all-gathers come after its last reduce-scatter
+      out.reduces.push_back(i);
     } else if (rc.call.collective.type == trace::CollType::AllGather) {
       out.gathers.push_back(i);
     }
   }
   if (out.reduces.empty()) {
-    out.earlier_gathers = out.gathers.size();
+    out.leading_gathers = std::move(out.gathers);
     out.gathers.clear();
   }
   return out;
+}
+
+std::size_t nextCallOn(const RecordedRank& rank, std::size_t i, StreamHandle stream, std::size_t end) {
+  std::size_t k = i + 1;
+  while (k < end && rank.calls[k].call.stream != stream) ++k;
+  return std::min(k, end);
+}
+
+std::optional<ReadyPair> readyPairBefore(const RecordedRank& rank, std::size_t i) {
+  const StreamHandle own = rank.calls[i].call.stream;
+  std::size_t j = i;
+  while (j-- > 0 && rank.calls[j].call.stream != own) {}
+  if (j == static_cast<std::size_t>(-1) || rank.calls[j].call.kind != CallKind::StreamWait) return std::nullopt;
+  const std::uint64_t ready = rank.calls[j].call.event;
+  for (std::size_t k = j; k-- > 0;) {
+    const Call& c = rank.calls[k].call;
+    if (c.kind == CallKind::EventRecord && c.event == ready) return ReadyPair{k, j};
+  }
+  return std::nullopt;
 }
 
 std::pair<std::size_t, std::size_t> stepCalls(const RecordedRank& rank, std::int64_t step) {

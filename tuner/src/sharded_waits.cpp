@@ -28,18 +28,13 @@ std::optional<WaitedBlock> blockAt(const RecordedRank& rank, std::size_t i) {
   b.collective = i;
   b.own = rank.calls[i].call.stream;
   // Before it: the last call on its stream is the wait, for an event recorded earlier elsewhere.
-  std::size_t j = i;
-  while (j-- > 0 && rank.calls[j].call.stream != b.own) {}
-  if (j == static_cast<std::size_t>(-1) || rank.calls[j].call.kind != CallKind::StreamWait) return std::nullopt;
-  b.wait_before = j;
-  const std::uint64_t ready = rank.calls[j].call.event;
-  while (j-- > 0 && !(rank.calls[j].call.kind == CallKind::EventRecord && rank.calls[j].call.event == ready)) {}
-  if (j == static_cast<std::size_t>(-1)) return std::nullopt;
-  b.record_before = j;
-  b.compute = rank.calls[j].call.stream;
+  const std::optional<ReadyPair> ready = readyPairBefore(rank, i);
+  if (!ready) return std::nullopt;
+  b.wait_before = ready->wait;
+  b.record_before = ready->record;
+  b.compute = rank.calls[ready->record].call.stream;
   // After it: the next call on its stream records an event, which the compute stream waits for.
-  std::size_t k = i + 1;
-  while (k < rank.calls.size() && rank.calls[k].call.stream != b.own) ++k;
+  std::size_t k = nextCallOn(rank, i, b.own, rank.calls.size());
   if (k == rank.calls.size() || rank.calls[k].call.kind != CallKind::EventRecord) return std::nullopt;
   b.record_after = k;
   const std::uint64_t done = rank.calls[k].call.event;

@@ -35,6 +35,9 @@ std::string bandwidthText(double bytes_per_ns) {
 
 std::string percent(double fraction) { return fmt::format("{:+.1f}%", 100.0 * fraction); }
 
+// What a predicted step gains on the replayed one: 1 - predicted / replayed (0 with no replay).
+double gainOver(double replay_ms, double predicted_ms) { return replay_ms > 0 ? 1.0 - predicted_ms / replay_ms : 0.0; }
+
 std::string interferenceText(const InterferenceEstimate& e) {
   return e.measured ? fmt::format("+{:.1f}% (measured on {} overlapped ops)", 100.0 * e.slowdown, e.samples)
                     : fmt::format("+{:.1f}% (prior: the run shows no overlap to measure it from)", 100.0 * e.slowdown);
@@ -160,7 +163,7 @@ SettingPrediction bucketCapSetting(std::uint64_t cap_mb, std::size_t buckets, do
   s.how_to_apply = fmt::format("torch.nn.parallel.DistributedDataParallel(model, ..., bucket_cap_mb={})", cap_mb);
   s.buckets = buckets;
   s.predicted_iteration_ms = predicted_ms;
-  s.gain = replay_ms > 0 ? 1.0 - predicted_ms / replay_ms : 0;
+  s.gain = gainOver(replay_ms, predicted_ms);
   return s;
 }
 
@@ -273,7 +276,7 @@ void predictNcclMaxCtas(TuneReport& r, const WhatIfModel& model, double min_gain
                                  "channel{})",
                                  count, count, count == 1 ? "" : "s");
     s.predicted_iteration_ms = ms(ns);
-    s.gain = r.replay_ms > 0 ? 1.0 - s.predicted_iteration_ms / r.replay_ms : 0;
+    s.gain = gainOver(r.replay_ms, s.predicted_iteration_ms);
     r.nccl_max_ctas.push_back(std::move(s));
   }
   r.max_ctas_setting = bestSetting(r.nccl_max_ctas, min_gain);
@@ -335,7 +338,7 @@ void predictShardedOverlap(TuneReport& r, const WhatIfModel& model, double min_g
     s.value = "on";
     s.how_to_apply = shardedOverlapHowTo(which, {});
     s.predicted_iteration_ms = *on;
-    s.gain = r.replay_ms > 0 ? 1.0 - *on / r.replay_ms : 0;
+    s.gain = gainOver(r.replay_ms, *on);
     rows.push_back(s);
     if (std::optional<SettingPrediction> best = bestSetting(rows, min_gain)) r.sharded_recommended.push_back(*best);
   }
@@ -391,7 +394,7 @@ void predictShardedBucketSizes(TuneReport& r, const WhatIfModel& model, double m
     s.how_to_apply = shardedBucketSizeHowTo(sizes[k], {});
     s.buckets = cuts[k].first.empty() ? 0 : cuts[k].first.back() + 1;
     s.predicted_iteration_ms = r.replay_ms + ms(predicted[k]->iteration_ns) - r.sharded_buckets_baseline_ms;
-    s.gain = r.replay_ms > 0 ? 1.0 - s.predicted_iteration_ms / r.replay_ms : 0;
+    s.gain = gainOver(r.replay_ms, s.predicted_iteration_ms);
     r.sharded_bucket_sizes.push_back(std::move(s));
   }
   if (std::optional<SettingPrediction> best = bestSetting(r.sharded_bucket_sizes, min_gain)) {
@@ -763,7 +766,7 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
          {"how_to_apply", "syncopate run --plan PLAN (through NCCL's tuner plugin), or NCCL's example tuner plugin "
                           "with NCCL_TUNER_CONFIG_FILE=nccl_tuner_conf, the file beside the plan"},
          {"predicted_iteration_ms", r.channels.predicted_iteration_ms},
-         {"gain", r.replay_ms > 0 ? 1.0 - r.channels.predicted_iteration_ms / r.replay_ms : 0.0}});
+         {"gain", gainOver(r.replay_ms, r.channels.predicted_iteration_ms)}});
   }
   j["recommendations"] = recommendations;
   auto ruleJson = [](const ChannelRule& rule) {
@@ -868,7 +871,7 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
     if (!r.sharded_not_predicted.empty()) sharded["not_predicted"] = r.sharded_not_predicted;
     if (r.sharded_both_on_ms > 0) {
       sharded["both_on"] = {{"predicted_iteration_ms", r.sharded_both_on_ms},
-                            {"gain", r.replay_ms > 0 ? 1.0 - r.sharded_both_on_ms / r.replay_ms : 0.0}};
+                            {"gain", gainOver(r.replay_ms, r.sharded_both_on_ms)}};
     }
   } else {
     sharded["why_not"] = r.sharded.why_not;
@@ -984,7 +987,7 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
     }
     if (r.sharded_both_on_ms > 0) {
       t += fmt::format("  both on                   {:9.3f} ms  {:>7}\n", r.sharded_both_on_ms,
-                       percent(r.replay_ms > 0 ? 1.0 - r.sharded_both_on_ms / r.replay_ms : 0.0));
+                       percent(gainOver(r.replay_ms, r.sharded_both_on_ms)));
     }
     for (const std::string& why : r.sharded_not_predicted) t += fmt::format("  not predicted: {}\n", why);
     if (!r.sharded_buckets_why_not.empty()) t += fmt::format("  bucket size not predicted: {}\n", r.sharded_buckets_why_not);

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,14 +73,28 @@ struct ShardedOptimizerRun {
 ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model);
 
 // One step's collectives of the optimizer on one rank (indices into its calls, in order): the
-// reduce-scatters on communicator `comm`, and the all-gathers on it after the last of them;
-// `earlier_gathers` counts the step's all-gathers before its last reduce-scatter (a framework
-// that gathers in the next forward, or a fully sharded one).
+// reduce-scatters on communicator `comm`, the all-gathers on it after the last of them, those
+// before the first (the previous step's parameters gathered in this step's forward), and how many
+// fall between the first and the last (a fully sharded run).
 struct OptimizerCollectives {
-  std::vector<std::size_t> reduces, gathers;
-  std::size_t earlier_gathers = 0;
+  std::vector<std::size_t> reduces, gathers, leading_gathers;
+  std::size_t gathers_between = 0;
+
+  // All-gathers before the last reduce-scatter: ones a rewrite of `gathers` alone leaves as they are.
+  std::size_t earlierGathers() const { return leading_gathers.size() + gathers_between; }
 };
 OptimizerCollectives optimizerCollectives(const RecordedRank& rank, std::int64_t step, std::uint64_t comm);
+
+// The next call after `i` on `stream` before `end`, or `end` when there is none.
+std::size_t nextCallOn(const RecordedRank& rank, std::size_t i, StreamHandle stream, std::size_t end);
+
+// The event and the wait just before call `i` on its stream, as a collective issued on a stream
+// of its own has them: the last call on that stream before it waits for an event, recorded
+// earlier on some stream (indices into the rank's calls). Nullopt when the calls are not so.
+struct ReadyPair {
+  std::size_t record = 0, wait = 0;
+};
+std::optional<ReadyPair> readyPairBefore(const RecordedRank& rank, std::size_t i);
 
 // The calls a step's may be among on one rank, [begin, end): from its first to the first of the
 // step after next (the calls after a step that still concern it: the next step's waits for its
