@@ -6,6 +6,8 @@
 #   dormant   armed, not attached (recording off, iteration markers watched)
 #   events    recording, CUDA-event timing
 #   cupti     recording, CUPTI timing (simgpu's libcupti; not on the null runtime)
+#   events-vdso  as events, timestamps read through the vDSO's clock_gettime instead of the
+#             TSC (SYNCOPATE_HOST_CLOCK=system; the same where the kernel's clock is not the TSC)
 # on two runtimes: the null runtime (bench/collector/null_cudart.cpp: the runtime costs ~nothing,
 # so the difference is the collector's own cost) and simgpu. Then the highest launch rate that
 # is recorded with no drop (one launching thread, then four), and the store's bytes per row.
@@ -37,31 +39,35 @@ run() {  # runtime-dir config extra-args...
     none) ;;
     inert) env+=(LD_PRELOAD="$preload") ;;
     dormant) env+=(LD_PRELOAD="$preload" SYNCOPATE_OUTPUT_DIR="$out/$config" SYNCOPATE_ARMED=1) ;;
-    events|cupti) env+=(LD_PRELOAD="$preload" SYNCOPATE_OUTPUT_DIR="$out/$config-$RANDOM" SYNCOPATE_BACKEND="$config"
-                        SYNCOPATE_BUFFER_RECORDS="$ring_records" SYNCOPATE_EVENT_PAIRS="$event_pairs") ;;
+    events|cupti|events-vdso)
+      env+=(LD_PRELOAD="$preload" SYNCOPATE_OUTPUT_DIR="$out/$config-$RANDOM" SYNCOPATE_BACKEND="${config%-vdso}"
+            SYNCOPATE_BUFFER_RECORDS="$ring_records" SYNCOPATE_EVENT_PAIRS="$event_pairs")
+      [ "$config" = events-vdso ] && env+=(SYNCOPATE_HOST_CLOCK=system) ;;
   esac
   env "${env[@]}" "$bench" "$@" 2>/dev/null | grep '^launch_bench'
 }
 
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 
+echo "kernel clock source: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)" \
+     "(recording reads the TSC only where it is tsc; docs/collector.md, \"The host clock\")"
 for runtime in ${RUNTIMES:-null simgpu}; do
   extra=()
   case "$runtime" in
-    null) libs="$build/lib/bench-null"; configs="none inert dormant events" ;;
+    null) libs="$build/lib/bench-null"; configs="none inert dormant events events-vdso" ;;
     simgpu) libs="$build/lib/simgpu"; configs="none inert dormant events cupti" ;;
     cuda) libs="${LD_LIBRARY_PATH:-}"; configs="none inert dormant events cupti"; extra=(--sync-every 256) ;;
     *) echo "run_overhead: unknown runtime '$runtime' (null, simgpu or cuda)" >&2; exit 2 ;;
   esac
   echo "runtime=$runtime calls=$calls (ns per cudaLaunchKernel, measured around each call)"
-  printf '  %-8s %10s %10s %9s %11s %14s %14s\n' config median_ns p99_ns timer_ns net_median added_median added_p99
+  printf '  %-11s %10s %10s %9s %11s %14s %14s\n' config median_ns p99_ns timer_ns net_median added_median added_p99
   base_net=""; base_p99=""
   for config in $configs; do
     line="$(run "$libs" "$config" --calls "$calls" "${extra[@]}")"
     median="$(echo "$line" | field median_ns)"; p99="$(echo "$line" | field p99_ns)"; timer="$(echo "$line" | field timer_ns)"
     net=$((median - timer))
     [ -z "$base_net" ] && { base_net="$net"; base_p99="$p99"; }
-    printf '  %-8s %10s %10s %9s %11s %14s %14s   %s\n' "$config" "$median" "$p99" "$timer" "$net" "$((net - base_net))" \
+    printf '  %-11s %10s %10s %9s %11s %14s %14s   %s\n' "$config" "$median" "$p99" "$timer" "$net" "$((net - base_net))" \
       "$((p99 - base_p99))" "$(echo "$line" | grep -o 'records_dropped=[0-9]* ops_untimed=[0-9]*')"
   done
 done

@@ -29,7 +29,8 @@ TEST(RecorderConfig, OffWithoutAnOutputDirectory) {
 TEST(RecorderConfig, ReadsEverySetting) {
   std::map<std::string, std::string> env{{"SYNCOPATE_OUTPUT_DIR", "/runs/a"}, {"SYNCOPATE_ARMED", "1"},
                                          {"SYNCOPATE_BACKEND", "cupti"}, {"SYNCOPATE_ITERATION_MARKER", "step"},
-                                         {"SYNCOPATE_BUFFER_RECORDS", "4096"}, {"SYNCOPATE_FLUSH_MS", "20"}};
+                                         {"SYNCOPATE_BUFFER_RECORDS", "4096"}, {"SYNCOPATE_FLUSH_MS", "20"},
+                                         {"SYNCOPATE_HOST_CLOCK", "system"}};
   variables = &env;
   RecorderConfig config = parseRecorderConfig(lookup);
   EXPECT_TRUE(config.enabled);
@@ -39,17 +40,21 @@ TEST(RecorderConfig, ReadsEverySetting) {
   EXPECT_EQ(config.iteration_marker, "step");
   EXPECT_EQ(config.ring_records, 4096u);
   EXPECT_EQ(config.flush_interval_ms, 20u);
+  EXPECT_TRUE(config.system_clock);
   EXPECT_TRUE(config.problem.empty());
 }
 
 TEST(RecorderConfig, BadValuesAreCorrectedWithASentence) {
   std::map<std::string, std::string> env{{"SYNCOPATE_OUTPUT_DIR", "/runs/a"}, {"SYNCOPATE_BACKEND", "gpu"},
-                                         {"SYNCOPATE_FLUSH_MS", "500"}, {"SYNCOPATE_BUFFER_RECORDS", "lots"}};
+                                         {"SYNCOPATE_FLUSH_MS", "500"}, {"SYNCOPATE_BUFFER_RECORDS", "lots"},
+                                         {"SYNCOPATE_HOST_CLOCK", "hpet"}};
   variables = &env;
   RecorderConfig config = parseRecorderConfig(lookup);
   EXPECT_EQ(config.backend, BackendChoice::Auto);
   EXPECT_EQ(config.flush_interval_ms, 100u) << "a flush at least every 100 ms, whatever is asked";
   EXPECT_EQ(config.ring_records, 1u << 16);
+  EXPECT_FALSE(config.system_clock) << "an unknown clock leaves the choice to the recorder";
+  EXPECT_NE(config.problem.find("SYNCOPATE_HOST_CLOCK=hpet is not auto or system"), std::string::npos) << config.problem;
   EXPECT_NE(config.problem.find("SYNCOPATE_BACKEND=gpu"), std::string::npos) << config.problem;
   EXPECT_NE(config.problem.find("SYNCOPATE_FLUSH_MS=500"), std::string::npos) << config.problem;
   EXPECT_NE(config.problem.find("SYNCOPATE_BUFFER_RECORDS=lots"), std::string::npos) << config.problem;

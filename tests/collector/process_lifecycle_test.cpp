@@ -5,6 +5,10 @@
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include "support/child_process.hpp"
@@ -55,6 +59,52 @@ TEST(ProcessLifecycle, LauncherRankNamesTheStore) {
   EXPECT_EQ(store.meta.at("clock"), "CLOCK_MONOTONIC");
   ASSERT_EQ(store.devices.size(), 1u);
   EXPECT_EQ(store.devices.front().name, "simgpu collector test device");
+}
+
+bool kernelKeepsTimeWithTheTsc() {
+#if defined(__x86_64__)
+  std::ifstream source("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  std::string name;
+  return std::getline(source, name) && name == "tsc";
+#else
+  return false;
+#endif
+}
+
+std::int64_t steadyNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Every host timestamp is CLOCK_MONOTONIC (the test's own steady_clock brackets the run, and the
+// sleeps between iterations keep their length), whether read from the TSC where the kernel keeps
+// time with it (meta.host_clock) or through the vDSO where asked (SYNCOPATE_HOST_CLOCK=system).
+TEST(ProcessLifecycle, HostTimestampsAreTheSystemsMonotonicClockFromEitherSource) {
+  for (const std::string choice : {"auto", "system"}) {
+    SCOPED_TRACE("SYNCOPATE_HOST_CLOCK=" + choice);
+    TempDir dir;
+    auto environment = workloadEnvironment(dir);
+    environment["SYNCOPATE_HOST_CLOCK"] = choice;
+    const std::int64_t before = steadyNs();
+    ChildResult result = run({workloadProgram().string(), "--iterations", "5", "--sleep-ms", "20"}, environment,
+                             std::chrono::seconds(60));
+    const std::int64_t after = steadyNs();
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    auto stores = readRun(dir.path());
+    ASSERT_EQ(stores.size(), 1u);
+    const RecordedStore& store = stores.front();
+    EXPECT_EQ(store.meta.at("host_clock"), choice == "auto" && kernelKeepsTimeWithTheTsc() ? "tsc" : "clock_gettime");
+    ASSERT_FALSE(store.api_calls.empty());
+    std::int64_t first = after;
+    std::int64_t last = before;
+    for (const ApiCall& call : store.api_calls) {
+      EXPECT_LE(before, call.row.start_ns) << call.name;
+      EXPECT_LE(call.row.start_ns, call.row.end_ns) << call.name;
+      EXPECT_LE(call.row.end_ns, after) << call.name;
+      first = std::min(first, call.row.start_ns);
+      last = std::max(last, call.row.end_ns);
+    }
+    EXPECT_GE(last - first, 4 * 20'000'000) << "four sleeps of 20 ms lie between the first iteration's calls and the last's";
+  }
 }
 
 TEST(ProcessLifecycle, SigkillLeavesTheStoreReadableUpToItsLastFlush) {

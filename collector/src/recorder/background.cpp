@@ -42,6 +42,7 @@ struct BackgroundThread::State {
   bool nccl_profiler_loaded = false;  // what it says
   double channel_bandwidth_noted = 0;  // meta.nccl_per_channel_bandwidth as written
   bool disk_problem_reported = false;
+  std::optional<bool> host_clock_tsc_noted;  // meta.host_clock as written
   std::int32_t rank_in_store = -1;
   StreamOrder order;
   // Host synchronizes that succeeded, drained in the last pass over the rings and in this one:
@@ -202,6 +203,13 @@ void BackgroundThread::noteNcclProfiler() {
   (void)s.writer->setMeta("nccl_profiler", loaded ? "loaded" : "not loaded");
 }
 
+void BackgroundThread::noteHostClock(bool tsc) {
+  State& s = *state_;
+  if (!s.writer || s.host_clock_tsc_noted == tsc) return;
+  s.host_clock_tsc_noted = tsc;
+  (void)s.writer->setMeta("host_clock", tsc ? "tsc" : "clock_gettime");
+}
+
 void BackgroundThread::drainRings() {
   State& s = *state_;
   std::swap(s.syncs_drained_before, s.syncs_drained_now);
@@ -340,6 +348,7 @@ void BackgroundThread::stopCollectingOnceIdle(std::int64_t now_ns) {
 void BackgroundThread::finish(std::int64_t gpu_deadline_ns) {
   State& s = *state_;
   if (!s.writer && !s.store_failed && recorder_.everRecorded()) createStore();
+  noteHostClock(calibrateHostClock());
   drainRings();
   proveBySyncs(s.syncs_drained_now);  // every ring is drained: the last pass's syncs prove too
   TimingBackend& timing = recorder_.timing();
@@ -366,6 +375,7 @@ void BackgroundThread::run() noexcept {
     (void)helpers->cudaThreadExchangeStreamCaptureMode(&mode);
   }
   try {
+    noteHostClock(calibrateHostClock());
     state_->last_flush_ns = monotonicNs();
     std::int64_t gpu_deadline_ns = 0;
     std::uint64_t asked = 0;  // settle() calls made before this step
@@ -381,6 +391,7 @@ void BackgroundThread::run() noexcept {
         }
         asked = settles_asked_;
       }
+      noteHostClock(calibrateHostClock());
       std::int64_t now = monotonicNs();
       step(now);
       bool flush_now = false;

@@ -57,6 +57,8 @@ class BackgroundThread {
   void stopCollectingOnceIdle(std::int64_t now_ns);
   void describeNewDevices();
   void noteNcclProfiler();
+  // meta.host_clock: whether timestamps now come from the TSC (common/clock.hpp) or the vDSO.
+  void noteHostClock(bool tsc);
   void noteChannelBandwidth();
   void flush(std::int64_t now_ns);
   void finish(std::int64_t gpu_deadline_ns);

@@ -42,6 +42,13 @@ RecorderConfig parseRecorderConfig(const char* (*lookup)(const char* name)) {
       config.problem += std::string("SYNCOPATE_BACKEND=") + backend + " is not auto, cupti or events; using auto. ";
     }
   }
+  if (const char* clock = lookup("SYNCOPATE_HOST_CLOCK"); clock != nullptr && *clock != '\0') {
+    if (std::strcmp(clock, "system") == 0) {
+      config.system_clock = true;
+    } else if (std::strcmp(clock, "auto") != 0) {
+      config.problem += std::string("SYNCOPATE_HOST_CLOCK=") + clock + " is not auto or system; using auto. ";
+    }
+  }
   if (const char* marker = lookup("SYNCOPATE_ITERATION_MARKER"); marker != nullptr && *marker != '\0') {
     config.iteration_marker = marker;
   }

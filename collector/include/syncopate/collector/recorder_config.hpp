@@ -19,6 +19,7 @@ struct RecorderConfig {
   std::uint32_t ring_records = 1u << 16;          // SYNCOPATE_BUFFER_RECORDS, per thread
   std::uint32_t flush_interval_ms = 100;          // SYNCOPATE_FLUSH_MS (at most 100)
   std::uint32_t event_pairs_per_device = 1u << 16;  // SYNCOPATE_EVENT_PAIRS (created as needed)
+  bool system_clock = false;      // SYNCOPATE_HOST_CLOCK=system: no TSC clock (docs/collector.md)
   std::string problem;            // a sentence when a variable had to be corrected
 };
 
