@@ -98,17 +98,45 @@ TEST(ShardedBuckets, InLineWithoutLatencyEverySizeTakesTheSame) {
   ASSERT_EQ(report->sharded_bucket_sizes.size(), 3u) << report->sharded_buckets_why_not;
   for (const SettingPrediction& s : report->sharded_bucket_sizes) {
     EXPECT_NEAR(s.predicted_iteration_ms, 1.640, 2e-6) << s.value;
+    EXPECT_EQ(s.with, "");
   }
+  // overlap_grad_reduce is recommended, but in line it is a schedule, not a rewrite of the calls.
+  EXPECT_EQ(report->sharded_buckets_not_predicted,
+            (std::vector<std::string>{"every size with overlap_grad_reduce=on: the reduce-scatters were issued in "
+                                      "line, where the setting is a schedule of the model rather than a rewrite of the "
+                                      "calls, and a schedule is not combined with another cut of the buckets"}));
 }
 
-TEST(ShardedBuckets, SynchronousCollectivesAreNotRebucketed) {
+// PyTorch's synchronous collectives (on the process group's stream, waited for at once): every
+// size as recorded takes the same (no latency); with overlap_grad_reduce on (recommended), the
+// step waits for each bucket just before its first update (sharded_waits.hpp), layers 3 to 0:
+//   1 M, a layer a bucket: the updates from 1 200, layer 0's after its reduce-scatter (1 245),
+//     1 260 to 1 280, then the all-gathers in line: 1 460, the setting's own prediction;
+//   2 M: layers 3 and 2 reduced 800 to 890, layers 1 and 0 1 200 to 1 290; the updates of 3 and 2
+//     1 200 to 1 240, of 1 and 0 1 290 to 1 330, the all-gathers: 1 510;
+//   5 M, one bucket: reduced 1 200 to 1 380, the updates, the all-gathers: 1 640.
+TEST(ShardedBuckets, SynchronousSizesArePredictedAsRecordedAndWithTheOverlapOn) {
   const testing::ModelledRun m = testing::modelRun(bucketsTrainer(SyntheticTrainer::Mode::Zero1Synchronous));
+  EXPECT_NEAR(m.model.measuredIterationNs(), 1'640'000, 2.0);
   auto report = tuneModel(m.model, "synthetic", 4, TuneOptions{});
   ASSERT_TRUE(report.ok()) << report.message();
-  EXPECT_TRUE(report->sharded_bucket_sizes.empty());
-  EXPECT_EQ(report->sharded_buckets_why_not,
-            "the optimizer's collectives are waited for at once (synchronous), so their overlap settings are "
-            "predicted first and their bucket size is not");
+  ASSERT_EQ(report->overlap_grad_reduce.size(), 2u);
+  EXPECT_NEAR(report->overlap_grad_reduce[1].predicted_iteration_ms, 1.460, 2e-6);
+  ASSERT_EQ(report->sharded_bucket_sizes.size(), 6u) << report->sharded_buckets_why_not;
+  EXPECT_TRUE(report->sharded_buckets_not_predicted.empty()) << report->sharded_buckets_not_predicted.front();
+  const std::vector<std::string> values{"1000000", "2000000", "5000000"};
+  const std::vector<double> overlapped_ms{1.460, 1.510, 1.640};
+  for (std::size_t k = 0; k < 3; ++k) {
+    const SettingPrediction& recorded = report->sharded_bucket_sizes[k];
+    EXPECT_EQ(recorded.value, values[k]);
+    EXPECT_EQ(recorded.with, "");
+    EXPECT_NEAR(recorded.predicted_iteration_ms, 1.640, 2e-6) << recorded.value;
+    const SettingPrediction& on = report->sharded_bucket_sizes[3 + k];
+    EXPECT_EQ(on.value, values[k]);
+    EXPECT_EQ(on.with, "overlap_grad_reduce=on");
+    EXPECT_NEAR(on.predicted_iteration_ms, overlapped_ms[k], 2e-6) << on.value;
+    EXPECT_NE(on.how_to_apply.find("--overlap-grad-reduce --ddp-bucket-size " + values[k]), std::string::npos);
+  }
   // With one bucket, overlapped and synchronous look the same: the sentence says what to do.
   SyntheticTrainer one = bucketsTrainer(SyntheticTrainer::Mode::Zero1Synchronous);
   one.layers = 1;
@@ -132,13 +160,27 @@ TEST(ShardedBuckets, TheSizeIsNamedInTheFrameworksWords) {
 
   TuneReport r;
   r.sharded.found = true;
-  SettingPrediction size{kShardedBucketSize, "5000000", shardedBucketSizeHowTo(5'000'000, ""), 17, 83.6, 0.029};
+  SettingPrediction size{kShardedBucketSize, "5000000", shardedBucketSizeHowTo(5'000'000, ""), 17, 83.6, 0.029, {}};
   r.sharded_bucket_sizes = {size};
   r.sharded_recommended = {size};
   r.frameworks.push_back({"Megatron-LM", "ranges named like \"megatron\"", {}, {}});
   nameShardedSettings(r);
   EXPECT_EQ(r.sharded_bucket_sizes[0].how_to_apply, "--ddp-bucket-size 5000000 on Megatron-LM's command line");
   EXPECT_EQ(r.sharded_recommended[0].how_to_apply, "--ddp-bucket-size 5000000 on Megatron-LM's command line");
+
+  // A size predicted with overlap_grad_reduce turned on says to turn it on too.
+  EXPECT_EQ(shardedBucketSizeHowTo(5'000'000, "Megatron-LM", true),
+            "--overlap-grad-reduce --ddp-bucket-size 5000000 on Megatron-LM's command line");
+  EXPECT_EQ(shardedBucketSizeHowTo(5'000'000, "DeepSpeed", true),
+            R"("overlap_comm": true, "reduce_bucket_size": 5000000, "allgather_bucket_size": 5000000 under )"
+            R"("zero_optimization" in the DeepSpeed config)");
+  SettingPrediction overlapped = size;
+  overlapped.with = "overlap_grad_reduce=on";
+  r.sharded_bucket_sizes = {size, overlapped};
+  r.frameworks = {{"DeepSpeed", "ranges named like \"deepspeed\"", {}, {}}};
+  nameShardedSettings(r);
+  EXPECT_EQ(r.sharded_bucket_sizes[1].how_to_apply, shardedBucketSizeHowTo(5'000'000, "DeepSpeed", true));
+  EXPECT_EQ(r.sharded_bucket_sizes[0].how_to_apply, shardedBucketSizeHowTo(5'000'000, "DeepSpeed"));
 }
 
 }  // namespace

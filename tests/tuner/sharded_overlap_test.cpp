@@ -176,8 +176,8 @@ TEST(ShardedOverlap, AReportIsPutInTheWordsOfTheFrameworkItShows) {
   TuneReport r;
   r.sharded.found = true;  // both in line: "off" recorded, "on" predicted
   for (ShardedOverlap which : {ShardedOverlap::GradReduce, ShardedOverlap::ParamGather}) {
-    SettingPrediction off{settingName(which), "off", "as the run was recorded", 17, 93.8, 0.0};
-    SettingPrediction on{settingName(which), "on", shardedOverlapHowTo(which, ""), 17, 87.5, 0.067};
+    SettingPrediction off{settingName(which), "off", "as the run was recorded", 17, 93.8, 0.0, {}};
+    SettingPrediction on{settingName(which), "on", shardedOverlapHowTo(which, ""), 17, 87.5, 0.067, {}};
     (which == ShardedOverlap::GradReduce ? r.overlap_grad_reduce : r.overlap_param_gather) = {off, on};
     r.sharded_recommended.push_back(on);
   }

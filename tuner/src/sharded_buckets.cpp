@@ -281,15 +281,20 @@ std::int64_t newSeq(std::int64_t step, std::size_t j, bool gather) {
 
 }  // namespace
 
-std::string shardedBucketSizeHowTo(std::uint64_t elements, const std::string& framework) {
-  const std::string megatron = fmt::format("--ddp-bucket-size {}", elements);
+std::string shardedBucketSizeHowTo(std::uint64_t elements, const std::string& framework, bool grad_reduce_overlapped) {
+  const std::string megatron =
+      fmt::format("{}--ddp-bucket-size {}", grad_reduce_overlapped ? "--overlap-grad-reduce " : "", elements);
   const std::string deepspeed =
-      fmt::format(R"("reduce_bucket_size": {0}, "allgather_bucket_size": {0} under "zero_optimization")", elements);
+      fmt::format(R"({1}"reduce_bucket_size": {0}, "allgather_bucket_size": {0} under "zero_optimization")", elements,
+                  grad_reduce_overlapped ? R"("overlap_comm": true, )" : "");
   if (framework == "Megatron-LM") return megatron + " on Megatron-LM's command line";
   if (framework == "DeepSpeed") return deepspeed + " in the DeepSpeed config";
   return fmt::format("Megatron-LM: {}; DeepSpeed ZeRO stage 1/2: {}; an optimizer of your own: close a bucket once it "
-                     "holds {} elements or more",
-                     megatron, deepspeed, elements);
+                     "holds {} elements or more{}",
+                     megatron, deepspeed, elements,
+                     grad_reduce_overlapped ? ", and reduce-scatter each on a stream of its own as soon as backward has "
+                                              "written it"
+                                            : "");
 }
 
 std::vector<std::uint64_t> ShardedLayout::tensorBytes(bool params) const {
@@ -355,15 +360,15 @@ std::vector<std::size_t> shardedBucketOf(const std::vector<std::uint64_t>& tenso
 trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const ShardedOptimizerRun& optimizer,
                                            const ShardedLayout& layout, const std::vector<std::size_t>& reduce_bucket_of,
                                            const std::vector<std::size_t>& gather_bucket_of) {
-  if (optimizer.reduce_placement == Placement::WaitedAtOnce || optimizer.gather_placement == Placement::WaitedAtOnce) {
-    if (optimizer.reduce_scatters == 1 || optimizer.all_gathers == 1) {
-      return trace::failure("the optimizer's collectives are waited for at once, and with one bucket a collective "
-                            "overlapping compute cannot be told from a synchronous one (both are waited for right "
-                            "after the work before them): record the job with a smaller bucket size to have the size "
-                            "predicted");
-    }
-    return trace::failure("the optimizer's collectives are waited for at once (synchronous), so their overlap settings "
-                          "are predicted first and their bucket size is not");
+  // Collectives waited for at once are synchronous: new buckets go where the first was, as in
+  // line, each recorded collective's events and waits staying where they were around them. With
+  // one bucket a collective overlapping compute cannot be told from a synchronous one.
+  if ((optimizer.reduce_placement == Placement::WaitedAtOnce && optimizer.reduce_scatters == 1) ||
+      (optimizer.gather_placement == Placement::WaitedAtOnce && optimizer.all_gathers == 1)) {
+    return trace::failure("the optimizer's collectives are waited for at once, and with one bucket a collective "
+                          "overlapping compute cannot be told from a synchronous one (both are waited for right "
+                          "after the work before them): record the job with a smaller bucket size to have the size "
+                          "predicted");
   }
   const RecordedRun& run = model.calls();
   RecordedRun out;
@@ -397,7 +402,7 @@ trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const Shard
                                           model.firstIteration()));
       }
       // Reduce-scatters.
-      if (optimizer.reduce_placement == Placement::InLine) {
+      if (optimizer.reduce_placement != Placement::Overlapped) {
         for (std::size_t i : step.reduces) w.edits.dropped[i] = true;
         const std::size_t at = step.reduces.front();
         for (std::size_t j = 0; j < reduce_into.bytes.size(); ++j) {
@@ -411,12 +416,22 @@ trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const Shard
           const std::size_t g = grads.holding(address);
           if (g != kNone && i < step.reduces[grads.by_layout[g].bucket]) producer[g] = i;
         });
-        std::map<StreamHandle, std::size_t> waited;
-        for (std::size_t i : step.reduces) {
+        // Where each stream waited for each recorded bucket: its own wait, or a later bucket's
+        // (the communication stream runs them in order), whichever came first.
+        std::vector<std::map<StreamHandle, std::size_t>> covered(step.reduces.size());
+        for (std::size_t b = 0; b < step.reduces.size(); ++b) {
+          const std::size_t i = step.reduces[b];
           w.edits.dropped[i] = true;
           w.dropReadyPair(i);
-          w.dropDoneAndWaits(i, waited);
+          w.dropDoneAndWaits(i, covered[b]);
         }
+        for (std::size_t b = covered.size() - 1; b-- > 0;) {
+          for (const auto& [stream, at] : covered[b + 1]) {
+            auto [first, added] = covered[b].emplace(stream, at);
+            if (!added) first->second = std::min(first->second, at);
+          }
+        }
+        const std::map<StreamHandle, std::size_t>& waited = covered.front();
         if (waited.empty()) {
           return trace::failure(fmt::format("no stream of rank {} waits for the reduce-scatters of step {}", rank.rank, n));
         }
@@ -439,7 +454,15 @@ trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const Shard
           calls.push_back({w.collective(step.reduces.front(), reduce_into.address[j], reduce_into.bytes[j], at,
                                         after_anchor, comm, newSeq(n, j, false))});
           calls.push_back({writtenAt(rank.calls[at], after_anchor, CallKind::EventRecord, comm, done)});
-          w.waitWhereRecorded(waited, done);
+          // Each stream waits for the new bucket where it first waited for one of its tensors.
+          std::map<StreamHandle, std::size_t> waits;
+          for (std::size_t g : reduce_into.tensors[j]) {
+            for (const auto& [stream, first] : covered[grads.by_layout[g].bucket]) {
+              auto [it, added] = waits.emplace(stream, first);
+              if (!added) it->second = std::min(it->second, first);
+            }
+          }
+          w.waitWhereRecorded(waits, done);
         }
       }
       if (step.gathers.empty()) continue;
@@ -447,7 +470,7 @@ trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const Shard
       const std::size_t at = *std::min_element(step.gathers.begin(), step.gathers.end());
       const StreamHandle gather_stream = rank.calls[at].call.stream;
       for (std::size_t i : step.gathers) w.edits.dropped[i] = true;
-      if (optimizer.gather_placement == Placement::InLine) {
+      if (optimizer.gather_placement != Placement::Overlapped) {
         for (std::size_t j = 0; j < gather_into.bytes.size(); ++j) {
           w.edits.before[at].push_back({w.collective(at, gather_into.address[j], gather_into.bytes[j], at, false,
                                                      gather_stream, newSeq(n, j, true))});

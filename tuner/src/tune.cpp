@@ -349,6 +349,36 @@ void predictShardedOverlap(TuneReport& r, const WhatIfModel& model, double min_g
   }
 }
 
+// Each cut of the sharded optimizer's tensors into buckets (cuts[k]: gradients', parameters')
+// with overlap_grad_reduce turned on, for collectives waited for at once: the calls
+// sharded_waits.hpp writes for the setting, rewritten with each cut (cuts[0], the recorded
+// buckets, is the setting's own run rewritten).
+ValuePredictions predictSizesWithGradReduceOverlapped(
+    const TuneReport& r, const WhatIfModel& model,
+    const std::vector<std::pair<std::vector<std::size_t>, std::vector<std::size_t>>>& cuts, const TuneProgress& progress) {
+  const auto refused = [&](const std::string& why) {
+    return ValuePredictions{std::vector<std::optional<Prediction>>(cuts.size()), std::vector<std::string>(cuts.size(), why)};
+  };
+  if (r.sharded.reduce_placement != Placement::WaitedAtOnce) {
+    return refused("the reduce-scatters were issued in line, where the setting is a schedule of the model rather than "
+                   "a rewrite of the calls, and a schedule is not combined with another cut of the buckets");
+  }
+  auto calls = overlapWaitedCollectives(model, r.sharded, true, false);
+  if (!calls.ok()) return refused(calls.message());
+  auto overlapped = model.withCalls(std::move(calls).value());
+  if (!overlapped.ok()) return refused(overlapped.message());
+  const ShardedOptimizerRun optimizer = findShardedOptimizer(*overlapped);
+  if (!optimizer.found) return refused(optimizer.why_not);
+  const ShardedLayout layout = findShardedLayout(*overlapped, optimizer);
+  if (!layout.found) return refused(layout.why_not);
+  return predictEachValue(cuts.size(), "predicting the sharded optimizer's bucket sizes with overlap_grad_reduce on",
+                          progress, [&](std::size_t k) {
+                            auto rebucketed = rebucketSharded(*overlapped, optimizer, layout, cuts[k].first, cuts[k].second);
+                            if (!rebucketed.ok()) return trace::Result<WhatIfModel>(rebucketed.status());
+                            return overlapped->withCalls(std::move(rebucketed).value());
+                          });
+}
+
 // A sharded optimizer's bucket size (sharded_buckets.hpp), in elements: each size of a grid that
 // buckets the tensors otherwise than a smaller one, its step the replay moved by what the size
 // changes against the recorded buckets rewritten the same way (so that what the rewriting itself
@@ -386,19 +416,45 @@ void predictShardedBucketSizes(TuneReport& r, const WhatIfModel& model, double m
   }
   r.sharded_buckets_not_predicted = each.notPredicted(kShardedBucketSize, asText(sizes));
   r.sharded_buckets_baseline_ms = ms(predicted[0]->iteration_ns);
-  for (std::size_t k = 1; k < sizes.size(); ++k) {
-    if (!each.ok(k)) continue;
-    SettingPrediction s;
-    s.setting = kShardedBucketSize;
-    s.value = fmt::format("{}", sizes[k]);
-    s.how_to_apply = shardedBucketSizeHowTo(sizes[k], {});
-    s.buckets = cuts[k].first.empty() ? 0 : cuts[k].first.back() + 1;
-    s.predicted_iteration_ms = r.replay_ms + ms(predicted[k]->iteration_ns) - r.sharded_buckets_baseline_ms;
-    s.gain = gainOver(r.replay_ms, s.predicted_iteration_ms);
-    r.sharded_bucket_sizes.push_back(std::move(s));
+  // Each size's step against the recorded buckets' in the same rewrite, on the step of the run
+  // with the recorded buckets (the replay, or the setting's own prediction).
+  const auto addRows = [&](const ValuePredictions& values, const std::string& with, double recorded_buckets_ms) {
+    for (std::size_t k = 1; k < sizes.size(); ++k) {
+      if (!values.ok(k)) continue;
+      SettingPrediction s;
+      s.setting = kShardedBucketSize;
+      s.value = fmt::format("{}", sizes[k]);
+      s.with = with;
+      s.how_to_apply = shardedBucketSizeHowTo(sizes[k], {}, !with.empty());
+      s.buckets = cuts[k].first.empty() ? 0 : cuts[k].first.back() + 1;
+      s.predicted_iteration_ms =
+          recorded_buckets_ms + ms(values.predicted[k]->iteration_ns) - ms(values.predicted[0]->iteration_ns);
+      s.gain = gainOver(r.replay_ms, s.predicted_iteration_ms);
+      r.sharded_bucket_sizes.push_back(std::move(s));
+    }
+  };
+  addRows(each, {}, r.replay_ms);
+  // With overlap_grad_reduce on too, where the tuner recommends turning it on.
+  const auto on = std::find_if(r.sharded_recommended.begin(), r.sharded_recommended.end(), [](const auto& s) {
+    return s.setting == settingName(ShardedOverlap::GradReduce) && s.value == "on";
+  });
+  const double on_ms = on != r.sharded_recommended.end() ? on->predicted_iteration_ms : 0;
+  if (on != r.sharded_recommended.end()) {
+    const std::string with = fmt::format("{}=on", settingName(ShardedOverlap::GradReduce));
+    const ValuePredictions overlapped = predictSizesWithGradReduceOverlapped(r, model, cuts, progress);
+    if (overlapped.ok(0)) {
+      for (const std::string& why : overlapped.notPredicted(kShardedBucketSize, asText(sizes)))
+        r.sharded_buckets_not_predicted.push_back(fmt::format("with {}, {}", with, why));
+      addRows(overlapped, with, on_ms);
+    } else {
+      r.sharded_buckets_not_predicted.push_back(fmt::format("every size with {}: {}", with, overlapped.why_not[0]));
+    }
   }
-  if (std::optional<SettingPrediction> best = bestSetting(r.sharded_bucket_sizes, min_gain)) {
-    r.sharded_recommended.push_back(*best);
+  // The fastest size, where it gains over the run it changes: the recorded one, or for a size with
+  // overlap_grad_reduce on, that setting's own prediction (already recommended: the size must add).
+  if (const SettingPrediction* best = fastestSetting(r.sharded_bucket_sizes)) {
+    const double changed_ms = best->with.empty() ? r.replay_ms : on_ms;
+    if (gainOver(changed_ms, best->predicted_iteration_ms) >= min_gain) r.sharded_recommended.push_back(*best);
   }
 }
 
@@ -446,7 +502,7 @@ void nameShardedSettings(TuneReport& r) {
   // Only the values the run did not have: the recorded one says so.
   const auto rename = [&](SettingPrediction& s) {
     if (s.setting == kShardedBucketSize) {
-      s.how_to_apply = shardedBucketSizeHowTo(std::stoull(s.value), framework->name);
+      s.how_to_apply = shardedBucketSizeHowTo(std::stoull(s.value), framework->name, !s.with.empty());
       return;
     }
     const ShardedOverlap which =
@@ -752,9 +808,11 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
          {"gain", r.search.candidates[static_cast<std::size_t>(r.search.recommended)].gain}});
   }
   auto settingJson = [](const SettingPrediction& s) {
-    return json{{"setting", s.setting},           {"value", s.value},
-                {"how_to_apply", s.how_to_apply}, {"predicted_iteration_ms", s.predicted_iteration_ms},
-                {"gain", s.gain},                 {"buckets", s.buckets}};
+    json out{{"setting", s.setting},           {"value", s.value},
+             {"how_to_apply", s.how_to_apply}, {"predicted_iteration_ms", s.predicted_iteration_ms},
+             {"gain", s.gain},                 {"buckets", s.buckets}};
+    if (!s.with.empty()) out["with"] = s.with;
+    return out;
   };
   if (r.setting) recommendations.push_back(settingJson(*r.setting));
   if (r.max_ctas_setting) recommendations.push_back(settingJson(*r.max_ctas_setting));
@@ -977,7 +1035,7 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
                      toString(r.sharded.gather_placement));
     const auto recommended = [&](const SettingPrediction& s) {
       return std::any_of(r.sharded_recommended.begin(), r.sharded_recommended.end(),
-                         [&](const SettingPrediction& o) { return o.setting == s.setting && o.value == s.value; });
+                         [&](const SettingPrediction& o) { return o.setting == s.setting && o.value == s.value && o.with == s.with; });
     };
     for (const auto* rows : {&r.overlap_grad_reduce, &r.overlap_param_gather}) {
       for (const SettingPrediction& s : *rows) {
@@ -992,8 +1050,9 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
     for (const std::string& why : r.sharded_not_predicted) t += fmt::format("  not predicted: {}\n", why);
     if (!r.sharded_buckets_why_not.empty()) t += fmt::format("  bucket size not predicted: {}\n", r.sharded_buckets_why_not);
     for (const SettingPrediction& s : r.sharded_bucket_sizes) {
-      t += fmt::format("  {:<25} {:3} buckets  {:9.3f} ms  {:>7}{}\n", s.setting + "=" + s.value, s.buckets,
-                       s.predicted_iteration_ms, percent(s.gain), recommended(s) ? "   <- recommended" : "");
+      t += fmt::format("  {:<25} {:3} buckets  {:9.3f} ms  {:>7}{}{}\n", s.setting + "=" + s.value, s.buckets,
+                       s.predicted_iteration_ms, percent(s.gain), s.with.empty() ? "" : "   with " + s.with,
+                       recommended(s) ? "   <- recommended" : "");
     }
     for (const std::string& why : r.sharded_buckets_not_predicted) t += fmt::format("  not predicted: {}\n", why);
     for (const SettingPrediction& s : r.sharded_recommended) t += fmt::format("Set {}: {}\n", s.setting, s.how_to_apply);

@@ -20,8 +20,11 @@
 //     the buckets hold them reversed).
 // With another size, the same tensors cut into other buckets are reduced and gathered as the
 // recorded ones were:
-//   - in line (sharded_overlap.hpp's Placement::InLine): the new collectives where the first
-//     recorded one was, in layout order, on its stream;
+//   - in line (sharded_overlap.hpp's Placement::InLine), or waited for at once (PyTorch's
+//     synchronous collectives, two buckets or more: with one, overlapped and synchronous look
+//     alike): the new collectives where the first recorded one was, in layout order, on its
+//     stream (each recorded one's events and waits stay where they were, so everything waited
+//     for the block waits for the new one);
 //   - reduce-scatters overlapped: each new bucket's block (an event on the compute stream, the
 //     communication stream waiting for it, the reduce-scatter, an event on the communication
 //     stream) right after the call that last wrote one of its gradients, buckets in order, and
@@ -30,9 +33,9 @@
 //     recorded one was (after the step's event the communication stream waited for), first
 //     needed first, and the compute stream's wait for each just before the first call that
 //     reads one of its parameters (where the recorded waits' first was, when none does).
-// Collectives waited for at once (PyTorch's synchronous ones) are not rewritten: their overlap
-// settings come first; nor all-gathers issued before the step's last reduce-scatter (in the next
-// forward, or fully sharded). A new collective's time is the communicator's fit of time on size;
+// All-gathers issued before the step's last reduce-scatter (in the next forward, or fully sharded)
+// are not rewritten. A size with overlap_grad_reduce turned on is this rewrite of the run that
+// setting's prediction models (tune.cpp). A new collective's time is the communicator's fit of time on size;
 // it keeps the recorded ones' arguments but its count and buffers (the new bucket's, this rank's
 // shard at the same place among the shards when the recorded one was in place), and takes no
 // host time.
@@ -54,8 +57,10 @@ namespace syncopate::tuner {
 inline constexpr const char* kShardedBucketSize = "bucket_size";
 
 // The line to change for a bucket size of `elements` in `framework` ("Megatron-LM", "DeepSpeed",
-// or empty when the run names neither: each framework's, and what an optimizer of one's own does).
-std::string shardedBucketSizeHowTo(std::uint64_t elements, const std::string& framework);
+// or empty when the run names neither: each framework's, and what an optimizer of one's own does),
+// with overlap_grad_reduce turned on as well when `grad_reduce_overlapped`.
+std::string shardedBucketSizeHowTo(std::uint64_t elements, const std::string& framework,
+                                   bool grad_reduce_overlapped = false);
 
 // One flat bucket of a rank: where its buffer starts, its padded size, and where its tensors
 // start in it (offsets, ascending; the first is 0).

@@ -57,6 +57,7 @@ struct SettingPrediction {
   std::size_t buckets = 0;   // what the value makes of the run (DDP: buckets per iteration)
   double predicted_iteration_ms = 0;
   double gain = 0;           // 1 - predicted / replayed
+  std::string with;          // another setting's value it was predicted with: "overlap_grad_reduce=on"
 };
 
 // The memory limit the search applied, and where it came from.
