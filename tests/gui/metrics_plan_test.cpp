@@ -106,7 +106,9 @@ const char* kTuneWithChannels = R"json({
     {"setting": "NCCL_MAX_CTAS", "value": "4", "how_to_apply": "export NCCL_MAX_CTAS=4 in the job's environment",
      "predicted_iteration_ms": 81.53, "gain": 0.0128, "buckets": 0},
     {"setting": "overlap_grad_reduce", "value": "on", "how_to_apply": "--overlap-grad-reduce",
-     "predicted_iteration_ms": 77.0, "gain": 0.0677, "buckets": 17}
+     "predicted_iteration_ms": 77.0, "gain": 0.0677, "buckets": 17},
+    {"setting": "bucket_size", "value": "5000000", "how_to_apply": "--overlap-grad-reduce --ddp-bucket-size 5000000",
+     "predicted_iteration_ms": 75.0, "gain": 0.0919, "buckets": 17, "with": "overlap_grad_reduce=on"}
   ],
   "channels": {"searched": true, "candidates": [
     {"collective": "AllReduce", "min_bytes": 9446400, "max_bytes": 47222784, "channels": 4,
@@ -127,7 +129,9 @@ const char* kTuneWithChannels = R"json({
        "predicted_iteration_ms": 82.589, "gain": 0.0, "buckets": 17}
     ], "bucket_size": {"recorded_buckets_rewritten_ms": 82.589, "values": [
       {"setting": "bucket_size", "value": "5000000", "how_to_apply": "--ddp-bucket-size 5000000",
-       "predicted_iteration_ms": 82.0, "gain": 0.0071, "buckets": 17}
+       "predicted_iteration_ms": 82.0, "gain": 0.0071, "buckets": 17},
+      {"setting": "bucket_size", "value": "5000000", "how_to_apply": "--overlap-grad-reduce --ddp-bucket-size 5000000",
+       "predicted_iteration_ms": 75.0, "gain": 0.0919, "buckets": 17, "with": "overlap_grad_reduce=on"}
     ]}},
     "nccl": {"max_ctas": [
       {"setting": "NCCL_MAX_CTAS", "value": "4", "how_to_apply": "export NCCL_MAX_CTAS=4 in the job's environment",
@@ -269,7 +273,7 @@ class MetricsPlanTest : public QObject {
     QCOMPARE(tune->frameworks.size(), std::size_t{1});
     QCOMPARE(tune->frameworks[0],
              std::string("PyTorch DDP (6 DistributedDataParallel.forward ranges); buckets per step: 5"));
-    QCOMPARE(tune->settings.size(), std::size_t{6});
+    QCOMPARE(tune->settings.size(), std::size_t{7});
     QCOMPARE(tune->settings[0].setting, std::string("overlap_grad_reduce"));
     QCOMPARE(tune->settings[0].value, std::string("off"));
     QCOMPARE(tune->settings[0].buckets, std::size_t{17});
@@ -284,13 +288,16 @@ class MetricsPlanTest : public QObject {
     QCOMPARE(tune->settings[3].setting, std::string("bucket_size"));
     QCOMPARE(tune->settings[3].value, std::string("5000000"));
     QCOMPARE(tune->settings[3].how_to_apply, std::string("--ddp-bucket-size 5000000"));
-    QVERIFY(!tune->settings[3].recommended);  // under 2%
-    QCOMPARE(tune->settings[4].setting, std::string("NCCL_MAX_CTAS"));
+    QVERIFY(!tune->settings[3].recommended);  // under 2%; the same size with the overlap on is
+    QCOMPARE(tune->settings[4].value, std::string("5000000 with overlap_grad_reduce=on"));
+    QCOMPARE(tune->settings[4].how_to_apply, std::string("--overlap-grad-reduce --ddp-bucket-size 5000000"));
     QVERIFY(tune->settings[4].recommended);
-    QCOMPARE(tune->settings[5].setting, std::string("nccl_channels"));
-    QCOMPARE(tune->settings[5].value, std::string("AllReduce on 4 channels"));
-    QVERIFY(!tune->settings[5].recommended);
-    QCOMPARE(*tune->settings[5].predicted_ms, 81.53);
+    QCOMPARE(tune->settings[5].setting, std::string("NCCL_MAX_CTAS"));
+    QVERIFY(tune->settings[5].recommended);
+    QCOMPARE(tune->settings[6].setting, std::string("nccl_channels"));
+    QCOMPARE(tune->settings[6].value, std::string("AllReduce on 4 channels"));
+    QVERIFY(!tune->settings[6].recommended);
+    QCOMPARE(*tune->settings[6].predicted_ms, 81.53);
   }
 
   void readsADocumentedPlan() {

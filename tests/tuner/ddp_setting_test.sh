@@ -52,9 +52,13 @@ def doc(path):
     return json.loads(text[text.index("{"):])
 before, after = doc(sys.argv[1]), doc(sys.argv[2])
 (setting,) = [r for r in before["recommendations"] if r["setting"] == "bucket_cap_mb"]
-measured = after["measured_iteration_ms"]
+# simgpu runs in real time: a rank held off its cores long enough (other tests beside this one)
+# leaves the device idle and lengthens that iteration, so the re-run's step is the median of its
+# modelled iterations, each of them shown when it misses.
+steps = sorted(i["measured_ms"] for i in after["replay_per_iteration"])
+measured = (steps[(len(steps) - 1) // 2] + steps[len(steps) // 2]) / 2
 error = measured / setting["predicted_iteration_ms"] - 1
-assert abs(error) < 0.08, (measured, setting)
+assert abs(error) < 0.08, (measured, setting, after["replay_per_iteration"])
 assert after["framework"]["ddp"]["buckets"] == setting["buckets"], (after["framework"]["ddp"]["buckets"], setting)
 print("ok: bucket_cap_mb=%s predicted %.3f ms, measured %.3f ms (%+.2f%%), against %.3f ms with 200 MiB" % (
     setting["value"], setting["predicted_iteration_ms"], measured, 100 * error, before["measured_iteration_ms"]))

@@ -66,10 +66,17 @@ trace::Result<TuneSummary> readTune(const std::filesystem::path& file) {
                             number(c, "gain"), c.value("error").toString().toStdString(),
                             c.value("changes_training_mathematics").toBool(false), c.value("recommended").toBool(false)});
   }
-  std::set<std::pair<std::string, std::string>> recommended;  // (setting, value)
+  // A value as the panel shows it: with the other setting it was predicted with, if any
+  // ("20000000 with overlap_grad_reduce=on").
+  const auto shownValue = [](const QJsonObject& s) {
+    std::string value = s.value("value").toString().toStdString();
+    if (s.contains("with")) value += " with " + s.value("with").toString().toStdString();
+    return value;
+  };
+  std::set<std::pair<std::string, std::string>> recommended;  // (setting, value as shown)
   for (const QJsonValue& v : o.value("recommendations").toArray()) {
     const QJsonObject r = v.toObject();
-    recommended.emplace(r.value("setting").toString().toStdString(), r.value("value").toString().toStdString());
+    recommended.emplace(r.value("setting").toString().toStdString(), shownValue(r));
   }
   const QJsonObject framework = o.value("framework").toObject();
   for (const QJsonValue& v : framework.value("detected").toArray()) {
@@ -97,7 +104,7 @@ trace::Result<TuneSummary> readTune(const std::filesystem::path& file) {
     const QJsonObject c = v.toObject();
     TuneSetting s;
     s.setting = c.value("setting").toString().toStdString();
-    s.value = c.value("value").toString().toStdString();
+    s.value = shownValue(c);
     s.how_to_apply = c.value("how_to_apply").toString().toStdString();
     s.predicted_ms = number(c, "predicted_iteration_ms");
     s.gain = number(c, "gain");
