@@ -89,6 +89,43 @@ TEST(ShardedBuckets, OtherSizesArePredictedAsWorkedOut) {
   for (const SettingPrediction& s : report->sharded_recommended) EXPECT_NE(s.setting, "bucket_size") << s.value;
 }
 
+// Megatron-LM's own --overlap-param-gather: the last step's parameters gathered in this step's
+// forward, first needed first, each layer's forward waiting for its own (the reduce-scatters
+// overlapping backward). Worked out by hand (45 us a layer's collective, no latency):
+//   1 M, a layer a bucket: layer 0's gather (45), forward 400, backward 800, layer 0's
+//     reduce-scatter 45, the updates 80: 1 370, the run itself;
+//   2 M: layers 1 and 0 gathered first (90), forward, backward, layers 1 and 0 reduced (90), the
+//     updates: 1 460;
+//   5 M, one bucket: gathered (180), forward, backward, reduced (180), the updates: 1 640.
+TEST(ShardedBuckets, GathersInTheNextForwardAreCutAgainAsWorkedOut) {
+  const SyntheticTrainer t = bucketsTrainer(SyntheticTrainer::Mode::Zero1GatherInForward);
+  const testing::ModelledRun m = testing::modelRun(t);
+  EXPECT_NEAR(m.model.measuredIterationNs(), 1'370'000, 2.0);
+  const ShardedOptimizerRun run = findShardedOptimizer(m.model);
+  ASSERT_TRUE(run.found) << run.why_not;
+  const ShardedLayout layout = findShardedLayout(m.model, run);
+  ASSERT_TRUE(layout.found) << layout.why_not;
+  // The parameter buckets in layout order: the reverse of the order forward reads them.
+  ASSERT_EQ(layout.parameters[0].size(), 4u);
+  for (std::size_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(layout.parameters[0][k].base, testing::parameterAddress(3 - static_cast<int>(k), t));
+  }
+  auto report = tuneModel(m.model, "synthetic", 4, TuneOptions{});
+  ASSERT_TRUE(report.ok()) << report.message();
+  ASSERT_TRUE(report->sharded_buckets_why_not.empty()) << report->sharded_buckets_why_not;
+  EXPECT_NEAR(report->sharded_buckets_baseline_ms, 1.370, 2e-6);  // the recorded buckets, rewritten
+  const std::vector<SettingPrediction>& sizes = report->sharded_bucket_sizes;
+  ASSERT_EQ(sizes.size(), 3u);
+  const std::vector<std::string> values{"1000000", "2000000", "5000000"};
+  const std::vector<std::size_t> buckets{4, 2, 1};
+  const std::vector<double> steps_ms{1.370, 1.460, 1.640};
+  for (std::size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(sizes[k].value, values[k]);
+    EXPECT_EQ(sizes[k].buckets, buckets[k]);
+    EXPECT_NEAR(sizes[k].predicted_iteration_ms, steps_ms[k], 2e-6) << sizes[k].value;
+  }
+}
+
 TEST(ShardedBuckets, InLineWithoutLatencyEverySizeTakesTheSame) {
   const testing::ModelledRun m = testing::modelRun(bucketsTrainer(SyntheticTrainer::Mode::Zero1));
   // 400 + 800 + 180 of reduce-scatters + 80 + 180 of all-gathers, whatever the buckets.

@@ -113,6 +113,21 @@ std::uint64_t elementBytes(const RecordedRank& rank, const std::vector<std::size
                              : std::max<std::uint64_t>(1, trace::dataTypeSize(rank.calls[collectives.front()].call.collective.dtype));
 }
 
+// The all-gathers that hold a step's parameter buckets: those after its last reduce-scatter, or,
+// where there are none, those before its first (the last step's parameters gathered in this
+// step's forward, as Megatron-LM's own --overlap-param-gather issues them from forward's
+// pre-hooks). Nullptr, with why, for a step that gathers both ways or between its reduce-scatters.
+const std::vector<std::size_t>* bucketGathers(const RecordedRank& rank, std::int64_t n, const OptimizerCollectives& step,
+                                              std::string& why) {
+  if (step.gathers_between > 0 || (!step.leading_gathers.empty() && !step.gathers.empty())) {
+    why = fmt::format("rank {}'s step {} gathers parameters between its reduce-scatters (fully sharded), or both in its "
+                      "forward and after its step, and those gathers' buckets are not rewritten",
+                      rank.rank, n);
+    return nullptr;
+  }
+  return step.gathers.empty() ? &step.leading_gathers : &step.gathers;
+}
+
 // The layout one rank's step `n` shows, or why not.
 trace::Result<RankLayout> rankLayout(const RecordedRank& rank, std::int64_t n, const ShardedOptimizerRun& optimizer) {
   const OptimizerCollectives step = optimizerCollectives(rank, n, optimizer.comm);
@@ -120,12 +135,10 @@ trace::Result<RankLayout> rankLayout(const RecordedRank& rank, std::int64_t n, c
     return trace::failure(fmt::format("rank {}'s step {} issues no reduce-scatter on the optimizer's communicator",
                                       rank.rank, n));
   }
-  if (step.earlierGathers() > 0) {
-    return trace::failure(fmt::format("rank {}'s step {} gathers parameters before its last reduce-scatter (in the next "
-                                      "forward, or fully sharded), and those gathers' buckets are not rewritten",
-                                      rank.rank, n));
-  }
-  if (step.reduces.size() >= kMaxBuckets || step.gathers.size() >= kMaxBuckets) {
+  std::string why;
+  const std::vector<std::size_t>* gathers = bucketGathers(rank, n, step, why);
+  if (gathers == nullptr) return trace::failure(why);
+  if (step.reduces.size() >= kMaxBuckets || gathers->size() >= kMaxBuckets) {
     return trace::failure(fmt::format("rank {}'s step {} has {} buckets or more", rank.rank, n, kMaxBuckets));
   }
   BucketStarts grads, params;
@@ -133,7 +146,7 @@ trace::Result<RankLayout> rankLayout(const RecordedRank& rank, std::int64_t n, c
     const CollectiveArgs& a = rank.calls[i].call.collective;
     grads.add(a.send, a.send_bytes());
   }
-  for (std::size_t i : step.gathers) {
+  for (std::size_t i : *gathers) {
     const CollectiveArgs& a = rank.calls[i].call.collective;
     params.add(a.recv, a.recv_bytes());
   }
@@ -170,7 +183,7 @@ trace::Result<RankLayout> rankLayout(const RecordedRank& rank, std::int64_t n, c
     *parameter_buckets = std::move(laid_out);
   }
   return RankLayout{std::move(*gradient_buckets), std::move(*parameter_buckets), elementBytes(rank, step.reduces),
-                    elementBytes(rank, step.gathers)};
+                    elementBytes(rank, *gathers)};
 }
 
 std::vector<std::uint64_t> sizesOf(const std::vector<FlatBucketLayout>& buckets) {
@@ -386,12 +399,15 @@ trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const Shard
       const OptimizerCollectives step = optimizerCollectives(rank, n, optimizer.comm);
       const auto [begin, end] = stepCalls(rank, n);
       w.end = end;
+      std::string why;
+      const std::vector<std::size_t>* step_gathers = bucketGathers(rank, n, step, why);
+      if (step_gathers == nullptr) return trace::failure(why);
+      const std::vector<std::size_t>& gathers = *step_gathers;
       const std::vector<FlatBucketLayout>& recorded = layout.gradients[row];
-      bool as_laid_out = step.reduces.size() == recorded.size() && step.gathers.size() == layout.parameters[row].size() &&
-                         step.earlierGathers() == 0;
+      bool as_laid_out = step.reduces.size() == recorded.size() && gathers.size() == layout.parameters[row].size();
       for (std::size_t k = 0; as_laid_out && k < recorded.size(); ++k)
         as_laid_out = rank.calls[step.reduces[k]].call.collective.send == recorded[k].base;
-      for (std::size_t i : step.gathers) {
+      for (std::size_t i : gathers) {
         const auto& buckets = layout.parameters[row];
         const std::uint64_t recv = rank.calls[i].call.collective.recv;
         as_laid_out = as_laid_out && std::any_of(buckets.begin(), buckets.end(),
@@ -465,11 +481,11 @@ trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const Shard
           w.waitWhereRecorded(waits, done);
         }
       }
-      if (step.gathers.empty()) continue;
+      if (gathers.empty()) continue;
       // All-gathers.
-      const std::size_t at = *std::min_element(step.gathers.begin(), step.gathers.end());
+      const std::size_t at = *std::min_element(gathers.begin(), gathers.end());
       const StreamHandle gather_stream = rank.calls[at].call.stream;
-      for (std::size_t i : step.gathers) w.edits.dropped[i] = true;
+      for (std::size_t i : gathers) w.edits.dropped[i] = true;
       if (optimizer.gather_placement != Placement::Overlapped) {
         for (std::size_t j = 0; j < gather_into.bytes.size(); ++j) {
           w.edits.before[at].push_back({w.collective(at, gather_into.address[j], gather_into.bytes[j], at, false,
@@ -478,7 +494,7 @@ trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const Shard
         continue;
       }
       std::map<StreamHandle, std::size_t> waited;
-      for (std::size_t i : step.gathers) w.dropDoneAndWaits(i, waited);
+      for (std::size_t i : gathers) w.dropDoneAndWaits(i, waited);
       if (waited.empty()) {
         return trace::failure(fmt::format("no stream of rank {} waits for the all-gathers of step {}", rank.rank, n));
       }

@@ -33,8 +33,11 @@
 //     recorded one was (after the step's event the communication stream waited for), first
 //     needed first, and the compute stream's wait for each just before the first call that
 //     reads one of its parameters (where the recorded waits' first was, when none does).
-// All-gathers issued before the step's last reduce-scatter (in the next forward, or fully sharded)
-// are not rewritten. A size with overlap_grad_reduce turned on is this rewrite of the run that
+// A step whose all-gathers come before its first reduce-scatter (the last step's parameters
+// gathered in this step's forward, from Megatron-LM's forward pre-hooks) has those gathers
+// rewritten as overlapped ones (they are where the first recorded one was, after the compute
+// stream's event its stream waited for); one that gathers between its reduce-scatters (fully
+// sharded), or both before and after them, is not rewritten. A size with overlap_grad_reduce turned on is this rewrite of the run that
 // setting's prediction models (tune.cpp). A new collective's time is the communicator's fit of time on size;
 // it keeps the recorded ones' arguments but its count and buffers (the new bucket's, this rank's
 // shard at the same place among the shards when the recorded one was in place), and takes no
