@@ -470,14 +470,22 @@ trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const Shard
           calls.push_back({w.collective(step.reduces.front(), reduce_into.address[j], reduce_into.bytes[j], at,
                                         after_anchor, comm, newSeq(n, j, false))});
           calls.push_back({writtenAt(rank.calls[at], after_anchor, CallKind::EventRecord, comm, done)});
-          // Each stream waits for the new bucket where it first waited for one of its tensors.
+          // Each stream waits for the new bucket where it first waited for one of its tensors,
+          // or, where that was before the new bucket is issued, right after it.
           std::map<StreamHandle, std::size_t> waits;
           for (std::size_t g : reduce_into.tensors[j]) {
             for (const auto& [stream, first] : covered[grads.by_layout[g].bucket]) {
+              if (first <= at) {
+                if (waits.emplace(stream, kNone).second) {
+                  calls.push_back({writtenAt(rank.calls[at], after_anchor, CallKind::StreamWait, stream, done)});
+                }
+                continue;
+              }
               auto [it, added] = waits.emplace(stream, first);
-              if (!added) it->second = std::min(it->second, first);
+              if (!added && it->second != kNone) it->second = std::min(it->second, first);
             }
           }
+          std::erase_if(waits, [](const auto& wait) { return wait.second == kNone; });
           w.waitWhereRecorded(waits, done);
         }
       }

@@ -354,7 +354,7 @@ void predictShardedOverlap(TuneReport& r, const WhatIfModel& model, double min_g
 // sharded_waits.hpp writes for the setting, rewritten with each cut (cuts[0], the recorded
 // buckets, is the setting's own run rewritten).
 ValuePredictions predictSizesWithGradReduceOverlapped(
-    const TuneReport& r, const WhatIfModel& model,
+    const TuneReport& r, const WhatIfModel& model, const ShardedLayout& recorded,
     const std::vector<std::pair<std::vector<std::size_t>, std::vector<std::size_t>>>& cuts, const TuneProgress& progress) {
   const auto refused = [&](const std::string& why) {
     return ValuePredictions{std::vector<std::optional<Prediction>>(cuts.size()), std::vector<std::string>(cuts.size(), why)};
@@ -371,6 +371,10 @@ ValuePredictions predictSizesWithGradReduceOverlapped(
   if (!optimizer.found) return refused(optimizer.why_not);
   const ShardedLayout layout = findShardedLayout(*overlapped, optimizer);
   if (!layout.found) return refused(layout.why_not);
+  // The cuts are of the recorded run's tensors; the rewritten run must show the same ones.
+  if (layout.tensorBytes(false) != recorded.tensorBytes(false) || layout.tensorBytes(true) != recorded.tensorBytes(true)) {
+    return refused("the run with the setting on shows other tensors in its buckets than the recorded run");
+  }
   return predictEachValue(cuts.size(), "predicting the sharded optimizer's bucket sizes with overlap_grad_reduce on",
                           progress, [&](std::size_t k) {
                             auto rebucketed = rebucketSharded(*overlapped, optimizer, layout, cuts[k].first, cuts[k].second);
@@ -441,7 +445,7 @@ void predictShardedBucketSizes(TuneReport& r, const WhatIfModel& model, double m
   const double on_ms = on != r.sharded_recommended.end() ? on->predicted_iteration_ms : 0;
   if (on != r.sharded_recommended.end()) {
     const std::string with = fmt::format("{}=on", settingName(ShardedOverlap::GradReduce));
-    const ValuePredictions overlapped = predictSizesWithGradReduceOverlapped(r, model, cuts, progress);
+    const ValuePredictions overlapped = predictSizesWithGradReduceOverlapped(r, model, layout, cuts, progress);
     if (overlapped.ok(0)) {
       for (const std::string& why : overlapped.notPredicted(kShardedBucketSize, asText(sizes)))
         r.sharded_buckets_not_predicted.push_back(fmt::format("with {}, {}", with, why));
@@ -450,11 +454,16 @@ void predictShardedBucketSizes(TuneReport& r, const WhatIfModel& model, double m
       r.sharded_buckets_not_predicted.push_back(fmt::format("every size with {}: {}", with, overlapped.why_not[0]));
     }
   }
-  // The fastest size, where it gains over the run it changes: the recorded one, or for a size with
-  // overlap_grad_reduce on, that setting's own prediction (already recommended: the size must add).
-  if (const SettingPrediction* best = fastestSetting(r.sharded_bucket_sizes)) {
-    const double changed_ms = best->with.empty() ? r.replay_ms : on_ms;
-    if (gainOver(changed_ms, best->predicted_iteration_ms) >= min_gain) r.sharded_recommended.push_back(*best);
+  // The fastest size of those that go with the recommendations: with overlap_grad_reduce on where
+  // that is recommended (the size must then add to the setting's own prediction), else as
+  // recorded (gaining over the replay).
+  std::vector<SettingPrediction> fitting;
+  std::copy_if(r.sharded_bucket_sizes.begin(), r.sharded_bucket_sizes.end(), std::back_inserter(fitting),
+               [&](const SettingPrediction& s) { return s.with.empty() == (on_ms == 0); });
+  if (const SettingPrediction* best = fastestSetting(fitting)) {
+    if (gainOver(on_ms == 0 ? r.replay_ms : on_ms, best->predicted_iteration_ms) >= min_gain) {
+      r.sharded_recommended.push_back(*best);
+    }
   }
 }
 

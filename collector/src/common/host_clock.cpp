@@ -1,6 +1,5 @@
 #include <cstdio>
 #include <cstring>
-#include <mutex>
 
 #include "common/clock.hpp"
 #include "syncopate/collector/recorder_config.hpp"
@@ -8,6 +7,7 @@
 namespace syncopate::preload {
 namespace {
 
+#if defined(__x86_64__)
 constexpr std::int64_t kClockSourceCheckNs = 1'000'000'000;
 constexpr int kAnchorTries = 5;
 
@@ -23,7 +23,6 @@ bool kernelClockIsTsc() noexcept {
   return read && std::strcmp(name, "tsc\n") == 0;
 }
 
-#if defined(__x86_64__)
 std::uint64_t orderedTicks() noexcept {
   _mm_lfence();
   return __rdtsc();
@@ -44,15 +43,15 @@ TscAnchor measureAnchor() noexcept {
   }
   return best;
 }
-#endif
 
+// The background thread's alone (no lock: a child forked while one was held would never get it).
 struct Calibration {
-  std::mutex mutex;
   TscCalibrator calibrator;
   std::optional<TscLine> current;
   bool tsc = false;
   std::int64_t next_source_check_ns = 0;
 };
+#endif
 
 }  // namespace
 
@@ -60,7 +59,6 @@ bool calibrateHostClock() noexcept {
 #if defined(__x86_64__)
   if (recorderConfig().system_clock) return false;
   static Calibration calibration;
-  std::lock_guard lock(calibration.mutex);
   const std::int64_t now = systemMonotonicNs();
   if (now >= calibration.next_source_check_ns) {
     calibration.next_source_check_ns = now + kClockSourceCheckNs;
@@ -74,7 +72,7 @@ bool calibrateHostClock() noexcept {
   if (!calibration.tsc) return false;
   if (std::optional<TscLine> line = calibration.calibrator.next(measureAnchor(), calibration.current)) {
     host_tsc_clock.publish(*line);
-    calibration.current = line;
+    calibration.current = line->valid_ticks != 0 ? line : std::nullopt;
   }
   return calibration.current.has_value();
 #else

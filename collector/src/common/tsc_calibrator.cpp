@@ -31,12 +31,17 @@ std::optional<TscLine> TscCalibrator::next(TscAnchor anchor, const std::optional
   if (current && current->valid_ticks != 0 && current->covers(anchor.ticks)) {
     const std::int64_t on_line = current->at(anchor.ticks);
     const std::int64_t error = anchor.ns - on_line;
-    if (std::llabs(error) <= kMaxSlewErrorNs) {
-      // Continuous: the new line starts where the old one is, and runs a little faster or
-      // slower until the error is gone.
-      line.base_ns = on_line;
-      slope *= 1.0 + static_cast<double>(error) / static_cast<double>(kSlewNs);
+    if (std::llabs(error) > kMaxSlewErrorNs) {
+      // The clock moved away from the counter faster than a line can follow: no line, and a
+      // slope measured afresh from here.
+      reset();
+      origin_ = anchor;
+      return TscLine{};
     }
+    // Continuous: the new line starts where the old one is, and runs a little faster or slower
+    // until the error is gone.
+    line.base_ns = on_line;
+    slope *= 1.0 + static_cast<double>(error) / static_cast<double>(kSlewNs);
   }
   line.slope_q32 = static_cast<std::uint64_t>(std::llround(std::ldexp(slope, 32)));
   return line;

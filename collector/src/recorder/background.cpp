@@ -131,8 +131,14 @@ void sortDrained(std::span<const trace::Record> records, std::vector<trace::Reco
                  std::vector<trace::OpRecord>& syncs, DrainedCall& last_call) {
   for (const trace::Record& record : records) {
     if (record.type() == trace::RecordType::ApiCall) {
-      const auto& call = record.as<trace::ApiCallRecord>();
+      // A call's two readings may come from two sources (the TSC's line and the vDSO, when a
+      // line was being replaced or had run out: common/clock.hpp), which may disagree by the
+      // line's error; a call never ends before it starts.
+      auto call = record.as<trace::ApiCallRecord>();
+      call.end_ns = std::max(call.end_ns, call.start_ns);
       last_call = {call.start_ns, call.end_ns, call.result};
+      batch.push_back(call);
+      continue;
     } else if (record.type() == trace::RecordType::Op) {
       trace::OpRecord op = record.as<trace::OpRecord>();
       if (op.start_ns == 0) {

@@ -8,10 +8,12 @@
 // then one RDTSC and the line, no system call and no vDSO's sequence of loads and fences.
 //
 // The line is continuous: each anchor keeps the time the current line gives at that instant and
-// bends the slope so that the error the anchor found is worked off over the next kSlewNs,
-// so a thread never sees the clock step back when a line is replaced. A reading further than
-// kValidNs from the line's anchor (the background thread held up) is refused and the caller
-// reads the system clock instead, so a stale line is never extrapolated.
+// bends the slope so that the error the anchor found is worked off over the next kSlewNs, so a
+// reader sees no step when a line replaces another. An anchor further off than kMaxSlewErrorNs
+// (the kernel's clock slewed faster than 5%) withdraws the line until a new baseline is
+// measured: readers take the system clock meanwhile, and see the step the kernel's clock made. A
+// reading further than kValidNs from the line's anchor (the background thread held up) is refused
+// and the caller reads the system clock instead, so a stale line is never extrapolated.
 #pragma once
 
 #include <atomic>
@@ -35,9 +37,8 @@ struct TscLine {
     const Wide scaled = static_cast<Wide>(delta) * static_cast<Wide>(slope_q32);
     return base_ns + static_cast<std::int64_t>(scaled >> 32);
   }
-  bool covers(std::uint64_t ticks) const noexcept {
-    return ticks - base_ticks + valid_ticks < 2 * valid_ticks;  // |ticks - base_ticks| < valid_ticks
-  }
+  // Within valid_ticks of base_ticks, before or after it (-valid_ticks <= delta < valid_ticks).
+  bool covers(std::uint64_t ticks) const noexcept { return ticks - base_ticks + valid_ticks < 2 * valid_ticks; }
 };
 
 // One measurement: the counter and CLOCK_MONOTONIC at the same instant (the counter's reading
@@ -51,13 +52,14 @@ struct TscAnchor {
 class TscCalibrator {
  public:
   static constexpr std::int64_t kMinBaselineNs = 10'000'000;    // the first line's slope
-  static constexpr std::int64_t kBaselineNs = 1'000'000'000;    // slopes from 1-2 s of history
+  static constexpr std::int64_t kBaselineNs = 100'000'000;      // slopes from 100-200 ms of history
   static constexpr std::int64_t kSlewNs = 20'000'000;           // an error is worked off in this
   static constexpr std::int64_t kMaxSlewErrorNs = 1'000'000;    // more than this: a new line
   static constexpr std::int64_t kValidNs = 100'000'000;         // a line serves this far
 
-  // The line to publish after `anchor` (the one now published is `current`, if any); nothing
-  // until the anchors span kMinBaselineNs.
+  // The line to publish after `anchor` (the one now published is `current`, if any): nothing
+  // while the anchors span less than kMinBaselineNs, TscLine{} (no line: readers take the system
+  // clock) when the anchor was too far off `current` to be worked off.
   std::optional<TscLine> next(TscAnchor anchor, const std::optional<TscLine>& current) noexcept;
 
   // Forgets every anchor (the clock source changed: the next line starts afresh).
@@ -91,7 +93,8 @@ class TscClock {
 
   // A line, or none (TscLine{}: every reading refused).
   void publish(const TscLine& line) noexcept {
-    const std::uint32_t sequence = sequence_.load(std::memory_order_relaxed);
+    // Even, also in a child forked while its parent published (the count it inherited is odd).
+    const std::uint32_t sequence = sequence_.load(std::memory_order_relaxed) & ~1u;
     sequence_.store(sequence + 1, std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_release);
     base_ticks_.store(line.base_ticks, std::memory_order_relaxed);

@@ -28,7 +28,9 @@
 //   - reduce-scatters overlapped: each new bucket's block (an event on the compute stream, the
 //     communication stream waiting for it, the reduce-scatter, an event on the communication
 //     stream) right after the call that last wrote one of its gradients, buckets in order, and
-//     the compute stream's waits where the recorded ones' first was;
+//     each stream's wait for it where that stream first waited for a recorded bucket holding
+//     one of its gradients (or a later bucket: they run in order), or right after it where that
+//     was earlier;
 //   - all-gathers overlapped: the new all-gathers, each followed by an event, where the first
 //     recorded one was (after the step's event the communication stream waited for), first
 //     needed first, and the compute stream's wait for each just before the first call that

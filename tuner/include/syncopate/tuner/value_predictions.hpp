@@ -10,7 +10,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -37,13 +36,11 @@ struct ValuePredictions {
   }
 };
 
-// `rewrite(k)` returns the k-th value's model (a trace::Result<WhatIfModel>), `replay(model)` its
-// Prediction (by default the model's own schedule); both may run on several threads at once.
-// `progress(what, done, count)`, when set, is called under a lock.
+// `rewrite(k)` returns the k-th value's model (a trace::Result<WhatIfModel>); it may run on
+// several threads at once. `progress(what, done, count)`, when set, is called under a lock.
 using ValueProgress = std::function<void(std::string_view what, std::size_t done, std::size_t count)>;
-template <class Rewrite, class Replay>
-ValuePredictions predictEachValue(std::size_t count, const char* what, const ValueProgress& progress, Rewrite&& rewrite,
-                                  Replay&& replay) {
+template <class Rewrite>
+ValuePredictions predictEachValue(std::size_t count, const char* what, const ValueProgress& progress, Rewrite&& rewrite) {
   ValuePredictions out{std::vector<std::optional<Prediction>>(count), std::vector<std::string>(count)};
   std::mutex progress_lock;
   std::size_t done = 0;
@@ -51,7 +48,7 @@ ValuePredictions predictEachValue(std::size_t count, const char* what, const Val
     try {
       auto rebucketed = rewrite(k);
       if (rebucketed.ok()) {
-        out.predicted[k] = replay(*rebucketed);
+        out.predicted[k] = rebucketed->predict(nullptr);
         if (!out.predicted[k]->ok) out.why_not[k] = "the replay failed: " + out.predicted[k]->error;
       } else {
         out.why_not[k] = rebucketed.message();
@@ -63,12 +60,6 @@ ValuePredictions predictEachValue(std::size_t count, const char* what, const Val
     if (progress) progress(what, ++done, count);
   });
   return out;
-}
-
-template <class Rewrite>
-ValuePredictions predictEachValue(std::size_t count, const char* what, const ValueProgress& progress, Rewrite&& rewrite) {
-  return predictEachValue(count, what, progress, std::forward<Rewrite>(rewrite),
-                          [](const WhatIfModel& model) { return model.predict(nullptr); });
 }
 
 }  // namespace syncopate::tuner
