@@ -194,6 +194,13 @@ std::vector<std::uint64_t> sizesOf(const std::vector<FlatBucketLayout>& buckets)
   return out;
 }
 
+// Where each stream waits (a call index), keeping a stream's earliest.
+using WaitPositions = std::map<StreamHandle, std::size_t>;
+void keepEarliest(WaitPositions& waits, StreamHandle stream, std::size_t at) {
+  auto [first, added] = waits.emplace(stream, at);
+  if (!added) first->second = std::min(first->second, at);
+}
+
 // One rank's calls being rewritten for one bucketing.
 struct RankRewrite {
   const RecordedRank& rank;
@@ -203,7 +210,7 @@ struct RankRewrite {
 
   // Drops collective `i`'s done event (the next call on its stream records it) and every
   // stream's wait for that event after it, keeping each waiting stream's first wait in `waited`.
-  void dropDoneAndWaits(std::size_t i, std::map<StreamHandle, std::size_t>& waited) {
+  void dropDoneAndWaits(std::size_t i, WaitPositions& waited) {
     const StreamHandle own = rank.calls[i].call.stream;
     const std::size_t record = nextCallOn(rank, i, own, end);
     if (record == end || rank.calls[record].call.kind != CallKind::EventRecord) return;
@@ -214,14 +221,13 @@ struct RankRewrite {
       if (c.kind == CallKind::EventRecord && c.event == done) break;  // recorded again: another's
       if (c.kind == CallKind::StreamWait && c.event == done) {
         edits.dropped[k] = true;
-        auto [first, added] = waited.emplace(c.stream, k);
-        if (!added) first->second = std::min(first->second, k);
+        keepEarliest(waited, c.stream, k);
       }
     }
   }
 
   // Every waiting stream's wait for `done` where its first recorded one was, but `except`'s.
-  void waitWhereRecorded(const std::map<StreamHandle, std::size_t>& waited, std::uint64_t done,
+  void waitWhereRecorded(const WaitPositions& waited, std::uint64_t done,
                          std::optional<StreamHandle> except = std::nullopt) {
     for (const auto& [stream, first] : waited) {
       if (stream == except) continue;
@@ -434,7 +440,7 @@ trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const Shard
         });
         // Where each stream waited for each recorded bucket: its own wait, or a later bucket's
         // (the communication stream runs them in order), whichever came first.
-        std::vector<std::map<StreamHandle, std::size_t>> covered(step.reduces.size());
+        std::vector<WaitPositions> covered(step.reduces.size());
         for (std::size_t b = 0; b < step.reduces.size(); ++b) {
           const std::size_t i = step.reduces[b];
           w.edits.dropped[i] = true;
@@ -442,12 +448,9 @@ trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const Shard
           w.dropDoneAndWaits(i, covered[b]);
         }
         for (std::size_t b = covered.size() - 1; b-- > 0;) {
-          for (const auto& [stream, at] : covered[b + 1]) {
-            auto [first, added] = covered[b].emplace(stream, at);
-            if (!added) first->second = std::min(first->second, at);
-          }
+          for (const auto& [stream, at] : covered[b + 1]) keepEarliest(covered[b], stream, at);
         }
-        const std::map<StreamHandle, std::size_t>& waited = covered.front();
+        const WaitPositions& waited = covered.front();
         if (waited.empty()) {
           return trace::failure(fmt::format("no stream of rank {} waits for the reduce-scatters of step {}", rank.rank, n));
         }
@@ -472,20 +475,18 @@ trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const Shard
           calls.push_back({writtenAt(rank.calls[at], after_anchor, CallKind::EventRecord, comm, done)});
           // Each stream waits for the new bucket where it first waited for one of its tensors,
           // or, where that was before the new bucket is issued, right after it.
-          std::map<StreamHandle, std::size_t> waits;
+          WaitPositions waits;
           for (std::size_t g : reduce_into.tensors[j]) {
-            for (const auto& [stream, first] : covered[grads.by_layout[g].bucket]) {
-              if (first <= at) {
-                if (waits.emplace(stream, kNone).second) {
-                  calls.push_back({writtenAt(rank.calls[at], after_anchor, CallKind::StreamWait, stream, done)});
-                }
-                continue;
-              }
-              auto [it, added] = waits.emplace(stream, first);
-              if (!added && it->second != kNone) it->second = std::min(it->second, first);
-            }
+            for (const auto& [stream, first] : covered[grads.by_layout[g].bucket]) keepEarliest(waits, stream, first);
           }
-          std::erase_if(waits, [](const auto& wait) { return wait.second == kNone; });
+          for (auto wait = waits.begin(); wait != waits.end();) {
+            if (wait->second > at) {
+              ++wait;
+              continue;
+            }
+            calls.push_back({writtenAt(rank.calls[at], after_anchor, CallKind::StreamWait, wait->first, done)});
+            wait = waits.erase(wait);
+          }
           w.waitWhereRecorded(waits, done);
         }
       }
@@ -501,7 +502,7 @@ trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const Shard
         }
         continue;
       }
-      std::map<StreamHandle, std::size_t> waited;
+      WaitPositions waited;
       for (std::size_t i : gathers) w.dropDoneAndWaits(i, waited);
       if (waited.empty()) {
         return trace::failure(fmt::format("no stream of rank {} waits for the all-gathers of step {}", rank.rank, n));

@@ -2,13 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <exception>
-#include <mutex>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "syncopate/analyzer/parallel_for.hpp"
 #include "syncopate/analyzer/results_reader.hpp"
 #include "syncopate/analyzer/run_loader.hpp"
 #include "syncopate/trace/run_dir.hpp"
@@ -442,8 +439,9 @@ void predictShardedBucketSizes(TuneReport& r, const WhatIfModel& model, double m
   const auto on = std::find_if(r.sharded_recommended.begin(), r.sharded_recommended.end(), [](const auto& s) {
     return s.setting == settingName(ShardedOverlap::GradReduce) && s.value == "on";
   });
-  const double on_ms = on != r.sharded_recommended.end() ? on->predicted_iteration_ms : 0;
-  if (on != r.sharded_recommended.end()) {
+  const bool grad_reduce_on = on != r.sharded_recommended.end();
+  const double on_ms = grad_reduce_on ? on->predicted_iteration_ms : 0;
+  if (grad_reduce_on) {
     const std::string with = fmt::format("{}=on", settingName(ShardedOverlap::GradReduce));
     const ValuePredictions overlapped = predictSizesWithGradReduceOverlapped(r, model, layout, cuts, progress);
     if (overlapped.ok(0)) {
@@ -459,9 +457,9 @@ void predictShardedBucketSizes(TuneReport& r, const WhatIfModel& model, double m
   // recorded (gaining over the replay).
   std::vector<SettingPrediction> fitting;
   std::copy_if(r.sharded_bucket_sizes.begin(), r.sharded_bucket_sizes.end(), std::back_inserter(fitting),
-               [&](const SettingPrediction& s) { return s.with.empty() == (on_ms == 0); });
+               [&](const SettingPrediction& s) { return s.with.empty() != grad_reduce_on; });
   if (const SettingPrediction* best = fastestSetting(fitting)) {
-    if (gainOver(on_ms == 0 ? r.replay_ms : on_ms, best->predicted_iteration_ms) >= min_gain) {
+    if (gainOver(grad_reduce_on ? on_ms : r.replay_ms, best->predicted_iteration_ms) >= min_gain) {
       r.sharded_recommended.push_back(*best);
     }
   }
