@@ -28,7 +28,8 @@ recommended = [r for r in doc["recommendations"] if r["setting"] == "bucket_cap_
 # What the tuner saw, when it recommends no cap: enough to tell a slow recorded step from a
 # failed prediction.
 assert len(recommended) == 1, json.dumps({k: doc.get(k) for k in (
-    "measured_iteration_ms", "replay_iteration_ms", "replay_per_iteration", "recommendations", "recommendations_note")}
+    "measured_iteration_ms", "replay_iteration_ms", "replay_per_iteration", "recommendations", "recommendations_note",
+    "interference", "collective_fits", "launch_latency_us")}
     | {"bucket_caps": ddp["bucket_caps"], "not_predicted": ddp.get("not_predicted")}, indent=1)
 (setting,) = recommended
 assert setting["gain"] >= 0.02 and setting["how_to_apply"].endswith("bucket_cap_mb=%s)" % setting["value"]), setting

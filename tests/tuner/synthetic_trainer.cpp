@@ -356,9 +356,9 @@ SyntheticRun makeRun(const SyntheticTrainer& t) {
         case What::ReduceScatter:
         case What::AllGather:
         case What::Broadcast:
+          // No bytes on the op: a recorded collective's size is on its collective row only.
           row.kind = trace::OpKind::Collective;
           row.name = b.intern(d.name);
-          row.bytes = static_cast<std::int64_t>(d.bytes);
           args.push_back({0, d.pointers[0]});
           args.push_back({1, d.pointers[1]});
           break;

@@ -61,6 +61,7 @@ InterferenceEstimate estimate(const std::map<std::int64_t, std::vector<Sample>>&
 // The part of each collective op that ran once every rank had arrived.
 struct ActiveWindow {
   Index op = 0;
+  Index row = 0;  // in m.collectives
   Index match = 0;
   std::int64_t start = 0, end = 0;
 };
@@ -73,7 +74,7 @@ std::vector<ActiveWindow> activeWindows(const analyzer::RunModel& m, const analy
       const Index op = m.collectives.op[row];
       const std::int64_t start = std::max(m.ops.start[op], call.last_arrival);
       if (m.ops.end[op] <= start) continue;
-      out.push_back({op, call.match, start, m.ops.end[op]});
+      out.push_back({op, row, call.match, start, m.ops.end[op]});
     }
   }
   return out;
@@ -103,12 +104,16 @@ Interference measureInterference(const analyzer::RunModel& m, const analyzer::An
     if (d <= 0) continue;
     compute[m.ops.name[op]].push_back({d, static_cast<double>(act[r].communication.measure(m.ops.start[op], m.ops.end[op]))});
   }
-  // Collectives: one kind per communicator, type and size.
-  std::map<std::tuple<std::int64_t, int, std::int64_t>, std::int64_t> kind_ids;
+  // Collectives: one kind per communicator, type and size, the size as the call gave it (a
+  // recorded collective's op carries no byte count: only its collective row does). A call of
+  // unknown size is of no known kind: lumped together, calls of every size would be measured
+  // against the median of whichever ran alone.
+  std::map<std::tuple<std::int64_t, int, std::int64_t, int>, std::int64_t> kind_ids;
   std::map<std::int64_t, std::vector<Sample>> communication;
   for (const ActiveWindow& w : activeWindows(m, a)) {
+    if (m.collectives.count[w.row] < 0) continue;
     const auto key = std::make_tuple(m.matches.comm_id[w.match], static_cast<int>(m.matches.coll_type[w.match]),
-                                     m.ops.bytes[w.op]);
+                                     m.collectives.count[w.row], static_cast<int>(m.collectives.dtype[w.row]));
     const auto id = kind_ids.emplace(key, static_cast<std::int64_t>(kind_ids.size())).first->second;
     const Index r = m.rankOfOp(w.op);
     communication[id].push_back({static_cast<double>(w.end - w.start), static_cast<double>(act[r].compute.measure(w.start, w.end))});
