@@ -75,6 +75,39 @@ analyzer::RunModel twoSizes(Overlap overlap, bool count_known = true) {
   return std::move(built).value();
 }
 
+// One rank's launches of one kernel name: `alone` of them alone, each 150 us, and `overlapped`
+// inside a collective, each 10% slower; then one launch of a shape nine times as long, inside a
+// collective, 10% slower too; and one of a shape of 1 ms whose first 200 us ran beside a
+// collective (220 us then).
+analyzer::RunModel oneKernelNameOnSeveralShapes(int alone, int overlapped) {
+  analyzer::RunModelBuilder b;
+  analyzer::RankInfo info;
+  info.rank = 0;
+  info.world_size = 1;
+  info.host = "host0";
+  info.source = "by hand";
+  const analyzer::Index rank = b.addRank(info);
+  const analyzer::Index compute = b.addStream(rank, 0, 1, "compute");
+  const analyzer::Index comm = b.addStream(rank, 0, 2, "communication");
+  const analyzer::StringId gemm = b.intern("gemm"), all_reduce = b.intern("ncclAllReduce");
+  std::int64_t at = 0;
+  auto launch = [&](std::int64_t duration, std::int64_t overlapped_ns) {
+    b.addOp({.stream = compute, .name = gemm, .start = at, .end = at + duration});
+    if (overlapped_ns > 0) {
+      b.addOp({.stream = comm, .kind = trace::OpKind::Collective, .name = all_reduce, .start = at, .end = at + overlapped_ns});
+    }
+    at += duration + 100 * kUs;
+  };
+  const auto slowed = [](std::int64_t ns) { return static_cast<std::int64_t>(static_cast<double>(ns) * 1.1); };
+  for (int i = 0; i < alone; ++i) launch(150 * kUs, 0);
+  for (int i = 0; i < overlapped; ++i) launch(slowed(150 * kUs), slowed(150 * kUs));
+  launch(slowed(1'350 * kUs), slowed(1'350 * kUs));
+  launch(800 * kUs + slowed(200 * kUs), slowed(200 * kUs));
+  auto built = std::move(b).finish();
+  EXPECT_TRUE(built.ok()) << (built.ok() ? "" : built.message());
+  return std::move(built).value();
+}
+
 Interference measured(const analyzer::RunModel& model) {
   auto analysis = analyzer::analyze(model);
   EXPECT_TRUE(analysis.ok()) << (analysis.ok() ? "" : analysis.message());
@@ -104,6 +137,17 @@ TEST(Interference, CallsOfUnknownSizeAreOfNoKind) {
   const Interference i = measured(twoSizes(Overlap::SmallCallsAlways, false));
   EXPECT_FALSE(i.communication.measured);
   EXPECT_DOUBLE_EQ(i.communication.slowdown, kPriorCommunicationSlowdown);
+}
+
+// The fit, which weighs each launch by its overlap squared, read from the two long launches the
+// largest slowdown it reports (10x) while they were taken as slower runs of the name's 150 us:
+// the one nine times as long is another shape, and so is the one whose 800 us outside the overlap
+// alone outlast 150 us. The four launches of the name's own shape say 10%.
+TEST(Interference, ALongerShapeOfAKernelNameDoesNotOutweighTheRest) {
+  const Interference i = measured(oneKernelNameOnSeveralShapes(8, 4));
+  ASSERT_TRUE(i.compute.measured);
+  EXPECT_NEAR(i.compute.slowdown, 0.10, 1e-9);
+  EXPECT_EQ(i.compute.samples, 4);
 }
 
 }  // namespace

@@ -18,6 +18,10 @@ using analyzer::OpClass;
 
 // Ops of one kind that differ more than this between runs alone are not one kind.
 constexpr double kStableSpread = 0.05;
+// An overlapped op more than this many times as long as its kind alone is another shape of the
+// same name, not a slower run of this one (reported slowdowns of kernels sharing a GPU are well
+// under 2x).
+constexpr double kOtherShapeRatio = 3.0;
 // An op counts as overlapped when at least this share of it ran beside the other kind.
 constexpr double kOverlappedShare = 0.10;
 constexpr std::int64_t kMinSamples = 3;
@@ -29,6 +33,10 @@ struct Sample {
 
 // Fits r in  alone = (duration - overlapped) + r * overlapped  over every kind of op, where
 // `alone` is the median duration of the kind's non-overlapped samples; slowdown = 1/r - 1.
+// A kernel's name is its kind, and real traces launch one name on several shapes: an overlapped
+// launch of a longer shape that never ran alone would outweigh every other sample of the fit
+// (which weighs each by its overlap squared), so an op is left out when its time outside the
+// overlap alone is longer than its kind takes alone, or when it took kOtherShapeRatio times that.
 InterferenceEstimate estimate(const std::map<std::int64_t, std::vector<Sample>>& kinds, double prior) {
   double num = 0, den = 0;
   std::int64_t samples = 0;
@@ -43,6 +51,8 @@ InterferenceEstimate estimate(const std::map<std::int64_t, std::vector<Sample>>&
     if (!stable) continue;
     for (const Sample& s : list) {
       if (s.overlapped < kOverlappedShare * s.duration) continue;
+      const bool other_shape = s.duration - s.overlapped > (1 + kStableSpread) * base || s.duration > kOtherShapeRatio * base;
+      if (other_shape) continue;
       num += s.overlapped * (base - (s.duration - s.overlapped));
       den += s.overlapped * s.overlapped;
       ++samples;
