@@ -4,8 +4,9 @@
 # micro-batch 32, both overlaps on) on four simulated H100s, recorded with buckets of FROM
 # elements, tuned, then recorded once per size `tune` predicted; prints each size's predicted
 # and measured step and the error. With `synchronous`, the job's collectives are PyTorch's
-# synchronous ones (--process-group-stream, both overlaps off) and the sizes predicted with
-# overlap_grad_reduce on too are re-run with --overlap-grad-reduce.
+# synchronous ones (--process-group-stream, both overlaps off) and the sizes predicted with the
+# overlaps `tune` recommends are re-run with those turned on (--overlap-grad-reduce,
+# --overlap-param-gather).
 #   bench/tuner/sharded_bucket_sizes.sh [FROM [synchronous]]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -36,13 +37,15 @@ record "$work/from" "$from"
 echo "recorded with --bucket-size $from: measured $(json "$work/from.json" 'round(doc["measured_iteration_ms"], 3)') ms," \
   "replayed $(json "$work/from.json" 'round(doc["replay_iteration_ms"], 3)') ms, its buckets rewritten" \
   "$(json "$work/from.json" 'round(doc["framework"]["sharded"]["bucket_size"]["recorded_buckets_rewritten_ms"], 3)') ms"
-printf '%-12s %-24s %8s %14s %13s %9s\n' bucket_size with buckets predicted_ms measured_ms error
-json "$work/from.json" '"\n".join("%s %s %d %.3f" % (v["value"], v.get("with", "-"), v["buckets"], v["predicted_iteration_ms"]) for v in doc["framework"]["sharded"]["bucket_size"]["values"])' |
+printf '%-12s %-44s %8s %14s %13s %9s\n' bucket_size with buckets predicted_ms measured_ms error
+# `with` joined by "+" so that each row reads as four words.
+json "$work/from.json" '"\n".join("%s %s %d %.3f" % (v["value"], v.get("with", "-").replace(", ", "+"), v["buckets"], v["predicted_iteration_ms"]) for v in doc["framework"]["sharded"]["bucket_size"]["values"])' |
   while read -r size with buckets predicted; do
     flags=()
-    [ "$with" = overlap_grad_reduce=on ] && flags=(--overlap-grad-reduce)
+    case "$with" in *overlap_grad_reduce=on*) flags+=(--overlap-grad-reduce) ;; esac
+    case "$with" in *overlap_param_gather=on*) flags+=(--overlap-param-gather) ;; esac
     record "$work/$size$with" "$size" "${flags[@]}"
     measured="$(json "$work/$size$with.json" 'doc["measured_iteration_ms"]')"
-    printf '%-12s %-24s %8s %14s %13.3f %+8.2f%%\n' "$size" "$with" "$buckets" "$predicted" "$measured" \
+    printf '%-12s %-44s %8s %14s %13.3f %+8.2f%%\n' "$size" "$with" "$buckets" "$predicted" "$measured" \
       "$(python3 -c "print(100 * ($measured / $predicted - 1))")"
   done

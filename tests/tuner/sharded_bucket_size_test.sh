@@ -8,7 +8,8 @@
 # buckets as Megatron-LM's --ddp-bucket-size does); the re-run's measured step is within 2% of the
 # prediction, and its buckets are the ones predicted. The recorded buckets, rewritten as the other
 # sizes are, replay the recorded run exactly. Then the same job with PyTorch's synchronous
-# collectives: a size recommended with overlap_grad_reduce on, checked by re-running with both.
+# collectives: a size recommended with the overlaps the tuner recommends turned on, checked by
+# re-running with all of them.
 # Usage: sharded_bucket_size_test.sh SYNCOPATE FRAMEWORK_TRAINER PROFILE SIMGPU_LIBRARY_DIR
 . "$(dirname "$0")/framework_job.sh"
 
@@ -78,11 +79,11 @@ print("ok: bucket_size=%s (%d buckets) predicted %.3f ms, measured %.3f ms (%+.2
 fi
 
 # PyTorch's synchronous collectives (--process-group-stream: both overlaps off): the sizes are
-# predicted as recorded and with overlap_grad_reduce on, which the tuner recommends; the size
-# recommended with it adds to the setting, says to turn it on too, and the re-run with both
+# predicted as recorded and with the overlaps on that the tuner recommends; the size recommended
+# with them adds to their own prediction, says to turn them on too, and the re-run with all of it
 # measures what was predicted.
 record synchronous 60000000 --process-group-stream
-size=$(python3 - "$WORK/synchronous.json" <<'PY'
+flags=$(python3 - "$WORK/synchronous.json" <<'PY'
 import json, sys
 text = open(sys.argv[1]).read()
 doc = json.loads(text[text.index("{"):])
@@ -90,26 +91,32 @@ sharded = doc["framework"]["sharded"]
 assert sharded["reduce_scatters_issued"] == "waited at once", sharded
 values = sharded["bucket_size"]["values"]
 assert "not_predicted" not in sharded["bucket_size"], sharded["bucket_size"]
+overlaps = [r for r in doc["recommendations"] if r["setting"] in ("overlap_grad_reduce", "overlap_param_gather")]
+assert overlaps and all(r["value"] == "on" for r in overlaps), doc["recommendations"]
+with_ = ", ".join(r["setting"] + "=on" for r in overlaps)
 plain = [v for v in values if "with" not in v]
-overlapped = [v for v in values if v.get("with") == "overlap_grad_reduce=on"]
-assert len(plain) == len(overlapped) == 7, values
-(on,) = [r for r in doc["recommendations"] if r["setting"] == "overlap_grad_reduce"]
+overlapped = [v for v in values if v.get("with") == with_]
+assert len(plain) == len(overlapped) == 7, (with_, values)
+own = sharded["both_on"]["predicted_iteration_ms"] if len(overlaps) == 2 else overlaps[0]["predicted_iteration_ms"]
 (setting,) = [r for r in doc["recommendations"] if r["setting"] == "bucket_size"]
-assert setting["with"] == "overlap_grad_reduce=on" and setting in overlapped, setting
-assert setting["predicted_iteration_ms"] <= on["predicted_iteration_ms"] * 0.98, (setting, on)
-value = setting["value"]
-assert "Megatron-LM: --overlap-grad-reduce --ddp-bucket-size " + value in setting["how_to_apply"], setting
-assert '"overlap_comm": true, "reduce_bucket_size": %s' % value in setting["how_to_apply"], setting
-print(value)
+assert setting["with"] == with_ and setting in overlapped, setting
+assert setting["predicted_iteration_ms"] <= own * 0.98, (setting, own)
+flags = {"overlap_grad_reduce": "--overlap-grad-reduce", "overlap_param_gather": "--overlap-param-gather"}
+words = " ".join(flags[r["setting"]] for r in overlaps)
+assert "Megatron-LM: %s --ddp-bucket-size %s" % (words, setting["value"]) in setting["how_to_apply"], setting
+print(setting["value"], words)
 PY
 ) || failures=$((failures + 1))
-if [ -n "$size" ]; then
-  record synchronous_recommended "$size" --process-group-stream --overlap-grad-reduce
+if [ -n "$flags" ]; then
+  # shellcheck disable=SC2086 # the size, then the trainer's flags of the same names
+  record synchronous_recommended $flags --process-group-stream
   check_rerun synchronous synchronous_recommended '
-assert after["framework"]["sharded"]["reduce_scatters_issued"] == "overlapped", after["framework"]["sharded"]
-print("ok: from synchronous collectives, bucket_size=%s with overlap_grad_reduce on predicted %.3f ms, measured %.3f ms"
-      " (%+.2f%%), against %.3f ms as recorded" % (setting["value"], setting["predicted_iteration_ms"], measured,
-                                                  100 * error, before["measured_iteration_ms"]))'
+sharded = after["framework"]["sharded"]
+assert sharded["reduce_scatters_issued"] == "overlapped", sharded
+assert ("overlap_param_gather" not in setting["with"]) or sharded["all_gathers_issued"] == "overlapped", sharded
+print("ok: from synchronous collectives, bucket_size=%s with %s predicted %.3f ms, measured %.3f ms (%+.2f%%), "
+      "against %.3f ms as recorded" % (setting["value"], setting["with"], setting["predicted_iteration_ms"], measured,
+                                       100 * error, before["measured_iteration_ms"]))'
 fi
 
 finish

@@ -137,43 +137,70 @@ TEST(ShardedBuckets, InLineWithoutLatencyEverySizeTakesTheSame) {
     EXPECT_NEAR(s.predicted_iteration_ms, 1.640, 2e-6) << s.value;
     EXPECT_EQ(s.with, "");
   }
-  // overlap_grad_reduce is recommended, but in line it is a schedule, not a rewrite of the calls.
+  // Both overlaps are recommended, but in line they are schedules, not rewrites of the calls.
   EXPECT_EQ(report->sharded_buckets_not_predicted,
-            (std::vector<std::string>{"every size with overlap_grad_reduce=on: the reduce-scatters were issued in "
-                                      "line, where the setting is a schedule of the model rather than a rewrite of the "
-                                      "calls, and a schedule is not combined with another cut of the buckets"}));
+            (std::vector<std::string>{"every size with overlap_grad_reduce=on, overlap_param_gather=on: the "
+                                      "reduce-scatters were issued in line, where a setting is a schedule of the model "
+                                      "rather than a rewrite of the calls, and a schedule is not combined with another "
+                                      "cut of the buckets"}));
 }
 
 // PyTorch's synchronous collectives (on the process group's stream, waited for at once): every
-// size as recorded takes the same (no latency); with overlap_grad_reduce on (recommended), the
-// step waits for each bucket just before its first update (sharded_waits.hpp), layers 3 to 0:
+// size as recorded takes the same (no latency). Both overlaps are recommended (overlap_grad_reduce
+// 1 460, overlap_param_gather 1 505, both 1 325), and each size is predicted with both on: the
+// step waits for each bucket just before its first update, layers 3 to 0, and the all-gathers
+// follow the step on the process group's stream, first needed first (layer 0's first), each
+// layer's next forward waiting for its own (sharded_waits.hpp); the step is from one forward's
+// start to the next's:
 //   1 M, a layer a bucket: the updates from 1 200, layer 0's after its reduce-scatter (1 245),
-//     1 260 to 1 280, then the all-gathers in line: 1 460, the setting's own prediction;
+//     1 260 to 1 280; layer 0's all-gather 1 280 to 1 325, when the next forward starts: 1 325,
+//     the settings' own prediction;
 //   2 M: layers 3 and 2 reduced 800 to 890, layers 1 and 0 1 200 to 1 290; the updates of 3 and 2
-//     1 200 to 1 240, of 1 and 0 1 290 to 1 330, the all-gathers: 1 510;
-//   5 M, one bucket: reduced 1 200 to 1 380, the updates, the all-gathers: 1 640.
-TEST(ShardedBuckets, SynchronousSizesArePredictedAsRecordedAndWithTheOverlapOn) {
+//     1 200 to 1 240, of 1 and 0 1 290 to 1 330; layers 1 and 0 gathered 1 330 to 1 420: 1 420;
+//   5 M, one bucket: reduced 1 200 to 1 380, the updates to 1 460, gathered to 1 640: 1 640.
+// With overlap_grad_reduce alone (a framework without the other setting, DeepSpeed), the
+// all-gathers stay in line after the updates, 180 us:
+//   1 M: 1 280 + 180 = 1 460; 2 M: 1 330 + 180 = 1 510; 5 M: 1 640.
+TEST(ShardedBuckets, SynchronousSizesArePredictedAsRecordedAndWithTheOverlapsOn) {
   const testing::ModelledRun m = testing::modelRun(bucketsTrainer(SyntheticTrainer::Mode::Zero1Synchronous));
   EXPECT_NEAR(m.model.measuredIterationNs(), 1'640'000, 2.0);
+  const std::vector<std::string> values{"1000000", "2000000", "5000000"};
+  const auto check = [&](const TuneReport& report, const std::string& with, const std::string& flags,
+                         const std::vector<double>& overlapped_ms) {
+    ASSERT_EQ(report.sharded_bucket_sizes.size(), 6u)
+        << (report.sharded_buckets_not_predicted.empty() ? report.sharded_buckets_why_not : report.sharded_buckets_not_predicted[0]);
+    EXPECT_TRUE(report.sharded_buckets_not_predicted.empty()) << report.sharded_buckets_not_predicted.front();
+    for (std::size_t k = 0; k < 3; ++k) {
+      const SettingPrediction& recorded = report.sharded_bucket_sizes[k];
+      EXPECT_EQ(recorded.value, values[k]);
+      EXPECT_EQ(recorded.with, "");
+      EXPECT_NEAR(recorded.predicted_iteration_ms, 1.640, 2e-6) << recorded.value;
+      const SettingPrediction& on = report.sharded_bucket_sizes[3 + k];
+      EXPECT_EQ(on.value, values[k]);
+      EXPECT_EQ(on.with, with);
+      EXPECT_NEAR(on.predicted_iteration_ms, overlapped_ms[k], 2e-6) << on.value;
+      EXPECT_NE(on.how_to_apply.find(flags + values[k]), std::string::npos) << on.how_to_apply;
+    }
+    // No size adds 2% to the overlaps' own prediction.
+    for (const SettingPrediction& s : report.sharded_recommended) EXPECT_NE(s.setting, "bucket_size") << s.value;
+  };
   auto report = tuneModel(m.model, "synthetic", 4, TuneOptions{});
   ASSERT_TRUE(report.ok()) << report.message();
   ASSERT_EQ(report->overlap_grad_reduce.size(), 2u);
   EXPECT_NEAR(report->overlap_grad_reduce[1].predicted_iteration_ms, 1.460, 2e-6);
-  ASSERT_EQ(report->sharded_bucket_sizes.size(), 6u) << report->sharded_buckets_why_not;
-  EXPECT_TRUE(report->sharded_buckets_not_predicted.empty()) << report->sharded_buckets_not_predicted.front();
-  const std::vector<std::string> values{"1000000", "2000000", "5000000"};
-  const std::vector<double> overlapped_ms{1.460, 1.510, 1.640};
-  for (std::size_t k = 0; k < 3; ++k) {
-    const SettingPrediction& recorded = report->sharded_bucket_sizes[k];
-    EXPECT_EQ(recorded.value, values[k]);
-    EXPECT_EQ(recorded.with, "");
-    EXPECT_NEAR(recorded.predicted_iteration_ms, 1.640, 2e-6) << recorded.value;
-    const SettingPrediction& on = report->sharded_bucket_sizes[3 + k];
-    EXPECT_EQ(on.value, values[k]);
-    EXPECT_EQ(on.with, "overlap_grad_reduce=on");
-    EXPECT_NEAR(on.predicted_iteration_ms, overlapped_ms[k], 2e-6) << on.value;
-    EXPECT_NE(on.how_to_apply.find("--overlap-grad-reduce --ddp-bucket-size " + values[k]), std::string::npos);
-  }
+  ASSERT_EQ(report->overlap_param_gather.size(), 2u);
+  EXPECT_NEAR(report->overlap_param_gather[1].predicted_iteration_ms, 1.505, 2e-6);
+  EXPECT_NEAR(report->sharded_both_on_ms, 1.325, 2e-6);
+  check(*report, "overlap_grad_reduce=on, overlap_param_gather=on", "--overlap-grad-reduce --overlap-param-gather --ddp-bucket-size ",
+        {1.325, 1.420, 1.640});
+
+  TuneOptions without_param_gather;
+  without_param_gather.param_gather_setting = false;
+  auto grad_reduce_only = tuneModel(m.model, "synthetic", 4, without_param_gather);
+  ASSERT_TRUE(grad_reduce_only.ok()) << grad_reduce_only.message();
+  ASSERT_EQ(grad_reduce_only->sharded_recommended.size(), 1u);
+  EXPECT_EQ(grad_reduce_only->sharded_recommended[0].setting, "overlap_grad_reduce");
+  check(*grad_reduce_only, "overlap_grad_reduce=on", "--overlap-grad-reduce --ddp-bucket-size ", {1.460, 1.510, 1.640});
   // With one bucket, overlapped and synchronous look the same: the sentence says what to do.
   SyntheticTrainer one = bucketsTrainer(SyntheticTrainer::Mode::Zero1Synchronous);
   one.layers = 1;
@@ -205,18 +232,30 @@ TEST(ShardedBuckets, TheSizeIsNamedInTheFrameworksWords) {
   EXPECT_EQ(r.sharded_bucket_sizes[0].how_to_apply, "--ddp-bucket-size 5000000 on Megatron-LM's command line");
   EXPECT_EQ(r.sharded_recommended[0].how_to_apply, "--ddp-bucket-size 5000000 on Megatron-LM's command line");
 
-  // A size predicted with overlap_grad_reduce turned on says to turn it on too.
-  EXPECT_EQ(shardedBucketSizeHowTo(5'000'000, "Megatron-LM", true),
+  // A size predicted with overlaps turned on says to turn them on too; DeepSpeed, which cannot
+  // overlap the gathering, is not offered a size with it.
+  const ShardedOverlaps grad_reduce{true, false}, both{true, true};
+  EXPECT_EQ(shardedBucketSizeHowTo(5'000'000, "Megatron-LM", grad_reduce),
             "--overlap-grad-reduce --ddp-bucket-size 5000000 on Megatron-LM's command line");
-  EXPECT_EQ(shardedBucketSizeHowTo(5'000'000, "DeepSpeed", true),
+  EXPECT_EQ(shardedBucketSizeHowTo(5'000'000, "Megatron-LM", both),
+            "--overlap-grad-reduce --overlap-param-gather --ddp-bucket-size 5000000 on Megatron-LM's command line");
+  EXPECT_EQ(shardedBucketSizeHowTo(5'000'000, "DeepSpeed", grad_reduce),
             R"("overlap_comm": true, "reduce_bucket_size": 5000000, "allgather_bucket_size": 5000000 under )"
             R"("zero_optimization" in the DeepSpeed config)");
+  EXPECT_EQ(shardedBucketSizeHowTo(5'000'000, "", both),
+            "Megatron-LM: --overlap-grad-reduce --overlap-param-gather --ddp-bucket-size 5000000; an optimizer of your "
+            "own: close a bucket once it holds 5000000 elements or more, reduce-scatter each on a stream of its own as "
+            "soon as backward has written it, all-gather each on a stream of its own after the step, first needed "
+            "first, forward waiting for each just before it reads it");
+  EXPECT_EQ(both.with(), "overlap_grad_reduce=on, overlap_param_gather=on");
+  EXPECT_TRUE(ShardedOverlaps::namedIn(both.with()).param_gather);
+  EXPECT_FALSE(ShardedOverlaps::namedIn("overlap_grad_reduce=on").param_gather);
   SettingPrediction overlapped = size;
   overlapped.with = "overlap_grad_reduce=on";
   r.sharded_bucket_sizes = {size, overlapped};
   r.frameworks = {{"DeepSpeed", "ranges named like \"deepspeed\"", {}, {}}};
   nameShardedSettings(r);
-  EXPECT_EQ(r.sharded_bucket_sizes[1].how_to_apply, shardedBucketSizeHowTo(5'000'000, "DeepSpeed", true));
+  EXPECT_EQ(r.sharded_bucket_sizes[1].how_to_apply, shardedBucketSizeHowTo(5'000'000, "DeepSpeed", grad_reduce));
   EXPECT_EQ(r.sharded_bucket_sizes[0].how_to_apply, shardedBucketSizeHowTo(5'000'000, "DeepSpeed"));
 }
 

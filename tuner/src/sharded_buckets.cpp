@@ -300,20 +300,22 @@ std::int64_t newSeq(std::int64_t step, std::size_t j, bool gather) {
 
 }  // namespace
 
-std::string shardedBucketSizeHowTo(std::uint64_t elements, const std::string& framework, bool grad_reduce_overlapped) {
-  const std::string megatron =
-      fmt::format("{}--ddp-bucket-size {}", grad_reduce_overlapped ? "--overlap-grad-reduce " : "", elements);
+std::string shardedBucketSizeHowTo(std::uint64_t elements, const std::string& framework, ShardedOverlaps overlaps) {
+  const std::string megatron = fmt::format("{}{}--ddp-bucket-size {}", overlaps.grad_reduce ? "--overlap-grad-reduce " : "",
+                                           overlaps.param_gather ? "--overlap-param-gather " : "", elements);
   const std::string deepspeed =
       fmt::format(R"({1}"reduce_bucket_size": {0}, "allgather_bucket_size": {0} under "zero_optimization")", elements,
-                  grad_reduce_overlapped ? R"("overlap_comm": true, )" : "");
+                  overlaps.grad_reduce ? R"("overlap_comm": true, )" : "");
   if (framework == "Megatron-LM") return megatron + " on Megatron-LM's command line";
   if (framework == "DeepSpeed") return deepspeed + " in the DeepSpeed config";
-  return fmt::format("Megatron-LM: {}; DeepSpeed ZeRO stage 1/2: {}; an optimizer of your own: close a bucket once it "
-                     "holds {} elements or more{}",
-                     megatron, deepspeed, elements,
-                     grad_reduce_overlapped ? ", and reduce-scatter each on a stream of its own as soon as backward has "
-                                              "written it"
-                                            : "");
+  std::string own = fmt::format("close a bucket once it holds {} elements or more", elements);
+  if (overlaps.grad_reduce) own += ", reduce-scatter each on a stream of its own as soon as backward has written it";
+  if (overlaps.param_gather) {
+    own += ", all-gather each on a stream of its own after the step, first needed first, forward waiting for each just "
+           "before it reads it";
+  }
+  if (overlaps.param_gather) return fmt::format("Megatron-LM: {}; an optimizer of your own: {}", megatron, own);
+  return fmt::format("Megatron-LM: {}; DeepSpeed ZeRO stage 1/2: {}; an optimizer of your own: {}", megatron, deepspeed, own);
 }
 
 std::vector<std::uint64_t> ShardedLayout::tensorBytes(bool params) const {
@@ -504,13 +506,15 @@ trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const Shard
       }
       WaitPositions waited;
       for (std::size_t i : gathers) w.dropDoneAndWaits(i, waited);
-      if (waited.empty()) {
-        return trace::failure(fmt::format("no stream of rank {} waits for the all-gathers of step {}", rank.rank, n));
-      }
       // The compute stream (the step's, which wrote the shards gathered) waits for each bucket
       // before it first reads it; any other stream (a check reading every parameter) where it
-      // waited for them all.
+      // waited for them all. Nothing may wait for the last step's, which no forward reads.
       const std::size_t stepped = producerOf(rank, at);
+      if (waited.empty() && stepped == at) {
+        return trace::failure(fmt::format("no stream of rank {} waits for the all-gathers of step {}, and no call before "
+                                          "them wrote their shards",
+                                          rank.rank, n));
+      }
       const StreamHandle compute =
           stepped != at ? rank.calls[stepped].call.stream : rank.calls[waited.begin()->second].call.stream;
       const auto compute_waited = waited.find(compute);

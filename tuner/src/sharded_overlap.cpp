@@ -91,6 +91,24 @@ const char* settingName(ShardedOverlap which) {
   return which == ShardedOverlap::GradReduce ? "overlap_grad_reduce" : "overlap_param_gather";
 }
 
+std::string ShardedOverlaps::with() const {
+  std::string out;
+  for (const ShardedOverlap which : {ShardedOverlap::GradReduce, ShardedOverlap::ParamGather}) {
+    if (!(which == ShardedOverlap::GradReduce ? grad_reduce : param_gather)) continue;
+    if (!out.empty()) out += ", ";
+    out += settingName(which);
+    out += "=on";
+  }
+  return out;
+}
+
+ShardedOverlaps ShardedOverlaps::namedIn(const std::string& with) {
+  const auto named = [&](ShardedOverlap which) {
+    return with.find(std::string(settingName(which)) + "=on") != std::string::npos;
+  };
+  return {named(ShardedOverlap::GradReduce), named(ShardedOverlap::ParamGather)};
+}
+
 ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model) {
   ShardedOptimizerRun out;
   if (model.ranks() == 0 || model.predictedIterations().empty()) {

@@ -290,7 +290,7 @@ std::vector<SettingPrediction>& shardedRows(TuneReport& r, ShardedOverlap which)
   return which == ShardedOverlap::GradReduce ? r.overlap_grad_reduce : r.overlap_param_gather;
 }
 
-void predictShardedOverlap(TuneReport& r, const WhatIfModel& model, double min_gain) {
+void predictShardedOverlap(TuneReport& r, const WhatIfModel& model, double min_gain, bool param_gather_setting) {
   r.sharded = findShardedOptimizer(model);
   if (!r.sharded.found) return;
   // Collectives issued in line are moved by schedule rules; ones waited for at once by rewriting
@@ -337,6 +337,7 @@ void predictShardedOverlap(TuneReport& r, const WhatIfModel& model, double min_g
     s.predicted_iteration_ms = *on;
     s.gain = gainOver(r.replay_ms, *on);
     rows.push_back(s);
+    if (!reduce && !param_gather_setting) continue;
     if (std::optional<SettingPrediction> best = bestSetting(rows, min_gain)) r.sharded_recommended.push_back(*best);
   }
   if (r.overlap_grad_reduce.size() == 2 && r.overlap_param_gather.size() == 2) {
@@ -347,20 +348,24 @@ void predictShardedOverlap(TuneReport& r, const WhatIfModel& model, double min_g
 }
 
 // Each cut of the sharded optimizer's tensors into buckets (cuts[k]: gradients', parameters')
-// with overlap_grad_reduce turned on, for collectives waited for at once: the calls
-// sharded_waits.hpp writes for the setting, rewritten with each cut (cuts[0], the recorded
-// buckets, is the setting's own run rewritten).
-ValuePredictions predictSizesWithGradReduceOverlapped(
-    const TuneReport& r, const WhatIfModel& model, const ShardedLayout& recorded,
+// with the settings `on` names turned on, for collectives waited for at once: the calls
+// sharded_waits.hpp writes for the settings, rewritten with each cut (cuts[0], the recorded
+// buckets, is the settings' own run rewritten).
+ValuePredictions predictSizesWithOverlapsOn(
+    const TuneReport& r, const WhatIfModel& model, const ShardedLayout& recorded, ShardedOverlaps on,
     const std::vector<std::pair<std::vector<std::size_t>, std::vector<std::size_t>>>& cuts, const TuneProgress& progress) {
   const auto refused = [&](const std::string& why) {
     return ValuePredictions{std::vector<std::optional<Prediction>>(cuts.size()), std::vector<std::string>(cuts.size(), why)};
   };
-  if (r.sharded.reduce_placement != Placement::WaitedAtOnce) {
-    return refused("the reduce-scatters were issued in line, where the setting is a schedule of the model rather than "
-                   "a rewrite of the calls, and a schedule is not combined with another cut of the buckets");
+  const bool in_line = (on.grad_reduce && r.sharded.reduce_placement != Placement::WaitedAtOnce) ||
+                       (on.param_gather && r.sharded.gather_placement != Placement::WaitedAtOnce);
+  if (in_line) {
+    return refused(fmt::format("the {} were issued in line, where a setting is a schedule of the model rather than a "
+                               "rewrite of the calls, and a schedule is not combined with another cut of the buckets",
+                               on.grad_reduce && r.sharded.reduce_placement != Placement::WaitedAtOnce ? "reduce-scatters"
+                                                                                                     : "all-gathers"));
   }
-  auto calls = overlapWaitedCollectives(model, r.sharded, true, false);
+  auto calls = overlapWaitedCollectives(model, r.sharded, on.grad_reduce, on.param_gather);
   if (!calls.ok()) return refused(calls.message());
   auto overlapped = model.withCalls(std::move(calls).value());
   if (!overlapped.ok()) return refused(overlapped.message());
@@ -370,14 +375,14 @@ ValuePredictions predictSizesWithGradReduceOverlapped(
   if (!layout.found) return refused(layout.why_not);
   // The cuts are of the recorded run's tensors; the rewritten run must show the same ones.
   if (layout.tensorBytes(false) != recorded.tensorBytes(false) || layout.tensorBytes(true) != recorded.tensorBytes(true)) {
-    return refused("the run with the setting on shows other tensors in its buckets than the recorded run");
+    return refused("the run with the settings on shows other tensors in its buckets than the recorded run");
   }
-  return predictEachValue(cuts.size(), "predicting the sharded optimizer's bucket sizes with overlap_grad_reduce on",
-                          progress, [&](std::size_t k) {
-                            auto rebucketed = rebucketSharded(*overlapped, optimizer, layout, cuts[k].first, cuts[k].second);
-                            if (!rebucketed.ok()) return trace::Result<WhatIfModel>(rebucketed.status());
-                            return overlapped->withCalls(std::move(rebucketed).value());
-                          });
+  const std::string what = fmt::format("predicting the sharded optimizer's bucket sizes with {}", on.with());
+  return predictEachValue(cuts.size(), what.c_str(), progress, [&](std::size_t k) {
+    auto rebucketed = rebucketSharded(*overlapped, optimizer, layout, cuts[k].first, cuts[k].second);
+    if (!rebucketed.ok()) return trace::Result<WhatIfModel>(rebucketed.status());
+    return overlapped->withCalls(std::move(rebucketed).value());
+  });
 }
 
 // A sharded optimizer's bucket size (sharded_buckets.hpp), in elements: each size of a grid that
@@ -426,7 +431,7 @@ void predictShardedBucketSizes(TuneReport& r, const WhatIfModel& model, double m
       s.setting = kShardedBucketSize;
       s.value = fmt::format("{}", sizes[k]);
       s.with = with;
-      s.how_to_apply = shardedBucketSizeHowTo(sizes[k], {}, !with.empty());
+      s.how_to_apply = shardedBucketSizeHowTo(sizes[k], {}, ShardedOverlaps::namedIn(with));
       s.buckets = cuts[k].first.empty() ? 0 : cuts[k].first.back() + 1;
       s.predicted_iteration_ms =
           recorded_buckets_ms + ms(values.predicted[k]->iteration_ns) - ms(values.predicted[0]->iteration_ns);
@@ -435,15 +440,23 @@ void predictShardedBucketSizes(TuneReport& r, const WhatIfModel& model, double m
     }
   };
   addRows(each, {}, r.replay_ms);
-  // With overlap_grad_reduce on too, where the tuner recommends turning it on.
-  const auto on = std::find_if(r.sharded_recommended.begin(), r.sharded_recommended.end(), [](const auto& s) {
-    return s.setting == settingName(ShardedOverlap::GradReduce) && s.value == "on";
-  });
-  const bool grad_reduce_on = on != r.sharded_recommended.end();
-  const double on_ms = grad_reduce_on ? on->predicted_iteration_ms : 0;
-  if (grad_reduce_on) {
-    const std::string with = fmt::format("{}=on", settingName(ShardedOverlap::GradReduce));
-    const ValuePredictions overlapped = predictSizesWithGradReduceOverlapped(r, model, layout, cuts, progress);
+  // With the overlaps on too that the tuner recommends turning on, on their own prediction (both
+  // together's where both are).
+  ShardedOverlaps on;
+  double on_ms = 0;
+  for (const SettingPrediction& s : r.sharded_recommended) {
+    if (s.value != "on") continue;
+    (s.setting == settingName(ShardedOverlap::GradReduce) ? on.grad_reduce : on.param_gather) = true;
+    on_ms = s.predicted_iteration_ms;
+  }
+  if (on.grad_reduce && on.param_gather) on_ms = r.sharded_both_on_ms;
+  const std::string with = on.with();
+  if (on.any() && on_ms <= 0) {
+    r.sharded_buckets_not_predicted.push_back(fmt::format("every size with {}: the settings together could not be "
+                                                          "predicted",
+                                                          with));
+  } else if (on.any()) {
+    const ValuePredictions overlapped = predictSizesWithOverlapsOn(r, model, layout, on, cuts, progress);
     if (overlapped.ok(0)) {
       for (const std::string& why : overlapped.notPredicted(kShardedBucketSize, asText(sizes)))
         r.sharded_buckets_not_predicted.push_back(fmt::format("with {}, {}", with, why));
@@ -452,14 +465,14 @@ void predictShardedBucketSizes(TuneReport& r, const WhatIfModel& model, double m
       r.sharded_buckets_not_predicted.push_back(fmt::format("every size with {}: {}", with, overlapped.why_not[0]));
     }
   }
-  // The fastest size of those that go with the recommendations: with overlap_grad_reduce on where
-  // that is recommended (the size must then add to the setting's own prediction), else as
-  // recorded (gaining over the replay).
+  // The fastest size of those that go with the recommendations: with the overlaps on where they
+  // are recommended (the size must then add to their own prediction), else as recorded (gaining
+  // over the replay).
   std::vector<SettingPrediction> fitting;
   std::copy_if(r.sharded_bucket_sizes.begin(), r.sharded_bucket_sizes.end(), std::back_inserter(fitting),
-               [&](const SettingPrediction& s) { return s.with.empty() != grad_reduce_on; });
+               [&](const SettingPrediction& s) { return s.with.empty() != on.any(); });
   if (const SettingPrediction* best = fastestSetting(fitting)) {
-    if (gainOver(grad_reduce_on ? on_ms : r.replay_ms, best->predicted_iteration_ms) >= min_gain) {
+    if (gainOver(on.any() ? on_ms : r.replay_ms, best->predicted_iteration_ms) >= min_gain) {
       r.sharded_recommended.push_back(*best);
     }
   }
@@ -509,7 +522,7 @@ void nameShardedSettings(TuneReport& r) {
   // Only the values the run did not have: the recorded one says so.
   const auto rename = [&](SettingPrediction& s) {
     if (s.setting == kShardedBucketSize) {
-      s.how_to_apply = shardedBucketSizeHowTo(std::stoull(s.value), framework->name, !s.with.empty());
+      s.how_to_apply = shardedBucketSizeHowTo(std::stoull(s.value), framework->name, ShardedOverlaps::namedIn(s.with));
       return;
     }
     const ShardedOverlap which =
@@ -520,11 +533,6 @@ void nameShardedSettings(TuneReport& r) {
   for (SettingPrediction& s : r.overlap_param_gather) rename(s);
   for (SettingPrediction& s : r.sharded_bucket_sizes) rename(s);
   for (SettingPrediction& s : r.sharded_recommended) rename(s);
-  if (framework->name == "DeepSpeed") {
-    std::erase_if(r.sharded_recommended,
-                  [](const SettingPrediction& s) { return s.setting == settingName(ShardedOverlap::ParamGather); });
-    if (recommendsNothing(r) && r.recommendations_note.empty()) r.recommendations_note = r.search.note;
-  }
 }
 
 trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_dir, std::int32_t ranks,
@@ -585,7 +593,7 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
   }
   if (model.calls().buffersKnown()) {
     predictNcclMaxCtas(r, model, options.search.min_gain);
-    predictShardedOverlap(r, model, options.search.min_gain);
+    predictShardedOverlap(r, model, options.search.min_gain, options.param_gather_setting);
     if (r.sharded.found) predictShardedBucketSizes(r, model, options.search.min_gain, progress);
   } else {
     r.sharded.why_not = "which kernels write the gradients a reduce-scatter reduces is known only for runs recorded "
@@ -680,6 +688,9 @@ trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const Tu
                                  bytesText(f.bytes), bytesText(f.device_bytes));
     }
   }
+  const std::vector<DetectedFramework> frameworks = detectFrameworks(*model, *analysis);
+  resolved.param_gather_setting = std::none_of(frameworks.begin(), frameworks.end(),
+                                               [](const DetectedFramework& f) { return f.name == "DeepSpeed"; });
   if (progress) progress("modelling", 0, 1);
   ModelOptions model_options = options.model;
   model_options.absent_ranks_mirror = run->modelled.has_value();
@@ -693,7 +704,7 @@ trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const Tu
   if (!report.ok()) return report;
   report->modelled_ranks = run->modelled;
   if (resolved.search.memory_limit > 0) report->memory_limit.source = limit_source;
-  report->frameworks = detectFrameworks(*model, *analysis);
+  report->frameworks = frameworks;
   nameShardedSettings(*report);
   const bool ddp_seen = std::any_of(report->frameworks.begin(), report->frameworks.end(),
                                     [](const DetectedFramework& f) { return f.name == "PyTorch DDP"; });

@@ -66,7 +66,7 @@ trace::Result<TuneSummary> readTune(const std::filesystem::path& file) {
                             number(c, "gain"), c.value("error").toString().toStdString(),
                             c.value("changes_training_mathematics").toBool(false), c.value("recommended").toBool(false)});
   }
-  // A value as the panel shows it: with the other setting it was predicted with, if any
+  // A value as the panel shows it: with the other settings it was predicted with, if any
   // ("20000000 with overlap_grad_reduce=on").
   const auto shownValue = [](const QJsonObject& s) {
     std::string value = s.value("value").toString().toStdString();

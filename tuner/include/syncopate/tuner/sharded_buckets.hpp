@@ -63,9 +63,10 @@ inline constexpr const char* kShardedBucketSize = "bucket_size";
 
 // The line to change for a bucket size of `elements` in `framework` ("Megatron-LM", "DeepSpeed",
 // or empty when the run names neither: each framework's, and what an optimizer of one's own does),
-// with overlap_grad_reduce turned on as well when `grad_reduce_overlapped`.
+// with the settings `overlaps` names turned on as well (DeepSpeed, which has no overlap of the
+// parameters' gathering, is not offered one that turns it on).
 std::string shardedBucketSizeHowTo(std::uint64_t elements, const std::string& framework,
-                                   bool grad_reduce_overlapped = false);
+                                   ShardedOverlaps overlaps = {});
 
 // One flat bucket of a rank: where its buffer starts, its padded size, and where its tensors
 // start in it (offsets, ascending; the first is 0).

@@ -43,6 +43,18 @@ const char* toString(Placement p);  // "in line", "waited at once", "overlapped"
 // "overlap_grad_reduce", "overlap_param_gather": the settings' names in reports.
 const char* settingName(ShardedOverlap which);
 
+// Which of the two settings are on (a bucket size's prediction is made with those the tuner
+// recommends turning on).
+struct ShardedOverlaps {
+  bool grad_reduce = false, param_gather = false;
+  bool any() const { return grad_reduce || param_gather; }
+  // As SettingPrediction::with says it: "overlap_grad_reduce=on, overlap_param_gather=on"; empty
+  // for neither.
+  std::string with() const;
+  // The settings `with` names.
+  static ShardedOverlaps namedIn(const std::string& with);
+};
+
 struct ShardedOptimizerRun {
   bool found = false;
   std::string why_not;                // when not found, in one sentence

@@ -39,6 +39,10 @@ struct TuneOptions {
   // nullopt: every rank, unless the run has more than kModelEveryRankUpTo ranks and its
   // analysis results, when the kSlowestRanksModelled slowest.
   std::optional<std::size_t> model_ranks;
+  // Whether the job's framework can overlap the gathering of parameters: DeepSpeed has no such
+  // setting, so overlap_param_gather is predicted for it but never recommended, nor a bucket size
+  // with it (tuneRun sets this from the frameworks the run shows).
+  bool param_gather_setting = true;
 };
 inline constexpr std::size_t kModelEveryRankUpTo = 64;
 inline constexpr std::size_t kSlowestRanksModelled = 8;
@@ -57,7 +61,7 @@ struct SettingPrediction {
   std::size_t buckets = 0;   // what the value makes of the run (DDP: buckets per iteration)
   double predicted_iteration_ms = 0;
   double gain = 0;           // 1 - predicted / replayed
-  std::string with;          // another setting's value it was predicted with: "overlap_grad_reduce=on"
+  std::string with;          // other settings' values it was predicted with: "overlap_grad_reduce=on, ..."
 };
 
 // The memory limit the search applied, and where it came from.
@@ -140,8 +144,9 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
                                     const TuneOptions& options, const TuneProgress& progress = {});
 
 // A sharded optimizer's settings put in the words of the framework the report shows, if it shows
-// Megatron-LM or DeepSpeed (tuneRun does it once it has detected them); DeepSpeed's ZeRO 1/2 has
-// no overlap of the parameters' gathering, so that one is not recommended to its runs.
+// Megatron-LM or DeepSpeed (tuneRun does it once it has detected them; DeepSpeed's ZeRO 1/2 has
+// no overlap of the parameters' gathering, which TuneOptions::param_gather_setting keeps from
+// its runs' recommendations).
 void nameShardedSettings(TuneReport& report);
 
 // The plan of candidate `c` of a report (what `tune` writes when c is the recommendation).
