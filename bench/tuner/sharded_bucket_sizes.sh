@@ -37,7 +37,7 @@ record "$work/from" "$from"
 echo "recorded with --bucket-size $from: measured $(json "$work/from.json" 'round(doc["measured_iteration_ms"], 3)') ms," \
   "replayed $(json "$work/from.json" 'round(doc["replay_iteration_ms"], 3)') ms, its buckets rewritten" \
   "$(json "$work/from.json" 'round(doc["framework"]["sharded"]["bucket_size"]["recorded_buckets_rewritten_ms"], 3)') ms"
-printf '%-12s %-44s %8s %14s %13s %9s\n' bucket_size with buckets predicted_ms measured_ms error
+printf '%-12s %-48s %8s %14s %13s %9s\n' bucket_size with buckets predicted_ms measured_ms error
 # `with` joined by "+" so that each row reads as four words.
 json "$work/from.json" '"\n".join("%s %s %d %.3f" % (v["value"], v.get("with", "-").replace(", ", "+"), v["buckets"], v["predicted_iteration_ms"]) for v in doc["framework"]["sharded"]["bucket_size"]["values"])' |
   while read -r size with buckets predicted; do
@@ -46,6 +46,6 @@ json "$work/from.json" '"\n".join("%s %s %d %.3f" % (v["value"], v.get("with", "
     case "$with" in *overlap_param_gather=on*) flags+=(--overlap-param-gather) ;; esac
     record "$work/$size$with" "$size" "${flags[@]}"
     measured="$(json "$work/$size$with.json" 'doc["measured_iteration_ms"]')"
-    printf '%-12s %-44s %8s %14s %13.3f %+8.2f%%\n' "$size" "$with" "$buckets" "$predicted" "$measured" \
+    printf '%-12s %-48s %8s %14s %13.3f %+8.2f%%\n' "$size" "$with" "$buckets" "$predicted" "$measured" \
       "$(python3 -c "print(100 * ($measured / $predicted - 1))")"
   done

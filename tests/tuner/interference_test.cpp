@@ -77,8 +77,8 @@ analyzer::RunModel twoSizes(Overlap overlap, bool count_known = true) {
 
 // One rank's launches of one kernel name: `alone` of them alone, each 150 us, and `overlapped`
 // inside a collective, each 10% slower; then one launch of a shape nine times as long, inside a
-// collective, 10% slower too; and one of a shape of 1 ms whose first 200 us ran beside a
-// collective (220 us then).
+// collective, 10% slower too; one of a shape of 1 ms whose first 200 us ran beside a collective
+// (220 us then); and one of 300 us whose first 100 us did (310 us in all: under three times 150).
 analyzer::RunModel oneKernelNameOnSeveralShapes(int alone, int overlapped) {
   analyzer::RunModelBuilder b;
   analyzer::RankInfo info;
@@ -103,6 +103,7 @@ analyzer::RunModel oneKernelNameOnSeveralShapes(int alone, int overlapped) {
   for (int i = 0; i < overlapped; ++i) launch(slowed(150 * kUs), slowed(150 * kUs));
   launch(slowed(1'350 * kUs), slowed(1'350 * kUs));
   launch(800 * kUs + slowed(200 * kUs), slowed(200 * kUs));
+  launch(200 * kUs + slowed(100 * kUs), slowed(100 * kUs));
   auto built = std::move(b).finish();
   EXPECT_TRUE(built.ok()) << (built.ok() ? "" : built.message());
   return std::move(built).value();
@@ -141,8 +142,8 @@ TEST(Interference, CallsOfUnknownSizeAreOfNoKind) {
 
 // The fit, which weighs each launch by its overlap squared, read from the two long launches the
 // largest slowdown it reports (10x) while they were taken as slower runs of the name's 150 us:
-// the one nine times as long is another shape, and so is the one whose 800 us outside the overlap
-// alone outlast 150 us. The four launches of the name's own shape say 10%.
+// the one nine times as long is another shape, and so are the ones whose 800 us and 200 us
+// outside the overlap alone outlast 150 us. The four launches of the name's own shape say 10%.
 TEST(Interference, ALongerShapeOfAKernelNameDoesNotOutweighTheRest) {
   const Interference i = measured(oneKernelNameOnSeveralShapes(8, 4));
   ASSERT_TRUE(i.compute.measured);

@@ -226,7 +226,8 @@ TEST(ShardedOverlap, TheSettingIsNamedInTheFrameworksWords) {
   EXPECT_EQ(shardedOverlapHowTo(ShardedOverlap::GradReduce, "DeepSpeed"),
             R"("overlap_comm": true under "zero_optimization" in the DeepSpeed config)");
   EXPECT_EQ(shardedOverlapHowTo(ShardedOverlap::ParamGather, "Megatron-LM"),
-            "--overlap-param-gather on Megatron-LM's command line (with --use-distributed-optimizer)");
+            "--overlap-param-gather on Megatron-LM's command line (with --use-distributed-optimizer and "
+            "--overlap-grad-reduce, which it requires)");
   // A run that names neither framework gets each one's words.
   const std::string either = shardedOverlapHowTo(ShardedOverlap::GradReduce, "");
   EXPECT_NE(either.find("Megatron-LM: --overlap-grad-reduce"), std::string::npos) << either;

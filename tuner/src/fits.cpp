@@ -36,7 +36,8 @@ struct Sample {
 // A kernel's name is its kind, and real traces launch one name on several shapes: an overlapped
 // launch of a longer shape that never ran alone would outweigh every other sample of the fit
 // (which weighs each by its overlap squared), so an op is left out when its time outside the
-// overlap alone is longer than its kind takes alone, or when it took kOtherShapeRatio times that.
+// overlap alone is longer than its kind takes alone (by more than kStableSpread), or when it took
+// kOtherShapeRatio times that. So a fully overlapped op shows a slowdown of at most 2x.
 InterferenceEstimate estimate(const std::map<std::int64_t, std::vector<Sample>>& kinds, double prior) {
   double num = 0, den = 0;
   std::int64_t samples = 0;

@@ -307,7 +307,7 @@ std::string shardedBucketSizeHowTo(std::uint64_t elements, const std::string& fr
       fmt::format(R"({1}"reduce_bucket_size": {0}, "allgather_bucket_size": {0} under "zero_optimization")", elements,
                   overlaps.grad_reduce ? R"("overlap_comm": true, )" : "");
   if (framework == "Megatron-LM") return megatron + " on Megatron-LM's command line";
-  if (framework == "DeepSpeed") return deepspeed + " in the DeepSpeed config";
+  if (framework == "DeepSpeed" && !overlaps.param_gather) return deepspeed + " in the DeepSpeed config";
   std::string own = fmt::format("close a bucket once it holds {} elements or more", elements);
   if (overlaps.grad_reduce) own += ", reduce-scatter each on a stream of its own as soon as backward has written it";
   if (overlaps.param_gather) {
@@ -508,12 +508,10 @@ trace::Result<RecordedRun> rebucketSharded(const WhatIfModel& model, const Shard
       for (std::size_t i : gathers) w.dropDoneAndWaits(i, waited);
       // The compute stream (the step's, which wrote the shards gathered) waits for each bucket
       // before it first reads it; any other stream (a check reading every parameter) where it
-      // waited for them all. Nothing may wait for the last step's, which no forward reads.
+      // waited for them all. Nothing need wait for the last step's, which no forward reads.
       const std::size_t stepped = producerOf(rank, at);
-      if (waited.empty() && stepped == at) {
-        return trace::failure(fmt::format("no stream of rank {} waits for the all-gathers of step {}, and no call before "
-                                          "them wrote their shards",
-                                          rank.rank, n));
+      if (waited.empty() && (stepped == at || n != model.lastIteration())) {
+        return trace::failure(fmt::format("no stream of rank {} waits for the all-gathers of step {}", rank.rank, n));
       }
       const StreamHandle compute =
           stepped != at ? rank.calls[stepped].call.stream : rank.calls[waited.begin()->second].call.stream;

@@ -259,13 +259,15 @@ std::string shardedOverlapHowTo(ShardedOverlap which, const std::string& framewo
            "own as soon as backward has written it, and wait for them all before the step";
   }
   if (framework == "Megatron-LM") {
-    return "--overlap-param-gather on Megatron-LM's command line (with --use-distributed-optimizer)";
+    return "--overlap-param-gather on Megatron-LM's command line (with --use-distributed-optimizer and "
+           "--overlap-grad-reduce, which it requires)";
   }
   if (framework == "DeepSpeed") {
     return "DeepSpeed's ZeRO stage 1/2 gathers the updated parameters inside its step and has no setting to overlap "
            "them with the next forward";
   }
-  return "Megatron-LM: --overlap-param-gather; an optimizer of your own: all-gather each parameter bucket on a stream "
+  return "Megatron-LM: --overlap-param-gather (with --overlap-grad-reduce, which it requires); an optimizer of your "
+         "own: all-gather each parameter bucket on a stream "
          "of its own after the step, first needed first, and have forward wait for each bucket just before it reads "
          "it";
 }

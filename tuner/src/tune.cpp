@@ -357,13 +357,14 @@ ValuePredictions predictSizesWithOverlapsOn(
   const auto refused = [&](const std::string& why) {
     return ValuePredictions{std::vector<std::optional<Prediction>>(cuts.size()), std::vector<std::string>(cuts.size(), why)};
   };
-  const bool in_line = (on.grad_reduce && r.sharded.reduce_placement != Placement::WaitedAtOnce) ||
-                       (on.param_gather && r.sharded.gather_placement != Placement::WaitedAtOnce);
-  if (in_line) {
+  const bool reduces_in_line = on.grad_reduce && r.sharded.reduce_placement != Placement::WaitedAtOnce;
+  const bool gathers_in_line = on.param_gather && r.sharded.gather_placement != Placement::WaitedAtOnce;
+  if (reduces_in_line || gathers_in_line) {
     return refused(fmt::format("the {} were issued in line, where a setting is a schedule of the model rather than a "
                                "rewrite of the calls, and a schedule is not combined with another cut of the buckets",
-                               on.grad_reduce && r.sharded.reduce_placement != Placement::WaitedAtOnce ? "reduce-scatters"
-                                                                                                     : "all-gathers"));
+                               reduces_in_line && gathers_in_line ? "reduce-scatters and the all-gathers"
+                               : reduces_in_line                  ? "reduce-scatters"
+                                                                  : "all-gathers"));
   }
   auto calls = overlapWaitedCollectives(model, r.sharded, on.grad_reduce, on.param_gather);
   if (!calls.ok()) return refused(calls.message());
@@ -423,7 +424,8 @@ void predictShardedBucketSizes(TuneReport& r, const WhatIfModel& model, double m
   r.sharded_buckets_not_predicted = each.notPredicted(kShardedBucketSize, asText(sizes));
   r.sharded_buckets_baseline_ms = ms(predicted[0]->iteration_ns);
   // Each size's step against the recorded buckets' in the same rewrite, on the step of the run
-  // with the recorded buckets (the replay, or the setting's own prediction).
+  // with the recorded buckets (the replay, or the overlaps' own prediction: both together's where
+  // both are on).
   const auto addRows = [&](const ValuePredictions& values, const std::string& with, double recorded_buckets_ms) {
     for (std::size_t k = 1; k < sizes.size(); ++k) {
       if (!values.ok(k)) continue;
@@ -441,38 +443,52 @@ void predictShardedBucketSizes(TuneReport& r, const WhatIfModel& model, double m
   };
   addRows(each, {}, r.replay_ms);
   // With the overlaps on too that the tuner recommends turning on, on their own prediction (both
-  // together's where both are).
-  ShardedOverlaps on;
-  double on_ms = 0;
+  // together's where both are). Megatron-LM takes --overlap-param-gather only with
+  // --overlap-grad-reduce, so a size with the first has the second on too; where both together
+  // cannot be predicted, overlap_grad_reduce alone is tried, if recommended.
+  ShardedOverlaps recommended;
+  double grad_reduce_ms = 0;
   for (const SettingPrediction& s : r.sharded_recommended) {
     if (s.value != "on") continue;
-    (s.setting == settingName(ShardedOverlap::GradReduce) ? on.grad_reduce : on.param_gather) = true;
-    on_ms = s.predicted_iteration_ms;
+    const bool reduce = s.setting == settingName(ShardedOverlap::GradReduce);
+    (reduce ? recommended.grad_reduce : recommended.param_gather) = true;
+    if (reduce) grad_reduce_ms = s.predicted_iteration_ms;
   }
-  if (on.grad_reduce && on.param_gather) on_ms = r.sharded_both_on_ms;
-  const std::string with = on.with();
-  if (on.any() && on_ms <= 0) {
-    r.sharded_buckets_not_predicted.push_back(fmt::format("every size with {}: the settings together could not be "
-                                                          "predicted",
-                                                          with));
-  } else if (on.any()) {
-    const ValuePredictions overlapped = predictSizesWithOverlapsOn(r, model, layout, on, cuts, progress);
-    if (overlapped.ok(0)) {
-      for (const std::string& why : overlapped.notPredicted(kShardedBucketSize, asText(sizes)))
-        r.sharded_buckets_not_predicted.push_back(fmt::format("with {}, {}", with, why));
-      addRows(overlapped, with, on_ms);
-    } else {
-      r.sharded_buckets_not_predicted.push_back(fmt::format("every size with {}: {}", with, overlapped.why_not[0]));
+  const bool grad_reduce_recorded_on = r.sharded.overlapped(ShardedOverlap::GradReduce);
+  std::vector<std::pair<ShardedOverlaps, double>> tries;  // the overlaps, their own prediction
+  if (recommended.param_gather) {
+    tries.push_back({{!grad_reduce_recorded_on, true},
+                     grad_reduce_recorded_on ? r.overlap_param_gather.back().predicted_iteration_ms : r.sharded_both_on_ms});
+  }
+  if (recommended.grad_reduce) tries.push_back({{true, false}, grad_reduce_ms});
+  double on_ms = 0;
+  for (const auto& [overlaps, own_ms] : tries) {
+    const std::string with = overlaps.with();
+    if (own_ms <= 0) {
+      r.sharded_buckets_not_predicted.push_back(fmt::format("every size with {}: the settings together could not be "
+                                                            "predicted",
+                                                            with));
+      continue;
     }
+    const ValuePredictions overlapped = predictSizesWithOverlapsOn(r, model, layout, overlaps, cuts, progress);
+    if (!overlapped.ok(0)) {
+      r.sharded_buckets_not_predicted.push_back(fmt::format("every size with {}: {}", with, overlapped.why_not[0]));
+      continue;
+    }
+    for (const std::string& why : overlapped.notPredicted(kShardedBucketSize, asText(sizes)))
+      r.sharded_buckets_not_predicted.push_back(fmt::format("with {}, {}", with, why));
+    addRows(overlapped, with, own_ms);
+    on_ms = own_ms;
+    break;
   }
   // The fastest size of those that go with the recommendations: with the overlaps on where they
   // are recommended (the size must then add to their own prediction), else as recorded (gaining
-  // over the replay).
+  // over the replay); none while an overlap is recommended that no size could be predicted with.
   std::vector<SettingPrediction> fitting;
   std::copy_if(r.sharded_bucket_sizes.begin(), r.sharded_bucket_sizes.end(), std::back_inserter(fitting),
-               [&](const SettingPrediction& s) { return s.with.empty() != on.any(); });
+               [&](const SettingPrediction& s) { return s.with.empty() != recommended.any(); });
   if (const SettingPrediction* best = fastestSetting(fitting)) {
-    if (gainOver(on.any() ? on_ms : r.replay_ms, best->predicted_iteration_ms) >= min_gain) {
+    if (gainOver(recommended.any() ? on_ms : r.replay_ms, best->predicted_iteration_ms) >= min_gain) {
       r.sharded_recommended.push_back(*best);
     }
   }

@@ -63,8 +63,8 @@ inline constexpr const char* kShardedBucketSize = "bucket_size";
 
 // The line to change for a bucket size of `elements` in `framework` ("Megatron-LM", "DeepSpeed",
 // or empty when the run names neither: each framework's, and what an optimizer of one's own does),
-// with the settings `overlaps` names turned on as well (DeepSpeed, which has no overlap of the
-// parameters' gathering, is not offered one that turns it on).
+// with the settings `overlaps` names turned on as well (DeepSpeed has no overlap of the
+// parameters' gathering: a size with it is put in the other words, Megatron-LM's and one's own).
 std::string shardedBucketSizeHowTo(std::uint64_t elements, const std::string& framework,
                                    ShardedOverlaps overlaps = {});
 

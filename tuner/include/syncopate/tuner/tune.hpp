@@ -115,7 +115,8 @@ struct TuneReport {
   std::optional<SettingPrediction> max_ctas_setting;
   // A sharded optimizer, if the run shows one (sharded_overlap.hpp): each setting that overlaps
   // its collectives with compute as recorded (the replay) and, where it was off, on; those that
-  // gain enough; and both on together when both were off (0: not predicted).
+  // gain enough (overlap_param_gather only where the framework has it: TuneOptions); and both on
+  // together when both were off (0: not predicted).
   ShardedOptimizerRun sharded;
   std::vector<SettingPrediction> overlap_grad_reduce, overlap_param_gather;
   std::vector<SettingPrediction> sharded_recommended;
