@@ -8,8 +8,8 @@
 # buckets as Megatron-LM's --ddp-bucket-size does); the re-run's measured step is within 2% of the
 # prediction, and its buckets are the ones predicted. The recorded buckets, rewritten as the other
 # sizes are, replay the recorded run exactly. Then the same job with PyTorch's synchronous
-# collectives: a size recommended with the overlaps the tuner recommends turned on, checked by
-# re-running with all of them.
+# collectives, with both overlaps off and with --overlap-grad-reduce alone: a size recommended with
+# the overlaps the tuner recommends turned on, checked by re-running with all of them.
 # Usage: sharded_bucket_size_test.sh SYNCOPATE FRAMEWORK_TRAINER PROFILE SIMGPU_LIBRARY_DIR
 . "$(dirname "$0")/framework_job.sh"
 
@@ -78,23 +78,28 @@ print("ok: bucket_size=%s (%d buckets) predicted %.3f ms, measured %.3f ms (%+.2
     before["measured_iteration_ms"]))'
 fi
 
-# PyTorch's synchronous collectives (--process-group-stream: both overlaps off): the sizes are
-# predicted as recorded and with the overlaps on that the tuner recommends; the size recommended
-# with them adds to their own prediction, says to turn them on too, and the re-run with all of it
-# measures what was predicted.
-record synchronous 60000000 --process-group-stream
-flags=$(python3 - "$WORK/synchronous.json" <<'PY'
+# PyTorch's synchronous collectives (--process-group-stream) for what the job does not overlap:
+# the sizes are predicted as recorded and with the overlaps on that the tuner recommends; the size
+# recommended with them adds to their own prediction, says to turn them on too, and the re-run with
+# all of it (and what the job already had on) measures what was predicted.
+check_synchronous() {  # NAME FLAGS...: the job recorded with FLAGS and --process-group-stream
+  job=$1  # record() sets `name` for itself
+  shift
+  record "$job" 60000000 "$@" --process-group-stream
+  flags=$(python3 - "$WORK/$job.json" <<'PY'
 import json, sys
 text = open(sys.argv[1]).read()
 doc = json.loads(text[text.index("{"):])
 sharded = doc["framework"]["sharded"]
-assert sharded["reduce_scatters_issued"] == "waited at once", sharded
+assert "waited at once" in (sharded["reduce_scatters_issued"], sharded["all_gathers_issued"]), sharded
 values = sharded["bucket_size"]["values"]
 assert "not_predicted" not in sharded["bucket_size"], sharded["bucket_size"]
 overlaps = [r for r in doc["recommendations"] if r["setting"] in ("overlap_grad_reduce", "overlap_param_gather")]
 assert overlaps and all(r["value"] == "on" for r in overlaps), doc["recommendations"]
 names = {r["setting"] for r in overlaps}
-if "overlap_param_gather" in names:  # Megatron-LM takes it only with overlap_grad_reduce
+# Megatron-LM takes overlap_param_gather only with overlap_grad_reduce, on in the size's words
+# unless the job already had it.
+if "overlap_param_gather" in names and sharded["reduce_scatters_issued"] != "overlapped":
     names.add("overlap_grad_reduce")
 with_ = ", ".join(n + "=on" for n in ("overlap_grad_reduce", "overlap_param_gather") if n in names)
 plain = [v for v in values if "with" not in v]
@@ -111,17 +116,22 @@ if with_ == "overlap_grad_reduce=on":  # DeepSpeed's words too: it has that over
     assert '"overlap_comm": true, "reduce_bucket_size": %s' % setting["value"] in setting["how_to_apply"], setting
 print(setting["value"], words)
 PY
-) || failures=$((failures + 1))
-if [ -n "$flags" ]; then
+  ) || failures=$((failures + 1))
+  [ -n "$flags" ] || return
   # shellcheck disable=SC2086 # the size, then the trainer's flags of the same names
-  record synchronous_recommended $flags --process-group-stream
-  check_rerun synchronous synchronous_recommended '
+  record "${job}_recommended" $flags "$@" --process-group-stream
+  check_rerun "$job" "${job}_recommended" '
 sharded = after["framework"]["sharded"]
-assert ("overlap_grad_reduce" not in setting["with"]) or sharded["reduce_scatters_issued"] == "overlapped", sharded
+assert sharded["reduce_scatters_issued"] == "overlapped", sharded
 assert ("overlap_param_gather" not in setting["with"]) or sharded["all_gathers_issued"] == "overlapped", sharded
 print("ok: from synchronous collectives, bucket_size=%s with %s predicted %.3f ms, measured %.3f ms (%+.2f%%), "
       "against %.3f ms as recorded" % (setting["value"], setting["with"], setting["predicted_iteration_ms"], measured,
                                        100 * error, before["measured_iteration_ms"]))'
-fi
+}
+
+# Both overlaps off (how Megatron-LM and DeepSpeed run by default).
+check_synchronous synchronous
+# Megatron-LM with --overlap-grad-reduce alone: its step gathers the parameters at once.
+check_synchronous gathers_synchronous --overlap-grad-reduce
 
 finish
