@@ -313,8 +313,8 @@ std::string shardedBucketSizeHowTo(std::uint64_t elements, const std::string& fr
   if (overlaps.param_gather) {
     own += ", all-gather each on a stream of its own after the step, first needed first, forward waiting for each just "
            "before it reads it";
+    return fmt::format("Megatron-LM: {}; an optimizer of your own: {}", megatron, own);
   }
-  if (overlaps.param_gather) return fmt::format("Megatron-LM: {}; an optimizer of your own: {}", megatron, own);
   return fmt::format("Megatron-LM: {}; DeepSpeed ZeRO stage 1/2: {}; an optimizer of your own: {}", megatron, deepspeed, own);
 }
 

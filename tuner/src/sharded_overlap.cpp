@@ -267,9 +267,8 @@ std::string shardedOverlapHowTo(ShardedOverlap which, const std::string& framewo
            "them with the next forward";
   }
   return "Megatron-LM: --overlap-param-gather (with --overlap-grad-reduce, which it requires); an optimizer of your "
-         "own: all-gather each parameter bucket on a stream "
-         "of its own after the step, first needed first, and have forward wait for each bucket just before it reads "
-         "it";
+         "own: all-gather each parameter bucket on a stream of its own after the step, first needed first, and have "
+         "forward wait for each bucket just before it reads it";
 }
 
 }  // namespace syncopate::tuner

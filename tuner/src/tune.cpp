@@ -446,21 +446,19 @@ void predictShardedBucketSizes(TuneReport& r, const WhatIfModel& model, double m
   // together's where both are). Megatron-LM takes --overlap-param-gather only with
   // --overlap-grad-reduce, so a size with the first has the second on too; where both together
   // cannot be predicted, overlap_grad_reduce alone is tried, if recommended.
-  ShardedOverlaps recommended;
-  double grad_reduce_ms = 0;
-  for (const SettingPrediction& s : r.sharded_recommended) {
-    if (s.value != "on") continue;
-    const bool reduce = s.setting == settingName(ShardedOverlap::GradReduce);
-    (reduce ? recommended.grad_reduce : recommended.param_gather) = true;
-    if (reduce) grad_reduce_ms = s.predicted_iteration_ms;
-  }
+  // A setting recommended "on" is its rows' last, the prediction with it on.
+  const auto recommendedOn = [&](ShardedOverlap which) {
+    return std::any_of(r.sharded_recommended.begin(), r.sharded_recommended.end(),
+                       [&](const SettingPrediction& s) { return s.setting == settingName(which) && s.value == "on"; });
+  };
+  const ShardedOverlaps recommended{recommendedOn(ShardedOverlap::GradReduce), recommendedOn(ShardedOverlap::ParamGather)};
   const bool grad_reduce_recorded_on = r.sharded.overlapped(ShardedOverlap::GradReduce);
   std::vector<std::pair<ShardedOverlaps, double>> tries;  // the overlaps, their own prediction
   if (recommended.param_gather) {
     tries.push_back({{!grad_reduce_recorded_on, true},
                      grad_reduce_recorded_on ? r.overlap_param_gather.back().predicted_iteration_ms : r.sharded_both_on_ms});
   }
-  if (recommended.grad_reduce) tries.push_back({{true, false}, grad_reduce_ms});
+  if (recommended.grad_reduce) tries.push_back({{true, false}, r.overlap_grad_reduce.back().predicted_iteration_ms});
   double on_ms = 0;
   for (const auto& [overlaps, own_ms] : tries) {
     const std::string with = overlaps.with();
