@@ -81,7 +81,8 @@ const char* kTuneWithSettings = R"json({
   ]}}
 })json";
 
-// A trace's report: DDP's caps predicted from its buckets alone, one recommended.
+// A trace's report: DDP's caps and first bucket predicted from its buckets alone, one cap
+// recommended.
 const char* kTuneOfATrace = R"json({
   "run": "runs/imported", "ranks": 1, "measured_iteration_ms": 20.0, "replay_iteration_ms": 20.1,
   "replay_error": 0.005, "ideal_iteration_ms": 15.0, "candidates": [], "recommended": -1,
@@ -94,6 +95,10 @@ const char* kTuneOfATrace = R"json({
      "predicted_iteration_ms": 20.1, "gain": 0.0, "buckets": 5},
     {"setting": "bucket_cap_mb", "value": "50", "how_to_apply": "DistributedDataParallel(model, ..., bucket_cap_mb=50)",
      "predicted_iteration_ms": 19.1, "gain": 0.05, "buckets": 3}
+  ], "first_buckets": [
+    {"setting": "_DEFAULT_FIRST_BUCKET_BYTES", "value": "1048576",
+     "how_to_apply": "torch.nn.parallel.DistributedDataParallel(model, ...) without bucket_cap_mb",
+     "predicted_iteration_ms": 20.1, "gain": 0.0, "buckets": 5, "with": "bucket_cap_mb unset"}
   ]}}}
 })json";
 
@@ -256,12 +261,17 @@ class MetricsPlanTest : public QObject {
     write(file, kTuneOfATrace);
     auto tune = readTune(file);
     QVERIFY2(tune.ok(), tune.ok() ? "" : tune.message().c_str());
-    QCOMPARE(tune->settings.size(), std::size_t{2});
+    QCOMPARE(tune->settings.size(), std::size_t{3});
     QCOMPARE(tune->settings[0].value, std::string("25"));
     QVERIFY(!tune->settings[0].recommended);
     QCOMPARE(tune->settings[1].buckets, std::size_t{3});
     QCOMPARE(*tune->settings[1].predicted_ms, 19.1);
     QVERIFY(tune->recommendedSetting() == &tune->settings[1]);
+    // The first bucket, predicted with the cap unset, after the caps.
+    QCOMPARE(tune->settings[2].setting, std::string("_DEFAULT_FIRST_BUCKET_BYTES"));
+    QCOMPARE(tune->settings[2].value, std::string("1048576 with bucket_cap_mb unset"));
+    QCOMPARE(tune->settings[2].buckets, std::size_t{5});
+    QVERIFY(!tune->settings[2].recommended);
   }
 
   void readsTheFrameworkTheRunShowsAndNcclsSettings() {

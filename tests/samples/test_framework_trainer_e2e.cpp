@@ -45,8 +45,8 @@ constexpr std::size_t kHalfMiB = std::size_t{1} << 19;
 constexpr std::size_t kDefaultCap = std::size_t{25} << 20;
 
 // What every rank says one iteration issued, against the formulas of op_counts.hpp.
-void expectIterationCounts(const TrainerRun& run, SyncMode mode, std::size_t bucket_bytes) {
-  const OpCounts expected = iterationOpCounts(*findModelPreset("tiny"), mode, {bucket_bytes}, 4);
+void expectIterationCounts(const TrainerRun& run, SyncMode mode, const BucketSizing& buckets) {
+  const OpCounts expected = iterationOpCounts(*findModelPreset("tiny"), mode, buckets, 4);
   int seen = 0;
   for (const Fields& c : run.counts) {
     if (c.at("scope") != "iteration") continue;
@@ -74,7 +74,7 @@ TEST(FrameworkTrainerOnSimgpu, NaiveOnFourRanksVerifiesEveryIteration) {
   EXPECT_EQ(run.config.at("params"), std::to_string(layout.totalNumel()));
   EXPECT_EQ(run.config.at("param_tensors"), std::to_string(layout.size()));
   // One all-reduce per parameter tensor.
-  expectIterationCounts(run, SyncMode::Naive, kDefaultCap);
+  expectIterationCounts(run, SyncMode::Naive, {kDefaultCap});
   // The caching allocator keeps blocks per stream, as PyTorch's does: one 256 MiB segment for
   // the compute stream's tensors and one for the check's.
   ASSERT_EQ(run.memory.size(), 4u);
@@ -85,15 +85,18 @@ TEST(FrameworkTrainerOnSimgpu, NaiveOnFourRanksVerifiesEveryIteration) {
 }
 
 TEST(FrameworkTrainerOnSimgpu, DdpBucketsGiveBitIdenticalGradients) {
-  // 0.5 MiB buckets of the 1.9 MB of tiny's gradients: DDP's buckets as assignBuckets makes them.
+  // 0.5 MiB buckets of the 1.9 MB of tiny's gradients, the first one too (bucket_cap_mb given):
+  // DDP's buckets as assignBuckets makes them.
   const ParamLayout layout(*findModelPreset("tiny"));
-  const std::size_t buckets = modelBuckets(layout, {kHalfMiB}).size();
+  const BucketSizing half{kHalfMiB, 0, kHalfMiB};
+  const std::size_t buckets = modelBuckets(layout, half).size();
   ASSERT_GT(buckets, 1u);
 
   const TrainerRun ddp = runMpi(4, tiny({"--mode", "ddp", "--bucket-mb", "0.5"}));
   expectVerified(ddp, 4, kTotalIterations);
   EXPECT_EQ(ddp.config.at("buckets"), std::to_string(buckets));
-  expectIterationCounts(ddp, SyncMode::Ddp, kHalfMiB);
+  EXPECT_EQ(ddp.config.at("first_bucket_bytes"), std::to_string(kHalfMiB));
+  expectIterationCounts(ddp, SyncMode::Ddp, half);
   ASSERT_EQ(naive().result.exit_code, 0);
   EXPECT_EQ(ddp.checksums, naive().checksums);
 
@@ -119,7 +122,7 @@ TEST(FrameworkTrainerOnSimgpu, Zero1StepsShardsAndEveryRankHoldsTheSameParameter
   expectVerified(small, 4, kTotalIterations);
   EXPECT_EQ(small.config.at("mode"), "zero1");
   EXPECT_EQ(small.config.at("buckets"), std::to_string(buckets));
-  expectIterationCounts(small, SyncMode::Zero1, kHalfMiB);
+  expectIterationCounts(small, SyncMode::Zero1, {kHalfMiB});
   // The flat gradient and parameter buckets, padding zeroed once at set-up.
   for (const Fields& c : small.counts) {
     if (c.at("scope") != "setup") continue;
@@ -151,7 +154,7 @@ TEST(FrameworkTrainerOnSimgpu, Zero1StepsShardsAndEveryRankHoldsTheSameParameter
     args.insert(args.end(), flags.begin(), flags.end());
     const TrainerRun overlapped = runMpi(4, tiny(args));
     expectVerified(overlapped, 4, kTotalIterations);
-    expectIterationCounts(overlapped, SyncMode::Zero1, kHalfMiB);
+    expectIterationCounts(overlapped, SyncMode::Zero1, {kHalfMiB});
     const auto given = [&](const char* flag) {
       return std::find_if(flags.begin(), flags.end(), [&](const char* f) { return std::string(f) == flag; }) !=
                      flags.end()
@@ -176,7 +179,7 @@ TEST(FrameworkTrainerOnSimgpu, FsdpShardsEveryUnitAndStepsTheSameParametersAsZer
   expectVerified(fsdp, 4, kTotalIterations);
   EXPECT_EQ(fsdp.config.at("mode"), "fsdp");
   EXPECT_EQ(fsdp.config.at("buckets"), std::to_string(fsdpUnits(tiny_config, 4).size()));
-  expectIterationCounts(fsdp, SyncMode::Fsdp, kDefaultCap);
+  expectIterationCounts(fsdp, SyncMode::Fsdp, {kDefaultCap});
   const TrainerRun zero1 = runMpi(4, tiny({"--mode", "zero1"}));
   expectVerified(zero1, 4, kTotalIterations);
   EXPECT_EQ(fsdp.checksums, zero1.checksums);

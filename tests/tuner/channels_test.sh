@@ -11,7 +11,7 @@
 . "$(dirname "$0")/framework_job.sh"
 
 JOB="mpirun -np 4 --oversubscribe --bind-to none --mca btl self,vader $TRAINER --mode ddp --config gpt2-small-8k \
---iterations 6 --warmup 1 --micro-batch 32 --bucket-mb 25"
+--iterations 6 --warmup 1 --micro-batch 32"
 
 # shellcheck disable=SC2086
 expect 0 "syncopate record: 4 store" -- "$SYNCOPATE" record -o "$WORK/recorded" -- $JOB

@@ -40,8 +40,8 @@ struct DdpRank {
     rank.calls.push_back(rc);
   }
 
-  DdpRank(std::uint64_t cap, int iterations, bool final_waits = true) {
-    const std::vector<std::size_t> bucket_of = ddpBucketOf(sizes, cap);
+  DdpRank(const DdpBucketing& bucketing, int iterations, bool final_waits = true) {
+    const std::vector<std::size_t> bucket_of = ddpBucketOf(sizes, bucketing);
     const std::size_t buckets = bucket_of.back() + 1;
     std::vector<std::uint64_t> slot(sizes.size());
     std::vector<std::uint64_t> bucket_base(buckets), bucket_bytes(buckets, 0);
@@ -93,15 +93,28 @@ std::vector<std::uint64_t> allReduceBytes(const RecordedRank& rank, std::int64_t
   return bytes;
 }
 
-TEST(DdpBuckets, TheFirstClosesAtOneMibTheOthersOnceTheyHoldTheCap) {
-  EXPECT_EQ(ddpBucketOf({kMiB / 2, kMiB / 2, 10 * kMiB, 10 * kMiB, 10 * kMiB, kMiB}, 20 * kMiB),
-            (std::vector<std::size_t>{0, 0, 1, 1, 2, 2}));
-  // A cap under 1 MiB closes the first bucket at the cap too.
-  EXPECT_EQ(ddpBucketOf({kMiB / 4, kMiB / 4, kMiB / 4}, kMiB / 4), (std::vector<std::size_t>{0, 1, 2}));
+// The first bucket closes once it holds its own limit, every later one once it holds the cap.
+TEST(DdpBuckets, TheFirstClosesAtItsOwnLimitTheOthersOnceTheyHoldTheCap) {
+  const std::vector<std::uint64_t> grads = {kMiB / 2, kMiB / 2, 10 * kMiB, 10 * kMiB, 10 * kMiB, kMiB};
+  EXPECT_EQ(ddpBucketOf(grads, DdpBucketing{20 * kMiB, kMiB}), (std::vector<std::size_t>{0, 0, 1, 1, 2, 2}));
+  EXPECT_EQ(ddpBucketOf(grads, DdpBucketing{20 * kMiB, 11 * kMiB}), (std::vector<std::size_t>{0, 0, 0, 1, 1, 2}));
+  EXPECT_EQ(ddpBucketOf({kMiB / 4, kMiB / 4, kMiB / 4}, DdpBucketing{kMiB / 4, kMiB / 4}),
+            (std::vector<std::size_t>{0, 1, 2}));
 }
 
+// As PyTorch's DistributedDataParallel applies them: bucket_cap_mb=N cuts the first bucket at N
+// too; only with it unset is the first cut at dist._DEFAULT_FIRST_BUCKET_BYTES, before 25 MiB ones.
+TEST(DdpBuckets, AnExplicitCapCutsTheFirstBucketAtTheCapTooTheDefaultAtOneMib) {
+  EXPECT_EQ(ddpBucketingForCap(5 * kMiB), (DdpBucketing{5 * kMiB, 5 * kMiB}));
+  EXPECT_EQ(ddpDefaultBucketing(), (DdpBucketing{25 * kMiB, kMiB}));
+  EXPECT_EQ(ddpDefaultBucketing(4 * kMiB), (DdpBucketing{25 * kMiB, 4 * kMiB}));
+}
+
+// The recorded rank's buckets: {1 MiB}, {2, 2}, {3}.
+constexpr DdpBucketing kRecorded{3 * kMiB, kMiB};
+
 TEST(DdpBuckets, TheReducerIsFoundWithItsBuckets) {
-  const DdpRank r(3 * kMiB, 3);  // buckets {1 MiB}, {2, 2}, {3}
+  const DdpRank r(kRecorded, 3);
   const DdpReducer ddp = findDdpReducer(runOf(r), 1, 2);
   ASSERT_TRUE(ddp.found) << ddp.why_not;
   EXPECT_EQ(ddp.bucket_bytes, (std::vector<std::uint64_t>{kMiB, 4 * kMiB, 3 * kMiB}));
@@ -110,7 +123,7 @@ TEST(DdpBuckets, TheReducerIsFoundWithItsBuckets) {
 }
 
 TEST(DdpBuckets, WithoutTheWaitBeforeTheCopiesOutItIsNotTheReducer) {
-  const DdpRank r(3 * kMiB, 3, /*final_waits=*/false);
+  const DdpRank r(kRecorded, 3, /*final_waits=*/false);
   const DdpReducer ddp = findDdpReducer(runOf(r), 1, 2);
   EXPECT_FALSE(ddp.found);
   EXPECT_NE(ddp.why_not.find("copied back out after the compute stream waits"), std::string::npos) << ddp.why_not;
@@ -119,11 +132,11 @@ TEST(DdpBuckets, WithoutTheWaitBeforeTheCopiesOutItIsNotTheReducer) {
 // Another cap: the same copies, in the same order, and the buckets that cap makes, each one's
 // all-reduce right after its last copy in, each waited for before its first copy out.
 TEST(DdpBuckets, AnotherCapWritesTheCallsThatCapMakes) {
-  const DdpRank recorded(3 * kMiB, 3);
+  const DdpRank recorded(kRecorded, 3);
   const RecordedRun run = runOf(recorded);
   const DdpReducer reducer = findDdpReducer(run, 1, 2);
   ASSERT_TRUE(reducer.found) << reducer.why_not;
-  const RecordedRun one = rebucketDdp(run, reducer, 100 * kMiB);  // {1 MiB}, {2, 2, 3}
+  const RecordedRun one = rebucketDdp(run, reducer, DdpBucketing{100 * kMiB, kMiB});  // {1 MiB}, {2, 2, 3}
   const RecordedRank& r = one.ranks.front();
   EXPECT_EQ(allReduceBytes(r, 0), (std::vector<std::uint64_t>{kMiB, 4 * kMiB, 3 * kMiB}));  // outside [1, 2]
   EXPECT_EQ(allReduceBytes(r, 1), (std::vector<std::uint64_t>{kMiB, 7 * kMiB}));
@@ -161,9 +174,12 @@ TEST(DdpBuckets, AnotherCapWritesTheCallsThatCapMakes) {
   }
 
   // The recorded cap writes the recorded buckets again.
-  const RecordedRun same = rebucketDdp(run, reducer, 3 * kMiB);
+  const RecordedRun same = rebucketDdp(run, reducer, kRecorded);
   EXPECT_EQ(allReduceBytes(same.ranks.front(), 1), allReduceBytes(recorded.rank, 1));
   EXPECT_EQ(same.ranks.front().calls.size(), recorded.rank.calls.size());
+  // An explicit cap of 3 MiB cuts the first bucket there too: {1, 2}, {2, 3}.
+  const RecordedRun explicit_cap = rebucketDdp(run, reducer, ddpBucketingForCap(3 * kMiB));
+  EXPECT_EQ(allReduceBytes(explicit_cap.ranks.front(), 1), (std::vector<std::uint64_t>{3 * kMiB, 5 * kMiB}));
 }
 
 std::vector<std::uint64_t> mib(std::initializer_list<std::uint64_t> sizes) {
@@ -178,12 +194,17 @@ std::vector<std::uint64_t> mib(std::initializer_list<std::uint64_t> sizes) {
 // cuts only where gradients can end.
 TEST(DdpBucketsBySize, TheRecordedCapGivesTheRecordedBucketsAndOthersCutWhereGradientsCanEnd) {
   const std::vector<std::uint64_t> recorded = mib({1, 6, 5, 2});
-  EXPECT_EQ(ddpBucketsForCap(recorded, 5 * kMiB, 5 * kMiB), recorded);
-  EXPECT_EQ(ddpBucketsForCap(recorded, 5 * kMiB, 2 * kMiB), mib({1, 2, 2, 2, 2, 2, 2, 1}));
-  EXPECT_EQ(ddpBucketsForCap(recorded, 5 * kMiB, 8 * kMiB), mib({1, 8, 5}));
-  EXPECT_EQ(ddpBucketsForCap(recorded, 5 * kMiB, 100 * kMiB), mib({1, 13}));
+  const auto with_first_apart = [](std::uint64_t cap) { return DdpBucketing{cap, kMiB}; };
+  EXPECT_EQ(ddpBucketsFor(recorded, 5 * kMiB, with_first_apart(5 * kMiB)), recorded);
+  EXPECT_EQ(ddpBucketsFor(recorded, 5 * kMiB, with_first_apart(2 * kMiB)), mib({1, 2, 2, 2, 2, 2, 2, 1}));
+  EXPECT_EQ(ddpBucketsFor(recorded, 5 * kMiB, with_first_apart(8 * kMiB)), mib({1, 8, 5}));
+  EXPECT_EQ(ddpBucketsFor(recorded, 5 * kMiB, with_first_apart(100 * kMiB)), mib({1, 13}));
+  // The first bucket at the cap too: it takes the recorded first (DDP's 1 MiB apart) and the next
+  // MiB; the cut 6 MiB in lies past 5 MiB of the second recorded bucket's start, so it moves to
+  // that bucket's end.
+  EXPECT_EQ(ddpBucketsFor(recorded, 5 * kMiB, ddpBucketingForCap(2 * kMiB)), mib({2, 2, 3, 2, 2, 2, 1}));
   // Without a bound (fewer than three buckets), gradients may end anywhere past the first.
-  EXPECT_EQ(ddpBucketsForCap(mib({1, 7}), 0, 3 * kMiB), mib({1, 3, 3, 1}));
+  EXPECT_EQ(ddpBucketsFor(mib({1, 7}), 0, with_first_apart(3 * kMiB)), mib({1, 3, 3, 1}));
 }
 
 // The index, among the iteration's copies, of the last copy before each all-reduce.
@@ -203,18 +224,18 @@ std::vector<std::size_t> copiesBeforeEachAllReduce(const RecordedRank& rank, std
 // gradients, made by the launches between the first bucket's all-reduce and its own), waiting
 // for the compute stream there; the recorded buckets, rewritten, where they were.
 TEST(DdpBucketsBySize, AnotherCapWritesItsAllReducesWhereBackwardHasMadeTheirBytes) {
-  const DdpRank recorded(3 * kMiB, 3);
+  const DdpRank recorded(kRecorded, 3);
   const RecordedRun run = runOf(recorded);
   const DdpBucketsBySize b = ddpBucketsOfReducer(run, findDdpReducer(run, 1, 2));
   ASSERT_TRUE(b.found) << b.why_not;
   EXPECT_EQ(b.bucket_bytes, mib({1, 4, 3}));
   EXPECT_EQ(b.cap_bound, 4 * kMiB);
 
-  const RecordedRun same = rebucketDdpBySize(run, b, 0);
+  const RecordedRun same = rebucketDdpBySize(run, b, std::nullopt);
   EXPECT_EQ(allReduceBytes(same.ranks.front(), 1), mib({1, 4, 3}));
   EXPECT_EQ(copiesBeforeEachAllReduce(same.ranks.front(), 1), (std::vector<std::size_t>{0, 2, 3}));
 
-  const RecordedRun two = rebucketDdpBySize(run, b, 2 * kMiB);
+  const RecordedRun two = rebucketDdpBySize(run, b, DdpBucketing{2 * kMiB, kMiB});
   const RecordedRank& r = two.ranks.front();
   EXPECT_EQ(allReduceBytes(r, 0), mib({1, 4, 3}));  // outside [1, 2]
   for (std::int64_t n : {1, 2}) {

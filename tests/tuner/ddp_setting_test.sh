@@ -1,30 +1,33 @@
 #!/bin/sh
-# DDP's bucket_cap_mb recommended in the framework's words, then checked by re-running the job
-# with it (docs/tuner.md, "Framework settings"): framework_trainer's DDP at full size on four
-# simulated GPUs, recorded with buckets of 200 MiB (too large: the last buckets are reduced
-# after backward), tuned, and recorded again with the cap `tune` recommends; the second run's
-# measured step is within 8% of the prediction, and the first run's replay predicts the second
-# run's buckets. The prediction from the first run's buckets alone, as for a trace
-# (docs/tuner.md, "DDP's buckets from a trace"), is within 8% of the second run too.
+# DDP's settings recommended in the framework's words, then checked by re-running the job with
+# the recommendation (docs/tuner.md, "Framework settings"): framework_trainer's DDP at full size
+# on four simulated GPUs, recorded with bucket_cap_mb=200 (too large: the last buckets are
+# reduced after backward; the first bucket at 200 MiB too, as DistributedDataParallel cuts it
+# for a given cap), tuned, and recorded again with what `tune` recommends: a bucket_cap_mb, or a
+# first bucket (torch.distributed._DEFAULT_FIRST_BUCKET_BYTES, with the cap unset), each applied
+# through the sample's own flag for it. The second run's measured step is within 8% of the
+# prediction, and the first run's replay predicts the second run's buckets. The prediction from
+# the first run's buckets alone, as for a trace (docs/tuner.md, "DDP's buckets from a trace"), is
+# within 8% of the second run too.
 # Usage: ddp_setting_test.sh SYNCOPATE FRAMEWORK_TRAINER PROFILE SIMGPU_LIBRARY_DIR
 . "$(dirname "$0")/framework_job.sh"
 
-record() {  # DIR BUCKET_MB
+record() {  # DIR FLAG VALUE: the sample's flag for the setting (--bucket-mb or --first-bucket-bytes)
   expect 0 "syncopate record: 4 store" -- "$SYNCOPATE" record -o "$1" -- mpirun -np 4 --oversubscribe --bind-to none \
     --mca btl self,vader "$TRAINER" --mode ddp --config gpt2-small-8k --iterations 6 --warmup 1 --micro-batch 32 \
-    --bucket-mb "$2"
+    "$2" "$3"
 }
 
-record "$WORK/large" 200
+record "$WORK/large" --bucket-mb 200
 expect 0 '"setting": "bucket_cap_mb"' -- "$SYNCOPATE" tune "$WORK/large" --json
 cp "$WORK/out" "$WORK/large.json"
-cap=$(python3 - "$WORK/large.json" <<'PY'
+flag=$(python3 - "$WORK/large.json" <<'PY'
 import json, sys
 text = open(sys.argv[1]).read()
 doc = json.loads(text[text.index("{"):])
 ddp = doc["framework"]["ddp"]
-assert ddp["found"] and ddp["buckets"] == 4, ddp
-recommended = [r for r in doc["recommendations"] if r["setting"] == "bucket_cap_mb"]
+assert ddp["found"] and ddp["buckets"] == 3, ddp
+recommended = [r for r in doc["recommendations"] if r["setting"] in ("bucket_cap_mb", "_DEFAULT_FIRST_BUCKET_BYTES")]
 # What the tuner saw, when it recommends no cap: enough to tell a slow recorded step from a
 # failed prediction.
 assert len(recommended) == 1, json.dumps({k: doc.get(k) for k in (
@@ -32,19 +35,32 @@ assert len(recommended) == 1, json.dumps({k: doc.get(k) for k in (
     "interference", "collective_fits", "launch_latency_us")}
     | {"bucket_caps": ddp["bucket_caps"], "not_predicted": ddp.get("not_predicted")}, indent=1)
 (setting,) = recommended
-assert setting["gain"] >= 0.02 and setting["how_to_apply"].endswith("bucket_cap_mb=%s)" % setting["value"]), setting
-# The recorded cap itself replays the recorded run, in both models.
+assert setting["gain"] >= 0.02, setting
+if setting["setting"] == "bucket_cap_mb":
+    assert setting["how_to_apply"].endswith("bucket_cap_mb=%s)" % setting["value"]), setting
+    flag = "--bucket-mb"
+else:
+    assert setting["how_to_apply"].startswith("torch.distributed._DEFAULT_FIRST_BUCKET_BYTES = %s " % setting["value"]), setting
+    assert setting["with"] == "bucket_cap_mb unset", setting
+    flag = "--first-bucket-bytes"
+# Every cap and every first bucket is predicted, the best of all recommended.
+assert len(ddp["bucket_caps"]) >= 8 and len(ddp["first_buckets"]) >= 2, ddp
+best = min(ddp["bucket_caps"] + ddp["first_buckets"], key=lambda c: c["predicted_iteration_ms"])
+assert (best["setting"], best["value"]) == (setting["setting"], setting["value"]), (best, setting)
+# The recorded cap itself replays the recorded run, in both models (from the buckets alone: the
+# recorded buckets rewritten, the baseline of every other value).
 (same,) = [c for c in ddp["bucket_caps"] if c["value"] == "200"]
+assert same["buckets"] == 3, same
 assert abs(same["predicted_iteration_ms"] / doc["replay_iteration_ms"] - 1) < 1e-3, (same, doc["replay_iteration_ms"])
 by_size = ddp["from_bucket_sizes"]
-assert by_size["bucket_bytes"] == ddp["bucket_bytes"] and by_size["cap_bound_bytes"] == 200 << 20, by_size
-(same,) = [c for c in by_size["bucket_caps"] if c["value"] == "200"]
-assert same["buckets"] == 4 and same["predicted_iteration_ms"] == doc["replay_iteration_ms"], (same, doc["replay_iteration_ms"])
-print(setting["value"])
+assert by_size["bucket_bytes"] == ddp["bucket_bytes"], by_size
+assert by_size["recorded_buckets_rewritten_ms"] == doc["replay_iteration_ms"], (by_size, doc["replay_iteration_ms"])
+print(flag, setting["value"])
 PY
 ) || failures=$((failures + 1))
-if [ -n "$cap" ]; then
-  record "$WORK/recommended" "$cap"
+if [ -n "$flag" ]; then
+  # shellcheck disable=SC2086
+  record "$WORK/recommended" $flag
   expect 0 '"measured_iteration_ms"' -- "$SYNCOPATE" tune "$WORK/recommended" --json
   python3 - "$WORK/large.json" "$WORK/out" <<'PY' || failures=$((failures + 1))
 import json, sys
@@ -52,7 +68,7 @@ def doc(path):
     text = open(path).read()
     return json.loads(text[text.index("{"):])
 before, after = doc(sys.argv[1]), doc(sys.argv[2])
-(setting,) = [r for r in before["recommendations"] if r["setting"] == "bucket_cap_mb"]
+(setting,) = [r for r in before["recommendations"] if r["setting"] in ("bucket_cap_mb", "_DEFAULT_FIRST_BUCKET_BYTES")]
 # simgpu runs in real time: a rank held off its cores long enough (other tests beside this one)
 # leaves the device idle and lengthens that iteration, so the re-run's step is the median of its
 # modelled iterations, each of them shown when it misses.
@@ -61,15 +77,18 @@ measured = (steps[(len(steps) - 1) // 2] + steps[len(steps) // 2]) / 2
 error = measured / setting["predicted_iteration_ms"] - 1
 assert abs(error) < 0.08, (measured, setting, after["replay_per_iteration"])
 assert after["framework"]["ddp"]["buckets"] == setting["buckets"], (after["framework"]["ddp"]["buckets"], setting)
-print("ok: bucket_cap_mb=%s predicted %.3f ms, measured %.3f ms (%+.2f%%), against %.3f ms with 200 MiB" % (
-    setting["value"], setting["predicted_iteration_ms"], measured, 100 * error, before["measured_iteration_ms"]))
-# The model of a trace, from the 200 MiB run's four buckets alone (no gradient copies), predicts
-# the same cap within 8% too.
-(by_size,) = [c for c in before["framework"]["ddp"]["from_bucket_sizes"]["bucket_caps"] if c["value"] == setting["value"]]
+print("ok: %s=%s predicted %.3f ms, measured %.3f ms (%+.2f%%), against %.3f ms with 200 MiB" % (
+    setting["setting"], setting["value"], setting["predicted_iteration_ms"], measured, 100 * error,
+    before["measured_iteration_ms"]))
+# The model of a trace, from the 200 MiB run's three buckets alone (no gradient copies), predicts
+# the same value within 8% too.
+from_sizes = before["framework"]["ddp"]["from_bucket_sizes"]
+(by_size,) = [c for c in from_sizes["bucket_caps"] + from_sizes["first_buckets"]
+              if (c["setting"], c["value"]) == (setting["setting"], setting["value"])]
 error = measured / by_size["predicted_iteration_ms"] - 1
 assert abs(error) < 0.08, (measured, by_size)
-print("ok: from the buckets alone, bucket_cap_mb=%s predicted %.3f ms (%+.2f%% against the measured)" % (
-    setting["value"], by_size["predicted_iteration_ms"], 100 * error))
+print("ok: from the buckets alone, %s=%s predicted %.3f ms (%+.2f%% against the measured)" % (
+    setting["setting"], setting["value"], by_size["predicted_iteration_ms"], 100 * error))
 PY
 fi
 

@@ -198,11 +198,14 @@ TEST(ImportedReplay, DdpAndItsBucketsAreReadFromTheTraces) {
   EXPECT_EQ(settings["bucket_cap_mb"].get<std::string>().substr(0, 15), "at most 25.0 (t");
 }
 
-// DDP's bucket_cap_mb predicted from a trace's buckets alone: nccl_parser_config's 5, whose cap
-// is taken as 25 MiB (the least middle bucket, 25.04 MiB, down to whole MiB), predicted for
-// every cap of the grid that buckets otherwise; the 25 MiB cap gives back the recorded buckets
-// and so the replay. The step is the host's (launch-bound): no cap gains 2%, and the note says
-// so. The traces whose buckets have no size, or no NCCL kernel, say why nothing is predicted.
+// DDP's bucket_cap_mb and first bucket predicted from a trace's buckets alone: nccl_parser_config's
+// 5, whose cap is taken as 25 MiB (the least middle bucket, 25.04 MiB, down to whole MiB) and
+// whose first bucket (7.82 MiB, under the cap) as DDP's first apart, at 1 MiB: the cap left unset.
+// Each cap of the grid that buckets otherwise cuts the first bucket at the cap too (25 MiB: 4
+// buckets), each first bucket of the grid is predicted with the cap unset, and DDP's default
+// first bucket gives back the recorded buckets and so the replay. The step is the host's
+// (launch-bound): no value gains 2%, and the note says so. The traces whose buckets have no
+// size, or no NCCL kernel, say why nothing is predicted.
 TEST(ImportedReplay, DdpBucketCapIsPredictedFromTheBucketsOfATrace) {
   ScratchDir dir;
   auto report = tuneRun(importInto(dir, sharedTrace("nccl_parser_config")), TuneOptions{});
@@ -211,21 +214,31 @@ TEST(ImportedReplay, DdpBucketCapIsPredictedFromTheBucketsOfATrace) {
   ASSERT_TRUE(r.ddp_by_size.found) << r.ddp_by_size.why_not;
   EXPECT_EQ(r.ddp_by_size.bucket_bytes, (std::vector<std::uint64_t>{8196000, 31502336, 26255360, 26550272, 9724160}));
   EXPECT_EQ(r.ddp_by_size.cap_bound, 25u << 20);
-  std::vector<std::string> caps;
+  std::vector<std::string> caps, firsts;
   for (const SettingPrediction& s : r.ddp_caps_by_size) {
     caps.push_back(s.value);
     if (s.value == "25") {
+      EXPECT_EQ(s.buckets, 4u);
+    }
+  }
+  for (const SettingPrediction& s : r.ddp_firsts_by_size) {
+    firsts.push_back(s.value);
+    EXPECT_EQ(s.with, "bucket_cap_mb unset");
+    if (s.value == "1048576") {
       EXPECT_EQ(s.buckets, 5u);
       EXPECT_DOUBLE_EQ(s.predicted_iteration_ms, r.replay_ms);
     }
   }
   EXPECT_EQ(caps, (std::vector<std::string>{"1", "2", "5", "10", "25", "50", "100"}));
+  // 2 and 4 MiB end the first bucket where 1 MiB does, at its recorded end.
+  EXPECT_EQ(firsts, (std::vector<std::string>{"262144", "524288", "1048576", "8388608", "16777216"}));
   EXPECT_FALSE(r.setting.has_value());
   const nlohmann::json j = tuneReportJson(r);
   EXPECT_TRUE(j["recommendations"].empty());
   EXPECT_EQ(j["framework"]["ddp"]["from_bucket_sizes"]["bucket_caps"].size(), 7u);
-  EXPECT_NE(r.recommendations_note.find("DDP's bucket_cap_mb, predicted from the 5 buckets of its steps, gains less "
-                                        "than 2% at any cap"),
+  EXPECT_EQ(j["framework"]["ddp"]["from_bucket_sizes"]["first_buckets"].size(), 5u);
+  EXPECT_NE(r.recommendations_note.find("DDP's bucket_cap_mb and first bucket, predicted from the 5 buckets of its "
+                                        "steps, gain less than 2% at any value"),
             std::string::npos)
       << r.recommendations_note;
 

@@ -81,7 +81,7 @@ struct Rewrite {
 };
 
 void rewriteIteration(const RecordedRank& rank, const DdpBucketCalls& it, std::uint64_t cap_bound,
-                      std::uint64_t cap_bytes, Rewrite& w) {
+                      const std::optional<DdpBucketing>& bucketing, Rewrite& w) {
   const std::vector<std::size_t>& reduces = it.reduces;
   const RecordedCall& first = rank.calls[reduces.front()];
   const StreamHandle comm_stream = first.call.stream;
@@ -115,7 +115,7 @@ void rewriteIteration(const RecordedRank& rank, const DdpBucketCalls& it, std::u
       dropped_host_ns += rc.end - rc.start;
     }
   }
-  const std::vector<std::uint64_t> written = cap_bytes == 0 ? sizes : ddpBucketsForCap(sizes, cap_bound, cap_bytes);
+  const std::vector<std::uint64_t> written = bucketing ? ddpBucketsFor(sizes, cap_bound, *bucketing) : sizes;
   const std::int64_t host_each = dropped_host_ns / static_cast<std::int64_t>(written.size());
   const std::uint64_t elem = std::max<std::uint64_t>(1, trace::dataTypeSize(first.call.collective.dtype));
   std::uint64_t at = 0;
@@ -208,26 +208,27 @@ DdpBucketsBySize ddpBucketsOfReducer(const RecordedRun& run, const DdpReducer& r
   return out;
 }
 
-std::vector<std::uint64_t> ddpBucketsForCap(const std::vector<std::uint64_t>& recorded, std::uint64_t cap_bound,
-                                            std::uint64_t cap_bytes) {
+std::vector<std::uint64_t> ddpBucketsFor(const std::vector<std::uint64_t>& recorded, std::uint64_t cap_bound,
+                                         const DdpBucketing& bucketing) {
   std::uint64_t total = 0;
   std::vector<std::uint64_t> ends;
   for (std::uint64_t s : recorded) ends.push_back(total += s);
   // The first place at or past `target` where a gradient can end: within a recorded bucket,
-  // anywhere up to its limit past its start (1 MiB for the first, the cap bound for the
-  // others), else only at its end.
+  // anywhere up to its limit past its start (the cap bound, and for a first bucket smaller than
+  // that, DDP's default first limit of 1 MiB), else only at its end.
   const auto closeAt = [&](std::uint64_t target) {
     for (std::size_t b = 0; b < ends.size(); ++b) {
       if (ends[b] < target) continue;
       const std::uint64_t start = b == 0 ? 0 : ends[b - 1];
-      const std::uint64_t limit = b == 0 ? kDdpFirstBucketBytes : cap_bound == 0 ? ends[b] - start : cap_bound;
+      const bool first_apart = b == 0 && (cap_bound == 0 || ends[0] < cap_bound);
+      const std::uint64_t limit = first_apart ? kDdpFirstBucketBytes : cap_bound == 0 ? ends[b] - start : cap_bound;
       return target < start + limit ? target : ends[b];
     }
     return total;
   };
   std::vector<std::uint64_t> out;
   for (std::uint64_t held = 0; held < total;) {
-    const std::uint64_t limit = out.empty() ? std::min(kDdpFirstBucketBytes, cap_bytes) : cap_bytes;
+    const std::uint64_t limit = out.empty() ? bucketing.first_bytes : bucketing.cap_bytes;
     const std::uint64_t close = closeAt(held + std::max<std::uint64_t>(limit, 1));
     out.push_back(close - held);
     held = close;
@@ -235,7 +236,8 @@ std::vector<std::uint64_t> ddpBucketsForCap(const std::vector<std::uint64_t>& re
   return out;
 }
 
-RecordedRun rebucketDdpBySize(const RecordedRun& run, const DdpBucketsBySize& b, std::uint64_t cap_bytes) {
+RecordedRun rebucketDdpBySize(const RecordedRun& run, const DdpBucketsBySize& b,
+                              const std::optional<DdpBucketing>& bucketing) {
   RecordedRun out;
   out.assumptions = run.assumptions;
   out.imported = run.imported;
@@ -243,7 +245,7 @@ RecordedRun rebucketDdpBySize(const RecordedRun& run, const DdpBucketsBySize& b,
     const RecordedRank& rank = run.ranks[rr];
     Rewrite w;
     w.dropped.assign(rank.calls.size(), false);
-    for (const DdpBucketCalls& it : b.ranks[rr]) rewriteIteration(rank, it, b.cap_bound, cap_bytes, w);
+    for (const DdpBucketCalls& it : b.ranks[rr]) rewriteIteration(rank, it, b.cap_bound, bucketing, w);
     CallsWriter r(rank);
     // Host time moves with the calls: later calls later by a written all-reduce's host time,
     // earlier by a dropped call's.

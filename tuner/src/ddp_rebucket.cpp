@@ -163,14 +163,14 @@ RankShape rankShape(const RecordedRank& rank, std::int64_t first, std::int64_t l
 
 }  // namespace
 
-std::vector<std::size_t> ddpBucketOf(const std::vector<std::uint64_t>& gradient_bytes, std::uint64_t cap_bytes) {
+std::vector<std::size_t> ddpBucketOf(const std::vector<std::uint64_t>& gradient_bytes, const DdpBucketing& bucketing) {
   std::vector<std::size_t> bucket_of;
   std::size_t bucket = 0;
   std::uint64_t held = 0;
   for (const std::uint64_t bytes : gradient_bytes) {
     bucket_of.push_back(bucket);
     held += bytes;
-    if (held >= (bucket == 0 ? std::min(kDdpFirstBucketBytes, cap_bytes) : cap_bytes)) {
+    if (held >= (bucket == 0 ? bucketing.first_bytes : bucketing.cap_bytes)) {
       ++bucket;
       held = 0;
     }
@@ -208,7 +208,7 @@ DdpReducer findDdpReducer(const RecordedRun& run, std::int64_t first, std::int64
   return out;
 }
 
-RecordedRun rebucketDdp(const RecordedRun& run, const DdpReducer& reducer, std::uint64_t cap_bytes) {
+RecordedRun rebucketDdp(const RecordedRun& run, const DdpReducer& reducer, const DdpBucketing& bucketing) {
   RecordedRun out;
   out.assumptions = run.assumptions;
   out.imported = run.imported;
@@ -225,7 +225,7 @@ RecordedRun rebucketDdp(const RecordedRun& run, const DdpReducer& reducer, std::
         for (std::size_t i : {b.ready, b.wait, b.reduce, b.done, b.final_wait}) edits.dropped[i] = true;
       std::vector<std::uint64_t> sizes;
       for (const DdpGradient& g : it.gradients) sizes.push_back(g.bytes);
-      const std::vector<std::size_t> bucket_of = ddpBucketOf(sizes, cap_bytes);
+      const std::vector<std::size_t> bucket_of = ddpBucketOf(sizes, bucketing);
       const std::size_t buckets = bucket_of.empty() ? 0 : bucket_of.back() + 1;
       std::vector<std::size_t> last_in(buckets, 0), first_out(buckets, kNoCall);
       std::vector<std::uint64_t> bytes(buckets, 0);

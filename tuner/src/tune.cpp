@@ -164,55 +164,130 @@ SettingPrediction bucketCapSetting(std::uint64_t cap_mb, std::size_t buckets, do
   return s;
 }
 
-// DDP's bucket cap, where the run shows DDP's reducer: each cap of a grid that buckets the
-// gradients otherwise than the ones before, predicted side by side on the calls DDP would make
-// with it.
+// DDP's first bucket, which it takes from dist._DEFAULT_FIRST_BUCKET_BYTES only while
+// bucket_cap_mb is left unset (ddp_rebucket.hpp): its buckets then hold 25 MiB.
+SettingPrediction firstBucketSetting(std::uint64_t bytes, std::size_t buckets, double predicted_ms, double replay_ms) {
+  SettingPrediction s;
+  s.setting = "_DEFAULT_FIRST_BUCKET_BYTES";
+  s.value = fmt::format("{}", bytes);
+  s.how_to_apply = bytes == kDdpFirstBucketBytes
+                       ? "torch.nn.parallel.DistributedDataParallel(model, ...) without bucket_cap_mb (DDP's default: "
+                         "a first bucket of 1 MiB, then buckets of 25 MiB)"
+                       : fmt::format("torch.distributed._DEFAULT_FIRST_BUCKET_BYTES = {} before "
+                                     "torch.nn.parallel.DistributedDataParallel(model, ...) is built, without "
+                                     "bucket_cap_mb (DDP reads it only then)",
+                                     bytes);
+  s.with = "bucket_cap_mb unset";
+  s.buckets = buckets;
+  s.predicted_iteration_ms = predicted_ms;
+  s.gain = gainOver(replay_ms, predicted_ms);
+  return s;
+}
+
+// One value of DDP's settings a run's model predicts: a cap (bucket_cap_mb, the first bucket at
+// the cap too) or, with the cap left unset, a first bucket; how it cuts the gradients, and into
+// how many buckets.
+struct DdpValue {
+  bool cap = true;
+  std::uint64_t value = 0;  // MiB for a cap, bytes for a first bucket
+  DdpBucketing bucketing;
+  std::size_t buckets = 0;
+};
+
+// Bucket sizes of the gradients `bytes` (in DDP's order) cut as `bucket_of` puts them.
+std::vector<std::uint64_t> bucketSizes(const std::vector<std::uint64_t>& bytes, const std::vector<std::size_t>& bucket_of) {
+  std::vector<std::uint64_t> sizes;
+  for (std::size_t g = 0; g < bytes.size(); ++g) {
+    if (bucket_of[g] >= sizes.size()) sizes.resize(bucket_of[g] + 1, 0);
+    sizes[bucket_of[g]] += bytes[g];
+  }
+  return sizes;
+}
+
+// Each cap of a grid, then each first bucket of a grid, that cuts the gradients otherwise than a
+// value of its setting before it (`buckets(bucketing)`: the bucket sizes it makes).
+template <class Buckets>
+std::vector<DdpValue> ddpValues(Buckets&& buckets) {
+  std::vector<DdpValue> values;
+  const auto add = [&](bool cap, std::uint64_t value, const DdpBucketing& bucketing) {
+    const std::vector<std::uint64_t> made = buckets(bucketing);
+    for (const DdpValue& v : values)
+      if (v.cap == cap && buckets(v.bucketing) == made) return;
+    values.push_back({cap, value, bucketing, made.size()});
+  };
+  for (const std::uint64_t mb : {1, 2, 5, 10, 25, 50, 100, 200, 400, 800}) add(true, mb, ddpBucketingForCap(mb << 20));
+  // DDP's own first bucket before the others, so that a value cutting the gradients as it does
+  // is shown as DDP's; then all in ascending order.
+  const std::size_t caps = values.size();
+  for (const std::uint64_t kib : {1024, 256, 512, 2048, 4096, 8192, 16384})
+    add(false, kib << 10, ddpDefaultBucketing(kib << 10));
+  std::sort(values.begin() + static_cast<std::ptrdiff_t>(caps), values.end(),
+            [](const DdpValue& a, const DdpValue& b) { return a.value < b.value; });
+  return values;
+}
+
+SettingPrediction ddpSetting(const DdpValue& v, double predicted_ms, double replay_ms) {
+  return v.cap ? bucketCapSetting(v.value, v.buckets, predicted_ms, replay_ms)
+               : firstBucketSetting(v.value, v.buckets, predicted_ms, replay_ms);
+}
+
+// "SETTING=VALUE: why" for each value left unpredicted.
+std::vector<std::string> ddpNotPredicted(const std::vector<DdpValue>& values, const ValuePredictions& each) {
+  std::vector<std::string> out;
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    if (each.ok(k)) continue;
+    out.push_back(fmt::format("{}={}: {}", values[k].cap ? "bucket_cap_mb" : "_DEFAULT_FIRST_BUCKET_BYTES",
+                              values[k].value, each.why_not[k]));
+  }
+  return out;
+}
+
+// The rows into the caps' and the first buckets'; the best of both, recommended when it gains
+// `min_gain`.
+std::optional<SettingPrediction> keepDdpRows(std::vector<SettingPrediction> rows, std::vector<SettingPrediction>& caps,
+                                             std::vector<SettingPrediction>& firsts, double min_gain) {
+  std::optional<SettingPrediction> best = bestSetting(rows, min_gain);
+  for (SettingPrediction& row : rows) (row.setting == "bucket_cap_mb" ? caps : firsts).push_back(std::move(row));
+  return best;
+}
+
+// DDP's bucket cap and first bucket, where the run shows DDP's reducer: each value predicted side
+// by side on the calls DDP would make with it.
 void predictDdpBucketCaps(TuneReport& r, const WhatIfModel& model, double min_gain, const TuneProgress& progress) {
   r.ddp = findDdpReducer(model.calls(), model.firstIteration(), model.lastIteration());
   if (!r.ddp.found) return;
-  std::vector<std::uint64_t> caps_mb;
-  std::vector<std::vector<std::size_t>> seen;
-  for (const std::uint64_t mb : {1, 2, 5, 10, 25, 50, 100, 200, 400, 800}) {
-    std::vector<std::size_t> bucket_of = ddpBucketOf(r.ddp.gradient_sizes, mb << 20);
-    if (std::find(seen.begin(), seen.end(), bucket_of) != seen.end()) continue;
-    seen.push_back(std::move(bucket_of));
-    caps_mb.push_back(mb);
-  }
+  const std::vector<DdpValue> values = ddpValues([&](const DdpBucketing& b) {
+    return bucketSizes(r.ddp.gradient_sizes, ddpBucketOf(r.ddp.gradient_sizes, b));
+  });
   const ValuePredictions each =
-      predictEachValue(caps_mb.size(), "predicting DDP bucket caps", progress, [&](std::size_t k) {
-        return model.withCalls(rebucketDdp(model.calls(), r.ddp, caps_mb[k] << 20));
+      predictEachValue(values.size(), "predicting DDP bucket caps", progress, [&](std::size_t k) {
+        return model.withCalls(rebucketDdp(model.calls(), r.ddp, values[k].bucketing));
       });
-  const std::vector<std::optional<Prediction>>& predicted = each.predicted;
-  r.ddp_caps_not_predicted = each.notPredicted("bucket_cap_mb", asText(caps_mb));
-  for (std::size_t k = 0; k < caps_mb.size(); ++k) {
-    if (!each.ok(k)) continue;
-    r.ddp_bucket_caps.push_back(bucketCapSetting(caps_mb[k], seen[k].empty() ? 0 : seen[k].back() + 1,
-                                                 ms(predicted[k]->iteration_ns), r.replay_ms));
-  }
-  r.setting = bestSetting(r.ddp_bucket_caps, min_gain);
+  r.ddp_caps_not_predicted = ddpNotPredicted(values, each);
+  std::vector<SettingPrediction> rows;
+  for (std::size_t k = 0; k < values.size(); ++k)
+    if (each.ok(k)) rows.push_back(ddpSetting(values[k], ms(each.predicted[k]->iteration_ns), r.replay_ms));
+  r.setting = keepDdpRows(std::move(rows), r.ddp_bucket_caps, r.ddp_first_buckets, min_gain);
 }
 
-// DDP's bucket caps from the buckets alone (ddp_buckets_by_size.hpp), each cap of the grid that
-// buckets otherwise than a smaller one: its step is the replay moved by what the cap changes
-// against the recorded buckets rewritten the same way. For a trace (no reducer found), the
-// best is recommended when it gains enough.
+// DDP's bucket caps and first buckets from the buckets alone (ddp_buckets_by_size.hpp), each value
+// of the grids (ddpValues): its step is the replay moved by what the value changes against the
+// recorded buckets rewritten the same way. For a trace (no reducer found), the best is
+// recommended when it gains enough.
 void predictDdpCapsBySize(TuneReport& r, const WhatIfModel& model, DdpBucketsBySize buckets, double min_gain,
                           const TuneProgress& progress) {
   r.ddp_by_size = std::move(buckets);
   const DdpBucketsBySize& b = r.ddp_by_size;
   if (!b.found) return;
-  std::vector<std::uint64_t> caps_mb{0};  // 0: the recorded buckets
-  std::vector<std::vector<std::uint64_t>> seen{b.bucket_bytes};
-  for (const std::uint64_t mb : {1, 2, 5, 10, 25, 50, 100, 200, 400, 800}) {
-    std::vector<std::uint64_t> sizes = ddpBucketsForCap(b.bucket_bytes, b.cap_bound, mb << 20);
-    if (std::find(seen.begin() + 1, seen.end(), sizes) != seen.end()) continue;
-    seen.push_back(std::move(sizes));
-    caps_mb.push_back(mb);
-  }
+  const std::vector<DdpValue> values =
+      ddpValues([&](const DdpBucketing& bucketing) { return ddpBucketsFor(b.bucket_bytes, b.cap_bound, bucketing); });
   const std::vector<CommFit> fits = ddpBucketFits(model, b);
-  const ValuePredictions each =
-      predictEachValue(caps_mb.size(), "predicting DDP bucket caps from the buckets", progress, [&](std::size_t k) {
-        return model.withCalls(rebucketDdpBySize(model.calls(), b, caps_mb[k] << 20), fits);
+  // Value 0 is the recorded buckets, rewritten the same way: the baseline.
+  const ValuePredictions each = predictEachValue(
+      values.size() + 1, "predicting DDP bucket caps from the buckets", progress, [&](std::size_t k) {
+        const std::optional<DdpBucketing> bucketing =
+            k == 0 ? std::nullopt : std::optional<DdpBucketing>(values[k - 1].bucketing);
+        return model.withCalls(rebucketDdpBySize(model.calls(), b, bucketing), fits);
       });
   const std::vector<std::optional<Prediction>>& predicted = each.predicted;
   if (!each.ok(0)) {
@@ -221,12 +296,13 @@ void predictDdpCapsBySize(TuneReport& r, const WhatIfModel& model, DdpBucketsByS
     return;
   }
   r.ddp_by_size_baseline_ms = ms(predicted[0]->iteration_ns);
-  for (std::size_t k = 1; k < caps_mb.size(); ++k) {
-    if (!each.ok(k)) continue;
-    r.ddp_caps_by_size.push_back(bucketCapSetting(
-        caps_mb[k], seen[k].size(), r.replay_ms + ms(predicted[k]->iteration_ns) - r.ddp_by_size_baseline_ms,
-        r.replay_ms));
+  std::vector<SettingPrediction> rows;
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    if (!each.ok(k + 1)) continue;
+    rows.push_back(ddpSetting(values[k], r.replay_ms + ms(predicted[k + 1]->iteration_ns) - r.ddp_by_size_baseline_ms,
+                              r.replay_ms));
   }
+  std::optional<SettingPrediction> best = keepDdpRows(std::move(rows), r.ddp_caps_by_size, r.ddp_firsts_by_size, min_gain);
   auto& why = r.ddp_by_size_assumptions;
   why.push_back(b.cap_bound > 0
                     ? fmt::format("where gradients end inside a recorded bucket is not in the trace: anywhere within "
@@ -245,7 +321,35 @@ void predictDdpCapsBySize(TuneReport& r, const WhatIfModel& model, DdpBucketsByS
                               bandwidthText(f.ns_per_byte > 0 ? 1.0 / f.ns_per_byte : 0.0),
                               100.0 * f.rms_relative_error));
   }
-  if (!r.ddp.found) r.setting = bestSetting(r.ddp_caps_by_size, min_gain);
+  why.push_back("bucket_cap_mb=N cuts the first bucket at N too, and the first bucket is set apart only with "
+                "bucket_cap_mb unset, as PyTorch's DistributedDataParallel applies them");
+  if (!r.ddp.found) r.setting = std::move(best);
+}
+
+// The fastest of DDP's predicted values, caps and first buckets alike; null when none was predicted.
+const SettingPrediction* fastestDdpValue(const std::vector<SettingPrediction>& caps,
+                                         const std::vector<SettingPrediction>& firsts) {
+  const SettingPrediction* cap = fastestSetting(caps);
+  const SettingPrediction* first = fastestSetting(firsts);
+  if (cap == nullptr || first == nullptr) return cap != nullptr ? cap : first;
+  return first->predicted_iteration_ms < cap->predicted_iteration_ms ? first : cap;
+}
+
+// One line per predicted value of DDP's settings, the recommended one marked.
+std::string ddpRowsText(const std::vector<SettingPrediction>& caps, const std::vector<SettingPrediction>& firsts,
+                        const std::optional<SettingPrediction>& recommended) {
+  std::string t;
+  for (const auto* rows : {&caps, &firsts}) {
+    for (const SettingPrediction& s : *rows) {
+      const std::string value = s.setting + "=" + s.value;
+      t += fmt::format("  {:<38} {:3} buckets  {:9.3f} ms  {:>7}{}\n", value, s.buckets, s.predicted_iteration_ms,
+                       percent(s.gain),
+                       recommended && recommended->setting == s.setting && recommended->value == s.value
+                           ? "   <- recommended"
+                           : "");
+    }
+  }
+  return t;
 }
 
 // The caps predicted from DDP's buckets alone, with what that assumed.
@@ -253,11 +357,7 @@ std::string ddpBySizeText(const TuneReport& r) {
   if (!r.ddp_by_size.found) return {};
   std::string t = fmt::format("DDP's bucket_cap_mb from its {} buckets alone (the recorded buckets rewritten: {:.3f} ms):\n",
                               r.ddp_by_size.bucket_bytes.size(), r.ddp_by_size_baseline_ms);
-  for (const SettingPrediction& s : r.ddp_caps_by_size) {
-    t += fmt::format("  bucket_cap_mb={:<5} {:3} buckets  {:9.3f} ms  {:>7}{}\n", s.value, s.buckets,
-                     s.predicted_iteration_ms, percent(s.gain),
-                     !r.ddp.found && r.setting && r.setting->value == s.value ? "   <- recommended" : "");
-  }
+  t += ddpRowsText(r.ddp_caps_by_size, r.ddp_firsts_by_size, r.ddp.found ? std::nullopt : r.setting);
   for (const std::string& a : r.ddp_by_size_assumptions) t += fmt::format("  assumed: {}\n", a);
   return t;
 }
@@ -729,11 +829,12 @@ trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const Tu
     TuneReport& r = *report;
     if (r.setting) {
       r.recommendations_note.clear();
-    } else if (const SettingPrediction* best = fastestSetting(r.ddp_caps_by_size); r.ddp_by_size.found && best) {
-      r.recommendations_note += fmt::format("; DDP's bucket_cap_mb, predicted from the {} buckets of its steps, gains "
-                                            "less than {:.0f}% at any cap (the best, {} MiB: {})",
+    } else if (const SettingPrediction* best = fastestDdpValue(r.ddp_caps_by_size, r.ddp_firsts_by_size);
+               r.ddp_by_size.found && best) {
+      r.recommendations_note += fmt::format("; DDP's bucket_cap_mb and first bucket, predicted from the {} buckets of "
+                                            "its steps, gain less than {:.0f}% at any value (the best, {}={}: {})",
                                             r.ddp_by_size.bucket_bytes.size(), 100.0 * resolved.search.min_gain,
-                                            best->value, percent(best->gain));
+                                            best->setting, best->value, percent(best->gain));
     } else {
       r.recommendations_note += fmt::format("; the trace shows PyTorch DDP, whose bucket_cap_mb cannot be predicted "
                                             "from it: {}",
@@ -909,6 +1010,9 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
     json caps = json::array();
     for (const SettingPrediction& s : r.ddp_bucket_caps) caps.push_back(settingJson(s));
     ddp["bucket_caps"] = caps;
+    json firsts = json::array();
+    for (const SettingPrediction& s : r.ddp_first_buckets) firsts.push_back(settingJson(s));
+    ddp["first_buckets"] = firsts;
     if (!r.ddp_caps_not_predicted.empty()) ddp["not_predicted"] = r.ddp_caps_not_predicted;
   } else {
     ddp["why_not"] = r.ddp.why_not;
@@ -916,7 +1020,10 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
   if (r.ddp_by_size.found) {
     json caps = json::array();
     for (const SettingPrediction& s : r.ddp_caps_by_size) caps.push_back(settingJson(s));
-    ddp["from_bucket_sizes"] = {{"buckets", r.ddp_by_size.bucket_bytes.size()},
+    json firsts = json::array();
+    for (const SettingPrediction& s : r.ddp_firsts_by_size) firsts.push_back(settingJson(s));
+    ddp["from_bucket_sizes"] = {{"first_buckets", firsts},
+                                {"buckets", r.ddp_by_size.bucket_bytes.size()},
                                 {"bucket_bytes", r.ddp_by_size.bucket_bytes},
                                 {"cap_bound_bytes", r.ddp_by_size.cap_bound},
                                 {"recorded_buckets_rewritten_ms", r.ddp_by_size_baseline_ms},
@@ -1047,13 +1154,10 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
   }
   t += ")\n\n";
   if (r.ddp.found) {
-    t += fmt::format("DDP's reducer: {} buckets of {} gradients ({}) an iteration; bucket_cap_mb predicted:\n",
+    t += fmt::format("DDP's reducer: {} buckets of {} gradients ({}) an iteration; bucket_cap_mb and the first "
+                     "bucket predicted:\n",
                      r.ddp.bucket_bytes.size(), r.ddp.gradient_sizes.size(), bytesText(r.ddp.gradient_bytes));
-    for (const SettingPrediction& s : r.ddp_bucket_caps) {
-      t += fmt::format("  bucket_cap_mb={:<5} {:3} buckets  {:9.3f} ms  {:>7}{}\n", s.value, s.buckets,
-                       s.predicted_iteration_ms, percent(s.gain),
-                       r.setting && r.setting->value == s.value ? "   <- recommended" : "");
-    }
+    t += ddpRowsText(r.ddp_bucket_caps, r.ddp_first_buckets, r.setting);
     for (const std::string& why : r.ddp_caps_not_predicted) t += fmt::format("  not predicted: {}\n", why);
     if (r.setting) t += fmt::format("Set it: {}\n\n", r.setting->how_to_apply);
     else t += "\n";

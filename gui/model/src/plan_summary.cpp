@@ -88,12 +88,12 @@ trace::Result<TuneSummary> readTune(const std::filesystem::path& file) {
     }
     t.frameworks.push_back(std::move(line));
   }
-  // DDP's caps (a recorded run's from its reducer, a trace's from its buckets alone), a sharded
-  // optimizer's overlaps and bucket sizes, NCCL_MAX_CTAS.
+  // DDP's caps and first buckets (a recorded run's from its reducer, a trace's from its buckets
+  // alone), a sharded optimizer's overlaps and bucket sizes, NCCL_MAX_CTAS.
   const QJsonObject ddp = framework.value("ddp").toObject();
-  QJsonArray settings = ddp.contains("bucket_caps")
-                            ? ddp.value("bucket_caps").toArray()
-                            : ddp.value("from_bucket_sizes").toObject().value("bucket_caps").toArray();
+  const QJsonObject ddp_values = ddp.contains("bucket_caps") ? ddp : ddp.value("from_bucket_sizes").toObject();
+  QJsonArray settings = ddp_values.value("bucket_caps").toArray();
+  for (const QJsonValue& v : ddp_values.value("first_buckets").toArray()) settings.append(v);
   const QJsonObject sharded = framework.value("sharded").toObject();
   for (const char* key : {"overlap_grad_reduce", "overlap_param_gather"}) {
     for (const QJsonValue& v : sharded.value(QLatin1String(key)).toArray()) settings.append(v);

@@ -22,6 +22,15 @@ TEST(DdpBuckets, ReverseOrderFirstBucketSmallThenTheCap) {
   EXPECT_EQ(buckets[2].numel, (2 * kMebibyte + 3 * kMebibyte / 4 + kMebibyte / 2) / 4);
 }
 
+// bucket_cap_mb given: DDP cuts the first bucket at the cap too.
+TEST(DdpBuckets, TheFirstBucketAtTheCap) {
+  const std::vector<std::size_t> bytes{kMebibyte / 2, 3 * kMebibyte / 4, 2 * kMebibyte, 3 * kMebibyte, kMebibyte, kMebibyte};
+  const std::vector<Bucket> buckets = assignBuckets(bytes, 4 * kMebibyte, 4 * kMebibyte);
+  ASSERT_EQ(buckets.size(), 2u);
+  EXPECT_EQ(buckets[0].params, (std::vector<int>{5, 4, 3}));  // 5 MiB: closed at 4 MiB or more
+  EXPECT_EQ(buckets[1].params, (std::vector<int>{2, 1, 0}));  // what is left
+}
+
 TEST(DdpBuckets, ByElementsAsMegatronNoSmallerFirstBucket) {
   // Parameters of 100, 300, 50, 400 and 200 elements, registered in this order; buckets of 500.
   const std::vector<Bucket> buckets = assignBucketsByElements({100, 300, 50, 400, 200}, 500);

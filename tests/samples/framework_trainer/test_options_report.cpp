@@ -65,6 +65,21 @@ TEST(FrameworkOptions, ConfigOverridesAndMode) {
   EXPECT_STREQ(toString(SyncMode::Fsdp), "fsdp");
 }
 
+// DDP's first bucket as DistributedDataParallel cuts it: at 1 MiB (or
+// torch.distributed._DEFAULT_FIRST_BUCKET_BYTES) with bucket_cap_mb unset, at the cap with it
+// given; zero1's buckets keep the 1 MiB first bucket whatever the cap.
+TEST(FrameworkOptions, TheFirstBucketAsDdpCutsIt) {
+  const auto first = [](const std::vector<const char*>& args) {
+    const ParseOutcome p = parse(args);
+    EXPECT_TRUE(p.options) << p.err;
+    return p.options ? p.options->bucketSizing().first_bytes : 0;
+  };
+  EXPECT_EQ(first({"--mode", "ddp"}), 1u << 20);
+  EXPECT_EQ(first({"--mode", "ddp", "--bucket-mb", "5"}), 5u << 20);
+  EXPECT_EQ(first({"--mode", "ddp", "--first-bucket-bytes", "4194304"}), 4u << 20);
+  EXPECT_EQ(first({"--mode", "zero1", "--bucket-mb", "5"}), 1u << 20);
+}
+
 TEST(FrameworkOptions, ErrorsExitTwoWithASentence) {
   const auto expectError = [](const std::vector<const char*>& args, const std::string& says) {
     const ParseOutcome p = parse(args);
@@ -77,6 +92,9 @@ TEST(FrameworkOptions, ErrorsExitTwoWithASentence) {
   expectError({"--mode", "fsdp", "--bucket-mb", "1"},
               "--bucket-mb does not apply to --mode fsdp: its units are the model's blocks");
   expectError({"--mode", "ddp", "--overlap-grad-reduce"}, "--overlap-grad-reduce applies to --mode zero1 only");
+  expectError({"--mode", "zero1", "--first-bucket-bytes", "4194304"}, "--first-bucket-bytes applies to --mode ddp only");
+  expectError({"--mode", "ddp", "--bucket-mb", "5", "--first-bucket-bytes", "4194304"},
+              "--first-bucket-bytes applies only with --bucket-mb unset: DDP then cuts the first bucket at the cap too");
   expectError({"--mode", "ddp", "--bucket-size", "1000"}, "--bucket-size applies to --mode zero1 only (ddp takes --bucket-mb)");
   expectError({"--mode", "zero1", "--bucket-size", "1000", "--bucket-mb", "5"},
               "--bucket-size and --bucket-mb both set the buckets: give one");
@@ -134,7 +152,7 @@ TEST(FrameworkReport, LinesOthersParse) {
   run.iterations = {{0, true, 90.0, 1}, {1, false, 60.0, 2}, {2, false, 62.0, 3}};
   EXPECT_EQ(configLine(run),
             "config name=tiny layers=2 hidden=128 heads=4 vocab=512 seq_len=128 micro_batch=2 params=478720 "
-            "param_tensors=28 mode=naive bucket_mb=25 bucket_size=0 overlap_grad_reduce=0 overlap_param_gather=0 process_group_stream=0 "
+            "param_tensors=28 mode=naive bucket_mb=25 first_bucket_bytes=1048576 bucket_size=0 overlap_grad_reduce=0 overlap_param_gather=0 process_group_stream=0 "
             "buckets=0 ranks=4 bootstrap=mpi lr=0.1 seed=1234 iterations=2 warmup=1");
   EXPECT_EQ(iterationLine(run.iterations[1]), "iter=1 phase=measured time_ms=60.000");
   EXPECT_EQ(countsLine(3, "iteration", OpCounts{10, 3, 1, 28}),

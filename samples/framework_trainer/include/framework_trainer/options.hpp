@@ -34,6 +34,9 @@ struct Options {
   ModelConfig config;
   SyncMode mode = SyncMode::Naive;
   double bucket_mb = 25.0;  // ddp: DDP's bucket_cap_mb; zero1: the same buckets; fsdp: none
+  // The first bucket's cap: DDP's dist._DEFAULT_FIRST_BUCKET_BYTES with bucket_cap_mb unset,
+  // the cap itself with --bucket-mb given (as DistributedDataParallel applies them); zero1: 1 MiB.
+  std::size_t first_bucket_bytes = kFirstBucketBytes;
   // zero1: buckets as Megatron-LM's --ddp-bucket-size makes them, each closed once it holds this
   // many elements (no smaller first bucket); 0: bucket_mb's.
   std::size_t bucket_size = 0;
@@ -61,7 +64,7 @@ struct Options {
   double watchdog_s = 600.0;
 
   std::size_t bucketBytes() const { return static_cast<std::size_t>(bucket_mb * 1024.0 * 1024.0); }
-  BucketSizing bucketSizing() const { return {bucketBytes(), bucket_size}; }
+  BucketSizing bucketSizing() const { return {bucketBytes(), bucket_size, first_bucket_bytes}; }
   std::size_t segmentBytes() const { return static_cast<std::size_t>(segment_mb * 1024.0 * 1024.0); }
   int totalIterations() const { return warmup + iterations; }
 };

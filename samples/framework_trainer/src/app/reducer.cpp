@@ -13,7 +13,7 @@ std::vector<std::size_t> gradientsPerBucket(const std::vector<Bucket>& assignmen
 }  // namespace
 
 Reducer::Reducer(const StepContext& ctx, ncclComm_t comm, cudaStream_t nccl_stream)
-    : Reducer(ctx, comm, nccl_stream, modelBuckets(ctx.layout, {ctx.options.bucketBytes()})) {}
+    : Reducer(ctx, comm, nccl_stream, modelBuckets(ctx.layout, ctx.options.bucketSizing())) {}
 
 Reducer::Reducer(const StepContext& ctx, ncclComm_t comm, cudaStream_t nccl_stream, std::vector<Bucket> assignment)
     : ctx_(ctx),

@@ -31,11 +31,12 @@ std::vector<std::size_t> numelsOf(const ParamLayout& layout) {
 
 }  // namespace
 
-std::vector<Bucket> assignBuckets(const std::vector<std::size_t>& param_bytes, std::size_t bucket_cap_bytes) {
+std::vector<Bucket> assignBuckets(const std::vector<std::size_t>& param_bytes, std::size_t bucket_cap_bytes,
+                                  std::size_t first_bucket_bytes) {
   std::vector<std::size_t> numels;
   for (std::size_t bytes : param_bytes) numels.push_back(bytes / sizeof(float));
   return assignInReverse(numels, [&](std::size_t numel, std::size_t closed) {
-    return numel * sizeof(float) >= (closed == 0 ? kFirstBucketBytes : bucket_cap_bytes);
+    return numel * sizeof(float) >= (closed == 0 ? first_bucket_bytes : bucket_cap_bytes);
   });
 }
 
@@ -47,7 +48,7 @@ std::vector<Bucket> modelBuckets(const ParamLayout& layout, const BucketSizing& 
   if (sizing.elements > 0) return assignBucketsByElements(numelsOf(layout), sizing.elements);
   std::vector<std::size_t> bytes;
   for (std::size_t numel : numelsOf(layout)) bytes.push_back(numel * sizeof(float));
-  return assignBuckets(bytes, sizing.cap_bytes);
+  return assignBuckets(bytes, sizing.cap_bytes, sizing.first_bytes);
 }
 
 }  // namespace framework_trainer

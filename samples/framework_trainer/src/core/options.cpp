@@ -66,9 +66,18 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
       ->capture_default_str();
   CLI::Option* bucket_mb =
       app.add_option("--bucket-mb", options.bucket_mb,
-                     "ddp, zero1: bucket cap in MiB (DDP's bucket_cap_mb); not for fsdp, whose units are the blocks")
+                     "ddp, zero1: bucket cap in MiB (DDP's bucket_cap_mb: given, ddp's first bucket is cut at it too, "
+                     "as DistributedDataParallel cuts it; zero1's first closes at 1 MiB); not for fsdp, whose units "
+                     "are the blocks")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  CLI::Option* first_bucket =
+      app.add_option("--first-bucket-bytes", options.first_bucket_bytes,
+                     "ddp: the first bucket's cap in bytes, with --bucket-mb unset (PyTorch's "
+                     "torch.distributed._DEFAULT_FIRST_BUCKET_BYTES, which DDP reads only then; given --bucket-mb, "
+                     "the first bucket's cap is that too)")
+          ->check(CLI::PositiveNumber)
+          ->capture_default_str();
   CLI::Option* bucket_size =
       app.add_option("--bucket-size", options.bucket_size,
                      "zero1: buckets of this many parameters (elements) or more, as Megatron-LM's --ddp-bucket-size "
@@ -104,6 +113,14 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
   if (options.mode == SyncMode::Fsdp && bucket_mb->count() > 0) {
     return command_line.failure("--bucket-mb does not apply to --mode fsdp: its units are the model's blocks");
   }
+  if (options.mode != SyncMode::Ddp && first_bucket->count() > 0) {
+    return command_line.failure("--first-bucket-bytes applies to --mode ddp only");
+  }
+  if (first_bucket->count() > 0 && bucket_mb->count() > 0) {
+    return command_line.failure(
+        "--first-bucket-bytes applies only with --bucket-mb unset: DDP then cuts the first bucket at the cap too");
+  }
+  if (options.mode == SyncMode::Ddp && bucket_mb->count() > 0) options.first_bucket_bytes = options.bucketBytes();
   if (options.mode != SyncMode::Zero1 && bucket_size->count() > 0) {
     return command_line.failure("--bucket-size applies to --mode zero1 only (ddp takes --bucket-mb)");
   }

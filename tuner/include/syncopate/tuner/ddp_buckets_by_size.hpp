@@ -5,7 +5,8 @@
 //
 // What the trace does not say is assumed, each assumption named in the report:
 //   - where gradients end within a recorded bucket. DDP closes a bucket at the first gradient
-//     that brings it to the cap (its first bucket to 1 MiB), so a recorded bucket's gradients
+//     that brings it to the cap (its first bucket to its own limit: 1 MiB where it is smaller
+//     than the others, DDP's default), so a recorded bucket's gradients
 //     all end within the cap of its start, but for its last, which may run past it. The cap
 //     is at most the smallest bucket between the first and the last, and is taken as that
 //     rounded down to whole MiB, as caps are set (cap_bound). So another cap may cut a recorded
@@ -26,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,14 +62,16 @@ DdpBucketsBySize ddpBucketsOfForwards(const RecordedRun& run, const analyzer::Ru
 // two models on one run.
 DdpBucketsBySize ddpBucketsOfReducer(const RecordedRun& run, const DdpReducer& reducer);
 
-// The buckets (their sizes, in launch order) DDP would make with `cap_bytes` of gradients
-// whose recorded buckets were `recorded`, under the assumption above about where gradients end.
-std::vector<std::uint64_t> ddpBucketsForCap(const std::vector<std::uint64_t>& recorded, std::uint64_t cap_bound,
-                                            std::uint64_t cap_bytes);
+// The buckets (their sizes, in launch order) DDP would cut as `bucketing` cuts them of
+// gradients whose recorded buckets were `recorded`, under the assumption above about where
+// gradients end.
+std::vector<std::uint64_t> ddpBucketsFor(const std::vector<std::uint64_t>& recorded, std::uint64_t cap_bound,
+                                         const DdpBucketing& bucketing);
 
-// The run's calls with every modelled iteration's buckets cut at `cap_bytes` (0: as recorded,
-// rewritten the same way). `b` must have been found.
-RecordedRun rebucketDdpBySize(const RecordedRun& run, const DdpBucketsBySize& b, std::uint64_t cap_bytes);
+// The run's calls with every modelled iteration's buckets cut as `bucketing` cuts them (none:
+// as recorded, rewritten the same way). `b` must have been found.
+RecordedRun rebucketDdpBySize(const RecordedRun& run, const DdpBucketsBySize& b,
+                              const std::optional<DdpBucketing>& bucketing);
 
 // For each communicator of the buckets that the run gives no fit (its other ranks absent), a
 // fit of the buckets' own all-reduces: their times, waits for the absent ranks included, on

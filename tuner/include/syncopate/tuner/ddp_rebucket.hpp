@@ -9,8 +9,9 @@
 //   waiting for it, the bucket's in-place all-reduce on C, an event recorded on C;
 // and after backward, per bucket: S waiting for that event, then a copy of each slot back to its
 // gradient. A job with another cap makes the same gradient copies, grouped into other buckets:
-// the first closes at 1 MiB (DDP's first bucket), each later one once it holds the cap or more,
+// the first closes at its own limit (DDP's first bucket), each later one once it holds the cap or more,
 // over the parameters in DDP's order (the recorded buffers' layout), launched in order.
+// Which first bucket a cap comes with is DDP's own rule (ddpBucketingForCap below).
 //
 // findDdpReducer() finds that pattern on every rank in every modelled iteration, once;
 // rebucketDdp() then writes, for a cap, the calls with the buckets it gives: the same copies,
@@ -30,6 +31,24 @@
 namespace syncopate::tuner {
 
 inline constexpr std::uint64_t kDdpFirstBucketBytes = 1ull << 20;  // DDP's _DEFAULT_FIRST_BUCKET_BYTES
+inline constexpr std::uint64_t kDdpDefaultCapBytes = 25ull << 20;   // DDP's bucket_cap_mb when unset
+
+// How DDP cuts its buckets: the first closes once it holds `first_bytes` or more, each later one
+// once it holds `cap_bytes` or more.
+struct DdpBucketing {
+  std::uint64_t cap_bytes = kDdpDefaultCapBytes;
+  std::uint64_t first_bytes = kDdpFirstBucketBytes;
+  bool operator==(const DdpBucketing&) const = default;
+};
+
+// What DistributedDataParallel makes of `bucket_cap_mb=cap` (torch/nn/parallel/distributed.py,
+// _BucketCapacityConfig): every bucket, the first one too, cut at the cap. Only while
+// bucket_cap_mb is left unset does the first close sooner, at dist._DEFAULT_FIRST_BUCKET_BYTES
+// (1 MiB unless the job sets it), before buckets of 25 MiB: ddpDefaultBucketing().
+inline DdpBucketing ddpBucketingForCap(std::uint64_t cap_bytes) { return {cap_bytes, cap_bytes}; }
+inline DdpBucketing ddpDefaultBucketing(std::uint64_t first_bytes = kDdpFirstBucketBytes) {
+  return {kDdpDefaultCapBytes, first_bytes};
+}
 
 inline constexpr std::size_t kNoCall = std::numeric_limits<std::size_t>::max();
 
@@ -65,12 +84,12 @@ struct DdpReducer {
 // Whether every rank's modelled iterations [first, last] show DDP's reducer, and its buckets.
 DdpReducer findDdpReducer(const RecordedRun& run, std::int64_t first, std::int64_t last);
 
-// The run's calls with DDP's buckets cut at `cap_bytes` in the iterations the reducer was found
-// in (it must have been found); other iterations keep theirs.
-RecordedRun rebucketDdp(const RecordedRun& run, const DdpReducer& reducer, std::uint64_t cap_bytes);
+// The run's calls with DDP's buckets cut as `bucketing` cuts them in the iterations the reducer
+// was found in (it must have been found); other iterations keep theirs.
+RecordedRun rebucketDdp(const RecordedRun& run, const DdpReducer& reducer, const DdpBucketing& bucketing);
 
 // The bucket DDP puts each gradient in (gradients in its order of assignment: the parameters
-// reversed, as the recorded buckets lay them out) with a cap.
-std::vector<std::size_t> ddpBucketOf(const std::vector<std::uint64_t>& gradient_bytes, std::uint64_t cap_bytes);
+// reversed, as the recorded buckets lay them out).
+std::vector<std::size_t> ddpBucketOf(const std::vector<std::uint64_t>& gradient_bytes, const DdpBucketing& bucketing);
 
 }  // namespace syncopate::tuner
