@@ -32,7 +32,12 @@ def parse_arguments(argv):
     parser.add_argument("--batch", type=int, default=32, help="samples per rank and step (default 32)")
     parser.add_argument("--width", type=int, default=1024, help="hidden width of the model (default 1024)")
     parser.add_argument("--layers", type=int, default=8, help="residual MLP blocks (default 8)")
-    parser.add_argument("--bucket-mb", type=float, default=25.0, help="DDP bucket cap in MiB (default 25)")
+    parser.add_argument("--bucket-mb", type=float,
+                        help="DDP's bucket_cap_mb: every bucket, the first one too, cut at this many MiB "
+                             "(default: unset, DDP's 25 MiB buckets after a first one of 1 MiB)")
+    parser.add_argument("--first-bucket-bytes", type=int,
+                        help="with --bucket-mb unset, DDP's first bucket cut at this many bytes "
+                             "(torch.distributed._DEFAULT_FIRST_BUCKET_BYTES, which DDP reads only then)")
     parser.add_argument("--dtype", choices=["float32", "bfloat16"], default="bfloat16",
                         help="autocast precision of the forward pass (default bfloat16)")
     parser.add_argument("--seed", type=int, default=1234)
@@ -44,8 +49,14 @@ def parse_arguments(argv):
             parser.error(f"--{name} must be at least 1")
     if arguments.warmup < 0:
         parser.error("--warmup must not be negative")
-    if arguments.bucket_mb <= 0:
+    if arguments.bucket_mb is not None and arguments.bucket_mb <= 0:
         parser.error("--bucket-mb must be positive")
+    if arguments.first_bucket_bytes is not None:
+        if arguments.first_bucket_bytes < 1:
+            parser.error("--first-bucket-bytes must be positive")
+        if arguments.bucket_mb is not None:
+            parser.error("--first-bucket-bytes applies only with --bucket-mb unset: DDP then cuts the first bucket at "
+                         "the cap too")
     return arguments
 
 
@@ -92,6 +103,8 @@ def main(argv):
             return x + self.down(torch.nn.functional.gelu(self.up(self.norm(x))))
 
     model = nn.Sequential(*[Block(arguments.width) for _ in range(arguments.layers)]).cuda()
+    if arguments.first_bucket_bytes is not None:
+        dist._DEFAULT_FIRST_BUCKET_BYTES = arguments.first_bucket_bytes
     model = DistributedDataParallel(model, bucket_cap_mb=arguments.bucket_mb)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     autocast_dtype = torch.bfloat16 if arguments.dtype == "bfloat16" else torch.float32

@@ -195,16 +195,49 @@ std::vector<std::uint64_t> mib(std::initializer_list<std::uint64_t> sizes) {
 TEST(DdpBucketsBySize, TheRecordedCapGivesTheRecordedBucketsAndOthersCutWhereGradientsCanEnd) {
   const std::vector<std::uint64_t> recorded = mib({1, 6, 5, 2});
   const auto with_first_apart = [](std::uint64_t cap) { return DdpBucketing{cap, kMiB}; };
-  EXPECT_EQ(ddpBucketsFor(recorded, 5 * kMiB, with_first_apart(5 * kMiB)), recorded);
-  EXPECT_EQ(ddpBucketsFor(recorded, 5 * kMiB, with_first_apart(2 * kMiB)), mib({1, 2, 2, 2, 2, 2, 2, 1}));
-  EXPECT_EQ(ddpBucketsFor(recorded, 5 * kMiB, with_first_apart(8 * kMiB)), mib({1, 8, 5}));
-  EXPECT_EQ(ddpBucketsFor(recorded, 5 * kMiB, with_first_apart(100 * kMiB)), mib({1, 13}));
+  EXPECT_EQ(ddpBucketsFor(recorded, 5 * kMiB, true, with_first_apart(5 * kMiB)), recorded);
+  EXPECT_EQ(ddpBucketsFor(recorded, 5 * kMiB, true, with_first_apart(2 * kMiB)), mib({1, 2, 2, 2, 2, 2, 2, 1}));
+  EXPECT_EQ(ddpBucketsFor(recorded, 5 * kMiB, true, with_first_apart(8 * kMiB)), mib({1, 8, 5}));
+  EXPECT_EQ(ddpBucketsFor(recorded, 5 * kMiB, true, with_first_apart(100 * kMiB)), mib({1, 13}));
   // The first bucket at the cap too: it takes the recorded first (DDP's 1 MiB apart) and the next
   // MiB; the cut 6 MiB in lies past 5 MiB of the second recorded bucket's start, so it moves to
   // that bucket's end.
-  EXPECT_EQ(ddpBucketsFor(recorded, 5 * kMiB, ddpBucketingForCap(2 * kMiB)), mib({2, 2, 3, 2, 2, 2, 1}));
+  EXPECT_EQ(ddpBucketsFor(recorded, 5 * kMiB, true, ddpBucketingForCap(2 * kMiB)), mib({2, 2, 3, 2, 2, 2, 1}));
   // Without a bound (fewer than three buckets), gradients may end anywhere past the first.
-  EXPECT_EQ(ddpBucketsFor(mib({1, 7}), 0, with_first_apart(3 * kMiB)), mib({1, 3, 3, 1}));
+  EXPECT_EQ(ddpBucketsFor(mib({1, 7}), 0, true, with_first_apart(3 * kMiB)), mib({1, 3, 3, 1}));
+}
+
+// A recorded first bucket cut at the cap, as the others, may be cut again anywhere within the cap
+// bound of its start; one set apart only within 1 MiB, so that 5 MiB of it stay whole.
+TEST(DdpBucketsBySize, AFirstBucketCutAtTheCapIsCutAgainLikeTheOthers) {
+  const std::vector<std::uint64_t> recorded = mib({5, 6, 5, 2});
+  EXPECT_EQ(ddpBucketsFor(recorded, 5 * kMiB, false, ddpBucketingForCap(2 * kMiB)), mib({2, 2, 2, 2, 3, 2, 2, 2, 1}));
+  EXPECT_EQ(ddpBucketsFor(recorded, 5 * kMiB, true, ddpBucketingForCap(2 * kMiB)), mib({5, 2, 2, 2, 2, 2, 2, 1}));
+  EXPECT_EQ(ddpBucketsFor(recorded, 5 * kMiB, false, ddpBucketingForCap(5 * kMiB)), recorded);
+}
+
+// Which way the recorded first bucket was cut, from the buckets: set apart when under half the
+// cap bound (DDP's 1 MiB first bucket: here 1 MiB against a bound of 4), at the cap otherwise (cut
+// at 2 MiB: 3 MiB against 2); with fewer than three buckets there is no bound, and it is taken as
+// set apart.
+TEST(DdpBucketsBySize, TheRecordedFirstBucketIsSetApartWhenWellUnderTheOthers) {
+  const auto bySize = [](const DdpBucketing& bucketing) {
+    const DdpRank rank(bucketing, 3);
+    const RecordedRun run = runOf(rank);
+    return ddpBucketsOfReducer(run, findDdpReducer(run, 1, 2));
+  };
+  const DdpBucketsBySize apart = bySize(kRecorded);
+  ASSERT_TRUE(apart.found) << apart.why_not;
+  EXPECT_TRUE(apart.first_apart);
+  const DdpBucketsBySize at_cap = bySize(ddpBucketingForCap(2 * kMiB));
+  ASSERT_TRUE(at_cap.found) << at_cap.why_not;
+  EXPECT_EQ(at_cap.bucket_bytes, mib({3, 2, 3}));
+  EXPECT_EQ(at_cap.cap_bound, 2 * kMiB);
+  EXPECT_FALSE(at_cap.first_apart);
+  const DdpBucketsBySize unbounded = bySize(ddpBucketingForCap(3 * kMiB));
+  ASSERT_TRUE(unbounded.found) << unbounded.why_not;
+  EXPECT_EQ(unbounded.bucket_bytes, mib({3, 5}));
+  EXPECT_TRUE(unbounded.first_apart);
 }
 
 // The index, among the iteration's copies, of the last copy before each all-reduce.

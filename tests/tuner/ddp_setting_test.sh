@@ -19,7 +19,7 @@ record() {  # DIR FLAG VALUE: the sample's flag for the setting (--bucket-mb or 
 }
 
 record "$WORK/large" --bucket-mb 200
-expect 0 '"setting": "bucket_cap_mb"' -- "$SYNCOPATE" tune "$WORK/large" --json
+expect 0 '"first_buckets"' -- "$SYNCOPATE" tune "$WORK/large" --json
 cp "$WORK/out" "$WORK/large.json"
 flag=$(python3 - "$WORK/large.json" <<'PY'
 import json, sys
@@ -33,22 +33,26 @@ recommended = [r for r in doc["recommendations"] if r["setting"] in ("bucket_cap
 assert len(recommended) == 1, json.dumps({k: doc.get(k) for k in (
     "measured_iteration_ms", "replay_iteration_ms", "replay_per_iteration", "recommendations", "recommendations_note",
     "interference", "collective_fits", "launch_latency_us")}
-    | {"bucket_caps": ddp["bucket_caps"], "not_predicted": ddp.get("not_predicted")}, indent=1)
+    | {"bucket_caps": ddp["bucket_caps"], "first_buckets": ddp["first_buckets"],
+       "not_predicted": ddp.get("not_predicted")}, indent=1)
 (setting,) = recommended
 assert setting["gain"] >= 0.02, setting
 if setting["setting"] == "bucket_cap_mb":
     assert setting["how_to_apply"].endswith("bucket_cap_mb=%s)" % setting["value"]), setting
     flag = "--bucket-mb"
 else:
-    assert setting["how_to_apply"].startswith("torch.distributed._DEFAULT_FIRST_BUCKET_BYTES = %s " % setting["value"]), setting
+    # DDP's own first bucket is its default, said as leaving bucket_cap_mb out.
+    words = ("torch.nn.parallel.DistributedDataParallel(model, ...) without bucket_cap_mb" if setting["value"] == "1048576"
+             else "torch.distributed._DEFAULT_FIRST_BUCKET_BYTES = %s " % setting["value"])
+    assert setting["how_to_apply"].startswith(words), setting
     assert setting["with"] == "bucket_cap_mb unset", setting
     flag = "--first-bucket-bytes"
 # Every cap and every first bucket is predicted, the best of all recommended.
 assert len(ddp["bucket_caps"]) >= 8 and len(ddp["first_buckets"]) >= 2, ddp
 best = min(ddp["bucket_caps"] + ddp["first_buckets"], key=lambda c: c["predicted_iteration_ms"])
 assert (best["setting"], best["value"]) == (setting["setting"], setting["value"]), (best, setting)
-# The recorded cap itself replays the recorded run, in both models (from the buckets alone: the
-# recorded buckets rewritten, the baseline of every other value).
+# The recorded cap itself replays the recorded run; from the buckets alone, the recorded buckets
+# rewritten (the baseline every other value moves from) do.
 (same,) = [c for c in ddp["bucket_caps"] if c["value"] == "200"]
 assert same["buckets"] == 3, same
 assert abs(same["predicted_iteration_ms"] / doc["replay_iteration_ms"] - 1) < 1e-3, (same, doc["replay_iteration_ms"])

@@ -221,7 +221,7 @@ TEST(ImportedReplay, DdpBucketCapIsPredictedFromTheBucketsOfATrace) {
       EXPECT_EQ(s.buckets, 4u);
     }
   }
-  for (const SettingPrediction& s : r.ddp_firsts_by_size) {
+  for (const SettingPrediction& s : r.ddp_first_buckets_by_size) {
     firsts.push_back(s.value);
     EXPECT_EQ(s.with, "bucket_cap_mb unset");
     if (s.value == "1048576") {

@@ -30,8 +30,9 @@ bool isComputeLaunch(const RecordedCall& rc, StreamHandle comm_stream) {
   return (k == CallKind::Kernel || k == CallKind::Memcpy || k == CallKind::Memset) && rc.call.stream != comm_stream;
 }
 
-// Every bucket but the first (capped apart) and the last (what was left) holds the cap or more,
-// so the cap is at most the least of them; taken as that, down to whole MiB, as caps are set.
+// Every bucket but the first (which may have been capped apart) and the last (what was left)
+// holds the cap or more, so the cap is at most the least of them; taken as that, down to whole
+// MiB, as caps are set.
 std::uint64_t capBound(const std::vector<std::uint64_t>& buckets) {
   if (buckets.size() < 3) return 0;
   const std::uint64_t least = *std::min_element(buckets.begin() + 1, buckets.end() - 1);
@@ -59,6 +60,9 @@ void checkBuckets(const RecordedRun& run, DdpBucketsBySize& b) {
     }
   }
   b.cap_bound = capBound(b.bucket_bytes);
+  // DDP's first bucket set apart (the cap unset) closes at the first gradient past 1 MiB, mostly
+  // well short of the others; cut at the cap, it is about as large as they are.
+  b.first_apart = b.cap_bound == 0 || b.bucket_bytes.front() < b.cap_bound / 2;
   b.found = true;
 }
 
@@ -80,7 +84,7 @@ struct Rewrite {
   std::vector<std::int64_t> host_ns;  // per written all-reduce: the host time it takes
 };
 
-void rewriteIteration(const RecordedRank& rank, const DdpBucketCalls& it, std::uint64_t cap_bound,
+void rewriteIteration(const RecordedRank& rank, const DdpBucketCalls& it, const DdpBucketsBySize& recorded,
                       const std::optional<DdpBucketing>& bucketing, Rewrite& w) {
   const std::vector<std::size_t>& reduces = it.reduces;
   const RecordedCall& first = rank.calls[reduces.front()];
@@ -115,7 +119,8 @@ void rewriteIteration(const RecordedRank& rank, const DdpBucketCalls& it, std::u
       dropped_host_ns += rc.end - rc.start;
     }
   }
-  const std::vector<std::uint64_t> written = bucketing ? ddpBucketsFor(sizes, cap_bound, *bucketing) : sizes;
+  const std::vector<std::uint64_t> written =
+      bucketing ? ddpBucketsFor(sizes, recorded.cap_bound, recorded.first_apart, *bucketing) : sizes;
   const std::int64_t host_each = dropped_host_ns / static_cast<std::int64_t>(written.size());
   const std::uint64_t elem = std::max<std::uint64_t>(1, trace::dataTypeSize(first.call.collective.dtype));
   std::uint64_t at = 0;
@@ -209,19 +214,20 @@ DdpBucketsBySize ddpBucketsOfReducer(const RecordedRun& run, const DdpReducer& r
 }
 
 std::vector<std::uint64_t> ddpBucketsFor(const std::vector<std::uint64_t>& recorded, std::uint64_t cap_bound,
-                                         const DdpBucketing& bucketing) {
+                                         bool first_apart, const DdpBucketing& bucketing) {
   std::uint64_t total = 0;
   std::vector<std::uint64_t> ends;
   for (std::uint64_t s : recorded) ends.push_back(total += s);
   // The first place at or past `target` where a gradient can end: within a recorded bucket,
-  // anywhere up to its limit past its start (the cap bound, and for a first bucket smaller than
-  // that, DDP's default first limit of 1 MiB), else only at its end.
+  // anywhere up to its limit past its start (the cap bound; for a first bucket set apart, DDP's
+  // default first limit of 1 MiB), else only at its end.
   const auto closeAt = [&](std::uint64_t target) {
     for (std::size_t b = 0; b < ends.size(); ++b) {
       if (ends[b] < target) continue;
       const std::uint64_t start = b == 0 ? 0 : ends[b - 1];
-      const bool first_apart = b == 0 && (cap_bound == 0 || ends[0] < cap_bound);
-      const std::uint64_t limit = first_apart ? kDdpFirstBucketBytes : cap_bound == 0 ? ends[b] - start : cap_bound;
+      const std::uint64_t limit = b == 0 && first_apart ? kDdpFirstBucketBytes
+                                  : cap_bound == 0        ? ends[b] - start
+                                                          : cap_bound;
       return target < start + limit ? target : ends[b];
     }
     return total;
@@ -245,7 +251,7 @@ RecordedRun rebucketDdpBySize(const RecordedRun& run, const DdpBucketsBySize& b,
     const RecordedRank& rank = run.ranks[rr];
     Rewrite w;
     w.dropped.assign(rank.calls.size(), false);
-    for (const DdpBucketCalls& it : b.ranks[rr]) rewriteIteration(rank, it, b.cap_bound, bucketing, w);
+    for (const DdpBucketCalls& it : b.ranks[rr]) rewriteIteration(rank, it, b, bucketing, w);
     CallsWriter r(rank);
     // Host time moves with the calls: later calls later by a written all-reduce's host time,
     // earlier by a dropped call's.

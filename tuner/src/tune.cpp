@@ -184,14 +184,20 @@ SettingPrediction firstBucketSetting(std::uint64_t bytes, std::size_t buckets, d
   return s;
 }
 
+// DDP's rule for its two settings, as the report states it.
+constexpr const char* kDdpRule =
+    "bucket_cap_mb=N cuts every bucket, the first one too, at N; with bucket_cap_mb unset the buckets hold 25 MiB "
+    "after a first one cut at torch.distributed._DEFAULT_FIRST_BUCKET_BYTES (current PyTorch's "
+    "DistributedDataParallel; earlier releases cut the first bucket at _DEFAULT_FIRST_BUCKET_BYTES whatever the cap)";
+
 // One value of DDP's settings a run's model predicts: a cap (bucket_cap_mb, the first bucket at
-// the cap too) or, with the cap left unset, a first bucket; how it cuts the gradients, and into
-// how many buckets.
+// the cap too) or, with the cap left unset, a first bucket; how it cuts the gradients.
+enum class DdpSetting { BucketCap, FirstBucket };
 struct DdpValue {
-  bool cap = true;
+  DdpSetting setting = DdpSetting::BucketCap;
   std::uint64_t value = 0;  // MiB for a cap, bytes for a first bucket
   DdpBucketing bucketing;
-  std::size_t buckets = 0;
+  std::vector<std::uint64_t> buckets;  // the sizes it cuts
 };
 
 // Bucket sizes of the gradients `bytes` (in DDP's order) cut as `bucket_of` puts them.
@@ -209,26 +215,27 @@ std::vector<std::uint64_t> bucketSizes(const std::vector<std::uint64_t>& bytes, 
 template <class Buckets>
 std::vector<DdpValue> ddpValues(Buckets&& buckets) {
   std::vector<DdpValue> values;
-  const auto add = [&](bool cap, std::uint64_t value, const DdpBucketing& bucketing) {
-    const std::vector<std::uint64_t> made = buckets(bucketing);
+  const auto add = [&](DdpSetting setting, std::uint64_t value, const DdpBucketing& bucketing) {
+    std::vector<std::uint64_t> made = buckets(bucketing);
     for (const DdpValue& v : values)
-      if (v.cap == cap && buckets(v.bucketing) == made) return;
-    values.push_back({cap, value, bucketing, made.size()});
+      if (v.setting == setting && v.buckets == made) return;
+    values.push_back({setting, value, bucketing, std::move(made)});
   };
-  for (const std::uint64_t mb : {1, 2, 5, 10, 25, 50, 100, 200, 400, 800}) add(true, mb, ddpBucketingForCap(mb << 20));
+  for (const std::uint64_t mb : {1, 2, 5, 10, 25, 50, 100, 200, 400, 800})
+    add(DdpSetting::BucketCap, mb, ddpBucketingForCap(mb << 20));
   // DDP's own first bucket before the others, so that a value cutting the gradients as it does
   // is shown as DDP's; then all in ascending order.
   const std::size_t caps = values.size();
   for (const std::uint64_t kib : {1024, 256, 512, 2048, 4096, 8192, 16384})
-    add(false, kib << 10, ddpDefaultBucketing(kib << 10));
+    add(DdpSetting::FirstBucket, kib << 10, ddpDefaultBucketing(kib << 10));
   std::sort(values.begin() + static_cast<std::ptrdiff_t>(caps), values.end(),
             [](const DdpValue& a, const DdpValue& b) { return a.value < b.value; });
   return values;
 }
 
 SettingPrediction ddpSetting(const DdpValue& v, double predicted_ms, double replay_ms) {
-  return v.cap ? bucketCapSetting(v.value, v.buckets, predicted_ms, replay_ms)
-               : firstBucketSetting(v.value, v.buckets, predicted_ms, replay_ms);
+  return v.setting == DdpSetting::BucketCap ? bucketCapSetting(v.value, v.buckets.size(), predicted_ms, replay_ms)
+                                            : firstBucketSetting(v.value, v.buckets.size(), predicted_ms, replay_ms);
 }
 
 // "SETTING=VALUE: why" for each value left unpredicted.
@@ -236,7 +243,8 @@ std::vector<std::string> ddpNotPredicted(const std::vector<DdpValue>& values, co
   std::vector<std::string> out;
   for (std::size_t k = 0; k < values.size(); ++k) {
     if (each.ok(k)) continue;
-    out.push_back(fmt::format("{}={}: {}", values[k].cap ? "bucket_cap_mb" : "_DEFAULT_FIRST_BUCKET_BYTES",
+    out.push_back(fmt::format("{}={}: {}",
+                              values[k].setting == DdpSetting::BucketCap ? "bucket_cap_mb" : "_DEFAULT_FIRST_BUCKET_BYTES",
                               values[k].value, each.why_not[k]));
   }
   return out;
@@ -260,7 +268,7 @@ void predictDdpBucketCaps(TuneReport& r, const WhatIfModel& model, double min_ga
     return bucketSizes(r.ddp.gradient_sizes, ddpBucketOf(r.ddp.gradient_sizes, b));
   });
   const ValuePredictions each =
-      predictEachValue(values.size(), "predicting DDP bucket caps", progress, [&](std::size_t k) {
+      predictEachValue(values.size(), "predicting DDP bucket caps and first buckets", progress, [&](std::size_t k) {
         return model.withCalls(rebucketDdp(model.calls(), r.ddp, values[k].bucketing));
       });
   r.ddp_caps_not_predicted = ddpNotPredicted(values, each);
@@ -280,11 +288,13 @@ void predictDdpCapsBySize(TuneReport& r, const WhatIfModel& model, DdpBucketsByS
   const DdpBucketsBySize& b = r.ddp_by_size;
   if (!b.found) return;
   const std::vector<DdpValue> values =
-      ddpValues([&](const DdpBucketing& bucketing) { return ddpBucketsFor(b.bucket_bytes, b.cap_bound, bucketing); });
+      ddpValues([&](const DdpBucketing& bucketing) {
+        return ddpBucketsFor(b.bucket_bytes, b.cap_bound, b.first_apart, bucketing);
+      });
   const std::vector<CommFit> fits = ddpBucketFits(model, b);
   // Value 0 is the recorded buckets, rewritten the same way: the baseline.
   const ValuePredictions each = predictEachValue(
-      values.size() + 1, "predicting DDP bucket caps from the buckets", progress, [&](std::size_t k) {
+      values.size() + 1, "predicting DDP bucket caps and first buckets from the buckets", progress, [&](std::size_t k) {
         const std::optional<DdpBucketing> bucketing =
             k == 0 ? std::nullopt : std::optional<DdpBucketing>(values[k - 1].bucketing);
         return model.withCalls(rebucketDdpBySize(model.calls(), b, bucketing), fits);
@@ -302,7 +312,7 @@ void predictDdpCapsBySize(TuneReport& r, const WhatIfModel& model, DdpBucketsByS
     rows.push_back(ddpSetting(values[k], r.replay_ms + ms(predicted[k + 1]->iteration_ns) - r.ddp_by_size_baseline_ms,
                               r.replay_ms));
   }
-  std::optional<SettingPrediction> best = keepDdpRows(std::move(rows), r.ddp_caps_by_size, r.ddp_firsts_by_size, min_gain);
+  std::optional<SettingPrediction> best = keepDdpRows(std::move(rows), r.ddp_caps_by_size, r.ddp_first_buckets_by_size, min_gain);
   auto& why = r.ddp_by_size_assumptions;
   why.push_back(b.cap_bound > 0
                     ? fmt::format("where gradients end inside a recorded bucket is not in the trace: anywhere within "
@@ -321,8 +331,14 @@ void predictDdpCapsBySize(TuneReport& r, const WhatIfModel& model, DdpBucketsByS
                               bandwidthText(f.ns_per_byte > 0 ? 1.0 / f.ns_per_byte : 0.0),
                               100.0 * f.rms_relative_error));
   }
-  why.push_back("bucket_cap_mb=N cuts the first bucket at N too, and the first bucket is set apart only with "
-                "bucket_cap_mb unset, as PyTorch's DistributedDataParallel applies them");
+  why.push_back(b.first_apart
+                    ? fmt::format("the recorded first bucket ({}) is taken as set apart, bucket_cap_mb unset ({}): "
+                                  "its gradients end within 1 MiB of its start",
+                                  bytesText(b.bucket_bytes.front()),
+                                  b.cap_bound > 0 ? "under half the cap bound" : "no cap bound to tell")
+                    : fmt::format("the recorded first bucket ({}) is taken as cut at the cap, bucket_cap_mb given "
+                                  "(not under half the cap bound)",
+                                  bytesText(b.bucket_bytes.front())));
   if (!r.ddp.found) r.setting = std::move(best);
 }
 
@@ -335,29 +351,31 @@ const SettingPrediction* fastestDdpValue(const std::vector<SettingPrediction>& c
   return first->predicted_iteration_ms < cap->predicted_iteration_ms ? first : cap;
 }
 
-// One line per predicted value of DDP's settings, the recommended one marked.
+// One line per predicted value of DDP's settings (with the other setting's value it was predicted
+// with, if any), the recommended one marked, then DDP's rule.
 std::string ddpRowsText(const std::vector<SettingPrediction>& caps, const std::vector<SettingPrediction>& firsts,
                         const std::optional<SettingPrediction>& recommended) {
   std::string t;
   for (const auto* rows : {&caps, &firsts}) {
     for (const SettingPrediction& s : *rows) {
-      const std::string value = s.setting + "=" + s.value;
-      t += fmt::format("  {:<38} {:3} buckets  {:9.3f} ms  {:>7}{}\n", value, s.buckets, s.predicted_iteration_ms,
+      const std::string value = s.setting + "=" + s.value + (s.with.empty() ? "" : ", " + s.with);
+      t += fmt::format("  {:<58} {:3} buckets  {:9.3f} ms  {:>7}{}\n", value, s.buckets, s.predicted_iteration_ms,
                        percent(s.gain),
                        recommended && recommended->setting == s.setting && recommended->value == s.value
                            ? "   <- recommended"
                            : "");
     }
   }
-  return t;
+  return t + fmt::format("  as DDP applies them: {}\n", kDdpRule);
 }
 
 // The caps predicted from DDP's buckets alone, with what that assumed.
 std::string ddpBySizeText(const TuneReport& r) {
   if (!r.ddp_by_size.found) return {};
-  std::string t = fmt::format("DDP's bucket_cap_mb from its {} buckets alone (the recorded buckets rewritten: {:.3f} ms):\n",
+  std::string t = fmt::format("DDP's bucket_cap_mb and first bucket from its {} buckets alone (the recorded buckets "
+                              "rewritten: {:.3f} ms):\n",
                               r.ddp_by_size.bucket_bytes.size(), r.ddp_by_size_baseline_ms);
-  t += ddpRowsText(r.ddp_caps_by_size, r.ddp_firsts_by_size, r.ddp.found ? std::nullopt : r.setting);
+  t += ddpRowsText(r.ddp_caps_by_size, r.ddp_first_buckets_by_size, r.ddp.found ? std::nullopt : r.setting);
   for (const std::string& a : r.ddp_by_size_assumptions) t += fmt::format("  assumed: {}\n", a);
   return t;
 }
@@ -829,7 +847,7 @@ trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const Tu
     TuneReport& r = *report;
     if (r.setting) {
       r.recommendations_note.clear();
-    } else if (const SettingPrediction* best = fastestDdpValue(r.ddp_caps_by_size, r.ddp_firsts_by_size);
+    } else if (const SettingPrediction* best = fastestDdpValue(r.ddp_caps_by_size, r.ddp_first_buckets_by_size);
                r.ddp_by_size.found && best) {
       r.recommendations_note += fmt::format("; DDP's bucket_cap_mb and first bucket, predicted from the {} buckets of "
                                             "its steps, gain less than {:.0f}% at any value (the best, {}={}: {})",
@@ -1001,7 +1019,7 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
     channels["why_not"] = r.channels.why_not;
   }
   j["channels"] = channels;
-  json ddp = {{"found", r.ddp.found}};
+  json ddp = {{"found", r.ddp.found}, {"rule", kDdpRule}};
   if (r.ddp.found) {
     ddp["buckets"] = r.ddp.bucket_bytes.size();
     ddp["bucket_bytes"] = r.ddp.bucket_bytes;
@@ -1021,7 +1039,7 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
     json caps = json::array();
     for (const SettingPrediction& s : r.ddp_caps_by_size) caps.push_back(settingJson(s));
     json firsts = json::array();
-    for (const SettingPrediction& s : r.ddp_firsts_by_size) firsts.push_back(settingJson(s));
+    for (const SettingPrediction& s : r.ddp_first_buckets_by_size) firsts.push_back(settingJson(s));
     ddp["from_bucket_sizes"] = {{"first_buckets", firsts},
                                 {"buckets", r.ddp_by_size.bucket_bytes.size()},
                                 {"bucket_bytes", r.ddp_by_size.bucket_bytes},

@@ -98,8 +98,8 @@ void RecommendationsPanel::showPlan(const PlanSummary* plan, const TuneSummary* 
     out += QStringLiteral("</ul>");
   }
   if (tune && !tune->settings.empty()) {
-    out += QStringLiteral("<p><b>Framework settings</b> (DDP's bucket cap, a sharded optimizer's overlap, NCCL's channels: each value predicted on the "
-                          "calls it makes)</p>"
+    out += QStringLiteral("<p><b>Framework settings</b> (DDP's bucket cap and first bucket, a sharded optimizer's overlap, NCCL's channels: "
+                          "each value predicted on the calls it makes)</p>"
                           "<table cellspacing=4><tr><th>setting</th><th>buckets</th><th>predicted</th><th>gain</th></tr>");
     for (const TuneSetting& st : tune->settings) {
       const QString name = esc(st.setting) + QStringLiteral("=") + esc(st.value) +

@@ -4,7 +4,7 @@
 // bucket's own (DDP's first_bucket_bytes_cap, so that communication starts early), the bucket
 // cap (bucket_cap_mb) for the others. DistributedDataParallel sets the first bucket's cap apart,
 // at dist._DEFAULT_FIRST_BUCKET_BYTES (1 MiB), only while bucket_cap_mb is left unset (25 MiB);
-// given bucket_cap_mb, the first bucket's cap is that too (torch/nn/parallel/distributed.py).
+// given bucket_cap_mb, the first bucket's cap is that too (PyTorch's torch/nn/parallel/distributed.py).
 #pragma once
 
 #include "framework_trainer/model_config.hpp"

@@ -5,8 +5,9 @@
 //
 // What the trace does not say is assumed, each assumption named in the report:
 //   - where gradients end within a recorded bucket. DDP closes a bucket at the first gradient
-//     that brings it to the cap (its first bucket to its own limit: 1 MiB where it is smaller
-//     than the others, DDP's default), so a recorded bucket's gradients
+//     that brings it to the cap (its first bucket to its own limit: 1 MiB when set apart, the cap
+//     unset; the recorded first bucket is taken as set apart when under half the cap bound
+//     below), so a recorded bucket's gradients
 //     all end within the cap of its start, but for its last, which may run past it. The cap
 //     is at most the smallest bucket between the first and the last, and is taken as that
 //     rounded down to whole MiB, as caps are set (cap_bound). So another cap may cut a recorded
@@ -50,6 +51,7 @@ struct DdpBucketsBySize {
   std::string why_not;                        // when not found: what the run lacks, one sentence
   std::vector<std::uint64_t> bucket_bytes;    // one iteration of rank row 0, in launch order
   std::uint64_t cap_bound = 0;                // the recorded cap as taken (above); 0: not bounded
+  bool first_apart = false;                   // the recorded first bucket taken as set apart (above)
   std::vector<std::vector<DdpBucketCalls>> ranks;  // per rank row, per modelled iteration
 };
 
@@ -66,7 +68,7 @@ DdpBucketsBySize ddpBucketsOfReducer(const RecordedRun& run, const DdpReducer& r
 // gradients whose recorded buckets were `recorded`, under the assumption above about where
 // gradients end.
 std::vector<std::uint64_t> ddpBucketsFor(const std::vector<std::uint64_t>& recorded, std::uint64_t cap_bound,
-                                         const DdpBucketing& bucketing);
+                                         bool first_apart, const DdpBucketing& bucketing);
 
 // The run's calls with every modelled iteration's buckets cut as `bucketing` cuts them (none:
 // as recorded, rewritten the same way). `b` must have been found.

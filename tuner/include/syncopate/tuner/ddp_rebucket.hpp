@@ -41,7 +41,7 @@ struct DdpBucketing {
   bool operator==(const DdpBucketing&) const = default;
 };
 
-// What DistributedDataParallel makes of `bucket_cap_mb=cap` (torch/nn/parallel/distributed.py,
+// What DistributedDataParallel makes of `bucket_cap_mb=cap` (PyTorch's torch/nn/parallel/distributed.py,
 // _BucketCapacityConfig): every bucket, the first one too, cut at the cap. Only while
 // bucket_cap_mb is left unset does the first close sooner, at dist._DEFAULT_FIRST_BUCKET_BYTES
 // (1 MiB unless the job sets it), before buckets of 25 MiB: ddpDefaultBucketing().

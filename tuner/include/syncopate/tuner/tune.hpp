@@ -100,13 +100,13 @@ struct TuneReport {
   DdpReducer ddp;
   std::vector<SettingPrediction> ddp_bucket_caps;
   std::vector<SettingPrediction> ddp_first_buckets;
-  std::vector<std::string> ddp_caps_not_predicted;  // "bucket_cap_mb=N: why", each value left out
+  std::vector<std::string> ddp_caps_not_predicted;  // "SETTING=VALUE: why", each value left out
   std::optional<SettingPrediction> setting;
-  // DDP's bucket caps predicted from its buckets alone (ddp_buckets_by_size.hpp): for a trace,
+  // DDP's bucket caps and first buckets predicted from its buckets alone (ddp_buckets_by_size.hpp): for a trace,
   // what `setting` comes from; for a recorded run, beside the reducer's, to compare the models.
   DdpBucketsBySize ddp_by_size;
   std::vector<SettingPrediction> ddp_caps_by_size;
-  std::vector<SettingPrediction> ddp_firsts_by_size;
+  std::vector<SettingPrediction> ddp_first_buckets_by_size;
   double ddp_by_size_baseline_ms = 0;  // the recorded buckets rewritten as the other caps are
   std::vector<std::string> ddp_by_size_assumptions;  // what the prediction assumed, in words
   // NCCL channel counts on top of the recommended schedule (or the recorded one).
