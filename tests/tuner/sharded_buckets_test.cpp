@@ -4,6 +4,8 @@
 // (tuner_sharded_bucket_size): the synthetic trainer gathers in line.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "synthetic_trainer.hpp"
 #include "syncopate/tuner/sharded_buckets.hpp"
 #include "syncopate/tuner/tune.hpp"
@@ -215,6 +217,40 @@ TEST(ShardedBuckets, SynchronousSizesArePredictedAsRecordedAndWithTheOverlapsOn)
             "the optimizer's collectives are waited for at once, and with one bucket a collective overlapping compute "
             "cannot be told from a synchronous one (both are waited for right after the work before them): record the "
             "job with a smaller bucket size to have the size predicted");
+}
+
+// Megatron-LM takes --overlap-param-gather only with --overlap-grad-reduce. Where the gathering's
+// overlap alone is recommended (backward and the updates, 1 us a layer, leave the reduce-scatters
+// nothing to hide behind: under 2%; the gathers hide behind the next forward's 100 us a layer),
+// the sizes are predicted with both on, on both together's own prediction, and their words turn
+// both on. The size that cuts the recorded buckets (a layer a bucket) gives that prediction back.
+TEST(ShardedBuckets, ASizeWithTheGatheringsOverlapAloneRecommendedHasTheReductionsOnToo) {
+  SyntheticTrainer t = bucketsTrainer(SyntheticTrainer::Mode::Zero1Synchronous);
+  t.backward_ns = 1'000;
+  t.update_ns = 1'000;
+  const testing::ModelledRun m = testing::modelRun(t);
+  auto report = tuneModel(m.model, "synthetic", 4, TuneOptions{});
+  ASSERT_TRUE(report.ok()) << report.message();
+  ASSERT_EQ(report->overlap_grad_reduce.size(), 2u);
+  EXPECT_LT(report->overlap_grad_reduce[1].gain, 0.02);
+  ASSERT_EQ(report->overlap_param_gather.size(), 2u);
+  EXPECT_GE(report->overlap_param_gather[1].gain, 0.02);
+  ASSERT_GT(report->sharded_both_on_ms, 0.0);
+  std::vector<std::string> recommended;
+  for (const SettingPrediction& s : report->sharded_recommended) recommended.push_back(s.setting + "=" + s.value);
+  ASSERT_FALSE(recommended.empty());
+  EXPECT_EQ(recommended.front(), "overlap_param_gather=on");
+  EXPECT_EQ(std::count(recommended.begin(), recommended.end(), "overlap_grad_reduce=on"), 0);
+  EXPECT_TRUE(report->sharded_buckets_not_predicted.empty()) << report->sharded_buckets_not_predicted.front();
+  const auto row = std::find_if(report->sharded_bucket_sizes.begin(), report->sharded_bucket_sizes.end(),
+                                [](const SettingPrediction& s) {
+                                  return s.value == "1000000" && s.with == "overlap_grad_reduce=on, overlap_param_gather=on";
+                                });
+  ASSERT_NE(row, report->sharded_bucket_sizes.end());
+  EXPECT_DOUBLE_EQ(row->predicted_iteration_ms, report->sharded_both_on_ms);
+  EXPECT_NE(row->how_to_apply.find("--overlap-grad-reduce --overlap-param-gather --ddp-bucket-size 1000000"),
+            std::string::npos)
+      << row->how_to_apply;
 }
 
 TEST(ShardedBuckets, TheSizeIsNamedInTheFrameworksWords) {

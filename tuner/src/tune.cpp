@@ -1019,7 +1019,8 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
     channels["why_not"] = r.channels.why_not;
   }
   j["channels"] = channels;
-  json ddp = {{"found", r.ddp.found}, {"rule", kDdpRule}};
+  json ddp = {{"found", r.ddp.found}};
+  if (r.ddp.found || r.ddp_by_size.found) ddp["rule"] = kDdpRule;
   if (r.ddp.found) {
     ddp["buckets"] = r.ddp.bucket_bytes.size();
     ddp["bucket_bytes"] = r.ddp.bucket_bytes;
