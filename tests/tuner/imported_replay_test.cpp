@@ -196,6 +196,9 @@ TEST(ImportedReplay, DdpAndItsBucketsAreReadFromTheTraces) {
   ASSERT_TRUE(report.ok()) << report.message();
   const nlohmann::json settings = tuneReportJson(*report)["framework"]["detected"][0]["settings"];
   EXPECT_EQ(settings["bucket_cap_mb"].get<std::string>().substr(0, 15), "at most 25.0 (t");
+  // Its first bucket, 7.82 MiB against buckets of 25 MiB and more, was set apart: DDP's defaults.
+  EXPECT_EQ(settings["first bucket"].get<std::string>().substr(0, 59),
+            "7.82 MiB, set apart (under half the others' cap): bucket_ca");
 }
 
 // DDP's bucket_cap_mb and first bucket predicted from a trace's buckets alone: nccl_parser_config's

@@ -30,14 +30,6 @@ bool isComputeLaunch(const RecordedCall& rc, StreamHandle comm_stream) {
   return (k == CallKind::Kernel || k == CallKind::Memcpy || k == CallKind::Memset) && rc.call.stream != comm_stream;
 }
 
-// Every bucket but the first (which may have been capped apart) and the last (what was left)
-// holds the cap or more, so the cap is at most the least of them; taken as that, down to whole
-// MiB, as caps are set.
-std::uint64_t capBound(const std::vector<std::uint64_t>& buckets) {
-  if (buckets.size() < 3) return 0;
-  const std::uint64_t least = *std::min_element(buckets.begin() + 1, buckets.end() - 1);
-  return least >= (1u << 20) ? least >> 20 << 20 : least;
-}
 
 // Whether every iteration of every rank has rank row 0's first buckets, and their sizes known.
 void checkBuckets(const RecordedRun& run, DdpBucketsBySize& b) {
@@ -59,10 +51,8 @@ void checkBuckets(const RecordedRun& run, DdpBucketsBySize& b) {
       }
     }
   }
-  b.cap_bound = capBound(b.bucket_bytes);
-  // DDP's first bucket set apart (the cap unset) closes at the first gradient past 1 MiB, mostly
-  // well short of the others; cut at the cap, it is about as large as they are.
-  b.first_apart = b.cap_bound == 0 || b.bucket_bytes.front() < b.cap_bound / 2;
+  b.cap_bound = ddpCapBound(b.bucket_bytes);
+  b.first_apart = ddpFirstBucketSetApart(b.bucket_bytes);
   b.found = true;
 }
 
@@ -150,6 +140,22 @@ void rewriteIteration(const RecordedRank& rank, const DdpBucketCalls& it, const 
 }
 
 }  // namespace
+
+// Every bucket but the first (which may have been capped apart) and the last (what was left)
+// holds the cap or more, so the cap is at most the least of them; taken as that, down to whole
+// MiB, as caps are set.
+std::uint64_t ddpCapBound(const std::vector<std::uint64_t>& buckets) {
+  if (buckets.size() < 3) return 0;
+  const std::uint64_t least = *std::min_element(buckets.begin() + 1, buckets.end() - 1);
+  return least >= (1u << 20) ? least >> 20 << 20 : least;
+}
+
+// DDP's first bucket set apart (the cap unset) closes at the first gradient past 1 MiB, mostly
+// well short of the others; cut at the cap, it is about as large as they are.
+bool ddpFirstBucketSetApart(const std::vector<std::uint64_t>& buckets) {
+  const std::uint64_t bound = ddpCapBound(buckets);
+  return bound == 0 || buckets.front() < bound / 2;
+}
 
 DdpBucketsBySize ddpBucketsOfForwards(const RecordedRun& run, const analyzer::RunModel& m, std::int64_t first,
                                       std::int64_t last) {

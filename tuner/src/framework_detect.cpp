@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "syncopate/tuner/ddp_buckets_by_size.hpp"
 #include "syncopate/tuner/knobs.hpp"
 
 namespace syncopate::tuner {
@@ -83,6 +84,13 @@ DetectedFramework ddp(const analyzer::RunModel& m, const analyzer::Analysis& a, 
     d.settings.push_back({"bucket_cap_mb", fmt::format("at most {:.1f} (the smallest bucket between the first and the last; "
                                                        "DDP closes a bucket once it holds the cap)",
                                                        static_cast<double>(least_full) / (1 << 20))});
+    d.settings.push_back(
+        {"first bucket",
+         ddpFirstBucketSetApart(d.bucket_bytes)
+             ? fmt::format("{}, set apart (under half the others' cap): bucket_cap_mb unset, DDP's defaults, the first "
+                           "bucket closed at torch.distributed._DEFAULT_FIRST_BUCKET_BYTES",
+                           bytesText(d.bucket_bytes.front()))
+             : fmt::format("{}, cut at the cap like the others: bucket_cap_mb given", bytesText(d.bucket_bytes.front()))});
   } else {
     d.settings.push_back({"bucket_cap_mb", "not bounded by the run: fewer than three buckets a step"});
   }

@@ -55,6 +55,12 @@ struct DdpBucketsBySize {
   std::vector<std::vector<DdpBucketCalls>> ranks;  // per rank row, per modelled iteration
 };
 
+// The recorded cap as taken from one step's buckets (`cap_bound` above; 0 with fewer than three
+// buckets), and whether their first bucket is taken as DDP's first set apart, bucket_cap_mb
+// unset (under half that bound, or no bound to tell).
+std::uint64_t ddpCapBound(const std::vector<std::uint64_t>& bucket_bytes);
+bool ddpFirstBucketSetApart(const std::vector<std::uint64_t>& bucket_bytes);
+
 // The buckets of DDP in a trace: in each modelled iteration [first, last] of every rank, the
 // all-reduces launched after the iteration's `DistributedDataParallel.forward` range ended.
 DdpBucketsBySize ddpBucketsOfForwards(const RecordedRun& run, const analyzer::RunModel& model, std::int64_t first,

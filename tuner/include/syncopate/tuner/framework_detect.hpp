@@ -5,7 +5,7 @@
 //     step launches after its forward ends (DDP reduces each bucket as backward fills it), in
 //     launch order, and they bound its bucket_cap_mb (DDP closes a bucket once it holds the cap
 //     or more, so every bucket but the first, which may be capped apart, and the last, what was
-//     left, holds at least the cap);
+//     left, holds at least the cap), and whether their first bucket was set apart (the cap unset);
 //   - PyTorch FSDP (`FullyShardedDataParallel` ranges), Megatron-LM and DeepSpeed (ranges or
 //     kernels whose names carry theirs): named, with the evidence, and no setting read.
 #pragma once
