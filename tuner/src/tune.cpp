@@ -965,6 +965,11 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
     if (!s.with.empty()) out["with"] = s.with;
     return out;
   };
+  auto settingsJson = [&](const std::vector<SettingPrediction>& values) {
+    json out = json::array();
+    for (const SettingPrediction& s : values) out.push_back(settingJson(s));
+    return out;
+  };
   if (r.setting) recommendations.push_back(settingJson(*r.setting));
   if (r.max_ctas_setting) recommendations.push_back(settingJson(*r.max_ctas_setting));
   for (const SettingPrediction& s : r.sharded_recommended) recommendations.push_back(settingJson(s));
@@ -1026,33 +1031,24 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
     ddp["bucket_bytes"] = r.ddp.bucket_bytes;
     ddp["gradients"] = r.ddp.gradient_sizes.size();
     ddp["gradient_bytes"] = r.ddp.gradient_bytes;
-    json caps = json::array();
-    for (const SettingPrediction& s : r.ddp_bucket_caps) caps.push_back(settingJson(s));
-    ddp["bucket_caps"] = caps;
-    json firsts = json::array();
-    for (const SettingPrediction& s : r.ddp_first_buckets) firsts.push_back(settingJson(s));
-    ddp["first_buckets"] = firsts;
+    ddp["bucket_caps"] = settingsJson(r.ddp_bucket_caps);
+    ddp["first_buckets"] = settingsJson(r.ddp_first_buckets);
     if (!r.ddp_caps_not_predicted.empty()) ddp["not_predicted"] = r.ddp_caps_not_predicted;
   } else {
     ddp["why_not"] = r.ddp.why_not;
   }
   if (r.ddp_by_size.found) {
-    json caps = json::array();
-    for (const SettingPrediction& s : r.ddp_caps_by_size) caps.push_back(settingJson(s));
-    json firsts = json::array();
-    for (const SettingPrediction& s : r.ddp_first_buckets_by_size) firsts.push_back(settingJson(s));
-    ddp["from_bucket_sizes"] = {{"first_buckets", firsts},
+    ddp["from_bucket_sizes"] = {{"first_buckets", settingsJson(r.ddp_first_buckets_by_size)},
                                 {"buckets", r.ddp_by_size.bucket_bytes.size()},
                                 {"bucket_bytes", r.ddp_by_size.bucket_bytes},
                                 {"cap_bound_bytes", r.ddp_by_size.cap_bound},
                                 {"recorded_buckets_rewritten_ms", r.ddp_by_size_baseline_ms},
-                                {"bucket_caps", caps},
+                                {"bucket_caps", settingsJson(r.ddp_caps_by_size)},
                                 {"assumptions", r.ddp_by_size_assumptions}};
   } else if (!r.ddp_by_size.why_not.empty()) {
     ddp["from_bucket_sizes"] = {{"why_not", r.ddp_by_size.why_not}};
   }
-  json max_ctas = json::array();
-  for (const SettingPrediction& s : r.nccl_max_ctas) max_ctas.push_back(settingJson(s));
+  const json max_ctas = settingsJson(r.nccl_max_ctas);
   json detected = json::array();
   for (const DetectedFramework& f : r.frameworks) {
     json settings = json::object();
@@ -1063,21 +1059,17 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
   }
   json sharded = {{"found", r.sharded.found}};
   if (r.sharded.found) {
-    json reduce = json::array(), gather = json::array();
-    for (const SettingPrediction& s : r.overlap_grad_reduce) reduce.push_back(settingJson(s));
-    for (const SettingPrediction& s : r.overlap_param_gather) gather.push_back(settingJson(s));
     sharded["reduce_scatters"] = r.sharded.reduce_scatters;
     sharded["gradient_bytes"] = r.sharded.gradient_bytes;
     sharded["all_gathers"] = r.sharded.all_gathers;
     sharded["parameter_bytes"] = r.sharded.parameter_bytes;
     sharded["reduce_scatters_issued"] = toString(r.sharded.reduce_placement);
     sharded["all_gathers_issued"] = toString(r.sharded.gather_placement);
-    sharded["overlap_grad_reduce"] = reduce;
-    sharded["overlap_param_gather"] = gather;
+    sharded["overlap_grad_reduce"] = settingsJson(r.overlap_grad_reduce);
+    sharded["overlap_param_gather"] = settingsJson(r.overlap_param_gather);
     if (r.sharded_buckets_why_not.empty()) {
-      json sizes = json::array();
-      for (const SettingPrediction& s : r.sharded_bucket_sizes) sizes.push_back(settingJson(s));
-      sharded["bucket_size"] = {{"recorded_buckets_rewritten_ms", r.sharded_buckets_baseline_ms}, {"values", sizes}};
+      sharded["bucket_size"] = {{"recorded_buckets_rewritten_ms", r.sharded_buckets_baseline_ms},
+                                {"values", settingsJson(r.sharded_bucket_sizes)}};
       if (!r.sharded_buckets_not_predicted.empty()) {
         sharded["bucket_size"]["not_predicted"] = r.sharded_buckets_not_predicted;
       }
