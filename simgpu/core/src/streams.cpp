@@ -111,6 +111,26 @@ cudaError_t streamWaitEvent(cudaStream_t stream, cudaEvent_t event) {
   return detail::enqueueLocked(m, *s, stream, std::move(op), std::move(watches));
 }
 
+cudaError_t enqueueAfter(cudaStream_t stream, StreamOp op, const std::vector<StreamPoint>& after, StreamPoint* at) {
+  if (cudaError_t err = initialize(); err != cudaSuccess) return err;
+  Machine& m = machine();
+  std::lock_guard lock(m.mu);
+  Stream* s = detail::resolveStream(m, stream);
+  if (s == nullptr) return cudaErrorInvalidResourceHandle;
+  // As streamWaitEvent: a point already completed, or on the op's own stream, adds nothing.
+  std::vector<detail::Watch> watches;
+  for (const StreamPoint& point : after) {
+    const std::shared_ptr<void> alive = point.stream.lock();
+    auto* producer = static_cast<Stream*>(alive.get());
+    if (producer != nullptr && producer != s && producer->completed.load() < point.seq)
+      watches.push_back(detail::Watch{producer, point.seq, s});
+  }
+  if (cudaError_t err = detail::enqueueLocked(m, *s, stream, std::move(op), std::move(watches)); err != cudaSuccess)
+    return err;
+  if (at != nullptr) *at = StreamPoint{owned(s), s->enqueued};
+  return cudaSuccess;
+}
+
 cudaError_t enqueueAndWait(cudaStream_t stream, StreamOp op) {
   if (cudaError_t err = initialize(); err != cudaSuccess) return err;
   Machine& m = machine();

@@ -7,6 +7,7 @@
 #include "issue_order.hpp"
 #include "profiler.hpp"
 #include "tuner_plugin.hpp"
+#include "simgpu/core/stream_op.hpp"
 #include "simgpu/nccl/cost_model.hpp"
 #include "simgpu/nccl/endpoint.hpp"
 #include "simgpu/nccl/status.hpp"
@@ -113,6 +114,12 @@ class CommState {
   // The same order for the step that times a collective ahead of its data (launch.cpp): the
   // arrival exchange of one collective after another, each rank in the communicator's order.
   IssueOrder timing_order;
+  // NCCL runs a communicator's kernels one after another, also across streams: each launch
+  // makes its stream wait for the communicator's previous launch (NCCL's strong streams). Where
+  // the last launch is, for the next to wait for (launch.cpp), so that the device's model knows,
+  // as a GPU does, that the next cannot start before the last has ended. Set under the launch
+  // lock.
+  simgpu::StreamPoint last_launch;
   // The profiler plugin's context for this rank (set when it joined; see profiler.hpp).
   RankProfiler profiler;
   // The tuner plugin's context for this rank (set when it joined; see tuner_plugin.hpp).

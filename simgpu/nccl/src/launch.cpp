@@ -287,6 +287,18 @@ bool capturing(cudaStream_t stream) {
 // operations of a communicator sit in ticket order.
 std::mutex g_launch_mu;
 
+// Enqueues `f` after its communicators' previous launches, wherever they are (NCCL serialises a
+// communicator's kernels across streams: CommState::last_launch), and makes it their last. With
+// the launch lock held, on f's device.
+cudaError_t enqueueInCommunicatorOrder(const std::shared_ptr<Fused>& f) {
+  std::vector<simgpu::StreamPoint> after;
+  for (const auto& [comm, ticket] : f->tickets) after.push_back(comm->last_launch);
+  simgpu::StreamPoint at;
+  if (cudaError_t err = simgpu::enqueueAfter(f->stream, makeStreamOp(f), after, &at); err != cudaSuccess) return err;
+  for (const auto& [comm, ticket] : f->tickets) comm->last_launch = at;
+  return cudaSuccess;
+}
+
 }  // namespace
 
 Status launchCalls(std::vector<PendingCall> calls, const GroupApiEvent& group_api) {
@@ -323,7 +335,7 @@ Status launchCalls(std::vector<PendingCall> calls, const GroupApiEvent& group_ap
     launch.rank = shared->calls.front().comm->rank();
     launch.kernelLaunch.stream = stream;
     void* launch_event = startEvent(group_api.profiler, launch);
-    const cudaError_t err = onDevice(device, [&] { return simgpu::enqueue(stream, makeStreamOp(shared)); });
+    const cudaError_t err = onDevice(device, [&] { return enqueueInCommunicatorOrder(shared); });
     stopEvent(group_api.profiler, ncclProfileKernelLaunch, launch_event);
     if (err != cudaSuccess) {
       for (auto& [comm, ticket] : shared->tickets) comm->order.cancel(ticket);

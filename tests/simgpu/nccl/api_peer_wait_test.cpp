@@ -84,5 +84,63 @@ TEST_F(PeerWait, RanksHeldUpThroughEachOthersStreamsAndHostsGoOnWithoutTheBoundL
   for (ncclComm_t c : comm_b) ncclCommDestroy(c);
 }
 
+// One communicator's collectives on several streams, as PyTorch FSDP issues them: a
+// reduce-scatter on the post-backward stream, which waits for the compute stream's gradients,
+// then the next all-gather on the unshard stream, which waits for nothing. NCCL runs a
+// communicator's kernels one after another (each launch's stream waits for the previous launch),
+// so the all-gather starts after the reduce-scatter ends, and a kernel's end on the compute stream
+// is final without waiting for the all-gather: it cannot start before that kernel ends. Before
+// simgpu's streams knew the order, the kernel's end waited for the all-gather's timing, which
+// waited for the reduce-scatter's, which waited for the kernel: the one-second bound limit at
+// every such kernel (and, with many, a hang).
+TEST_F(PeerWait, OneCommunicatorsCollectivesOnSeveralStreamsRunInIssueOrderWithoutTheBoundLimit) {
+  std::array<ncclComm_t, 2> comms{};
+  const std::array<int, 2> devices{0, 1};
+  ASSERT_EQ(ncclCommInitAll(comms.data(), 2, devices.data()), ncclSuccess);
+  constexpr std::size_t kCount = 1 << 20;
+  const std::uint64_t expired_before = simgpu::stats().bound_waits_expired;
+  std::array<TimeNs, 2> started_at{}, reduced_at{}, gathered_at{};
+
+  const auto rank = [&](int r) {
+    check(simgpu::setCurrentDevice(r), "setCurrentDevice");
+    DeviceBuffer grads(r, 2 * kCount * sizeof(float)), shard(r, kCount * sizeof(float));
+    DeviceBuffer params(r, 2 * kCount * sizeof(float));
+    cudaStream_t compute = makeStream(r), post_backward = makeStream(r), unshard = makeStream(r);
+    cudaEvent_t started = nullptr, grads_ready = nullptr, reduced = nullptr, gathered = nullptr;
+    check(simgpu::createEvent(r, 0, &started), "createEvent");
+    check(simgpu::createEvent(r, cudaEventDisableTiming, &grads_ready), "createEvent");
+    check(simgpu::createEvent(r, 0, &reduced), "createEvent");
+    check(simgpu::createEvent(r, 0, &gathered), "createEvent");
+    check(simgpu::recordEvent(started, compute), "recordEvent");
+    busy(compute, 10 * kMs);  // a unit's gradients
+    check(simgpu::recordEvent(grads_ready, compute), "recordEvent");
+    check(simgpu::streamWaitEvent(post_backward, grads_ready), "streamWaitEvent");
+    EXPECT_EQ(ncclReduceScatter(grads.get(), shard.get(), kCount, ncclFloat, ncclSum, comms[r], post_backward),
+              ncclSuccess);
+    check(simgpu::recordEvent(reduced, post_backward), "recordEvent");
+    EXPECT_EQ(ncclAllGather(shard.get(), params.get(), kCount, ncclFloat, comms[r], unshard), ncclSuccess);
+    check(simgpu::recordEvent(gathered, unshard), "recordEvent");
+    busy(compute, 10 * kMs);  // the next unit's gradients, beside the collectives
+    check(simgpu::streamWaitEvent(compute, gathered), "streamWaitEvent");
+    busy(compute, 1 * kMs);
+    sync(compute);
+    sync(post_backward);
+    sync(unshard);
+    check(simgpu::eventTimeNs(started, &started_at[static_cast<std::size_t>(r)]), "eventTimeNs");
+    check(simgpu::eventTimeNs(reduced, &reduced_at[static_cast<std::size_t>(r)]), "eventTimeNs");
+    check(simgpu::eventTimeNs(gathered, &gathered_at[static_cast<std::size_t>(r)]), "eventTimeNs");
+  };
+  std::thread rank0(rank, 0), rank1(rank, 1);
+  rank0.join();
+  rank1.join();
+
+  for (std::size_t r = 0; r < 2; ++r) {
+    EXPECT_GE(reduced_at[r] - started_at[r], 10 * kMs) << "rank " << r << ": the reduce-scatter waited for the gradients";
+    EXPECT_GT(gathered_at[r], reduced_at[r]) << "rank " << r << ": the all-gather ran after the reduce-scatter";
+  }
+  EXPECT_EQ(simgpu::stats().bound_waits_expired - expired_before, 0u);
+  for (ncclComm_t c : comms) ncclCommDestroy(c);
+}
+
 }  // namespace
 }  // namespace simgpu::nccl

@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string_view>
+#include <vector>
 
 // libsimgpu.so hides everything it does not export on purpose; the seam is exported.
 #pragma GCC visibility push(default)
@@ -108,6 +110,19 @@ inline constexpr std::uint64_t kAnyPeerGroup = ~std::uint64_t{0};
 cudaError_t enqueue(cudaStream_t stream, StreamOp op);
 
 // Added after the seam was first fixed:
+
+// A point in a stream's work: the op `seq` of the stream (opaque to the API layers). It does not
+// keep the stream alive: a stream that is gone has no work left to wait for. Empty: no point.
+struct StreamPoint {
+  std::weak_ptr<void> stream;
+  std::uint64_t seq = 0;
+};
+
+// enqueue(), with the op also waiting for each point of `after` (points of `stream` itself, or
+// already completed, add nothing) as a stream waits for an event recorded there, but without an
+// op of its own: NCCL's launch, which waits for its communicators' previous launches on whatever
+// streams they were. `*at` (if given) receives the point of the op itself.
+cudaError_t enqueueAfter(cudaStream_t stream, StreamOp op, const std::vector<StreamPoint>& after, StreamPoint* at);
 
 // A process-wide increasing id for API calls and the ops they create (never 0).
 std::uint64_t nextCorrelationId();
