@@ -30,7 +30,6 @@ bool isComputeLaunch(const RecordedCall& rc, StreamHandle comm_stream) {
   return (k == CallKind::Kernel || k == CallKind::Memcpy || k == CallKind::Memset) && rc.call.stream != comm_stream;
 }
 
-
 // Whether every iteration of every rank has rank row 0's first buckets, and their sizes known.
 void checkBuckets(const RecordedRun& run, DdpBucketsBySize& b) {
   for (std::size_t rr = 0; rr < b.ranks.size(); ++rr) {
