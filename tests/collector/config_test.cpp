@@ -88,5 +88,15 @@ TEST(ProcessIdentity, RankFromTheLaunchersEnvironment) {
   EXPECT_FALSE(readProcessIdentity(lookup, false).rank);
 }
 
+TEST(ProcessIdentity, CudaDeviceMaxConnectionsAsTheEnvironmentGivesIt) {
+  std::map<std::string, std::string> env{{"CUDA_DEVICE_MAX_CONNECTIONS", "1"}};
+  variables = &env;
+  EXPECT_EQ(readProcessIdentity(lookup, true).cuda_device_max_connections, "1");
+  // A forked child runs with its parent's environment, so with its work queues too.
+  EXPECT_EQ(readProcessIdentity(lookup, false).cuda_device_max_connections, "1");
+  env = {};
+  EXPECT_EQ(readProcessIdentity(lookup, true).cuda_device_max_connections, "");
+}
+
 }  // namespace
 }  // namespace collector_test

@@ -103,7 +103,7 @@ const char* kTuneOfATrace = R"json({
 })json";
 
 // A run whose report shows DDP in its trace, a sharded optimizer's overlaps (one recorded on, one
-// recommended), NCCL_MAX_CTAS and channel counts predicted.
+// recommended), NCCL_MAX_CTAS, CUDA_DEVICE_MAX_CONNECTIONS and channel counts predicted.
 const char* kTuneWithChannels = R"json({
   "run": "runs/ddp", "ranks": 4, "measured_iteration_ms": 82.589, "replay_iteration_ms": 82.589,
   "replay_error": 0.0, "ideal_iteration_ms": 80.559, "candidates": [], "recommended": -1,
@@ -141,7 +141,12 @@ const char* kTuneWithChannels = R"json({
     "nccl": {"max_ctas": [
       {"setting": "NCCL_MAX_CTAS", "value": "4", "how_to_apply": "export NCCL_MAX_CTAS=4 in the job's environment",
        "predicted_iteration_ms": 81.53, "gain": 0.0128, "buckets": 0}
-    ]}}
+    ]},
+    "cuda": {"max_connections": {"recorded": 4, "set": true, "values": [
+      {"setting": "CUDA_DEVICE_MAX_CONNECTIONS", "value": "8",
+       "how_to_apply": "unset CUDA_DEVICE_MAX_CONNECTIONS",
+       "predicted_iteration_ms": 82.589, "gain": 0.0, "buckets": 0}
+    ]}}}
 })json";
 
 }  // namespace
@@ -283,7 +288,7 @@ class MetricsPlanTest : public QObject {
     QCOMPARE(tune->frameworks.size(), std::size_t{1});
     QCOMPARE(tune->frameworks[0],
              std::string("PyTorch DDP (6 DistributedDataParallel.forward ranges); buckets per step: 5"));
-    QCOMPARE(tune->settings.size(), std::size_t{7});
+    QCOMPARE(tune->settings.size(), std::size_t{8});
     QCOMPARE(tune->settings[0].setting, std::string("overlap_grad_reduce"));
     QCOMPARE(tune->settings[0].value, std::string("off"));
     QCOMPARE(tune->settings[0].buckets, std::size_t{17});
@@ -304,10 +309,14 @@ class MetricsPlanTest : public QObject {
     QVERIFY(tune->settings[4].recommended);
     QCOMPARE(tune->settings[5].setting, std::string("NCCL_MAX_CTAS"));
     QVERIFY(tune->settings[5].recommended);
-    QCOMPARE(tune->settings[6].setting, std::string("nccl_channels"));
-    QCOMPARE(tune->settings[6].value, std::string("AllReduce on 4 channels"));
-    QVERIFY(!tune->settings[6].recommended);
-    QCOMPARE(*tune->settings[6].predicted_ms, 81.53);
+    QCOMPARE(tune->settings[6].setting, std::string("CUDA_DEVICE_MAX_CONNECTIONS"));
+    QCOMPARE(tune->settings[6].value, std::string("8"));
+    QVERIFY(!tune->settings[6].recommended);  // no gain: not among the recommendations
+    QCOMPARE(*tune->settings[6].predicted_ms, 82.589);
+    QCOMPARE(tune->settings[7].setting, std::string("nccl_channels"));
+    QCOMPARE(tune->settings[7].value, std::string("AllReduce on 4 channels"));
+    QVERIFY(!tune->settings[7].recommended);
+    QCOMPARE(*tune->settings[7].predicted_ms, 81.53);
   }
 
   void readsADocumentedPlan() {

@@ -141,6 +141,28 @@ TEST(Simulator, EventWaitOrdersStreams) {
   EXPECT_DOUBLE_EQ(r.start[b], 50);
 }
 
+// DDP's pattern with CUDA_DEVICE_MAX_CONNECTIONS=1: the second all-reduce waits on its stream for
+// the first, and backward's next kernel, issued after it, waits in the one work queue.
+SimProgram allReducesBesideBackward(std::uint32_t connections) {
+  SimProgram p;
+  p.connections = connections;
+  const auto compute = p.addStream(0), nccl = p.addStream(0);
+  issue(p, 0, p.addOp(nccl, OpClass::Communication, 40));
+  issue(p, 0, p.addOp(nccl, OpClass::Communication, 10));
+  issue(p, 0, p.addOp(compute, OpClass::Compute, 5));
+  return p;
+}
+
+TEST(Simulator, StreamsSharingAWorkQueueLeaveItInIssueOrder) {
+  const SimResult shared = run(allReducesBesideBackward(1));
+  EXPECT_DOUBLE_EQ(shared.start[1], 40);
+  EXPECT_DOUBLE_EQ(shared.start[2], 40);  // behind the second all-reduce, not the engine
+  const SimResult own = run(allReducesBesideBackward(2));
+  EXPECT_DOUBLE_EQ(own.start[2], 0);
+  const SimResult unlimited = run(allReducesBesideBackward(0));
+  EXPECT_DOUBLE_EQ(unlimited.start[2], 0);
+}
+
 TEST(Simulator, BarrierMeetsEveryHost) {
   SimProgram p;
   const auto a = p.addStream(0), b = p.addStream(1);

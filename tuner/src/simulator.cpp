@@ -33,6 +33,7 @@ std::uint32_t SimProgram::addOp(std::uint32_t stream, OpClass c, double work_ns,
 namespace {
 
 constexpr std::uint32_t kNoHolder = std::numeric_limits<std::uint32_t>::max();
+constexpr std::uint32_t kNoConnection = std::numeric_limits<std::uint32_t>::max();
 
 bool interferes(OpClass c) { return c == OpClass::Compute || c == OpClass::Communication; }
 
@@ -134,6 +135,36 @@ class Simulation {
     barrier_arrived_.assign(barriers, 0);
     barrier_time_.assign(barriers, 0);
     barrier_waiting_.assign(barriers, {});
+    prepareConnections();
+  }
+
+  // Each stream's work queue: a rank's streams in turn, when the queues are fewer than streams.
+  void prepareConnections() {
+    connection_of_.assign(p_.streams.size(), kNoConnection);
+    if (p_.connections == 0) return;
+    std::vector<std::uint32_t> streams_of_rank(p_.hosts.size(), 0);
+    for (std::uint32_t s = 0; s < p_.streams.size(); ++s) {
+      const std::uint32_t r = p_.streams[s].rank;
+      connection_of_[s] = r * p_.connections + streams_of_rank[r]++ % p_.connections;
+    }
+    queued_.assign(p_.hosts.size() * p_.connections, {});
+    dispatched_.assign(p_.ops.size(), false);
+  }
+
+  // Whether op `o` is at the head of its work queue (always, with no shared queues).
+  bool atQueueHead(std::uint32_t o) const {
+    const std::uint32_t c = connection_of_[p_.ops[o].stream];
+    return c == kNoConnection || queued_[c].front() == o;
+  }
+
+  // Op `o` leaves its work queue: the ops behind it may follow.
+  void leaveQueue(std::uint32_t o) {
+    const std::uint32_t c = connection_of_[p_.ops[o].stream];
+    if (c == kNoConnection) return;
+    dispatched_[o] = true;
+    auto& queue = queued_[c];
+    while (!queue.empty() && dispatched_[queue.front()]) queue.pop_front();
+    if (!queue.empty()) queueStream(p_.ops[queue.front()].stream);
   }
 
   void push(double t, EventType type, std::uint32_t id, std::uint32_t version = 0) {
@@ -166,6 +197,9 @@ class Simulation {
         case SimProgram::StepKind::Issue: {
           OpState& o = op_[st.target];
           o.released = true;
+          if (const std::uint32_t c = connection_of_[p_.ops[st.target].stream]; c != kNoConnection) {
+            queued_[c].push_back(st.target);
+          }
           o.release = std::max(h.t + p_.launch_latency_ns, p_.ops[st.target].not_before_ns);
           if (o.release > now_) {
             push(o.release, EventType::TryStream, p_.ops[st.target].stream);
@@ -223,6 +257,8 @@ class Simulation {
     if (!st.released) return;
     if (st.release > now_) return;  // its TryStream event comes at release time
     if (st.pending_deps > 0) return;
+    if (!atQueueHead(o)) return;  // tried again when the op ahead of it leaves the queue
+    leaveQueue(o);
     const SimProgram::Op& op = p_.ops[o];
     if (op.op_class == OpClass::Marker) {
       st.started = true;
@@ -394,6 +430,9 @@ class Simulation {
   std::vector<double> barrier_time_;
   std::vector<std::vector<std::uint32_t>> barrier_waiting_;
   std::vector<std::uint64_t> engine_ticket_;
+  std::vector<std::uint32_t> connection_of_;       // per stream: rank * connections + queue, or kNoConnection
+  std::vector<std::deque<std::uint32_t>> queued_;  // per work queue: its ops in issue order, not yet left
+  std::vector<bool> dispatched_;                   // per op: it has left its work queue
 };
 
 }  // namespace

@@ -397,9 +397,38 @@ void predictNcclMaxCtas(TuneReport& r, const WhatIfModel& model, double min_gain
   r.max_ctas_setting = bestSetting(r.nccl_max_ctas, min_gain);
 }
 
+// CUDA_DEVICE_MAX_CONNECTIONS: each count of work queues above the recorded one, up to CUDA's
+// default, predicted on the recorded schedule; the best is recommended when it gains enough.
+// Counts are tried from the default down, so that of counts predicted alike (a job with fewer
+// streams than queues) the recommendation is the default, which a user applies by unsetting the
+// variable.
+void predictCudaConnections(TuneReport& r, const WhatIfModel& model, double min_gain) {
+  r.recorded_connections = model.connections();
+  for (std::uint32_t count = kCudaDefaultConnections; count > r.recorded_connections; count /= 2) {
+    const Prediction p = model.predict(nullptr, false, nullptr, count);
+    if (!p.ok) continue;
+    SettingPrediction s;
+    s.setting = "CUDA_DEVICE_MAX_CONNECTIONS";
+    s.value = fmt::format("{}", count);
+    s.how_to_apply =
+        count == kCudaDefaultConnections
+            ? fmt::format("unset CUDA_DEVICE_MAX_CONNECTIONS in the job's environment (CUDA's default, {} work queues "
+                          "per device), or export CUDA_DEVICE_MAX_CONNECTIONS={}; keep it where Megatron-LM's "
+                          "tensor-parallel overlap asks for 1",
+                          count, count)
+            : fmt::format("export CUDA_DEVICE_MAX_CONNECTIONS={} in the job's environment ({} work queues per device; "
+                          "CUDA reads it when it makes a context)",
+                          count, count);
+    s.predicted_iteration_ms = ms(p.iteration_ns);
+    s.gain = gainOver(r.replay_ms, s.predicted_iteration_ms);
+    r.cuda_max_connections.push_back(std::move(s));
+  }
+  r.connections_setting = bestSetting(r.cuda_max_connections, min_gain);
+}
+
 // Whether the report recommends nothing: no plan and no setting (its note then says why).
 bool recommendsNothing(const TuneReport& r) {
-  return !r.plan && !r.setting && !r.max_ctas_setting && r.sharded_recommended.empty();
+  return !r.plan && !r.setting && !r.max_ctas_setting && !r.connections_setting && r.sharded_recommended.empty();
 }
 
 // A sharded optimizer's settings (sharded_overlap.hpp): the recorded value of each is the replay;
@@ -723,6 +752,7 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
     r.channels.why_not = "channel counts are predicted for runs recorded with `syncopate record`, whose NCCL plugins "
                          "report them; an imported trace carries none";
   }
+  predictCudaConnections(r, model, options.search.min_gain);
   if (model.calls().buffersKnown()) {
     predictNcclMaxCtas(r, model, options.search.min_gain);
     predictShardedOverlap(r, model, options.search.min_gain, options.param_gather_setting);
@@ -831,10 +861,15 @@ trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const Tu
   auto channels = readRecordedChannels(*model);
   if (!channels.ok()) return channels.status();
   whatif->setChannels(std::move(channels).value());
+  auto connections = readRecordedConnections(*model);
+  if (!connections.ok()) return connections.status();
+  whatif->setConnections(connections->connections);
   const std::size_t job_ranks = run->modelled ? run->modelled->of : model->ranks.size();
   auto report = tuneModel(*whatif, run_dir.string(), static_cast<std::int32_t>(job_ranks), resolved, progress);
   if (!report.ok()) return report;
   report->modelled_ranks = run->modelled;
+  report->connections_set = connections->set;
+  report->connections_note = connections->note;
   if (resolved.search.memory_limit > 0) report->memory_limit.source = limit_source;
   report->frameworks = frameworks;
   nameShardedSettings(*report);
@@ -972,6 +1007,7 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
   };
   if (r.setting) recommendations.push_back(settingJson(*r.setting));
   if (r.max_ctas_setting) recommendations.push_back(settingJson(*r.max_ctas_setting));
+  if (r.connections_setting) recommendations.push_back(settingJson(*r.connections_setting));
   for (const SettingPrediction& s : r.sharded_recommended) recommendations.push_back(settingJson(s));
   if (r.plan && !r.plan->channels.empty()) {
     recommendations.push_back(
@@ -1084,7 +1120,15 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
   } else {
     sharded["why_not"] = r.sharded.why_not;
   }
-  j["framework"] = {{"detected", detected}, {"ddp", ddp}, {"sharded", sharded}, {"nccl", {{"max_ctas", max_ctas}}}};
+  json max_connections = {{"recorded", r.recorded_connections},
+                           {"set", r.connections_set},
+                           {"values", settingsJson(r.cuda_max_connections)}};
+  if (!r.connections_note.empty()) max_connections["note"] = r.connections_note;
+  j["framework"] = {{"detected", detected},
+                    {"ddp", ddp},
+                    {"sharded", sharded},
+                    {"nccl", {{"max_ctas", max_ctas}}},
+                    {"cuda", {{"max_connections", max_connections}}}};
   if (!r.recommendations_note.empty()) j["recommendations_note"] = r.recommendations_note;
   if (r.plan) {
     json channel_rules = json::array();
@@ -1227,6 +1271,17 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
   } else if (!r.channels.why_not.empty()) {
     t += fmt::format("NCCL channels not searched: {}.\n\n", r.channels.why_not);
   }
+  if (!r.cuda_max_connections.empty()) {
+    t += fmt::format("CUDA_DEVICE_MAX_CONNECTIONS ({} recorded), on the recorded schedule:\n", r.recorded_connections);
+    for (const SettingPrediction& s : r.cuda_max_connections) {
+      t += fmt::format("  CUDA_DEVICE_MAX_CONNECTIONS={:<3} {:9.3f} ms  {:>7}{}\n", s.value, s.predicted_iteration_ms,
+                       percent(s.gain),
+                       r.connections_setting && r.connections_setting->value == s.value ? "   <- recommended" : "");
+    }
+    if (r.connections_setting) t += fmt::format("  to apply: {}\n", r.connections_setting->how_to_apply);
+    t += "\n";
+  }
+  if (!r.connections_note.empty()) t += fmt::format("CUDA_DEVICE_MAX_CONNECTIONS: {}.\n\n", r.connections_note);
   if (r.plan) {
     const double gap = r.measured_ms - r.plan->prediction.ideal_ms;
     t += fmt::format("Recommended: {}{}.\n{}\n", r.plan->groups.empty() ? "the program's own schedule" : describe(r.plan->knobs),

@@ -354,7 +354,8 @@ trace::Result<WhatIfModel> WhatIfModel::withCalls(RecordedRun calls, const std::
   return w;
 }
 
-Prediction WhatIfModel::predict(const ScheduleRules* rules, bool delayed, const std::vector<ChannelRule>* channels) const {
+Prediction WhatIfModel::predict(const ScheduleRules* rules, bool delayed, const std::vector<ChannelRule>* channels,
+                                std::optional<std::uint32_t> connections) const {
   Prediction p;
   std::uint32_t next_host = static_cast<std::uint32_t>(calls_.ranks.size());  // hosts of threads beyond a rank's first
   if (rules != nullptr && !calls_.buffersKnown()) {
@@ -369,6 +370,7 @@ Prediction WhatIfModel::predict(const ScheduleRules* rules, bool delayed, const 
   ctx.program.launch_latency_ns = host_.launch_latency_ns;
   ctx.program.compute_slowdown = interference_.compute.slowdown;
   ctx.program.communication_slowdown = interference_.communication.slowdown;
+  ctx.program.connections = connections.value_or(connections_);
   for (std::uint32_t r = 0; r < calls_.ranks.size(); ++r) {
     const RecordedRank& rank = calls_.ranks[r];
     ProgramBuilder builder(*this, ctx, r);

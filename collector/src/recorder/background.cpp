@@ -178,6 +178,9 @@ void BackgroundThread::createStore() {
   (void)s.writer->setMeta("backend", recorder_.timing().name());
   (void)s.writer->setMeta("backend_reason", recorder_.backendReason());
   (void)s.writer->setMeta("command", identity.command);
+  if (!identity.cuda_device_max_connections.empty()) {
+    (void)s.writer->setMeta("cuda_device_max_connections", identity.cuda_device_max_connections);
+  }
   if (identity.local_rank) (void)s.writer->setMeta("local_rank", std::to_string(*identity.local_rank));
   if (recorder_.worldSize() >= 0) (void)s.writer->setMeta("world_size", std::to_string(recorder_.worldSize()));
   if (!identity.rank_source.empty()) (void)s.writer->setMeta("rank_source", identity.rank_source);

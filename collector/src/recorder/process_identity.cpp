@@ -54,6 +54,7 @@ ProcessIdentity readProcessIdentity(const char* (*lookup)(const char* name), boo
   if (gethostname(host, sizeof host - 1) == 0) identity.host = host;
   identity.pid = getpid();
   identity.command = commandLine();
+  if (const char* connections = lookup("CUDA_DEVICE_MAX_CONNECTIONS")) identity.cuda_device_max_connections = connections;
   if (!trust_environment_rank) return identity;
   // torchrun's RANK first: under srun or mpirun launching one torchrun per node, the
   // launcher's variable names the node, RANK the worker.

@@ -44,15 +44,43 @@ TimeNs engineBound(const Device& d, const Entry& asking, const Entry* self) {
   return std::max(bound, holder->phase == Phase::Timed ? holder->end_ns : holder->start_ns + leastDuration(*holder));
 }
 
-TimeNs startBoundAt(const Stream& s, const Entry& e, const Entry* self, int depth) {
-  if (e.phase == Phase::Started) return std::max(e.start_ns, e.start_floor);
-  if (e.phase == Phase::Timed) return e.start_ns;
+// How early an op could leave its work queue: what it waits for done, not the compute engine.
+TimeNs dispatchBoundAt(const Stream& s, const Entry& e, const Entry* self, int depth);
+
+// How early op `seq` of `s` could leave its work queue (a watch on_dispatch).
+TimeNs dispatchBound(const Stream& s, std::uint64_t seq, const Entry* self, int depth) {
+  if (s.current != nullptr && s.current->seq == seq) return dispatchBoundAt(s, *s.current, self, depth + 1);
+  for (std::size_t i = 0; i < s.queue.size(); ++i) {
+    const Entry& queued = s.queue.at(i);
+    if (queued.seq == seq) return dispatchBoundAt(s, queued, self, depth + 1);
+  }
+  return 0;  // not found (it left, and the watch is fulfilled): the most cautious bound
+}
+
+TimeNs waitsBound(const Stream& s, const Entry& e, const Entry* self, int depth) {
   TimeNs bound = std::max(e.ready_ns, s.clock);
   if (depth > kMaxDepth) return bound;
   for (const Watch& w : e.watches) {
-    bound = std::max(bound, w.timed ? w.end : completionBound(*w.producer, self, depth));
+    const TimeNs until = w.timed         ? w.end
+                         : w.on_dispatch ? dispatchBound(*w.producer, w.seq, self, depth)
+                                         : completionBound(*w.producer, self, depth);
+    bound = std::max(bound, until);
     if (bound == kNever) return kNever;
   }
+  return bound;
+}
+
+TimeNs dispatchBoundAt(const Stream& s, const Entry& e, const Entry* self, int depth) {
+  if (e.phase == Phase::Started || e.phase == Phase::Timed) return e.dispatch_ns;
+  if (&e == self) return kNever;
+  return waitsBound(s, e, self, depth);
+}
+
+TimeNs startBoundAt(const Stream& s, const Entry& e, const Entry* self, int depth) {
+  if (e.phase == Phase::Started) return std::max(e.start_ns, e.start_floor);
+  if (e.phase == Phase::Timed) return e.start_ns;
+  TimeNs bound = waitsBound(s, e, self, depth);
+  if (bound == kNever || depth > kMaxDepth) return bound;
   if (e.op.work_class == WorkClass::Compute) bound = std::max(bound, engineBound(*s.device, e, self));
   return bound;
 }

@@ -34,6 +34,9 @@ struct Event;
 // An op's dependency on op `seq` of another stream. Its model end is known (`timed`, `end`)
 // once the producer's worker has timed it, which may be long before its real work is done
 // (`done`): the waiter is timed from the first and runs its own real work after the second.
+// A watch `on_dispatch` waits only until op `seq` leaves the head of the hardware work queue
+// both streams share (CUDA_DEVICE_MAX_CONNECTIONS, Device::connections): `end` is then that
+// op's dispatch time, and `timed` and `done` are set together.
 struct Watch {
   Stream* producer = nullptr;
   std::uint64_t seq = 0;
@@ -41,6 +44,7 @@ struct Watch {
   TimeNs end = 0;
   bool timed = false;
   bool done = false;
+  bool on_dispatch = false;
 };
 
 // Where an op is on its way through its stream's worker; what the scheduler can say about its
@@ -67,6 +71,9 @@ struct Entry {
   // From Started, for an op whose start its peers tell: a lower bound on that start its timing
   // step learnt from them (raiseStartBound), at least start_ns once set.
   TimeNs start_floor = 0;
+  // From Started: when it left its work queue, what it waited for done (start_ns, or earlier
+  // for a kernel that then waited for the compute engine).
+  TimeNs dispatch_ns = 0;
   TimeNs model_start_ns = 0;  // from Timed: the model start
   TimeNs work_ns = 0;         // from Timed: the modelled duration at full speed
   TimeNs end_ns = 0;          // from Timed: the model end
@@ -90,12 +97,14 @@ struct BodyJob {
 
 enum class StreamKind : std::uint8_t { LegacyDefault, PerThreadDefault, User };
 
-struct Stream {
+struct Stream : std::enable_shared_from_this<Stream> {
   Device* device = nullptr;
   StreamKind kind = StreamKind::User;
   unsigned flags = 0;
   int priority = 0;
   unsigned long long id = 0;
+  std::size_t connection = 0;   // its hardware work queue (Device::connections)
+  std::uint64_t dispatched = 0;  // seq of the last op that left that queue
 
   RingQueue<Entry> queue;  // not yet taken by the worker
   Entry* current = nullptr;  // the op the worker is on (lives on the worker's stack)
@@ -144,10 +153,21 @@ struct Event {
   bool complete() const { return done_gen >= gen; }
 };
 
+// A hardware work queue (a connection, CUDA_DEVICE_MAX_CONNECTIONS of them per device): the
+// streams dealt to it share one FIFO, so an op leaves it only after every op enqueued on it
+// before, of any of those streams, has left it: the last op enqueued, which the next one waits
+// for when it is another stream's.
+struct Connection {
+  std::weak_ptr<Stream> last_stream;
+  std::uint64_t last_seq = 0;
+};
+
 struct Device {
   int index = 0;
   std::vector<std::shared_ptr<Stream>> streams;  // every stream whose worker is not reaped
   std::shared_ptr<Stream> legacy;
+  std::vector<Connection> connections;  // Machine::max_connections of them
+  std::size_t streams_made = 0;         // streams are dealt to connections in creation order
   cudaError_t sticky = cudaSuccess;
   bool resetting = false;
   unsigned flags = 0;
@@ -166,12 +186,18 @@ struct Device {
   std::vector<TimelineOp> scratch;  // reused by every computation of the ends
 };
 
+inline constexpr std::size_t kDefaultMaxConnections = 8;
+inline constexpr std::size_t kMostConnections = 32;
+
 struct Machine {
   std::mutex mu;
   Profile profile;
   cudaError_t init_error = cudaSuccess;
   std::atomic<bool> exiting{false};
   std::vector<std::unique_ptr<Device>> devices;
+  // CUDA_DEVICE_MAX_CONNECTIONS: hardware work queues per device, as CUDA reads the variable
+  // when it makes a context (1 to 32, default 8).
+  std::size_t max_connections = kDefaultMaxConnections;
   std::unordered_map<Stream*, std::shared_ptr<Stream>> user_streams;
   std::unordered_map<Event*, std::shared_ptr<Event>> events;
   std::condition_variable reaper_cv;  // a worker exited

@@ -10,6 +10,7 @@
 #include <simgpu/core/stream_op.hpp>
 
 #include <array>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 
@@ -22,8 +23,25 @@ constexpr int kMaxDevices = 64;  // profile.devices_per_process is validated aga
 std::atomic<Machine*> g_machine{nullptr};
 thread_local int t_current_device = 0;
 
+// CUDA_DEVICE_MAX_CONNECTIONS, as CUDA takes it: a count of 1 to 32; anything else is said and
+// the default kept.
+std::size_t maxConnectionsFromEnvironment() {
+  const char* text = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  if (text == nullptr || *text == '\0') return kDefaultMaxConnections;
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(text, &end, 10);
+  if (errno != 0 || *end != '\0' || value < 1 || value > static_cast<long>(kMostConnections)) {
+    std::fprintf(stderr, "simgpu: CUDA_DEVICE_MAX_CONNECTIONS=%s is not a count of 1 to %zu; %zu used\n", text,
+                 kMostConnections, kDefaultMaxConnections);
+    return kDefaultMaxConnections;
+  }
+  return static_cast<std::size_t>(value);
+}
+
 Machine* createMachine() {
   auto* m = new Machine();  // never freed: see machine()
+  m->max_connections = maxConnectionsFromEnvironment();
   const char* path = std::getenv("SIMGPU_PROFILE");
   if (path != nullptr && *path != '\0') {
     ProfileResult loaded = loadProfileFile(path);
@@ -41,6 +59,7 @@ Machine* createMachine() {
   for (int i = 0; i < m->profile.devices_per_process; ++i) {
     auto d = std::make_unique<Device>();
     d->index = i;
+    d->connections.resize(m->max_connections);
     m->devices.push_back(std::move(d));
   }
   return m;

@@ -277,7 +277,7 @@ bool confirmEnd(std::unique_lock<std::mutex>& lock, Machine& m, Device& d, Strea
 // Op s.timed ended at `end`, finally: the waiters on it and on the ops before it learn their end.
 void fulfilTimedWatchers(Stream& s, TimeNs end) {
   for (Watch* w : s.watchers) {
-    if (w->timed || w->seq > s.timed) continue;
+    if (w->timed || w->on_dispatch || w->seq > s.timed) continue;
     w->end = end;
     w->timed = true;
     w->waiter->worker_cv.notify_one();
@@ -293,6 +293,26 @@ void fulfilWatchers(Stream& s, TimeNs end) {
       if (!w->timed) w->end = end;
       w->timed = true;
       w->done = true;
+      w->waiter->worker_cv.notify_one();
+      w->waiter->body_cv.notify_one();
+      ws[i] = ws.back();
+      ws.pop_back();
+    } else {
+      ++i;
+    }
+  }
+}
+
+// Op `seq` of `s` has left its work queue at `at`: the ops of other streams behind it in that
+// queue may leave it too.
+void fulfilDispatchWatchers(Stream& s, std::uint64_t seq, TimeNs at) {
+  s.dispatched = seq;
+  auto& ws = s.watchers;
+  for (std::size_t i = 0; i < ws.size();) {
+    Watch* w = ws[i];
+    if (w->on_dispatch && w->seq <= seq) {
+      w->end = at;
+      w->timed = w->done = true;
       w->waiter->worker_cv.notify_one();
       w->waiter->body_cv.notify_one();
       ws[i] = ws.back();
@@ -464,6 +484,8 @@ void runEntry(std::unique_lock<std::mutex>& lock, Machine& m, Stream& s, Entry& 
   });
   TimeNs start = std::max(e.ready_ns, s.clock);
   for (const Watch& w : e.watches) start = std::max(start, w.end);
+  e.dispatch_ns = start;
+  fulfilDispatchWatchers(s, e.seq, start);
 
   bool abandoned = s.abandon;
   const bool uses_engine = !abandoned && e.op.work_class == WorkClass::Compute;
@@ -580,6 +602,7 @@ std::shared_ptr<Stream> newStream(Machine& m, Device& d, StreamKind kind, unsign
   s->flags = flags;
   s->priority = priority;
   s->id = m.next_stream_id++;
+  s->connection = d.streams_made++ % d.connections.size();
   d.streams.push_back(s);
   return s;
 }
@@ -605,6 +628,17 @@ cudaError_t enqueueLocked(Machine& m, Stream& s, cudaStream_t given, StreamOp&& 
   } else if (s.blocking() && d.legacy && !d.legacy->idle()) {
     watches.push_back(Watch{d.legacy.get(), d.legacy->enqueued, &s});
   }
+  // The op leaves the work queue its stream shares after the op enqueued on it before, when that
+  // is another stream's and still queued: the false dependency of streams sharing a connection.
+  Connection& connection = d.connections[s.connection];
+  if (auto before = connection.last_stream.lock();
+      before && before.get() != &s && !before->abandon && before->dispatched < connection.last_seq) {
+    Watch w{before.get(), connection.last_seq, &s};
+    w.on_dispatch = true;
+    watches.push_back(w);
+  }
+  connection.last_stream = s.weak_from_this();
+  connection.last_seq = s.enqueued + 1;
   Entry& e = s.queue.push();
   e.op = std::move(op);
   if (e.op.correlation_id == 0) e.op.correlation_id = nextCorrelationId();
@@ -618,7 +652,9 @@ cudaError_t enqueueLocked(Machine& m, Stream& s, cudaStream_t given, StreamOp&& 
   e.watches = std::move(watches);
   for (Watch& w : e.watches) {
     w.waiter = &s;
-    if (w.producer->completed >= w.seq) {
+    if (w.on_dispatch) {
+      w.producer->watchers.push_back(&w);
+    } else if (w.producer->completed >= w.seq) {
       w.timed = w.done = true;  // already over: its end is in the past, before this op can start
     } else {
       w.timed = w.producer->timed >= w.seq;  // likewise its end, though its real work still runs

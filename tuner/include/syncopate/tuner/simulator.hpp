@@ -11,7 +11,11 @@
 //     1/(1+compute_slowdown*w) and communication at 1/(1+communication_slowdown) of its speed,
 //     w the largest interference weight of the communication running (its channels relative
 //     to those the slowdown was measured with; 1 for a collective as recorded);
-//   - copies and event markers neither use the compute engine nor interfere.
+//   - copies and event markers neither use the compute engine nor interfere;
+//   - with `connections` set (CUDA_DEVICE_MAX_CONNECTIONS), a rank's streams are dealt in turn
+//     to that many hardware work queues, each a FIFO in issue order: an op leaves its queue
+//     (starts, waits for the engine or for its collective's peers) only after every op issued
+//     to that queue before it has left it, whatever stream that op is on.
 // Hosts: a rank's host advances through its steps (CPU time, issuing an op, waiting for an op
 // to end, meeting every other rank at a barrier).
 #pragma once
@@ -58,6 +62,9 @@ struct SimProgram {
   std::vector<std::vector<Step>> hosts;  // one per rank
   double launch_latency_ns = 0;
   double compute_slowdown = 0, communication_slowdown = 0;
+  // Hardware work queues per rank (CUDA_DEVICE_MAX_CONNECTIONS); 0: one per stream. A rank's
+  // streams go to them in the order they were added.
+  std::uint32_t connections = 0;
 
   std::uint32_t addStream(std::uint32_t rank, std::int32_t priority = 0);
   // Adds an op waiting for `waits_for` (ops added before it).

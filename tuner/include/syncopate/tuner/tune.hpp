@@ -115,6 +115,13 @@ struct TuneReport {
   // enough.
   std::vector<SettingPrediction> nccl_max_ctas;
   std::optional<SettingPrediction> max_ctas_setting;
+  // CUDA_DEVICE_MAX_CONNECTIONS (work_queues.hpp): what the run ran with, each larger count up to
+  // CUDA's default predicted on the recorded schedule, and the best when it gains enough.
+  std::uint32_t recorded_connections = kCudaDefaultConnections;
+  bool connections_set = false;  // the job's environment set the variable
+  std::string connections_note;  // what the stores said, where it is worth saying
+  std::vector<SettingPrediction> cuda_max_connections;
+  std::optional<SettingPrediction> connections_setting;
   // A sharded optimizer, if the run shows one (sharded_overlap.hpp): each setting that overlaps
   // its collectives with compute as recorded (the replay) and, where it was off, on; those that
   // gain enough (overlap_param_gather only where the framework has it: TuneOptions); and both on

@@ -23,6 +23,7 @@
 #include "syncopate/trace/status.hpp"
 #include "syncopate/analyzer/run_model.hpp"
 #include "syncopate/tuner/channels.hpp"
+#include "syncopate/tuner/work_queues.hpp"
 #include "syncopate/tuner/fits.hpp"
 #include "syncopate/tuner/op_pointers.hpp"
 #include "syncopate/tuner/recorded_calls.hpp"
@@ -84,8 +85,15 @@ class WhatIfModel {
   // mode, in which each consumer waits for the previous iteration's bucket instead of its
   // own (it changes the training mathematics).
   // `channels`: NCCL channel counts the plan sets (channels.hpp); nullptr: as recorded.
+  // `connections`: hardware work queues per device (CUDA_DEVICE_MAX_CONNECTIONS,
+  // work_queues.hpp); nullopt: as recorded.
   Prediction predict(const ScheduleRules* rules, bool delayed = false,
-                     const std::vector<ChannelRule>* channels = nullptr) const;
+                     const std::vector<ChannelRule>* channels = nullptr,
+                     std::optional<std::uint32_t> connections = std::nullopt) const;
+
+  // The run's CUDA_DEVICE_MAX_CONNECTIONS (readRecordedConnections); CUDA's default until set.
+  void setConnections(std::uint32_t connections) { connections_ = connections; }
+  std::uint32_t connections() const { return connections_; }
 
   // What the recording says of channels (readRecordedChannels); none until set. Where a
   // communicator's collectives ran on several counts, its per-channel bandwidth is fitted from
@@ -170,6 +178,7 @@ class WhatIfModel {
   double measured_ns_ = 0;
   std::vector<double> measured_per_iteration_;
   RecordedChannels channels_;
+  std::uint32_t connections_ = kCudaDefaultConnections;
 };
 
 }  // namespace syncopate::tuner

@@ -46,7 +46,7 @@ struct TuneCandidate {
 // A setting of the job's framework with its prediction (tune.json's "framework"): DDP's
 // bucket_cap_mb and first bucket, one per value predicted (from the reducer of a recorded run,
 // from the buckets alone of a trace), a sharded optimizer's overlaps and bucket size,
-// NCCL_MAX_CTAS.
+// NCCL_MAX_CTAS, CUDA_DEVICE_MAX_CONNECTIONS.
 struct TuneSetting {
   std::string setting, value, how_to_apply;
   std::optional<double> predicted_ms, gain;
