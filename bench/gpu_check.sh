@@ -11,7 +11,9 @@
 # 4. The collector's cost per launch on the real CUDA runtime (bench/collector/run_overhead.sh,
 # RUNTIMES=cuda). 5. Where the build holds NVIDIA's nccl-tests (build/nccl-tests/single), each one
 # recorded on the GPU: that it ends, how long it takes with and without the collector, and the
-# collectives in its store. Needs an NVIDIA GPU, its driver and PyTorch with CUDA; CI never runs it.
+# collectives in its store. 6. The work-queue probe (bench/work_queues) with one queue and with
+# CUDA's default: whether the GPU holds one stream's work behind another's as simgpu models
+# CUDA_DEVICE_MAX_CONNECTIONS. Needs an NVIDIA GPU, its driver and PyTorch with CUDA; CI never runs it.
 #   bench/gpu_check.sh [steps] [warmup]
 # Exit 0 when both backends agree with torch.profiler (counts equal, total kernel time within 5%)
 # and the tuner's loop ran to its comparison.
@@ -92,4 +94,9 @@ if [ -d "$build/nccl-tests/single" ]; then
       "$start" "$middle" "$end" "$test" "$collectives"
   done
 fi
+
+# 6. Work queues on the real GPU, as simgpu models them (docs/simgpu.md, "Work queues").
+echo "work queues (an event on a second stream, after a 10 ms kernel on the first):"
+CUDA_DEVICE_MAX_CONNECTIONS=1 "$build/bin/work_queue_probe" || status=1
+env -u CUDA_DEVICE_MAX_CONNECTIONS "$build/bin/work_queue_probe" || status=1
 exit "$status"

@@ -403,6 +403,7 @@ void predictNcclMaxCtas(TuneReport& r, const WhatIfModel& model, double min_gain
 // streams than queues) the recommendation is the default, which a user applies by unsetting the
 // variable.
 void predictCudaConnections(TuneReport& r, const WhatIfModel& model, double min_gain) {
+  if (model.connections() == 0) return;  // not set: CUDA's default, which the model takes as a queue per stream
   r.recorded_connections = model.connections();
   for (std::uint32_t count = kCudaDefaultConnections; count > r.recorded_connections; count /= 2) {
     const Prediction p = model.predict(nullptr, false, nullptr, count);
@@ -863,11 +864,12 @@ trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const Tu
   whatif->setChannels(std::move(channels).value());
   auto connections = readRecordedConnections(*model);
   if (!connections.ok()) return connections.status();
-  whatif->setConnections(connections->connections);
+  if (connections->set) whatif->setConnections(connections->connections);
   const std::size_t job_ranks = run->modelled ? run->modelled->of : model->ranks.size();
   auto report = tuneModel(*whatif, run_dir.string(), static_cast<std::int32_t>(job_ranks), resolved, progress);
   if (!report.ok()) return report;
   report->modelled_ranks = run->modelled;
+  report->recorded_connections = connections->connections;
   report->connections_set = connections->set;
   report->connections_note = connections->note;
   if (resolved.search.memory_limit > 0) report->memory_limit.source = limit_source;

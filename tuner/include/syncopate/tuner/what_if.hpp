@@ -91,7 +91,10 @@ class WhatIfModel {
                      const std::vector<ChannelRule>* channels = nullptr,
                      std::optional<std::uint32_t> connections = std::nullopt) const;
 
-  // The run's CUDA_DEVICE_MAX_CONNECTIONS (readRecordedConnections); CUDA's default until set.
+  // The run's CUDA_DEVICE_MAX_CONNECTIONS where its environment set it (readRecordedConnections);
+  // 0, a work queue per stream, until set. CUDA's default of 8 is modelled as 0: it covers the
+  // few streams a training process uses, and an imported trace's replay, whose host threads may
+  // issue in another order than they did, must not wait in a queue on an op issued after.
   void setConnections(std::uint32_t connections) { connections_ = connections; }
   std::uint32_t connections() const { return connections_; }
 
@@ -178,7 +181,7 @@ class WhatIfModel {
   double measured_ns_ = 0;
   std::vector<double> measured_per_iteration_;
   RecordedChannels channels_;
-  std::uint32_t connections_ = kCudaDefaultConnections;
+  std::uint32_t connections_ = 0;
 };
 
 }  // namespace syncopate::tuner
