@@ -425,6 +425,13 @@ void predictCudaConnections(TuneReport& r, const WhatIfModel& model, double min_
     r.cuda_max_connections.push_back(std::move(s));
   }
   r.connections_setting = bestSetting(r.cuda_max_connections, min_gain);
+  const Interference& interference = model.interference();
+  if (!r.cuda_max_connections.empty() && (!interference.compute.measured || !interference.communication.measured)) {
+    r.connections_assumption = fmt::format(
+        "with more queues, communication overlaps computation where the recording shows too little overlap to "
+        "measure what that costs: compute {}, communication {} (`--interference C,M` sets them)",
+        interferenceText(interference.compute), interferenceText(interference.communication));
+  }
 }
 
 // Whether the report recommends nothing: no plan and no setting (its note then says why).
@@ -1126,6 +1133,7 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
                            {"set", r.connections_set},
                            {"values", settingsJson(r.cuda_max_connections)}};
   if (!r.connections_note.empty()) max_connections["note"] = r.connections_note;
+  if (!r.connections_assumption.empty()) max_connections["assumed"] = r.connections_assumption;
   j["framework"] = {{"detected", detected},
                     {"ddp", ddp},
                     {"sharded", sharded},
@@ -1281,6 +1289,7 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
                        r.connections_setting && r.connections_setting->value == s.value ? "   <- recommended" : "");
     }
     if (r.connections_setting) t += fmt::format("  to apply: {}\n", r.connections_setting->how_to_apply);
+    if (!r.connections_assumption.empty()) t += fmt::format("  assumed: {}\n", r.connections_assumption);
     t += "\n";
   }
   if (!r.connections_note.empty()) t += fmt::format("CUDA_DEVICE_MAX_CONNECTIONS: {}.\n\n", r.connections_note);

@@ -120,6 +120,7 @@ struct TuneReport {
   std::uint32_t recorded_connections = kCudaDefaultConnections;
   bool connections_set = false;  // the job's environment set the variable
   std::string connections_note;  // what the stores said, where it is worth saying
+  std::string connections_assumption;  // what the predictions assumed that the recording cannot show
   std::vector<SettingPrediction> cuda_max_connections;
   std::optional<SettingPrediction> connections_setting;
   // A sharded optimizer, if the run shows one (sharded_overlap.hpp): each setting that overlaps
