@@ -284,12 +284,14 @@ void fulfilTimedWatchers(Stream& s, TimeNs end) {
   }
 }
 
-// Op s.completed's real work is done: so is that of the ops the waiters wait for.
-void fulfilWatchers(Stream& s, TimeNs end) {
+// Fulfils the watches on `s` that `met` picks, at `end` unless their end is known: done, their
+// waiters woken, and no longer watched.
+template <typename Met>
+void fulfilAndForget(Stream& s, TimeNs end, Met met) {
   auto& ws = s.watchers;
   for (std::size_t i = 0; i < ws.size();) {
     Watch* w = ws[i];
-    if (w->seq <= s.completed) {
+    if (met(*w)) {
       if (!w->timed) w->end = end;
       w->timed = true;
       w->done = true;
@@ -303,24 +305,16 @@ void fulfilWatchers(Stream& s, TimeNs end) {
   }
 }
 
+// Op s.completed's real work is done: so is that of the ops the waiters wait for.
+void fulfilWatchers(Stream& s, TimeNs end) {
+  fulfilAndForget(s, end, [&](const Watch& w) { return w.seq <= s.completed; });
+}
+
 // Op `seq` of `s` has left its work queue at `at`: the ops of other streams behind it in that
 // queue may leave it too.
 void fulfilDispatchWatchers(Stream& s, std::uint64_t seq, TimeNs at) {
   s.dispatched = seq;
-  auto& ws = s.watchers;
-  for (std::size_t i = 0; i < ws.size();) {
-    Watch* w = ws[i];
-    if (w->on_dispatch && w->seq <= seq) {
-      w->end = at;
-      w->timed = w->done = true;
-      w->waiter->worker_cv.notify_one();
-      w->waiter->body_cv.notify_one();
-      ws[i] = ws.back();
-      ws.pop_back();
-    } else {
-      ++i;
-    }
-  }
+  fulfilAndForget(s, at, [&](const Watch& w) { return w.on_dispatch && w.seq <= seq; });
 }
 
 // The worker has timed `e` to its final end: the stream's clock moves on, and what waits for
