@@ -37,7 +37,8 @@ void run(const RecordArguments& arguments) {
     nlohmann::json out{{"directory", arguments.output}, {"exit_code", outcome.exit_code},
                        {"stores", s.stores}, {"ranks", s.ranks}, {"hosts", s.hosts},
                        {"backends", s.backends}, {"backend_reasons", s.backend_reasons}, {"counters", s.counters},
-                       {"nccl_profiler_loaded_stores", s.nccl_profiler_loaded}};
+                       {"nccl_profiler_loaded_stores", s.nccl_profiler_loaded},
+                       {"cuda_device_max_connections", s.max_connections}};
     std::cout << syncopate::trace::jsonText(out, 2) << "\n";
   }
   if (outcome.exit_code != 0) {

@@ -78,6 +78,13 @@ RecordedJobOutcome runRecordedJob(const RecordedJob& job) {
     for (const auto& [counter, value] : s.counters) {
       std::cerr << "syncopate " << name << ": note: " << counter << " = " << value << " (summed over the stores)\n";
     }
+    for (const auto& [queues, stores] : s.max_connections) {
+      std::cerr << "syncopate " << name << ": note: " << stores << " store(s) ran with CUDA_DEVICE_MAX_CONNECTIONS="
+                << queues << ": their streams share " << queues
+                << " hardware work queue(s), which can hold computation behind communication issued before it; "
+                   "`syncopate tune " << options.output_dir.string()
+                << "` predicts CUDA's default (docs/tuner.md, \"CUDA_DEVICE_MAX_CONNECTIONS\")\n";
+    }
   }
   if (outcome.exit_code == 0 && s.stores == 0 && !options.armed) {
     fail(name, "nothing was recorded: no process of the command used CUDA (is it linked against the shared CUDA runtime?)");

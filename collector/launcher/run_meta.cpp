@@ -94,6 +94,7 @@ Result<RecordSummary> summarizeRun(const std::filesystem::path& directory) {
     if (auto backend = reader->metaValue("backend")) ++summary.backends[std::string(*backend)];
     if (auto reason = reader->metaValue("backend_reason")) reasons.emplace(*reason);
     if (reader->metaValue("nccl_profiler") == "loaded") ++summary.nccl_profiler_loaded;
+    if (auto queues = reader->metaValue("cuda_device_max_connections")) ++summary.max_connections[std::string(*queues)];
     Status scanned = reader->forEachCounter([&](const trace::CounterRow& row) {
       if (row.value != 0) summary.counters[row.name] += row.value;
     });

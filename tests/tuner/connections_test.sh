@@ -13,7 +13,8 @@ JOB="mpirun -np 4 --oversubscribe --bind-to none --mca btl self,vader $TRAINER -
 --iterations 6 --warmup 1 --micro-batch 32"
 
 # shellcheck disable=SC2086
-expect 0 "syncopate record: 4 store" -- env CUDA_DEVICE_MAX_CONNECTIONS=1 "$SYNCOPATE" record -o "$WORK/one_queue" -- $JOB
+expect 0 "note: 4 store(s) ran with CUDA_DEVICE_MAX_CONNECTIONS=1: their streams share 1 hardware work queue" -- \
+  env CUDA_DEVICE_MAX_CONNECTIONS=1 "$SYNCOPATE" record -o "$WORK/one_queue" -- $JOB
 expect 0 "CUDA_DEVICE_MAX_CONNECTIONS (1 recorded)" -- "$SYNCOPATE" tune "$WORK/one_queue"
 expect 0 '"setting": "CUDA_DEVICE_MAX_CONNECTIONS"' -- "$SYNCOPATE" tune "$WORK/one_queue" --json
 cp "$WORK/out" "$WORK/one_queue.json"

@@ -85,6 +85,7 @@ struct RecordSummary {
   std::vector<std::string> hosts;
   std::map<std::string, int> backends;  // backend -> number of stores
   int nccl_profiler_loaded = 0;          // stores whose process NCCL handed the collector's profiler plugin
+  std::map<std::string, int> max_connections;  // CUDA_DEVICE_MAX_CONNECTIONS as set -> stores that ran with it
   std::vector<std::string> backend_reasons;
   std::map<std::string, std::int64_t> counters;  // summed over stores, non-zero ones
   std::vector<std::string> problems;             // stores that could not be read
