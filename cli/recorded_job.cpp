@@ -1,5 +1,6 @@
 #include "recorded_job.hpp"
 
+#include <charconv>
 #include <cstdlib>
 #include <ctime>
 #include <iostream>
@@ -23,6 +24,14 @@ std::int64_t unixNs() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Whether a CUDA_DEVICE_MAX_CONNECTIONS a store ran with is a count below CUDA's default of 8,
+// the ones worth a note: streams then share queues that CUDA would have given them apart.
+bool fewerQueuesThanCudasDefault(const std::string& value) {
+  int queues = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), queues);
+  return error == std::errc() && end == value.data() + value.size() && queues >= 1 && queues < 8;
 }
 
 }  // namespace
@@ -79,6 +88,7 @@ RecordedJobOutcome runRecordedJob(const RecordedJob& job) {
       std::cerr << "syncopate " << name << ": note: " << counter << " = " << value << " (summed over the stores)\n";
     }
     for (const auto& [queues, stores] : s.max_connections) {
+      if (!fewerQueuesThanCudasDefault(queues)) continue;
       std::cerr << "syncopate " << name << ": note: " << stores << " store(s) ran with CUDA_DEVICE_MAX_CONNECTIONS="
                 << queues << ": their streams share " << queues
                 << " hardware work queue(s), which can hold computation behind communication issued before it; "
