@@ -1,6 +1,5 @@
 #include "recorded_job.hpp"
 
-#include <charconv>
 #include <cstdlib>
 #include <ctime>
 #include <iostream>
@@ -8,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "command_support.hpp"
+#include "syncopate/tuner/work_queues.hpp"
 
 namespace syncopate::cli {
 
@@ -29,9 +29,8 @@ std::int64_t unixNs() {
 // Whether a CUDA_DEVICE_MAX_CONNECTIONS a store ran with is a count below CUDA's default of 8,
 // the ones worth a note: streams then share queues that CUDA would have given them apart.
 bool fewerQueuesThanCudasDefault(const std::string& value) {
-  int queues = 0;
-  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), queues);
-  return error == std::errc() && end == value.data() + value.size() && queues >= 1 && queues < 8;
+  const std::optional<std::uint32_t> queues = tuner::connectionsCudaTakes(value);
+  return queues && *queues < tuner::kCudaDefaultConnections;
 }
 
 }  // namespace

@@ -9,6 +9,15 @@
 
 namespace syncopate::tuner {
 
+std::optional<std::uint32_t> connectionsCudaTakes(std::string_view value) noexcept {
+  std::uint32_t count = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), count);
+  if (error != std::errc() || end != value.data() + value.size() || count < 1 || count > kCudaMostConnections) {
+    return std::nullopt;
+  }
+  return count;
+}
+
 trace::Result<RecordedConnections> readRecordedConnections(const analyzer::RunModel& model) {
   RecordedConnections out;
   std::set<std::uint32_t> seen;
@@ -18,15 +27,14 @@ trace::Result<RecordedConnections> readRecordedConnections(const analyzer::RunMo
     if (!reader.ok()) return trace::failure(std::string(reader.status().message()));
     const auto noted = reader->metaValue("cuda_device_max_connections");
     if (!noted) continue;
-    std::uint32_t value = 0;
-    const auto [end, error] = std::from_chars(noted->data(), noted->data() + noted->size(), value);
-    if (error != std::errc() || end != noted->data() + noted->size() || value < 1 || value > kCudaMostConnections) {
+    const std::optional<std::uint32_t> value = connectionsCudaTakes(*noted);
+    if (!value) {
       out.note = fmt::format("rank {} ran with CUDA_DEVICE_MAX_CONNECTIONS={}, not a count of 1 to {}: taken as CUDA's "
                              "default, {}",
                              rank.rank, *noted, kCudaMostConnections, kCudaDefaultConnections);
       continue;
     }
-    seen.insert(value);
+    seen.insert(*value);
   }
   if (seen.empty()) return out;
   out.set = true;

@@ -876,7 +876,6 @@ trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const Tu
   auto report = tuneModel(*whatif, run_dir.string(), static_cast<std::int32_t>(job_ranks), resolved, progress);
   if (!report.ok()) return report;
   report->modelled_ranks = run->modelled;
-  report->recorded_connections = connections->connections;
   report->connections_set = connections->set;
   report->connections_note = connections->note;
   if (resolved.search.memory_limit > 0) report->memory_limit.source = limit_source;

@@ -8,7 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "syncopate/trace/status.hpp"
 
@@ -20,6 +22,10 @@ namespace syncopate::tuner {
 
 inline constexpr std::uint32_t kCudaDefaultConnections = 8;
 inline constexpr std::uint32_t kCudaMostConnections = 32;
+
+// The count of work queues a CUDA_DEVICE_MAX_CONNECTIONS value asks for, when it is one CUDA
+// takes (1 to 32); nullopt for anything else.
+std::optional<std::uint32_t> connectionsCudaTakes(std::string_view value) noexcept;
 
 struct RecordedConnections {
   std::uint32_t connections = kCudaDefaultConnections;  // the fewest any rank ran with
