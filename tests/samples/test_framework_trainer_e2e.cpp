@@ -197,6 +197,34 @@ TEST(FrameworkTrainerOnSimgpu, FsdpShardsEveryUnitAndStepsTheSameParametersAsZer
   EXPECT_EQ(padded.checksums, zero1_on_three.checksums);
 }
 
+// fsdp as PyTorch FSDP issues it (--fsdp-streams): all-gathers on an unshard stream,
+// reduce-scatters on a post-backward stream, with each of FSDP's prefetch settings and without
+// its rate limiter. The same operations, and the same parameters to the bit as the one-stream
+// version's: the events between the streams and record_stream's frees leave no buffer read
+// before it is written or rewritten while it is read.
+TEST(FrameworkTrainerOnSimgpu, FsdpOnItsOwnStreamsStepsTheSameParametersWithEverySetting) {
+  const TrainerRun one_stream = runMpi(4, tiny({"--mode", "fsdp"}));
+  expectVerified(one_stream, 4, kTotalIterations);
+  const std::vector<std::vector<std::string>> settings = {
+      {},
+      {"--backward-prefetch", "none", "--limit-all-gathers", "false"},
+      {"--backward-prefetch", "post", "--forward-prefetch"},
+  };
+  for (const std::vector<std::string>& setting : settings) {
+    std::vector<std::string> args = {"--mode", "fsdp", "--fsdp-streams"};
+    args.insert(args.end(), setting.begin(), setting.end());
+    const TrainerRun run = runMpi(4, tiny(args));
+    std::string named;
+    for (const std::string& a : args) named += a + " ";
+    SCOPED_TRACE(named);
+    expectVerified(run, 4, kTotalIterations);
+    EXPECT_EQ(run.config.at("fsdp_streams"), "1");
+    EXPECT_EQ(run.config.at("backward_prefetch"), setting.size() > 1 ? setting[1] : "pre");
+    expectIterationCounts(run, SyncMode::Fsdp, {kDefaultCap});
+    EXPECT_EQ(run.checksums, one_stream.checksums);
+  }
+}
+
 TEST(FrameworkTrainerLaunch, TorchrunStyleEnvironmentMatchesMpirun) {
   const std::vector<std::string> args = tiny({"--mode", "ddp"});
   expectTorchrunMatchesMpirun(kTrainer, args, kProfile, kTotalIterations);

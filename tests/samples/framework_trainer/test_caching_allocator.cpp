@@ -82,6 +82,21 @@ TEST(CachingAllocator, NeighboursMergeWhenFreed) {
   EXPECT_EQ(a.stats().allocated_bytes, 2 * kMiB);
 }
 
+TEST(CachingAllocator, ABlockUsedOnAnotherStreamIsReusedOnlyOnceThatUseFinished) {
+  FakeDevice device;
+  CachingAllocator a = device.allocator(4 * kMiB);
+  void* x = a.allocate(kMiB, 1);
+  bool finished = false;
+  a.releaseWhen(x, [&finished] { return finished; });
+  EXPECT_THROW(a.releaseWhen(x, [] { return true; }), std::logic_error);  // twice
+  EXPECT_EQ(a.stats().allocated_bytes, kMiB);
+  void* y = a.allocate(kMiB, 1);  // x's use on the other stream has not finished: elsewhere
+  EXPECT_NE(y, x);
+  finished = true;
+  EXPECT_EQ(a.allocate(kMiB, 1), x);  // asked again at this allocation: finished, reused
+  EXPECT_EQ(a.stats().allocated_bytes, 2 * kMiB);
+}
+
 TEST(CachingAllocator, SaysWhenTheDeviceIsFullAndRefusesForeignPointers) {
   FakeDevice device;
   device.room = 4 * kMiB;

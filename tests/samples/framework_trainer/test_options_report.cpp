@@ -63,6 +63,22 @@ TEST(FrameworkOptions, ConfigOverridesAndMode) {
   ASSERT_TRUE(fsdp.options) << fsdp.err;
   EXPECT_EQ(fsdp.options->mode, SyncMode::Fsdp);
   EXPECT_STREQ(toString(SyncMode::Fsdp), "fsdp");
+  EXPECT_FALSE(fsdp.options->fsdp_streams);
+  // PyTorch FSDP's defaults.
+  EXPECT_EQ(fsdp.options->backward_prefetch, BackwardPrefetch::Pre);
+  EXPECT_FALSE(fsdp.options->forward_prefetch);
+  EXPECT_TRUE(fsdp.options->limit_all_gathers);
+  const ParseOutcome streams = parse({"--mode", "fsdp", "--fsdp-streams", "--backward-prefetch", "post",
+                                      "--forward-prefetch", "--limit-all-gathers", "false"});
+  ASSERT_TRUE(streams.options) << streams.err;
+  EXPECT_TRUE(streams.options->fsdp_streams);
+  EXPECT_EQ(streams.options->backward_prefetch, BackwardPrefetch::Post);
+  EXPECT_STREQ(toString(BackwardPrefetch::Post), "post");
+  EXPECT_TRUE(streams.options->forward_prefetch);
+  EXPECT_FALSE(streams.options->limit_all_gathers);
+  const ParseOutcome none = parse({"--mode", "fsdp", "--fsdp-streams", "--backward-prefetch", "none"});
+  ASSERT_TRUE(none.options) << none.err;
+  EXPECT_EQ(none.options->backward_prefetch, BackwardPrefetch::None);
 }
 
 // DDP's first bucket as DistributedDataParallel cuts it: at 1 MiB (or
@@ -100,6 +116,12 @@ TEST(FrameworkOptions, ErrorsExitTwoWithASentence) {
               "--bucket-size and --bucket-mb both set the buckets: give one");
   expectError({"--mode", "fsdp", "--overlap-param-gather"}, "--overlap-param-gather applies to --mode zero1 only");
   expectError({"--mode", "ddp", "--process-group-stream"}, "--process-group-stream applies to --mode zero1 only");
+  expectError({"--mode", "zero1", "--fsdp-streams"}, "--fsdp-streams applies to --mode fsdp only");
+  expectError({"--mode", "fsdp", "--forward-prefetch"}, "--forward-prefetch applies to --mode fsdp with --fsdp-streams");
+  expectError({"--mode", "fsdp", "--limit-all-gathers", "false"},
+              "--limit-all-gathers applies to --mode fsdp with --fsdp-streams");
+  expectError({"--mode", "fsdp", "--fsdp-streams", "--backward-prefetch", "early"},
+              "--backward-prefetch must be pre, post or none (got 'early')");
   expectError({"--config", "gpt-5"}, "unknown --config 'gpt-5'; known: gpt2-small, gpt2-small-8k, tiny");
   expectError({"--heads", "5"}, "must be a multiple of the heads");
   expectError({"--bootstrap", "slurm"}, "--bootstrap must be auto, mpi, env or single");
@@ -153,7 +175,7 @@ TEST(FrameworkReport, LinesOthersParse) {
   EXPECT_EQ(configLine(run),
             "config name=tiny layers=2 hidden=128 heads=4 vocab=512 seq_len=128 micro_batch=2 params=478720 "
             "param_tensors=28 mode=naive bucket_mb=25 first_bucket_bytes=1048576 bucket_size=0 overlap_grad_reduce=0 overlap_param_gather=0 process_group_stream=0 "
-            "buckets=0 ranks=4 bootstrap=mpi lr=0.1 seed=1234 iterations=2 warmup=1");
+            "fsdp_streams=0 backward_prefetch=pre forward_prefetch=0 limit_all_gathers=1 buckets=0 ranks=4 bootstrap=mpi lr=0.1 seed=1234 iterations=2 warmup=1");
   EXPECT_EQ(iterationLine(run.iterations[1]), "iter=1 phase=measured time_ms=60.000");
   EXPECT_EQ(countsLine(3, "iteration", OpCounts{10, 3, 1, 28}),
             "op_counts rank=3 scope=iteration kernels=10 memcpys=3 memsets=1 collectives=28");

@@ -41,6 +41,12 @@ class CachingAllocator {
   // Gives a block back to its stream's free list; adjacent free blocks of one segment merge.
   // Throws std::logic_error for a pointer this allocator did not hand out.
   void release(void* block);
+  // Says whether the work another stream was given that uses a block has finished.
+  using UseFinished = std::function<bool()>;
+  // Gives a block used on another stream back once `finished()` says so, as PyTorch's
+  // record_stream does: until then it is not reused, else its stream's next user could overwrite
+  // it while the other stream still reads it. Asked at every allocation, in the order given.
+  void releaseWhen(void* block, UseFinished finished);
 
   struct Stats {
     std::size_t segments = 0;
@@ -59,6 +65,8 @@ class CachingAllocator {
   };
 
   std::map<std::uintptr_t, Block>::iterator newSegment(std::size_t bytes, StreamKey stream);
+  void releaseLocked(void* block);
+  void releaseFinishedUses();
   void mergeWithNext(std::map<std::uintptr_t, Block>::iterator block);
 
   SegmentSource source_;
@@ -67,6 +75,7 @@ class CachingAllocator {
   mutable std::mutex mutex_;
   std::map<std::uintptr_t, Block> blocks_;  // by address, free and in use
   std::vector<std::pair<void*, std::size_t>> segments_;
+  std::vector<std::pair<void*, UseFinished>> awaiting_;  // blocks released once their use finishes
   Stats stats_;
 };
 

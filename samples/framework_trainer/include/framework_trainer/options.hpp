@@ -28,6 +28,13 @@ inline constexpr const char* kProgram = "framework_trainer";
 enum class SyncMode { Naive, Ddp, Zero1, Fsdp };
 const char* toString(SyncMode mode);
 
+// fsdp with --fsdp-streams: PyTorch FSDP's BackwardPrefetch, when backward issues the next unit's
+// all-gather (in backward order): before this unit's gradient kernels (Pre, FSDP's default),
+// after them and before this unit's reduce-scatter (Post), or only when the next unit's own
+// backward starts (None).
+enum class BackwardPrefetch { Pre, Post, None };
+const char* toString(BackwardPrefetch prefetch);  // "pre", "post", "none"
+
 using sample_common::BootstrapKind;
 
 struct Options {
@@ -52,6 +59,19 @@ struct Options {
   // one (async_op=False): on the process group's own stream after it waits for the compute
   // stream, the compute stream waiting for it at once; rather than on the compute stream.
   bool process_group_stream = false;
+  // fsdp: issue as PyTorch FSDP (FULL_SHARD) does: every all-gather on an unshard stream, every
+  // reduce-scatter on a post-backward stream, the compute stream waiting for them where it needs
+  // their results, gathered buffers freed as record_stream frees them (fully_sharded.hpp).
+  // Without it, all on the compute stream. The three settings below apply with it, their
+  // defaults FSDP's.
+  bool fsdp_streams = false;
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::Pre;
+  // The next unit's all-gather issued before this unit's forward kernels, rather than when the
+  // next unit's forward starts.
+  bool forward_prefetch = false;
+  // FSDP's rate limiter: before an all-gather, the host waits for the oldest freeing of gathered
+  // parameters while two are outstanding.
+  bool limit_all_gathers = true;
   int iterations = 8;       // measured iterations
   int warmup = 1;           // iterations before them, checked but left out of the summary
   std::uint64_t seed = 1234;

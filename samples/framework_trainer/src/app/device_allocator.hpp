@@ -9,19 +9,30 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 namespace framework_trainer {
 
 class DeviceAllocator {
  public:
   explicit DeviceAllocator(std::size_t segment_bytes);
+  DeviceAllocator(const DeviceAllocator&) = delete;
+  DeviceAllocator& operator=(const DeviceAllocator&) = delete;
+  ~DeviceAllocator();
   void* allocate(std::size_t bytes, cudaStream_t stream);
   void release(void* block) { cache_.release(block); }
+  // Gives `block` back once the work queued on `user` so far has run (an event recorded there,
+  // queried at later allocations): PyTorch's tensor.record_stream(user) before the tensor is
+  // freed, for a block allocated on one stream and read on another.
+  void releaseAfterWorkOn(void* block, cudaStream_t user);
   CachingAllocator::Stats stats() const { return cache_.stats(); }
 
  private:
   CachingAllocator cache_;
+  std::mutex events_mutex_;  // the forward thread frees, the backward thread too
+  std::vector<cudaEvent_t> events_, spare_events_;  // every event made; those free to record
 };
 
 template <class T>
@@ -41,6 +52,11 @@ class DeviceTensor {
   DeviceTensor& operator=(const DeviceTensor&) = delete;
   ~DeviceTensor() {
     if (data_ != nullptr) owner_->release(data_);
+  }
+  // Frees the tensor once the work queued on `user` so far has run (DeviceAllocator::releaseAfterWorkOn).
+  void releaseAfterWorkOn(cudaStream_t user) {
+    if (data_ != nullptr) owner_->releaseAfterWorkOn(std::exchange(data_, nullptr), user);
+    numel_ = 0;
   }
 
   T* get() const { return data_; }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace framework_trainer {
@@ -38,6 +39,7 @@ std::map<std::uintptr_t, CachingAllocator::Block>::iterator CachingAllocator::ne
 void* CachingAllocator::allocate(std::size_t bytes, StreamKey stream) {
   const std::size_t size = roundUp(std::max<std::size_t>(bytes, 1), kAlignment);
   std::lock_guard lock(mutex_);
+  releaseFinishedUses();
   // Best fit among this stream's free blocks; the lowest address among equals.
   auto best = blocks_.end();
   for (auto it = blocks_.begin(); it != blocks_.end(); ++it) {
@@ -69,6 +71,29 @@ void CachingAllocator::mergeWithNext(std::map<std::uintptr_t, Block>::iterator b
 
 void CachingAllocator::release(void* pointer) {
   std::lock_guard lock(mutex_);
+  releaseLocked(pointer);
+}
+
+void CachingAllocator::releaseWhen(void* pointer, UseFinished finished) {
+  std::lock_guard lock(mutex_);
+  const auto it = blocks_.find(reinterpret_cast<std::uintptr_t>(pointer));
+  const bool awaiting = std::any_of(awaiting_.begin(), awaiting_.end(), [&](const auto& a) { return a.first == pointer; });
+  if (it == blocks_.end() || it->second.free || awaiting) {
+    throw std::logic_error(fmt::format("released {} which is not a block in use of this allocator", pointer));
+  }
+  awaiting_.emplace_back(pointer, std::move(finished));
+}
+
+void CachingAllocator::releaseFinishedUses() {
+  std::size_t kept = 0;
+  for (auto& entry : awaiting_) {
+    if (entry.second()) releaseLocked(entry.first);
+    else awaiting_[kept++] = std::move(entry);
+  }
+  awaiting_.resize(kept);
+}
+
+void CachingAllocator::releaseLocked(void* pointer) {
   const auto it = blocks_.find(reinterpret_cast<std::uintptr_t>(pointer));
   if (it == blocks_.end() || it->second.free) {
     throw std::logic_error(fmt::format("released {} which is not a block in use of this allocator", pointer));

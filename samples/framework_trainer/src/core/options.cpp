@@ -19,6 +19,15 @@ const char* toString(SyncMode mode) {
   return "?";
 }
 
+const char* toString(BackwardPrefetch prefetch) {
+  switch (prefetch) {
+    case BackwardPrefetch::Pre: return "pre";
+    case BackwardPrefetch::Post: return "post";
+    case BackwardPrefetch::None: return "none";
+  }
+  return "?";
+}
+
 namespace {
 
 std::string presetTable() {
@@ -96,6 +105,25 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
       app.add_flag("--process-group-stream", options.process_group_stream,
                    "zero1: issue the collectives that do not overlap as torch.distributed issues synchronous ones: on "
                    "the process group's own stream, the compute stream waiting for each at once");
+  CLI::Option* fsdp_streams =
+      app.add_flag("--fsdp-streams", options.fsdp_streams,
+                   "fsdp: issue as PyTorch FSDP does: all-gathers on an unshard stream, reduce-scatters on a "
+                   "post-backward stream, the compute stream waiting for each result where it needs it");
+  std::string backward_prefetch = "pre";
+  CLI::Option* backward =
+      app.add_option("--backward-prefetch", backward_prefetch,
+                     "fsdp with --fsdp-streams: FSDP's backward_prefetch: pre (the next unit's all-gather before this "
+                     "unit's gradient kernels), post (after them, before its reduce-scatter) or none")
+          ->capture_default_str();
+  CLI::Option* forward =
+      app.add_flag("--forward-prefetch", options.forward_prefetch,
+                   "fsdp with --fsdp-streams: FSDP's forward_prefetch=True: the next unit's all-gather before this "
+                   "unit's forward kernels");
+  CLI::Option* limit =
+      app.add_option("--limit-all-gathers", options.limit_all_gathers,
+                     "fsdp with --fsdp-streams: FSDP's limit_all_gathers (true or false): the host waits before an "
+                     "all-gather while two freeings of gathered parameters are outstanding")
+          ->capture_default_str();
   command_line.addLoopOptions(options.iterations, options.warmup, options.seed,
                               "Seed of the initial weights, the data and the gradients", options.lr);
   app.add_option("--segment-mb", options.segment_mb, "Smallest segment the caching allocator takes from cudaMalloc (MiB)")
@@ -136,6 +164,18 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
   if (options.mode != SyncMode::Zero1 && group_stream->count() > 0) {
     return command_line.failure("--process-group-stream applies to --mode zero1 only");
   }
+  if (options.mode != SyncMode::Fsdp && fsdp_streams->count() > 0) {
+    return command_line.failure("--fsdp-streams applies to --mode fsdp only");
+  }
+  for (const CLI::Option* setting : {backward, forward, limit}) {
+    if (setting->count() > 0 && !options.fsdp_streams) {
+      return command_line.failure(fmt::format("{} applies to --mode fsdp with --fsdp-streams", setting->get_name()));
+    }
+  }
+  if (backward_prefetch == "pre") options.backward_prefetch = BackwardPrefetch::Pre;
+  else if (backward_prefetch == "post") options.backward_prefetch = BackwardPrefetch::Post;
+  else if (backward_prefetch == "none") options.backward_prefetch = BackwardPrefetch::None;
+  else return command_line.failure(fmt::format("--backward-prefetch must be pre, post or none (got '{}')", backward_prefetch));
   if (std::optional<sample_common::ParseStop> stop = command_line.checkBootstrap()) return *stop;
   const std::optional<ModelConfig> preset = findModelPreset(config_name);
   if (!preset) {
