@@ -8,7 +8,7 @@
 namespace syncopate::tuner {
 
 ProgramBuilder::ProgramBuilder(const WhatIfModel& model, ProgramContext& ctx, std::uint32_t rank)
-    : model_(model), ctx_(ctx), rank_(rank), host_(rank) {
+    : model_(model), ctx_(ctx), rank_(rank), host_(rank), serialise_communicators_(!model.calls().imported) {
   if (ctx_.program.hosts.size() <= rank_) ctx_.program.hosts.resize(rank_ + 1);
   const RecordedRank& calls = model_.calls().ranks[rank_];
   const std::size_t first = model_.windowCalls(rank_).first;
@@ -80,9 +80,12 @@ void ProgramBuilder::collective(StreamHandle handle, const CollectiveArgs& args,
     const std::int64_t bytes = analyzer::ncclTestsBytes(args.type, static_cast<std::int64_t>(args.count), args.dtype, args.comm_size);
     if (bytes >= 0) channels = channelsFor(*ctx_.channels, args.type, static_cast<std::uint64_t>(bytes));
   }
+  const auto last = last_collective_.find(args.comm);
+  const std::uint32_t after = serialise_communicators_ && last != last_collective_.end() ? last->second : kNoOp;
   const std::uint32_t op =
-      addOp(handle, OpClass::Communication, model_.collectiveNs(args, measured_op, channels), kNoOp, match);
+      addOp(handle, OpClass::Communication, model_.collectiveNs(args, measured_op, channels), after, match);
   if (op != kNoOp) ctx_.program.ops[op].interference = model_.interferenceWeight(measured_op, channels);
+  if (serialise_communicators_ && op != kNoOp) last_collective_[args.comm] = op;
   keepAbsentPeers(op, measured_op);
 }
 

@@ -93,6 +93,12 @@ class ProgramBuilder : public Executor {
   std::vector<std::uint64_t> flush_first_unit_;
   std::uint64_t units_ = 0;
   bool expect_unit_done_ = false;  // the next recorded event is the done event of a unit
+  // NCCL runs a communicator's collectives one after another, in the order a rank issued them,
+  // whatever their streams: each waits for the last one issued on its communicator. Not where an
+  // imported trace's threads are replayed as hosts of their own, whose issue order across threads
+  // the model does not know.
+  bool serialise_communicators_ = true;
+  std::unordered_map<std::uint64_t, std::uint32_t> last_collective_;  // communicator -> its last op
 };
 
 }  // namespace syncopate::tuner

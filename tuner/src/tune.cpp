@@ -436,7 +436,82 @@ void predictCudaConnections(TuneReport& r, const WhatIfModel& model, double min_
 
 // Whether the report recommends nothing: no plan and no setting (its note then says why).
 bool recommendsNothing(const TuneReport& r) {
-  return !r.plan && !r.setting && !r.max_ctas_setting && !r.connections_setting && r.sharded_recommended.empty();
+  return !r.plan && !r.setting && !r.max_ctas_setting && !r.connections_setting && r.sharded_recommended.empty() &&
+         r.fsdp_recommended.empty();
+}
+
+// FSDP's settings (fsdp_settings.hpp): the run's calls written as each value issues them, each
+// predicted with the others as recorded; the best of each recommended when it gains enough.
+// limit_all_gathers=False is predicted and never recommended: the host then runs ahead, and the
+// caching allocator holds the gathered parameters of more units at once, memory the model does
+// not count.
+void predictFsdp(TuneReport& r, const WhatIfModel& model, double min_gain) {
+  r.fsdp = findFsdp(model.calls(), model.firstIteration());
+  if (!r.fsdp.found) return;
+  const auto rewritten = [&](const FsdpSettings& settings) -> trace::Result<double> {
+    auto calls = fsdpSettingsCalls(model.calls(), model.firstIteration(), model.lastIteration(), r.fsdp, settings);
+    if (!calls.ok()) return calls.status();
+    auto written = model.withCalls(std::move(calls).value());
+    if (!written.ok()) return written.status();
+    const Prediction p = written->predict(nullptr);
+    if (!p.ok) return trace::failure(p.error);
+    return ms(p.iteration_ns);
+  };
+  const FsdpSettings& recorded = r.fsdp.recorded;
+  const trace::Result<double> baseline = rewritten(recorded);
+  if (!baseline.ok()) {
+    r.fsdp_not_predicted.push_back(fmt::format("every value: the recorded values written anew: {}", baseline.message()));
+    return;
+  }
+  r.fsdp_rewritten_ms = *baseline;
+  const auto truth = [](bool on) { return std::string(on ? "True" : "False"); };
+  const auto row = [&](std::vector<SettingPrediction>& rows, const char* setting, const std::string& value,
+                       const std::string& recorded_value, const FsdpSettings& settings) {
+    SettingPrediction s;
+    s.setting = setting;
+    s.value = value;
+    s.buckets = r.fsdp.forward_gathers;
+    if (value == recorded_value) {
+      s.how_to_apply = "as the run was recorded";
+      s.predicted_iteration_ms = r.replay_ms;
+      rows.insert(rows.begin(), s);
+      return;
+    }
+    const trace::Result<double> predicted = rewritten(settings);
+    if (!predicted.ok()) {
+      r.fsdp_not_predicted.push_back(fmt::format("{}={}: {}", setting, value, predicted.message()));
+      return;
+    }
+    s.how_to_apply = fsdpHowTo(setting, value);
+    s.predicted_iteration_ms = r.replay_ms + (*predicted - r.fsdp_rewritten_ms);
+    s.gain = gainOver(r.replay_ms, s.predicted_iteration_ms);
+    rows.push_back(s);
+  };
+  for (FsdpBackwardPrefetch prefetch : {FsdpBackwardPrefetch::Pre, FsdpBackwardPrefetch::Post, FsdpBackwardPrefetch::None}) {
+    FsdpSettings settings = recorded;
+    settings.backward_prefetch = prefetch;
+    row(r.fsdp_backward_prefetch, "backward_prefetch", toString(prefetch), toString(recorded.backward_prefetch), settings);
+  }
+  if (r.fsdp.forward_prefetch_applies) {
+    for (bool on : {false, true}) {
+      FsdpSettings settings = recorded;
+      settings.forward_prefetch = on;
+      row(r.fsdp_forward_prefetch, "forward_prefetch", truth(on), truth(recorded.forward_prefetch), settings);
+    }
+  }
+  for (bool on : {true, false}) {
+    FsdpSettings settings = recorded;
+    settings.limit_all_gathers = on;
+    row(r.fsdp_limit_all_gathers, "limit_all_gathers", truth(on), truth(recorded.limit_all_gathers), settings);
+  }
+  for (const std::vector<SettingPrediction>* rows : {&r.fsdp_backward_prefetch, &r.fsdp_forward_prefetch}) {
+    if (std::optional<SettingPrediction> best = bestSetting(*rows, min_gain)) r.fsdp_recommended.push_back(*best);
+  }
+  if (!recorded.limit_all_gathers) {
+    if (std::optional<SettingPrediction> best = bestSetting(r.fsdp_limit_all_gathers, min_gain)) {
+      r.fsdp_recommended.push_back(*best);
+    }
+  }
 }
 
 // A sharded optimizer's settings (sharded_overlap.hpp): the recorded value of each is the replay;
@@ -765,7 +840,10 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
     predictNcclMaxCtas(r, model, options.search.min_gain);
     predictShardedOverlap(r, model, options.search.min_gain, options.param_gather_setting);
     if (r.sharded.found) predictShardedBucketSizes(r, model, options.search.min_gain, progress);
+    predictFsdp(r, model, options.search.min_gain);
   } else {
+    r.fsdp.why_not = "where FSDP issues its all-gathers is read from the units' buffers, known only for runs recorded "
+                     "with `syncopate record`; an imported trace carries no buffer addresses";
     r.sharded.why_not = "which kernels write the gradients a reduce-scatter reduces is known only for runs recorded "
                         "with `syncopate record`; an imported trace carries no buffer addresses";
   }
@@ -1017,6 +1095,7 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
   if (r.max_ctas_setting) recommendations.push_back(settingJson(*r.max_ctas_setting));
   if (r.connections_setting) recommendations.push_back(settingJson(*r.connections_setting));
   for (const SettingPrediction& s : r.sharded_recommended) recommendations.push_back(settingJson(s));
+  for (const SettingPrediction& s : r.fsdp_recommended) recommendations.push_back(settingJson(s));
   if (r.plan && !r.plan->channels.empty()) {
     recommendations.push_back(
         {{"setting", "nccl_channels"},
@@ -1128,6 +1207,24 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
   } else {
     sharded["why_not"] = r.sharded.why_not;
   }
+  json fsdp = {{"found", r.fsdp.found}};
+  if (r.fsdp.found) {
+    const FsdpSettings& recorded = r.fsdp.recorded;
+    fsdp["forward_gathers"] = r.fsdp.forward_gathers;
+    fsdp["backward_gathers"] = r.fsdp.backward_gathers;
+    fsdp["reduce_scatters"] = r.fsdp.reduce_scatters;
+    fsdp["parameter_bytes"] = r.fsdp.parameter_bytes;
+    fsdp["recorded"] = {{"backward_prefetch", toString(recorded.backward_prefetch)},
+                        {"forward_prefetch", recorded.forward_prefetch},
+                        {"limit_all_gathers", recorded.limit_all_gathers}};
+    fsdp["recorded_rewritten_ms"] = r.fsdp_rewritten_ms;
+    fsdp["backward_prefetch"] = settingsJson(r.fsdp_backward_prefetch);
+    fsdp["forward_prefetch"] = settingsJson(r.fsdp_forward_prefetch);
+    fsdp["limit_all_gathers"] = settingsJson(r.fsdp_limit_all_gathers);
+    if (!r.fsdp_not_predicted.empty()) fsdp["not_predicted"] = r.fsdp_not_predicted;
+  } else {
+    fsdp["why_not"] = r.fsdp.why_not;
+  }
   json max_connections = {{"recorded", r.recorded_connections},
                            {"set", r.connections_set},
                            {"values", settingsJson(r.cuda_max_connections)}};
@@ -1136,6 +1233,7 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
   j["framework"] = {{"detected", detected},
                     {"ddp", ddp},
                     {"sharded", sharded},
+                    {"fsdp", fsdp},
                     {"nccl", {{"max_ctas", max_ctas}}},
                     {"cuda", {{"max_connections", max_connections}}}};
   if (!r.recommendations_note.empty()) j["recommendations_note"] = r.recommendations_note;
@@ -1256,6 +1354,28 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
     }
     for (const std::string& why : r.sharded_buckets_not_predicted) t += fmt::format("  not predicted: {}\n", why);
     for (const SettingPrediction& s : r.sharded_recommended) t += fmt::format("Set {}: {}\n", s.setting, s.how_to_apply);
+    t += "\n";
+  }
+  if (r.fsdp.found) {
+    const FsdpSettings& recorded = r.fsdp.recorded;
+    t += fmt::format("PyTorch FSDP: {} units gathered for forward and {} again for backward ({} a forward), {} "
+                     "reduce-scatters; recorded backward_prefetch={}, forward_prefetch={}, limit_all_gathers={}; "
+                     "predicted:\n",
+                     r.fsdp.forward_gathers, r.fsdp.backward_gathers, bytesText(r.fsdp.parameter_bytes),
+                     r.fsdp.reduce_scatters, toString(recorded.backward_prefetch), recorded.forward_prefetch ? "True" : "False",
+                     recorded.limit_all_gathers ? "True" : "False");
+    const auto recommended = [&](const SettingPrediction& s) {
+      return std::any_of(r.fsdp_recommended.begin(), r.fsdp_recommended.end(),
+                         [&](const SettingPrediction& o) { return o.setting == s.setting && o.value == s.value; });
+    };
+    for (const auto* rows : {&r.fsdp_backward_prefetch, &r.fsdp_forward_prefetch, &r.fsdp_limit_all_gathers}) {
+      for (const SettingPrediction& s : *rows) {
+        t += fmt::format("  {:<31} {:9.3f} ms  {:>7}{}\n", s.setting + "=" + s.value, s.predicted_iteration_ms,
+                         percent(s.gain), recommended(s) ? "   <- recommended" : "");
+      }
+    }
+    for (const std::string& why : r.fsdp_not_predicted) t += fmt::format("  not predicted: {}\n", why);
+    for (const SettingPrediction& s : r.fsdp_recommended) t += fmt::format("Set {}: {}\n", s.setting, s.how_to_apply);
     t += "\n";
   }
   if (r.channels.searched) {

@@ -89,7 +89,7 @@ trace::Result<TuneSummary> readTune(const std::filesystem::path& file) {
     t.frameworks.push_back(std::move(line));
   }
   // DDP's caps and first buckets (a recorded run's from its reducer, a trace's from its buckets
-  // alone), a sharded optimizer's overlaps and bucket sizes, NCCL_MAX_CTAS,
+  // alone), a sharded optimizer's overlaps and bucket sizes, FSDP's settings, NCCL_MAX_CTAS,
   // CUDA_DEVICE_MAX_CONNECTIONS.
   const QJsonObject ddp = framework.value("ddp").toObject();
   const QJsonObject ddp_values = ddp.contains("bucket_caps") ? ddp : ddp.value("from_bucket_sizes").toObject();
@@ -100,6 +100,10 @@ trace::Result<TuneSummary> readTune(const std::filesystem::path& file) {
     for (const QJsonValue& v : sharded.value(QLatin1String(key)).toArray()) settings.append(v);
   }
   for (const QJsonValue& v : sharded.value("bucket_size").toObject().value("values").toArray()) settings.append(v);
+  const QJsonObject fsdp = framework.value("fsdp").toObject();
+  for (const char* key : {"backward_prefetch", "forward_prefetch", "limit_all_gathers"}) {
+    for (const QJsonValue& v : fsdp.value(QLatin1String(key)).toArray()) settings.append(v);
+  }
   for (const QJsonValue& v : framework.value("nccl").toObject().value("max_ctas").toArray()) settings.append(v);
   const QJsonObject connections = framework.value("cuda").toObject().value("max_connections").toObject();
   for (const QJsonValue& v : connections.value("values").toArray()) settings.append(v);

@@ -17,6 +17,7 @@
 #include "syncopate/tuner/ddp_buckets_by_size.hpp"
 #include "syncopate/tuner/ddp_rebucket.hpp"
 #include "syncopate/tuner/framework_detect.hpp"
+#include "syncopate/tuner/fsdp_settings.hpp"
 #include "syncopate/tuner/plan.hpp"
 #include "syncopate/tuner/search.hpp"
 #include "syncopate/tuner/sharded_overlap.hpp"
@@ -139,6 +140,15 @@ struct TuneReport {
   std::vector<std::string> sharded_buckets_not_predicted;  // "bucket_size=N: why", each size left out
   double sharded_buckets_baseline_ms = 0;
   std::string sharded_buckets_why_not;
+  // PyTorch FSDP, if the run shows it (fsdp_settings.hpp): each value of its backward_prefetch,
+  // forward_prefetch and limit_all_gathers, the recorded one the replay and the others its step
+  // moved by what they change against the recorded values written the same way (fsdp_rewritten_ms);
+  // those that gain enough (never limit_all_gathers=False, whose memory the model does not count).
+  FsdpRun fsdp;
+  double fsdp_rewritten_ms = 0;
+  std::vector<SettingPrediction> fsdp_backward_prefetch, fsdp_forward_prefetch, fsdp_limit_all_gathers;
+  std::vector<SettingPrediction> fsdp_recommended;
+  std::vector<std::string> fsdp_not_predicted;  // "SETTING=VALUE: why", each value left out
   std::optional<Plan> plan;        // the recommended plan, if any
   // Why `recommendations` is empty (the search's note, also what the GUI shows): what `--json`
   // says under `recommendations_note`.
