@@ -270,7 +270,7 @@ class RankRewrite {
       if (!w.recorded || w.call.call.kind != CallKind::Collective || outstanding.size() < kMostFreeingsOutstanding) {
         return false;
       }
-      const RecordedCall wait = writtenAt(w.call, false, CallKind::EventSync, fsdp_.compute, outstanding.front());
+      const RecordedCall wait = writtenAt(w.call, false, CallKind::EventSync, kLegacyStream, outstanding.front());
       outstanding.pop_front();
       list.insert(list.begin() + static_cast<std::ptrdiff_t>(position), {wait, false});
       return true;

@@ -2,6 +2,7 @@
 
 #include "framework_trainer/fsdp_units.hpp"
 #include "sample_common/cuda_check.hpp"
+#include "sample_common/nvtx_range.hpp"
 
 namespace framework_trainer {
 
@@ -55,6 +56,7 @@ void FullyShardedUnits::limitAllGathers() {
   std::deque<sample_common::Event>& outstanding = streams_->outstanding_frees;
   // FSDP's _FreeEventQueue: at most two all-gathers' worth of parameters in flight.
   if (outstanding.size() < 2) return;
+  const sample_common::NvtxRange range("FullyShardedDataParallel.rate_limiter");
   SAMPLE_CUDA(cudaEventSynchronize(outstanding.front().get()));
   streams_->spare_events.push_back(std::move(outstanding.front()));
   outstanding.pop_front();
@@ -106,6 +108,9 @@ void FullyShardedUnits::beforeForward(int unit) {
     prefetch(unit + 1);
     return;
   }
+  // FSDP's hooks run inside ranges of these names (torch.profiler.record_function), which a
+  // trace shows.
+  const sample_common::NvtxRange range("FullyShardedDataParallel._pre_forward");
   // The root's pre-forward: the unshard stream must not read the shards before the step wrote them.
   if (unit == kRootUnit) waitFor(streams_->unshard.get(), ctx_.compute, streams_->compute_issued);
   gather(unit);
@@ -123,6 +128,7 @@ void FullyShardedUnits::beforeBackward(int unit) {
   if (!streams_) {
     prefetch(nextInBackward(unit));
   } else {
+    const sample_common::NvtxRange range("FullyShardedDataParallel._pre_backward_hook");
     waitFor(ctx_.compute, streams_->unshard.get(), streams_->unshard_issued);
     if (ctx_.options.backward_prefetch == BackwardPrefetch::Pre) prefetch(nextInBackward(unit));
   }
@@ -146,6 +152,7 @@ void FullyShardedUnits::afterBackward(int unit) {
     full_grads_[u] = DeviceTensor<float>();
     return;
   }
+  const sample_common::NvtxRange range("FullyShardedDataParallel._post_backward_hook");
   // The root's post-backward comes last, when every unit's backward is done.
   if (ctx_.options.backward_prefetch == BackwardPrefetch::Post && unit != kRootUnit) prefetch(nextInBackward(unit));
   cudaStream_t post_backward = streams_->post_backward.get();
