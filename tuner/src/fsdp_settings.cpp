@@ -130,8 +130,12 @@ trace::Result<StepPattern> stepPattern(const RecordedRank& rank, std::int64_t st
       Gather g;
       g.call = i;
       g.backward = !gathered.insert({rc.call.collective.send, rc.call.collective.count}).second;
+      // The limiter's wait: for a freeing, an event recorded on the compute stream.
       const std::size_t previous = previousOnThread(rank, i);
-      if (previous != kNone && rank.calls[previous].call.kind == CallKind::EventSync) g.sync = previous;
+      if (previous != kNone && rank.calls[previous].call.kind == CallKind::EventSync) {
+        const std::size_t freeing = recordBefore(rank, previous);
+        if (freeing != kNone && rank.calls[freeing].call.stream == fsdp.compute) g.sync = previous;
+      }
       p.gathers.push_back(g);
     }
     if (rc.call.kind == CallKind::StreamWait && rc.call.stream == fsdp.compute) {
@@ -245,8 +249,14 @@ class RankRewrite {
     for (const Gather& g : p.gathers) {
       edits_.dropped[g.call] = true;
       if (g.sync != kNone) {
+        // The recorded wait goes with its all-gather. In its place, a wait for an event never
+        // recorded keeps its span off the host's CPU time: the time it blocked is the limiter's,
+        // which the value being predicted may not have.
         edits_.dropped[g.sync] = true;
         freeings_.insert(rank_.calls[g.sync].call.event);
+        RecordedCall vacant = rank_.calls[g.sync];
+        vacant.call.event = next_event_++;
+        edits_.before[g.sync].push_back({vacant, false});
       }
       const Place at = placeFor(rank_, p, g, settings);
       RecordedCall moved = rank_.calls[g.call];
