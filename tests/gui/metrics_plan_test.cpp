@@ -102,6 +102,30 @@ const char* kTuneOfATrace = R"json({
   ]}}}
 })json";
 
+// A report of PyTorch FSDP recorded with backward_prefetch=None: BACKWARD_PRE recommended.
+const char* kTuneOfFsdp = R"json({
+  "run": "runs/fsdp", "ranks": 4, "measured_iteration_ms": 27.241, "replay_iteration_ms": 27.241,
+  "replay_error": 0.0, "ideal_iteration_ms": 22.621, "candidates": [], "recommended": -1,
+  "recommendations": [
+    {"setting": "backward_prefetch", "value": "BACKWARD_PRE",
+     "how_to_apply": "FullyShardedDataParallel(model, ..., backward_prefetch=BackwardPrefetch.BACKWARD_PRE)",
+     "predicted_iteration_ms": 24.795, "gain": 0.09, "buckets": 5}
+  ],
+  "framework": {"fsdp": {"found": true, "backward_prefetch": [
+    {"setting": "backward_prefetch", "value": "None", "how_to_apply": "as the run was recorded",
+     "predicted_iteration_ms": 27.241, "gain": 0.0, "buckets": 5},
+    {"setting": "backward_prefetch", "value": "BACKWARD_PRE",
+     "how_to_apply": "FullyShardedDataParallel(model, ..., backward_prefetch=BackwardPrefetch.BACKWARD_PRE)",
+     "predicted_iteration_ms": 24.795, "gain": 0.09, "buckets": 5}
+  ], "forward_prefetch": [
+    {"setting": "forward_prefetch", "value": "False", "how_to_apply": "as the run was recorded",
+     "predicted_iteration_ms": 27.241, "gain": 0.0, "buckets": 5}
+  ], "limit_all_gathers": [
+    {"setting": "limit_all_gathers", "value": "False", "how_to_apply": "as the run was recorded",
+     "predicted_iteration_ms": 27.241, "gain": 0.0, "buckets": 5}
+  ]}}
+})json";
+
 // A run whose report shows DDP in its trace, a sharded optimizer's overlaps (one recorded on, one
 // recommended), NCCL_MAX_CTAS, CUDA_DEVICE_MAX_CONNECTIONS and channel counts predicted.
 const char* kTuneWithChannels = R"json({
@@ -277,6 +301,24 @@ class MetricsPlanTest : public QObject {
     QCOMPARE(tune->settings[2].value, std::string("1048576 with bucket_cap_mb unset"));
     QCOMPARE(tune->settings[2].buckets, std::size_t{5});
     QVERIFY(!tune->settings[2].recommended);
+  }
+
+  void readsFsdpsSettings() {
+    QTemporaryDir dir;
+    const std::filesystem::path file = std::filesystem::path(dir.path().toStdString()) / kTuneFileName;
+    write(file, kTuneOfFsdp);
+    auto tune = readTune(file);
+    QVERIFY2(tune.ok(), tune.ok() ? "" : tune.message().c_str());
+    QCOMPARE(tune->settings.size(), std::size_t{4});
+    QCOMPARE(tune->settings[0].setting, std::string("backward_prefetch"));
+    QCOMPARE(tune->settings[0].value, std::string("None"));
+    QVERIFY(!tune->settings[0].recommended);
+    QCOMPARE(tune->settings[1].value, std::string("BACKWARD_PRE"));
+    QVERIFY(tune->settings[1].recommended);
+    QCOMPARE(*tune->settings[1].predicted_ms, 24.795);
+    QCOMPARE(tune->settings[2].setting, std::string("forward_prefetch"));
+    QCOMPARE(tune->settings[3].setting, std::string("limit_all_gathers"));
+    QVERIFY(tune->recommendedSetting() == &tune->settings[1]);
   }
 
   void readsTheFrameworkTheRunShowsAndNcclsSettings() {
