@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "call_program.hpp"
+#include "recorded_rank_builder.hpp"
 #include "syncopate/tuner/ddp_buckets_by_size.hpp"
 #include "syncopate/tuner/ddp_rebucket.hpp"
 
@@ -26,19 +27,7 @@ struct DdpRank {
   RecordedRank rank;
   CallProgram p;
 
-  void add(Call c, std::int64_t iteration) {
-    RecordedCall rc;
-    rc.touch_begin = static_cast<std::uint32_t>(rank.touches.size());
-    for (const Touch& t : c.touches) rank.touches.push_back(t);
-    rc.touch_count = static_cast<std::uint32_t>(c.touches.size());
-    c.touches = {};
-    c.id = static_cast<std::uint32_t>(rank.calls.size());
-    rc.call = c;
-    rc.iteration = iteration;
-    rc.thread = 0;
-    rc.start = rc.end = static_cast<std::int64_t>(rank.calls.size()) * 1000;
-    rank.calls.push_back(rc);
-  }
+  void add(Call c, std::int64_t iteration) { testing::appendRecorded(rank, c, iteration, 0); }
 
   DdpRank(const DdpBucketing& bucketing, int iterations, bool final_waits = true) {
     const std::vector<std::size_t> bucket_of = ddpBucketOf(sizes, bucketing);

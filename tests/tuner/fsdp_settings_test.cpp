@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "call_program.hpp"
+#include "recorded_rank_builder.hpp"
 #include "syncopate/tuner/fsdp_settings.hpp"
 
 namespace syncopate::tuner::fsdp_settings_test {
@@ -68,18 +69,8 @@ class FsdpRank {
   }
 
   void add(Call c) {
-    RecordedCall rc;
-    rc.touch_begin = static_cast<std::uint32_t>(rank_.touches.size());
-    for (const Touch& t : c.touches) rank_.touches.push_back(t);
-    rc.touch_count = static_cast<std::uint32_t>(c.touches.size());
-    c.touches = {};
-    c.id = static_cast<std::uint32_t>(rank_.calls.size());
-    rc.call = c;
-    rc.iteration = iteration_;
-    rc.thread = thread_;
-    rc.start = rc.end = static_cast<std::int64_t>(rank_.calls.size()) * 1000;
+    RecordedCall& rc = testing::appendRecorded(rank_, c, iteration_, thread_);
     if (c.kind == CallKind::Collective) rc.collective_seq = seq_++;
-    rank_.calls.push_back(rc);
   }
 
   void gather(int unit) {
