@@ -263,20 +263,43 @@ class RankRewrite {
       moved.start = moved.end = at.after ? rank_.calls[at.anchor].end : rank_.calls[at.anchor].start;
       (at.after ? edits_.after[at.anchor] : edits_.before[at.anchor]).push_back({moved, true});
     }
+    addFreeingPoints(p);
     return trace::Status();
   }
 
-  // The rate limiter, as FSDP's queue runs it over the rewritten order: every freeing record of
-  // the rewritten steps (one of an event the host waited for) made anew with an event of its own,
-  // and a host wait for the oldest before each moved all-gather while two are outstanding.
-  // Outside the steps the recorded records and waits stay, and count in the queue.
+  // The rate limiter, as FSDP's queue runs it over the rewritten order: a freeing record on the
+  // compute stream, with an event of its own, wherever FSDP frees gathered parameters in the
+  // rewritten steps (where the run recorded one, else where its hooks free them), and a host wait
+  // for the oldest before each moved all-gather while two are outstanding. Outside the steps the
+  // recorded records and waits stay, count in the queue, and a recorded wait whose freeing was
+  // made anew waits for the new one.
   trace::Status limit(bool on) {
     if (!on) return trace::Status();
-    if (freeings_.empty()) return trace::failure("the run recorded no freeing events for the rate limiter to wait for");
+    if (!freeings_.empty()) {
+      for (std::size_t i = 0; i < rank_.calls.size(); ++i) {
+        const RecordedCall& rc = rank_.calls[i];
+        if (rewritten(rc) && isFreeing(rc)) {
+          edits_.dropped[i] = true;
+          edits_.before[i].push_back({freeingAt(rc, rc.thread)});
+        }
+      }
+    } else {
+      for (const auto& [anchor, thread] : freeing_points_) {
+        std::vector<CallEdits::Written>& list = edits_.before[anchor];
+        std::vector<CallEdits::Written> freed_first{freeingAt(rank_.calls[anchor], thread)};  // before what is moved there
+        freed_first.insert(freed_first.end(), list.begin(), list.end());
+        list = std::move(freed_first);
+      }
+    }
+    if (made_freeings_.empty()) return trace::failure("the run shows no point where FSDP frees gathered parameters");
     std::deque<std::uint64_t> outstanding;
-    // A moved all-gather is the one recorded call among the written ones.
     const auto visit = [&](std::vector<CallEdits::Written>& list, std::size_t position) {
       const CallEdits::Written& w = list[position];
+      if (w.call.call.kind == CallKind::EventRecord && made_freeings_.count(w.call.call.event) > 0) {
+        outstanding.push_back(w.call.call.event);
+        return false;
+      }
+      // A moved all-gather is the one recorded call among the written ones.
       if (!w.recorded || w.call.call.kind != CallKind::Collective || outstanding.size() < kMostFreeingsOutstanding) {
         return false;
       }
@@ -288,19 +311,17 @@ class RankRewrite {
     for (std::size_t i = 0; i < rank_.calls.size(); ++i) {
       if (auto b = edits_.before.find(i); b != edits_.before.end()) walk(b->second, visit);
       const RecordedCall& rc = rank_.calls[i];
-      const bool freeing = freeings_.count(rc.call.event) > 0;
-      const bool rewritten = rc.iteration >= first_ && rc.iteration <= last_;
-      if (rc.call.kind == CallKind::EventRecord && rc.call.stream == fsdp_.compute && freeing) {
-        if (rewritten) {
-          const std::uint64_t event = next_event_++;
+      if (!edits_.dropped[i] && isFreeing(rc)) {
+        outstanding.push_back(rc.call.event);
+      } else if (!edits_.dropped[i] && rc.call.kind == CallKind::EventSync && freeings_.count(rc.call.event) > 0 &&
+                 !outstanding.empty()) {
+        if (outstanding.front() != rc.call.event) {
+          RecordedCall wait = rc;
+          wait.call.event = outstanding.front();
           edits_.dropped[i] = true;
-          edits_.before[i].push_back({writtenAt(rc, false, CallKind::EventRecord, fsdp_.compute, event)});
-          outstanding.push_back(event);
-        } else {
-          outstanding.push_back(rc.call.event);
+          edits_.before[i].push_back({wait, false});
         }
-      } else if (rc.call.kind == CallKind::EventSync && freeing && !edits_.dropped[i] && !outstanding.empty()) {
-        outstanding.pop_front();  // a wait the rewrite left where it was (outside the rewritten steps)
+        outstanding.pop_front();
       }
       if (auto a = edits_.after.find(i); a != edits_.after.end()) walk(a->second, visit);
     }
@@ -310,6 +331,45 @@ class RankRewrite {
   RecordedRank finish() const { return edits_.applyTo(rank_); }
 
  private:
+  bool rewritten(const RecordedCall& rc) const { return rc.iteration >= first_ && rc.iteration <= last_; }
+  bool isFreeing(const RecordedCall& rc) const {
+    return rc.call.kind == CallKind::EventRecord && rc.call.stream == fsdp_.compute && freeings_.count(rc.call.event) > 0;
+  }
+  // A freeing record before `at`, made by `thread`.
+  CallEdits::Written freeingAt(const RecordedCall& at, analyzer::Index thread) {
+    const std::uint64_t event = next_event_++;
+    made_freeings_.insert(event);
+    RecordedCall record = writtenAt(at, false, CallKind::EventRecord, fsdp_.compute, event);
+    record.thread = thread;
+    return {record};
+  }
+
+  // Where FSDP's hooks free gathered parameters in step `p` (FULL_SHARD): after each unit's
+  // forward but the root's (the units gathered again for backward), before the next unit's
+  // pre-forward; and after each unit's gradient kernels, before its reduce-scatter is handed to
+  // the post-backward stream (the root's last, before the step's last reduce-scatter).
+  void addFreeingPoints(const StepPattern& p) {
+    std::set<std::pair<std::uint64_t, std::uint64_t>> regathered;
+    for (const Gather& g : p.gathers) {
+      if (g.backward) regathered.insert(unitOf(g));
+    }
+    for (const Gather& g : p.gathers) {
+      if (!g.backward && regathered.count(unitOf(g)) > 0 && g.need + 1 < p.waits.size()) {
+        // By the thread that ran the unit's forward, before the next wait, which may be backward's.
+        freeing_points_.emplace_back(p.wait_records[g.need + 1], rank_.calls[p.waits[g.need]].thread);
+      }
+    }
+    for (std::size_t r : p.reduces) {
+      const std::optional<ReadyPair> ready = readyPairBefore(rank_, r);
+      const std::size_t at = ready ? ready->record : r;
+      freeing_points_.emplace_back(at, rank_.calls[at].thread);
+    }
+  }
+  std::pair<std::uint64_t, std::uint64_t> unitOf(const Gather& g) const {
+    const CollectiveArgs& a = rank_.calls[g.call].call.collective;
+    return {a.send, a.count};
+  }
+
   template <class Visit>
   static void walk(std::vector<CallEdits::Written>& list, Visit&& visit) {
     for (std::size_t k = 0; k < list.size(); ++k) {
@@ -324,6 +384,9 @@ class RankRewrite {
   std::uint64_t& next_event_;
   std::int64_t first_ = INT64_MAX, last_ = INT64_MIN;  // the steps rewritten
   std::unordered_set<std::uint64_t> freeings_;          // the events the limiter waited for
+  std::unordered_set<std::uint64_t> made_freeings_;     // the freeing records written
+  // Where to write them for a run without (before which call, by which thread).
+  std::vector<std::pair<std::size_t, analyzer::Index>> freeing_points_;
 };
 
 }  // namespace
@@ -375,7 +438,6 @@ FsdpRun findFsdp(const RecordedRun& run, std::int64_t step) {
   for (const Gather& g : pattern->gathers) {
     (g.backward ? out.backward_gathers : out.forward_gathers) += 1;
     if (!g.backward) out.parameter_bytes += rank.calls[g.call].call.collective.recv_bytes();
-    if (g.sync != kNone) out.free_events_seen = true;
   }
   out.reduce_scatters = pattern->reduces.size();
   if (out.backward_gathers == 0) {

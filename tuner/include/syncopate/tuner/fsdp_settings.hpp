@@ -51,19 +51,17 @@ struct FsdpRun {
   std::size_t forward_gathers = 0, backward_gathers = 0, reduce_scatters = 0;
   std::uint64_t parameter_bytes = 0;
   FsdpSettings recorded;
-  // Whether the run had a value of each to move from: two units or more in forward (else
-  // forward_prefetch changes nothing), and freeing events to rate-limit with (limit_all_gathers
-  // on can only be predicted from a run that had it on).
+  // Two units or more in forward: else forward_prefetch changes nothing.
   bool forward_prefetch_applies = false;
-  bool free_events_seen = false;
 };
 
 // The run's FSDP in rank 0's step `step` (the first modelled one), or why it shows none.
 FsdpRun findFsdp(const RecordedRun& run, std::int64_t step);
 
 // The run's calls in steps [first, last] written as FSDP issues them with `settings` (above).
-// Fails, in a sentence, where a rank's step is not FSDP's pattern, or where the limiter is asked
-// for and the run recorded no freeing events.
+// The limiter's freeings are the recorded ones where the run had it, else written where FSDP's
+// hooks free gathered parameters. Fails, in a sentence, where a rank's step is not FSDP's
+// pattern.
 trace::Result<RecordedRun> fsdpSettingsCalls(const RecordedRun& run, std::int64_t first, std::int64_t last,
                                              const FsdpRun& fsdp, const FsdpSettings& settings);
 
