@@ -1,7 +1,6 @@
 #include "syncopate/tuner/fsdp_settings.hpp"
 
 #include <algorithm>
-#include <climits>
 #include <cstdint>
 #include <deque>
 #include <map>
