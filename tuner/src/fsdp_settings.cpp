@@ -43,16 +43,6 @@ bool isCollective(const RecordedCall& rc, std::uint64_t comm, trace::CollType ty
   return rc.call.kind == CallKind::Collective && rc.call.collective.comm == comm && rc.call.collective.type == type;
 }
 
-// The record of the event call `wait` waits for: the last record of that event before it.
-std::size_t recordBefore(const RecordedRank& rank, std::size_t wait) {
-  const std::uint64_t event = rank.calls[wait].call.event;
-  for (std::size_t k = wait; k-- > 0;) {
-    const Call& c = rank.calls[k].call;
-    if (c.kind == CallKind::EventRecord && c.event == event) return k;
-  }
-  return kNone;
-}
-
 // The call before `i` that its thread made.
 std::size_t previousOnThread(const RecordedRank& rank, std::size_t i) {
   for (std::size_t k = i; k-- > 0;) {
@@ -103,8 +93,8 @@ trace::Result<FsdpStreams> fsdpStreams(const RecordedRank& rank, std::int64_t st
   for (std::size_t i = begin; i < end && out.compute == kLegacyStream; ++i) {
     const RecordedCall& rc = rank.calls[i];
     if (rc.iteration != step || rc.call.kind != CallKind::StreamWait || rc.call.stream == out.unshard) continue;
-    const std::size_t record = recordBefore(rank, i);
-    if (record != kNone && rank.calls[record].call.stream == out.unshard) out.compute = rc.call.stream;
+    const std::optional<std::size_t> record = recordOfWait(rank, i);
+    if (record && rank.calls[*record].call.stream == out.unshard) out.compute = rc.call.stream;
   }
   if (out.compute == kLegacyStream) {
     return trace::failure(fmt::format("on rank {}, no stream waits for the stream of the all-gathers", rank.rank));
@@ -132,16 +122,16 @@ trace::Result<StepPattern> stepPattern(const RecordedRank& rank, std::int64_t st
       // The limiter's wait: for a freeing, an event recorded on the compute stream.
       const std::size_t previous = previousOnThread(rank, i);
       if (previous != kNone && rank.calls[previous].call.kind == CallKind::EventSync) {
-        const std::size_t freeing = recordBefore(rank, previous);
-        if (freeing != kNone && rank.calls[freeing].call.stream == fsdp.compute) g.sync = previous;
+        const std::optional<std::size_t> freeing = recordOfWait(rank, previous);
+        if (freeing && rank.calls[*freeing].call.stream == fsdp.compute) g.sync = previous;
       }
       p.gathers.push_back(g);
     }
     if (rc.call.kind == CallKind::StreamWait && rc.call.stream == fsdp.compute) {
-      const std::size_t record = recordBefore(rank, i);
-      if (record != kNone && rank.calls[record].call.stream == fsdp.unshard) {
+      const std::optional<std::size_t> record = recordOfWait(rank, i);
+      if (record && rank.calls[*record].call.stream == fsdp.unshard) {
         p.waits.push_back(i);
-        p.wait_records.push_back(record);
+        p.wait_records.push_back(*record);
       }
     }
   }

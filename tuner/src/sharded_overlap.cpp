@@ -204,10 +204,15 @@ std::optional<ReadyPair> readyPairBefore(const RecordedRank& rank, std::size_t i
   std::size_t j = i;
   while (j-- > 0 && rank.calls[j].call.stream != own) {}
   if (j == static_cast<std::size_t>(-1) || rank.calls[j].call.kind != CallKind::StreamWait) return std::nullopt;
-  const std::uint64_t ready = rank.calls[j].call.event;
-  for (std::size_t k = j; k-- > 0;) {
+  if (const std::optional<std::size_t> record = recordOfWait(rank, j)) return ReadyPair{*record, j};
+  return std::nullopt;
+}
+
+std::optional<std::size_t> recordOfWait(const RecordedRank& rank, std::size_t wait) {
+  const std::uint64_t event = rank.calls[wait].call.event;
+  for (std::size_t k = wait; k-- > 0;) {
     const Call& c = rank.calls[k].call;
-    if (c.kind == CallKind::EventRecord && c.event == ready) return ReadyPair{k, j};
+    if (c.kind == CallKind::EventRecord && c.event == event) return k;
   }
   return std::nullopt;
 }

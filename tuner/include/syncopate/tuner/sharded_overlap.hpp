@@ -100,6 +100,9 @@ OptimizerCollectives optimizerCollectives(const RecordedRank& rank, std::int64_t
 // The next call after `i` on `stream` before `end`, or `end` when there is none.
 std::size_t nextCallOn(const RecordedRank& rank, std::size_t i, StreamHandle stream, std::size_t end);
 
+// The record of the event that call `wait` waits for: the last record of that event before it.
+std::optional<std::size_t> recordOfWait(const RecordedRank& rank, std::size_t wait);
+
 // The event and the wait just before call `i` on its stream, as a collective issued on a stream
 // of its own has them: the last call on that stream before it waits for an event, recorded
 // earlier on some stream (indices into the rank's calls). Nullopt when the calls are not so.
