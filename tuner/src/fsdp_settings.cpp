@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <optional>
 #include <set>
 #include <unordered_set>
@@ -396,22 +395,12 @@ FsdpRun findFsdp(const RecordedRun& run, std::int64_t step) {
     return out;
   }
   const RecordedRank& rank = run.ranks.front();
-  const auto [begin, end] = stepCalls(rank, step);
-  // The communicator whose reduce-scatters move the most bytes in the step.
-  std::map<std::uint64_t, std::uint64_t> reduced;
-  for (std::size_t i = begin; i < end; ++i) {
-    const RecordedCall& rc = rank.calls[i];
-    if (rc.iteration == step && rc.call.kind == CallKind::Collective &&
-        rc.call.collective.type == trace::CollType::ReduceScatter) {
-      reduced[rc.call.collective.comm] += rc.call.collective.send_bytes();
-    }
-  }
-  if (reduced.empty()) {
+  const std::optional<ReducingCommunicator> most = mostReducingCommunicator(rank, step);
+  if (!most) {
     out.why_not = "rank 0's step reduce-scatters no gradients";
     return out;
   }
-  out.comm = std::max_element(reduced.begin(), reduced.end(), [](const auto& a, const auto& b) { return a.second < b.second; })
-                 ->first;
+  out.comm = most->comm;
   const trace::Result<FsdpStreams> streams = fsdpStreams(rank, step, out.comm);
   if (!streams.ok()) {
     out.why_not = streams.message();

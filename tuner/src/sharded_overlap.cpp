@@ -116,30 +116,14 @@ ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model) {
     return out;
   }
   const RecordedRank& rank = model.calls().ranks[0];
-  // One step's collectives, in its calls.
   const std::int64_t step = model.predictedIterations().front();
-  const auto stepCollectives = [&](auto&& visit) {
-    for (const RecordedCall& rc : rank.calls)
-      if (rc.iteration == step && rc.call.kind == CallKind::Collective) visit(rc.call.collective);
-  };
-  struct Reduced {
-    std::uint64_t bytes = 0;
-    std::uint64_t comm = 0;
-  };
-  std::map<std::uint32_t, Reduced> reduced;  // what each communicator reduce-scatters, by its index
-  stepCollectives([&](const CollectiveArgs& a) {
-    if (a.type != trace::CollType::ReduceScatter) return;
-    reduced[a.comm_index].bytes += a.send_bytes();
-    reduced[a.comm_index].comm = a.comm;
-  });
-  if (reduced.empty()) {
+  const std::optional<ReducingCommunicator> most = mostReducingCommunicator(rank, step);
+  if (!most) {
     out.why_not = "the run's steady iterations issue no reduce-scatter (no sharded optimizer's gradients)";
     return out;
   }
-  const auto most = std::max_element(reduced.begin(), reduced.end(),
-                                     [](const auto& a, const auto& b) { return a.second.bytes < b.second.bytes; });
-  out.comm_index = most->first;
-  out.comm = most->second.comm;
+  out.comm_index = most->index;
+  out.comm = most->comm;
   // Its reduce-scatters, and the all-gathers after the last of them and before the first (the
   // previous step's parameters, gathered in this one's forward: Megatron-LM's
   // --overlap-param-gather issues them from forward's pre-hooks).
@@ -147,7 +131,7 @@ ShardedOptimizerRun findShardedOptimizer(const WhatIfModel& model) {
   if (collectives.gathers_between > 0) {
     out = {};
     out.why_not = "the run gathers parameters between its gradient reduce-scatters (fully sharded: FSDP or ZeRO stage "
-                  "3), whose prefetch settings are not predicted";
+                  "3; FSDP's settings are read and predicted apart)";
     return out;
   }
   out.reduce_scatters = collectives.reduces.size();
@@ -206,6 +190,24 @@ std::optional<ReadyPair> readyPairBefore(const RecordedRank& rank, std::size_t i
   if (j == static_cast<std::size_t>(-1) || rank.calls[j].call.kind != CallKind::StreamWait) return std::nullopt;
   if (const std::optional<std::size_t> record = recordOfWait(rank, j)) return ReadyPair{*record, j};
   return std::nullopt;
+}
+
+std::optional<ReducingCommunicator> mostReducingCommunicator(const RecordedRank& rank, std::int64_t step) {
+  struct Reduced {
+    std::uint64_t bytes = 0;
+    std::uint64_t comm = 0;
+  };
+  std::map<std::uint32_t, Reduced> reduced;  // what each communicator reduce-scatters, by its index
+  for (const RecordedCall& rc : rank.calls) {
+    const CollectiveArgs& a = rc.call.collective;
+    if (rc.iteration != step || rc.call.kind != CallKind::Collective || a.type != trace::CollType::ReduceScatter) continue;
+    reduced[a.comm_index].bytes += a.send_bytes();
+    reduced[a.comm_index].comm = a.comm;
+  }
+  if (reduced.empty()) return std::nullopt;
+  const auto most = std::max_element(reduced.begin(), reduced.end(),
+                                     [](const auto& a, const auto& b) { return a.second.bytes < b.second.bytes; });
+  return ReducingCommunicator{most->first, most->second.comm};
 }
 
 std::optional<std::size_t> recordOfWait(const RecordedRank& rank, std::size_t wait) {

@@ -100,6 +100,15 @@ OptimizerCollectives optimizerCollectives(const RecordedRank& rank, std::int64_t
 // The next call after `i` on `stream` before `end`, or `end` when there is none.
 std::size_t nextCallOn(const RecordedRank& rank, std::size_t i, StreamHandle stream, std::size_t end);
 
+// The communicator whose reduce-scatters move the most bytes in `rank`'s step `step` (its index
+// and id, CollectiveArgs::comm_index and ::comm): the data-parallel one, whose collectives a
+// sharded optimizer or FSDP issues. Nullopt when the step reduce-scatters nothing.
+struct ReducingCommunicator {
+  std::uint32_t index = 0;
+  std::uint64_t comm = 0;
+};
+std::optional<ReducingCommunicator> mostReducingCommunicator(const RecordedRank& rank, std::int64_t step);
+
 // The record of the event that call `wait` waits for: the last record of that event before it.
 std::optional<std::size_t> recordOfWait(const RecordedRank& rank, std::size_t wait);
 
