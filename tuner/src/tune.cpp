@@ -445,64 +445,76 @@ bool recommendsNothing(const TuneReport& r) {
 // limit_all_gathers=False is predicted and never recommended: the host then runs ahead, and the
 // caching allocator holds the gathered parameters of more units at once, memory the model does
 // not count.
-void predictFsdp(TuneReport& r, const WhatIfModel& model, double min_gain) {
+void predictFsdp(TuneReport& r, const WhatIfModel& model, double min_gain, const TuneProgress& progress) {
   r.fsdp = findFsdp(model.calls(), model.firstIteration());
   if (!r.fsdp.found) return;
-  const auto rewritten = [&](const FsdpSettings& settings) -> trace::Result<double> {
-    auto calls = fsdpSettingsCalls(model.calls(), model.firstIteration(), model.lastIteration(), r.fsdp, settings);
-    if (!calls.ok()) return calls.status();
-    auto written = model.withCalls(std::move(calls).value());
-    if (!written.ok()) return written.status();
-    const Prediction p = written->predict(nullptr);
-    if (!p.ok) return trace::failure(p.error);
-    return ms(p.iteration_ns);
-  };
   const FsdpSettings& recorded = r.fsdp.recorded;
-  const trace::Result<double> baseline = rewritten(recorded);
-  if (!baseline.ok()) {
-    r.fsdp_not_predicted.push_back(fmt::format("every value: the recorded values written anew: {}", baseline.message()));
-    return;
-  }
-  r.fsdp_rewritten_ms = *baseline;
-  const auto truth = [](bool on) { return std::string(on ? "True" : "False"); };
-  const auto row = [&](std::vector<SettingPrediction>& rows, const char* setting, const std::string& value,
-                       const std::string& recorded_value, const FsdpSettings& settings) {
-    SettingPrediction s;
-    s.setting = setting;
-    s.value = value;
-    s.buckets = r.fsdp.forward_gathers;
-    if (value == recorded_value) {
-      s.how_to_apply = "as the run was recorded";
-      s.predicted_iteration_ms = r.replay_ms;
-      rows.insert(rows.begin(), s);
-      return;
-    }
-    const trace::Result<double> predicted = rewritten(settings);
-    if (!predicted.ok()) {
-      r.fsdp_not_predicted.push_back(fmt::format("{}={}: {}", setting, value, predicted.message()));
-      return;
-    }
-    s.how_to_apply = fsdpHowTo(setting, value);
-    s.predicted_iteration_ms = r.replay_ms + (*predicted - r.fsdp_rewritten_ms);
-    s.gain = gainOver(r.replay_ms, s.predicted_iteration_ms);
-    rows.push_back(s);
+  // Each value of each setting, the others as recorded.
+  struct Value {
+    std::vector<SettingPrediction>* rows;
+    const char* setting;
+    std::string value, recorded_value;
+    FsdpSettings settings;
+    std::size_t written = 0;  // its index among the runs written below
   };
+  const auto truth = [](bool on) { return std::string(on ? "True" : "False"); };
+  std::vector<Value> values;
   for (FsdpBackwardPrefetch prefetch : {FsdpBackwardPrefetch::Pre, FsdpBackwardPrefetch::Post, FsdpBackwardPrefetch::None}) {
     FsdpSettings settings = recorded;
     settings.backward_prefetch = prefetch;
-    row(r.fsdp_backward_prefetch, "backward_prefetch", toString(prefetch), toString(recorded.backward_prefetch), settings);
+    values.push_back({&r.fsdp_backward_prefetch, "backward_prefetch", toString(prefetch),
+                      toString(recorded.backward_prefetch), settings});
   }
   if (r.fsdp.forward_prefetch_applies) {
     for (bool on : {false, true}) {
       FsdpSettings settings = recorded;
       settings.forward_prefetch = on;
-      row(r.fsdp_forward_prefetch, "forward_prefetch", truth(on), truth(recorded.forward_prefetch), settings);
+      values.push_back({&r.fsdp_forward_prefetch, "forward_prefetch", truth(on), truth(recorded.forward_prefetch), settings});
     }
   }
   for (bool on : {true, false}) {
     FsdpSettings settings = recorded;
     settings.limit_all_gathers = on;
-    row(r.fsdp_limit_all_gathers, "limit_all_gathers", truth(on), truth(recorded.limit_all_gathers), settings);
+    values.push_back({&r.fsdp_limit_all_gathers, "limit_all_gathers", truth(on), truth(recorded.limit_all_gathers), settings});
+  }
+  // The recorded values written anew first (what each value's step is measured against), then
+  // every value the run did not have, side by side.
+  std::vector<FsdpSettings> written{recorded};
+  for (Value& v : values) {
+    if (v.value == v.recorded_value) continue;
+    v.written = written.size();
+    written.push_back(v.settings);
+  }
+  const ValuePredictions each = predictEachValue(written.size(), "predicting FSDP's settings", progress, [&](std::size_t k) {
+    auto calls = fsdpSettingsCalls(model.calls(), model.firstIteration(), model.lastIteration(), r.fsdp, written[k]);
+    if (!calls.ok()) return trace::Result<WhatIfModel>(calls.status());
+    return model.withCalls(std::move(calls).value());
+  });
+  if (!each.ok(0)) {
+    r.fsdp_not_predicted.push_back(fmt::format("every value: the recorded values written anew: {}", each.why_not[0]));
+    return;
+  }
+  r.fsdp_rewritten_ms = ms(each.predicted[0]->iteration_ns);
+  for (const Value& v : values) {
+    SettingPrediction s;
+    s.setting = v.setting;
+    s.value = v.value;
+    s.buckets = r.fsdp.forward_gathers;
+    if (v.value == v.recorded_value) {
+      s.how_to_apply = "as the run was recorded";
+      s.predicted_iteration_ms = r.replay_ms;
+      v.rows->insert(v.rows->begin(), s);
+      continue;
+    }
+    const std::size_t k = v.written;
+    if (!each.ok(k)) {
+      r.fsdp_not_predicted.push_back(fmt::format("{}={}: {}", v.setting, v.value, each.why_not[k]));
+      continue;
+    }
+    s.how_to_apply = fsdpHowTo(v.setting, v.value);
+    s.predicted_iteration_ms = r.replay_ms + (ms(each.predicted[k]->iteration_ns) - r.fsdp_rewritten_ms);
+    s.gain = gainOver(r.replay_ms, s.predicted_iteration_ms);
+    v.rows->push_back(s);
   }
   for (const std::vector<SettingPrediction>* rows : {&r.fsdp_backward_prefetch, &r.fsdp_forward_prefetch}) {
     if (std::optional<SettingPrediction> best = bestSetting(*rows, min_gain)) r.fsdp_recommended.push_back(*best);
@@ -840,7 +852,7 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
     predictNcclMaxCtas(r, model, options.search.min_gain);
     predictShardedOverlap(r, model, options.search.min_gain, options.param_gather_setting);
     if (r.sharded.found) predictShardedBucketSizes(r, model, options.search.min_gain, progress);
-    predictFsdp(r, model, options.search.min_gain);
+    predictFsdp(r, model, options.search.min_gain, progress);
   } else {
     r.fsdp.why_not = "where FSDP issues its all-gathers is read from the units' buffers, known only for runs recorded "
                      "with `syncopate record`; an imported trace carries no buffer addresses";

@@ -1,6 +1,7 @@
 // A framework setting's values predicted side by side (DDP's bucket caps, a sharded optimizer's
-// bucket sizes): each value's run as a rewrite of the recorded calls models it, replayed on the
-// machine's cores; a value that cannot be predicted keeps why, so that a report can say it.
+// bucket sizes, FSDP's settings): each value's run as a rewrite of the recorded calls models it,
+// replayed on the machine's cores; a value that cannot be predicted keeps why, so that a report
+// can say it.
 #pragma once
 
 #include <cstddef>
