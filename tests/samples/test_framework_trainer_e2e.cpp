@@ -45,8 +45,9 @@ constexpr std::size_t kHalfMiB = std::size_t{1} << 19;
 constexpr std::size_t kDefaultCap = std::size_t{25} << 20;
 
 // What every rank says one iteration issued, against the formulas of op_counts.hpp.
-void expectIterationCounts(const TrainerRun& run, SyncMode mode, const BucketSizing& buckets) {
-  const OpCounts expected = iterationOpCounts(*findModelPreset("tiny"), mode, buckets, 4);
+void expectIterationCounts(const TrainerRun& run, SyncMode mode, const BucketSizing& buckets,
+                           bool gradient_as_bucket_view = false) {
+  const OpCounts expected = iterationOpCounts(*findModelPreset("tiny"), mode, buckets, 4, gradient_as_bucket_view);
   int seen = 0;
   for (const Fields& c : run.counts) {
     if (c.at("scope") != "iteration") continue;
@@ -99,6 +100,15 @@ TEST(FrameworkTrainerOnSimgpu, DdpBucketsGiveBitIdenticalGradients) {
   expectIterationCounts(ddp, SyncMode::Ddp, half);
   ASSERT_EQ(naive().result.exit_code, 0);
   EXPECT_EQ(ddp.checksums, naive().checksums);
+
+  // gradient_as_bucket_view=True: backward writes the same buckets, averaged in place and read
+  // there by the step, with no copy either way; the same gradients again.
+  const TrainerRun views = runMpi(4, tiny({"--mode", "ddp", "--bucket-mb", "0.5", "--gradient-as-bucket-view"}));
+  expectVerified(views, 4, kTotalIterations);
+  EXPECT_EQ(views.config.at("gradient_as_bucket_view"), "1");
+  EXPECT_EQ(views.config.at("buckets"), std::to_string(buckets));
+  expectIterationCounts(views, SyncMode::Ddp, half, true);
+  EXPECT_EQ(views.checksums, naive().checksums);
 
   // DDP's default caps: the first bucket closes at 1 MiB, the rest fits in one 25 MiB bucket;
   // the same gradients again.

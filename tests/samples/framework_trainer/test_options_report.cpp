@@ -94,6 +94,10 @@ TEST(FrameworkOptions, TheFirstBucketAsDdpCutsIt) {
   EXPECT_EQ(first({"--mode", "ddp", "--bucket-mb", "5"}), 5u << 20);
   EXPECT_EQ(first({"--mode", "ddp", "--first-bucket-bytes", "4194304"}), 4u << 20);
   EXPECT_EQ(first({"--mode", "zero1", "--bucket-mb", "5"}), 1u << 20);
+  const ParseOutcome views = parse({"--mode", "ddp", "--gradient-as-bucket-view"});
+  ASSERT_TRUE(views.options) << views.err;
+  EXPECT_TRUE(views.options->gradient_as_bucket_view);
+  EXPECT_FALSE(parse({"--mode", "ddp"}).options->gradient_as_bucket_view);
 }
 
 TEST(FrameworkOptions, ErrorsExitTwoWithASentence) {
@@ -116,6 +120,7 @@ TEST(FrameworkOptions, ErrorsExitTwoWithASentence) {
               "--bucket-size and --bucket-mb both set the buckets: give one");
   expectError({"--mode", "fsdp", "--overlap-param-gather"}, "--overlap-param-gather applies to --mode zero1 only");
   expectError({"--mode", "ddp", "--process-group-stream"}, "--process-group-stream applies to --mode zero1 only");
+  expectError({"--mode", "zero1", "--gradient-as-bucket-view"}, "--gradient-as-bucket-view applies to --mode ddp only");
   expectError({"--mode", "zero1", "--fsdp-streams"}, "--fsdp-streams applies to --mode fsdp only");
   expectError({"--mode", "fsdp", "--forward-prefetch"}, "--forward-prefetch applies to --mode fsdp with --fsdp-streams");
   expectError({"--mode", "fsdp", "--limit-all-gathers", "false"},
@@ -149,6 +154,8 @@ TEST(FrameworkOpCounts, WhatAnIterationIssues) {
   EXPECT_EQ(iterationOpCounts(c, SyncMode::Naive, {kCap}, 4), (OpCounts{164 + 293 + 7 + 7, 3, 0, 196}));
   ASSERT_EQ(modelBuckets(layout, {kCap}).size(), 17u);
   EXPECT_EQ(iterationOpCounts(c, SyncMode::Ddp, {kCap}, 4), (OpCounts{164 + 293 + 7 + 7, 3 + 2 * 196, 0, 17}));
+  // gradient_as_bucket_view: backward writes into the buckets, nothing is copied.
+  EXPECT_EQ(iterationOpCounts(c, SyncMode::Ddp, {kCap}, 4, true), (OpCounts{164 + 293 + 7 + 7, 3, 0, 17}));
   // zero1 on 4 ranks: the step covers a quarter of every bucket, the 17 shards in 2 launches of
   // at most 320 blocks; a reduce-scatter and an all-gather per bucket; no copies, the tensors
   // being views into the buckets.
@@ -174,7 +181,7 @@ TEST(FrameworkReport, LinesOthersParse) {
   run.iterations = {{0, true, 90.0, 1}, {1, false, 60.0, 2}, {2, false, 62.0, 3}};
   EXPECT_EQ(configLine(run),
             "config name=tiny layers=2 hidden=128 heads=4 vocab=512 seq_len=128 micro_batch=2 params=478720 "
-            "param_tensors=28 mode=naive bucket_mb=25 first_bucket_bytes=1048576 bucket_size=0 overlap_grad_reduce=0 overlap_param_gather=0 process_group_stream=0 "
+            "param_tensors=28 mode=naive bucket_mb=25 first_bucket_bytes=1048576 gradient_as_bucket_view=0 bucket_size=0 overlap_grad_reduce=0 overlap_param_gather=0 process_group_stream=0 "
             "fsdp_streams=0 backward_prefetch=pre forward_prefetch=0 limit_all_gathers=1 buckets=0 ranks=4 bootstrap=mpi lr=0.1 seed=1234 iterations=2 warmup=1");
   EXPECT_EQ(iterationLine(run.iterations[1]), "iter=1 phase=measured time_ms=60.000");
   EXPECT_EQ(countsLine(3, "iteration", OpCounts{10, 3, 1, 28}),

@@ -29,7 +29,9 @@ int backwardKernels(int layers);
 // Every kernel, copy and collective of one iteration on one of `world_size` ranks: forward,
 // backward, the synchronisation of the mode (with `buckets` in ddp and zero1 modes; fsdp's units
 // are the blocks, whatever the buckets), the optimizer's and the check's multi-tensor launches.
-OpCounts iterationOpCounts(const ModelConfig& config, SyncMode mode, const BucketSizing& buckets, int world_size);
+// ddp with `gradient_as_bucket_view` copies no gradient.
+OpCounts iterationOpCounts(const ModelConfig& config, SyncMode mode, const BucketSizing& buckets, int world_size,
+                           bool gradient_as_bucket_view = false);
 
 // Multi-tensor apply launches over every parameter tensor with that many lists.
 int multiTensorLaunches(const ParamLayout& layout, int depth);

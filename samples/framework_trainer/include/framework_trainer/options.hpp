@@ -44,6 +44,10 @@ struct Options {
   // The first bucket's cap: DDP's dist._DEFAULT_FIRST_BUCKET_BYTES with bucket_cap_mb unset,
   // the cap itself with --bucket-mb given (as DistributedDataParallel applies them); zero1: 1 MiB.
   std::size_t first_bucket_bytes = kFirstBucketBytes;
+  // ddp: DDP's gradient_as_bucket_view=True: every gradient a view into its bucket's flat buffer,
+  // which backward writes and the all-reduce averages in place, rather than a tensor of its own
+  // copied into the bucket as it becomes ready and back out after the all-reduce.
+  bool gradient_as_bucket_view = false;
   // zero1: buckets as Megatron-LM's --ddp-bucket-size makes them, each closed once it holds this
   // many elements (no smaller first bucket); 0: bucket_mb's.
   std::size_t bucket_size = 0;

@@ -39,6 +39,22 @@ ModelTensors ModelTensors::inBuckets(DeviceAllocator& allocator, const ParamLayo
   return out;
 }
 
+ModelTensors ModelTensors::withGradientsIn(DeviceAllocator& allocator, const ParamLayout& layout,
+                                           const std::vector<Bucket>& buckets, cudaStream_t stream) {
+  ModelTensors out = unbound(layout);
+  for (int p = 0; p < layout.size(); ++p) {
+    out.params_[static_cast<std::size_t>(p)] = out.blocks_.emplace_back(allocator, layout[p].numel(), stream).get();
+  }
+  for (const Bucket& b : buckets) {
+    float* flat = out.gradient_buckets_.emplace_back(allocator, static_cast<std::int64_t>(b.numel), stream).get();
+    view(out.grads_, b, flat);
+  }
+  for (std::size_t t = 0; t < out.grads_.size(); ++t) {
+    if (out.grads_[t] == nullptr) throw std::logic_error(layout[static_cast<int>(t)].name + "'s gradient is in no bucket");
+  }
+  return out;
+}
+
 ModelTensors ModelTensors::unbound(const ParamLayout& layout) {
   ModelTensors out;
   out.params_.assign(static_cast<std::size_t>(layout.size()), nullptr);

@@ -9,6 +9,10 @@
 //   gradients). Backward writes each gradient straight into its bucket, the reduce-scatter reads
 //   the bucket where it is, and the all-gather writes the parameters where forward reads them:
 //   no copy between the model's tensors and the collectives' buffers.
+// - Gradients as views into DDP's buckets (ddp mode with gradient_as_bucket_view): parameters
+//   are blocks of their own, each gradient a view at its offset in its bucket's flat buffer, as
+//   PyTorch DDP's gradient_as_bucket_view=True makes them; backward writes the buckets the
+//   all-reduces average in place.
 // - Views bound while a unit is in use (fsdp mode): the table starts empty; FSDP
 //   (fully_sharded.hpp) points a unit's tensors into the buffer its parameters were gathered
 //   into, or its gradients are written into, for as long as that buffer lives, and empties them
@@ -43,6 +47,11 @@ class ModelTensors {
   static ModelTensors inBuckets(DeviceAllocator& allocator, const ParamLayout& layout,
                                 std::vector<ShardedBucket> buckets, cudaStream_t stream, Issuer& issue);
 
+  // A block of `allocator` per parameter; a flat gradient buffer per bucket of `buckets`, every
+  // gradient a view into it. Unlike inBuckets' no padding: DDP's buckets are not sharded.
+  static ModelTensors withGradientsIn(DeviceAllocator& allocator, const ParamLayout& layout,
+                                      const std::vector<Bucket>& buckets, cudaStream_t stream);
+
   // No tensor anywhere until a unit's views are bound.
   static ModelTensors unbound(const ParamLayout& layout);
 
@@ -58,12 +67,15 @@ class ModelTensors {
   const std::vector<float*>& grads() const { return grads_; }
   // The flat buckets the tensors are views into; none for separate blocks.
   const std::vector<FlatBucket>& buckets() const { return buckets_; }
+  // withGradientsIn's flat gradient buffers, bucket by bucket; none otherwise.
+  const std::vector<DeviceTensor<float>>& gradientBuckets() const { return gradient_buckets_; }
 
  private:
   static void view(std::vector<float*>& table, const Bucket& unit, float* flat);
 
   std::vector<DeviceTensor<float>> blocks_;
   std::vector<FlatBucket> buckets_;
+  std::vector<DeviceTensor<float>> gradient_buckets_;
   std::vector<float*> params_, grads_;
 };
 

@@ -25,9 +25,15 @@ Reducer::Reducer(const StepContext& ctx, ncclComm_t comm, cudaStream_t nccl_stre
   for (std::size_t b = 0; b < assignment.size(); ++b) {
     BucketState& state = buckets_.emplace_back();
     state.assignment = std::move(assignment[b]);
-    // Flat buffers of the caching allocator, used by the compute stream (the copies); the NCCL
-    // stream reaches them only after waiting for the compute stream's event.
-    state.buffer = DeviceTensor<float>(ctx.allocator, static_cast<std::int64_t>(state.assignment.numel), ctx.compute);
+    // Flat buffers of the caching allocator, used by the compute stream (the copies, or backward
+    // writing the views); the NCCL stream reaches them only after waiting for the compute
+    // stream's event.
+    if (ctx.options.gradient_as_bucket_view) {
+      state.flat = ctx.tensors.gradientBuckets().at(b).get();
+    } else {
+      state.copies = DeviceTensor<float>(ctx.allocator, static_cast<std::int64_t>(state.assignment.numel), ctx.compute);
+      state.flat = state.copies.get();
+    }
     for (std::size_t i = 0; i < state.assignment.params.size(); ++i) {
       slots_[static_cast<std::size_t>(state.assignment.params[i])] = {static_cast<int>(b), state.assignment.offsets[i]};
     }
@@ -37,20 +43,23 @@ Reducer::Reducer(const StepContext& ctx, ncclComm_t comm, cudaStream_t nccl_stre
 void Reducer::gradReady(int param) {
   const Slot& slot = slots_[static_cast<std::size_t>(param)];
   const BucketState& bucket = buckets_[static_cast<std::size_t>(slot.bucket)];
-  ctx_.issue.copy(bucket.buffer.get() + slot.offset, ctx_.grad(param), ctx_.layout[param].bytes(),
-                  cudaMemcpyDeviceToDevice, ctx_.compute);
+  if (!ctx_.options.gradient_as_bucket_view) {
+    ctx_.issue.copy(bucket.flat + slot.offset, ctx_.grad(param), ctx_.layout[param].bytes(), cudaMemcpyDeviceToDevice,
+                    ctx_.compute);
+  }
   launcher_.gradientIn(static_cast<std::size_t>(slot.bucket), ctx_.layout[param].name, ctx_.compute, nccl_stream_,
                        [&](std::size_t b, cudaStream_t stream) {
-                         ctx_.issue.allReduce(buckets_[b].buffer.get(), buckets_[b].assignment.numel, comm_, stream);
+                         ctx_.issue.allReduce(buckets_[b].flat, buckets_[b].assignment.numel, comm_, stream);
                        });
 }
 
 void Reducer::finalize() {
   launcher_.finish(ctx_.compute, [&](std::size_t b) {
     const BucketState& bucket = buckets_[b];
+    if (ctx_.options.gradient_as_bucket_view) return;
     for (std::size_t i = 0; i < bucket.assignment.params.size(); ++i) {
       const int param = bucket.assignment.params[i];
-      ctx_.issue.copy(ctx_.grad(param), bucket.buffer.get() + bucket.assignment.offsets[i], ctx_.layout[param].bytes(),
+      ctx_.issue.copy(ctx_.grad(param), bucket.flat + bucket.assignment.offsets[i], ctx_.layout[param].bytes(),
                       cudaMemcpyDeviceToDevice, ctx_.compute);
     }
   });

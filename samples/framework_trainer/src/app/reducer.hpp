@@ -4,7 +4,9 @@
 // process group's own NCCL stream, after that stream waits for an event recorded on the
 // compute stream (ProcessGroupNCCL's pattern), buckets strictly in order. At the end of
 // backward the compute stream waits for every bucket's all-reduce and the averaged values are
-// copied back into the gradients (gradient_as_bucket_view=False).
+// copied back into the gradients (gradient_as_bucket_view=False). With gradient_as_bucket_view=True
+// the gradients are views into the buckets (ModelTensors::withGradientsIn): backward has written
+// each bucket by the time its last gradient is ready, and nothing is copied either way.
 #pragma once
 
 #include "bucket_launcher.hpp"
@@ -38,7 +40,8 @@ class Reducer {
   };
   struct BucketState {
     Bucket assignment;
-    DeviceTensor<float> buffer;
+    DeviceTensor<float> copies;  // the flat buffer the gradients are copied into, unless they are views
+    float* flat = nullptr;       // where the bucket's all-reduce averages
   };
 
   Reducer(const StepContext& ctx, ncclComm_t comm, cudaStream_t nccl_stream, std::vector<Bucket> assignment);

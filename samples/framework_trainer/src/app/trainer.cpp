@@ -33,11 +33,15 @@ std::vector<std::int64_t> numels(const ParamLayout& layout) {
   return out;
 }
 
-// zero1's tensors are views into the buckets its collectives move; fsdp's are bound to a unit's
-// gathered buffers while it is in use; the other modes' are blocks of their own, as a module's.
+// zero1's tensors are views into the buckets its collectives move, and so are ddp's gradients
+// with gradient_as_bucket_view; fsdp's are bound to a unit's gathered buffers while it is in use;
+// the other modes' are blocks of their own, as a module's.
 ModelTensors modelTensors(const Options& options, const ParamLayout& layout, int world_size,
                           DeviceAllocator& allocator, cudaStream_t stream, Issuer& issue) {
   if (options.mode == SyncMode::Fsdp) return ModelTensors::unbound(layout);
+  if (options.mode == SyncMode::Ddp && options.gradient_as_bucket_view) {
+    return ModelTensors::withGradientsIn(allocator, layout, modelBuckets(layout, options.bucketSizing()), stream);
+  }
   if (options.mode != SyncMode::Zero1) return ModelTensors::separate(allocator, layout, stream);
   std::vector<ShardedBucket> buckets = shardBuckets(modelBuckets(layout, options.bucketSizing()), world_size);
   return ModelTensors::inBuckets(allocator, layout, std::move(buckets), stream, issue);

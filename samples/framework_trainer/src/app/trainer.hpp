@@ -47,7 +47,8 @@ class Trainer {
 
   OpCounts setupCounts() const { return setup_counts_; }
   OpCounts iterationCounts() const {
-    return iterationOpCounts(options_.config, options_.mode, options_.bucketSizing(), membership_.world_size);
+    return iterationOpCounts(options_.config, options_.mode, options_.bucketSizing(), membership_.world_size,
+                             options_.gradient_as_bucket_view);
   }
   OpCounts finishCounts() const { return finish_counts_; }
   CachingAllocator::Stats memory() const { return allocator_.stats(); }

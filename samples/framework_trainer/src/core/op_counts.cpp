@@ -26,7 +26,8 @@ int multiTensorLaunches(const ParamLayout& layout, int depth) {
   return static_cast<int>(planTensorLists(numels, depth).size());
 }
 
-OpCounts iterationOpCounts(const ModelConfig& config, SyncMode mode, const BucketSizing& buckets, int world_size) {
+OpCounts iterationOpCounts(const ModelConfig& config, SyncMode mode, const BucketSizing& buckets, int world_size,
+                           bool gradient_as_bucket_view) {
   const ParamLayout layout(config);
   OpCounts c;
   // The check hashes every parameter tensor (zero1, fsdp) or gradient tensor (the others): one
@@ -40,7 +41,7 @@ OpCounts iterationOpCounts(const ModelConfig& config, SyncMode mode, const Bucke
       break;
     case SyncMode::Ddp:
       c.kernels += multiTensorLaunches(layout, 2);
-      c.memcpys += 2 * layout.size();  // each gradient into its bucket and back
+      if (!gradient_as_bucket_view) c.memcpys += 2 * layout.size();  // each gradient into its bucket and back
       c.collectives = static_cast<std::int64_t>(modelBuckets(layout, buckets).size());
       break;
     case SyncMode::Zero1: {

@@ -87,6 +87,10 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
                      "the first bucket's cap is that too)")
           ->check(CLI::PositiveNumber)
           ->capture_default_str();
+  CLI::Option* bucket_view =
+      app.add_flag("--gradient-as-bucket-view", options.gradient_as_bucket_view,
+                   "ddp: DDP's gradient_as_bucket_view=True: each gradient a view into its bucket, written there by "
+                   "backward and averaged in place, with no copy into the bucket and back");
   CLI::Option* bucket_size =
       app.add_option("--bucket-size", options.bucket_size,
                      "zero1: buckets of this many parameters (elements) or more, as Megatron-LM's --ddp-bucket-size "
@@ -147,6 +151,9 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
   if (first_bucket->count() > 0 && bucket_mb->count() > 0) {
     return command_line.failure(
         "--first-bucket-bytes applies only with --bucket-mb unset: DDP then cuts the first bucket at the cap too");
+  }
+  if (options.mode != SyncMode::Ddp && bucket_view->count() > 0) {
+    return command_line.failure("--gradient-as-bucket-view applies to --mode ddp only");
   }
   if (options.mode == SyncMode::Ddp && bucket_mb->count() > 0) options.first_bucket_bytes = options.bucketBytes();
   if (options.mode != SyncMode::Zero1 && bucket_size->count() > 0) {

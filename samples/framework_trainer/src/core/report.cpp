@@ -11,11 +11,11 @@ std::string configLine(const RunSummary& run) {
   const ModelConfig& c = o.config;
   return fmt::format(
       "config name={} layers={} hidden={} heads={} vocab={} seq_len={} micro_batch={} params={} param_tensors={} "
-      "mode={} bucket_mb={:g} first_bucket_bytes={} bucket_size={} overlap_grad_reduce={:d} overlap_param_gather={:d} process_group_stream={:d} "
+      "mode={} bucket_mb={:g} first_bucket_bytes={} gradient_as_bucket_view={:d} bucket_size={} overlap_grad_reduce={:d} overlap_param_gather={:d} process_group_stream={:d} "
       "fsdp_streams={:d} backward_prefetch={} forward_prefetch={:d} limit_all_gathers={:d} buckets={} "
       "ranks={} bootstrap={} lr={:g} seed={} iterations={} warmup={}",
       c.name, c.layers, c.hidden, c.heads, c.vocab, c.seq_len, c.micro_batch, run.params, run.param_tensors,
-      toString(o.mode), o.bucket_mb, o.first_bucket_bytes, o.bucket_size, o.overlap_grad_reduce ? 1 : 0, o.overlap_param_gather ? 1 : 0,
+      toString(o.mode), o.bucket_mb, o.first_bucket_bytes, o.gradient_as_bucket_view ? 1 : 0, o.bucket_size, o.overlap_grad_reduce ? 1 : 0, o.overlap_param_gather ? 1 : 0,
       o.process_group_stream ? 1 : 0, o.fsdp_streams ? 1 : 0, toString(o.backward_prefetch), o.forward_prefetch ? 1 : 0,
       o.limit_all_gathers ? 1 : 0, run.buckets, run.ranks, toString(run.bootstrap), o.lr, o.seed, o.iterations,
       o.warmup);
