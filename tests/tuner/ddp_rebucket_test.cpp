@@ -22,6 +22,9 @@ constexpr std::uint64_t kGrads = 0x10000000, kBuckets = 0x80000000;
 // One rank of a DDP job: `iterations` steps of four gradients (1, 2, 2 and 3 MiB, in the order
 // backward makes them ready) in the buckets a cap makes, each copied in, the bucket's event,
 // wait, all-reduce and done event, then after backward each bucket waited for and copied out.
+// With gradient_as_bucket_view (Views::On), each gradient's kernel writes its slot in the bucket,
+// and nothing is copied.
+enum class Views { Off, On };
 struct DdpRank {
   std::vector<std::uint64_t> sizes = {1 * kMiB, 2 * kMiB, 2 * kMiB, 3 * kMiB};
   RecordedRank rank;
@@ -29,7 +32,7 @@ struct DdpRank {
 
   void add(Call c, std::int64_t iteration) { testing::appendRecorded(rank, c, iteration, 0); }
 
-  DdpRank(const DdpBucketing& bucketing, int iterations, bool final_waits = true) {
+  DdpRank(const DdpBucketing& bucketing, int iterations, bool final_waits = true, Views views = Views::Off) {
     const std::vector<std::size_t> bucket_of = ddpBucketOf(sizes, bucketing);
     const std::size_t buckets = bucket_of.back() + 1;
     std::vector<std::uint64_t> slot(sizes.size());
@@ -48,8 +51,12 @@ struct DdpRank {
     for (int n = 0; n < iterations; ++n) {
       add(p.kernel(kCompute, {kGrads}), n);  // forward
       for (std::size_t g = 0; g < sizes.size(); ++g) {
-        add(p.kernel(kCompute, {kGrads + g * 8 * kMiB}), n);  // backward of the gradient
-        add(p.memcpy(kCompute, slot[g], kGrads + g * 8 * kMiB, sizes[g]), n);
+        if (views == Views::On) {
+          add(p.kernel(kCompute, {kGrads, slot[g]}), n);  // backward of the gradient, into its slot
+        } else {
+          add(p.kernel(kCompute, {kGrads + g * 8 * kMiB}), n);  // backward of the gradient
+          add(p.memcpy(kCompute, slot[g], kGrads + g * 8 * kMiB, sizes[g]), n);
+        }
         const std::size_t b = bucket_of[g];
         if (g + 1 == sizes.size() || bucket_of[g + 1] != b) {
           add(p.record(kCompute, 0xE00 + b), n);
@@ -60,7 +67,7 @@ struct DdpRank {
       }
       for (std::size_t b = 0; b < buckets; ++b) {
         if (final_waits) add(p.wait(kCompute, 0xD00 + b), n);
-        for (std::size_t g = 0; g < sizes.size(); ++g)
+        for (std::size_t g = 0; g < sizes.size() && views == Views::Off; ++g)
           if (bucket_of[g] == b) add(p.memcpy(kCompute, kGrads + g * 8 * kMiB, slot[g], sizes[g]), n);
       }
       add(p.kernel(kCompute, {kGrads}), n);  // the optimizer
@@ -115,7 +122,9 @@ TEST(DdpBuckets, WithoutTheWaitBeforeTheCopiesOutItIsNotTheReducer) {
   const DdpRank r(kRecorded, 3, /*final_waits=*/false);
   const DdpReducer ddp = findDdpReducer(runOf(r), 1, 2);
   EXPECT_FALSE(ddp.found);
-  EXPECT_NE(ddp.why_not.find("copied back out after the compute stream waits"), std::string::npos) << ddp.why_not;
+  EXPECT_NE(ddp.why_not.find("the compute stream never waits for bucket 0's all-reduce after backward"),
+            std::string::npos)
+      << ddp.why_not;
 }
 
 // Another cap: the same copies, in the same order, and the buckets that cap makes, each one's
@@ -125,7 +134,7 @@ TEST(DdpBuckets, AnotherCapWritesTheCallsThatCapMakes) {
   const RecordedRun run = runOf(recorded);
   const DdpReducer reducer = findDdpReducer(run, 1, 2);
   ASSERT_TRUE(reducer.found) << reducer.why_not;
-  const RecordedRun one = rebucketDdp(run, reducer, DdpBucketing{100 * kMiB, kMiB});  // {1 MiB}, {2, 2, 3}
+  const RecordedRun one = rebucketDdp(run, reducer, DdpBucketing{100 * kMiB, kMiB}, false);  // {1 MiB}, {2, 2, 3}
   const RecordedRank& r = one.ranks.front();
   EXPECT_EQ(allReduceBytes(r, 0), (std::vector<std::uint64_t>{kMiB, 4 * kMiB, 3 * kMiB}));  // outside [1, 2]
   EXPECT_EQ(allReduceBytes(r, 1), (std::vector<std::uint64_t>{kMiB, 7 * kMiB}));
@@ -163,12 +172,71 @@ TEST(DdpBuckets, AnotherCapWritesTheCallsThatCapMakes) {
   }
 
   // The recorded cap writes the recorded buckets again.
-  const RecordedRun same = rebucketDdp(run, reducer, kRecorded);
+  const RecordedRun same = rebucketDdp(run, reducer, kRecorded, false);
   EXPECT_EQ(allReduceBytes(same.ranks.front(), 1), allReduceBytes(recorded.rank, 1));
   EXPECT_EQ(same.ranks.front().calls.size(), recorded.rank.calls.size());
   // An explicit cap of 3 MiB cuts the first bucket there too: {1, 2}, {2, 3}.
-  const RecordedRun explicit_cap = rebucketDdp(run, reducer, ddpBucketingForCap(3 * kMiB));
+  const RecordedRun explicit_cap = rebucketDdp(run, reducer, ddpBucketingForCap(3 * kMiB), false);
   EXPECT_EQ(allReduceBytes(explicit_cap.ranks.front(), 1), (std::vector<std::uint64_t>{3 * kMiB, 5 * kMiB}));
+}
+
+std::vector<CallKind> kindsOf(const RecordedRank& rank, std::int64_t iteration) {
+  std::vector<CallKind> kinds;
+  for (const RecordedCall& rc : rank.calls)
+    if (rc.iteration == iteration) kinds.push_back(rc.call.kind);
+  return kinds;
+}
+
+// gradient_as_bucket_view=True: the reducer is found by its all-reduces, each bucket cut into
+// gradients where backward's kernels were given addresses in it, each gradient up to the next.
+TEST(DdpBuckets, WithGradientsAsBucketViewsTheKernelsGivenTheSlotsCutTheBuckets) {
+  const DdpRank r(kRecorded, 3, true, Views::On);
+  const DdpReducer ddp = findDdpReducer(runOf(r), 1, 2);
+  ASSERT_TRUE(ddp.found) << ddp.why_not;
+  EXPECT_TRUE(ddp.gradient_as_bucket_view);
+  EXPECT_EQ(ddp.bucket_bytes, (std::vector<std::uint64_t>{kMiB, 4 * kMiB, 3 * kMiB}));
+  EXPECT_EQ(ddp.gradient_sizes, r.sizes);
+  EXPECT_FALSE(findDdpReducer(runOf(DdpRank(kRecorded, 3)), 1, 2).gradient_as_bucket_view);
+  // Copies it never made are not written.
+  EXPECT_THROW(rebucketDdp(runOf(r), ddp, std::nullopt, false), std::invalid_argument);
+}
+
+// Each iteration in [1, 2], rewritten, is call for call what the job recorded with those
+// settings issues: the kinds in order and the buckets' all-reduces (the rewrite keeps the
+// recorded slots' addresses, so addresses are not compared).
+void expectRecordedAs(const RecordedRank& written, const DdpRank& issued) {
+  for (std::int64_t n : {1, 2}) {
+    EXPECT_EQ(kindsOf(written, n), kindsOf(issued.rank, n)) << "iteration " << n;
+    EXPECT_EQ(allReduceBytes(written, n), allReduceBytes(issued.rank, n)) << "iteration " << n;
+  }
+}
+
+// A run that copied its gradients, written with gradient_as_bucket_view=True, is the run recorded
+// with it: the copies gone, each bucket's all-reduce after its last gradient's kernel, the
+// compute stream's waits for the buckets together after backward.
+TEST(DdpBuckets, BucketViewsDropTheCopiesAsTheJobWithThemIssues) {
+  const RecordedRun copies = runOf(DdpRank(kRecorded, 3));
+  const DdpReducer reducer = findDdpReducer(copies, 1, 2);
+  ASSERT_TRUE(reducer.found) << reducer.why_not;
+  expectRecordedAs(rebucketDdp(copies, reducer, std::nullopt, true).ranks.front(),
+                   DdpRank(kRecorded, 3, true, Views::On));
+  // With another cap at once.
+  const DdpBucketing one{100 * kMiB, kMiB};
+  expectRecordedAs(rebucketDdp(copies, reducer, one, true).ranks.front(), DdpRank(one, 3, true, Views::On));
+  // The recorded settings written anew are the recorded calls.
+  expectRecordedAs(rebucketDdp(copies, reducer, std::nullopt, false).ranks.front(), DdpRank(kRecorded, 3));
+}
+
+// A run recorded with views, written for every other cap, is the run recorded with that cap.
+TEST(DdpBuckets, AViewsRunWrittenForAnotherCapIsTheRunWithThatCap) {
+  const RecordedRun views = runOf(DdpRank(kRecorded, 3, true, Views::On));
+  const DdpReducer reducer = findDdpReducer(views, 1, 2);
+  ASSERT_TRUE(reducer.found) << reducer.why_not;
+  for (const DdpBucketing& cap : {DdpBucketing{100 * kMiB, kMiB}, ddpBucketingForCap(kMiB), ddpBucketingForCap(3 * kMiB),
+                                  ddpBucketingForCap(5 * kMiB), kRecorded}) {
+    SCOPED_TRACE(cap.cap_bytes);
+    expectRecordedAs(rebucketDdp(views, reducer, cap, true).ranks.front(), DdpRank(cap, 3, true, Views::On));
+  }
 }
 
 std::vector<std::uint64_t> mib(std::initializer_list<std::uint64_t> sizes) {

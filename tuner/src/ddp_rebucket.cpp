@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -63,6 +64,30 @@ const Touch* touchOf(const RecordedRank& rank, std::size_t i, std::uint32_t k) {
   return rc.touch_count > k ? &rank.touches[rc.touch_begin + k] : nullptr;
 }
 
+// With gradient_as_bucket_view=True: the gradients are the slots backward's kernels were given
+// in each bucket, in address order, each up to the next (the bucket's last to its end); each is
+// in once the last kernel given it is issued. A bucket whose first byte no kernel was given is
+// not cut into gradients this way.
+std::optional<DdpIteration> viewsShape(DdpIteration shape, const std::map<std::uint64_t, std::size_t>& written_by,
+                                       std::string& why_not) {
+  for (std::size_t k = 0; k < shape.buckets.size(); ++k) {
+    const DdpBucket& b = shape.buckets[k];
+    auto slot = written_by.lower_bound(b.lo);
+    if (slot == written_by.end() || slot->first != b.lo) {
+      why_not = fmt::format("iteration {}: bucket {} is not filled by copies of gradients, and no kernel before its "
+                            "all-reduce writes from its start (gradient_as_bucket_view=True)",
+                            shape.iteration, k);
+      return std::nullopt;
+    }
+    for (; slot != written_by.end() && slot->first < b.hi; ++slot) {
+      const auto next = std::next(slot);
+      const std::uint64_t end = next != written_by.end() && next->first < b.hi ? next->first : b.hi;
+      shape.gradients.push_back({slot->second, kNoCall, k, end - slot->first});
+    }
+  }
+  return shape;
+}
+
 // The reducer's shape in iteration n of a rank, or why it is not there.
 std::optional<DdpIteration> shapeOf(const RecordedRank& rank, std::int64_t n, std::string& why_not) {
   DdpIteration shape;
@@ -92,15 +117,29 @@ std::optional<DdpIteration> shapeOf(const RecordedRank& rank, std::int64_t n, st
     return nullptr;
   };
   // Copies in (destination in a bucket, before its all-reduce) and out (source in a bucket,
-  // after its done event), on the compute stream; the compute stream's wait for each bucket.
+  // after its done event), on the compute stream; the compute stream's wait for each bucket; and
+  // the kernels given an address in a bucket before its all-reduce (with views, the gradients'
+  // writers: the last one given a slot made it ready).
   std::map<std::uint64_t, std::size_t> gradient_at;  // address in a bucket -> gradient
+  std::map<std::uint64_t, std::size_t> written_by;   // address in a bucket -> the last kernel given it
   std::vector<std::uint64_t> filled(shape.buckets.size(), 0), emptied(shape.buckets.size(), 0);
   for (std::size_t i : calls) {
     const Call& c = rank.calls[i].call;
     if (c.stream != compute) continue;
     if (c.kind == CallKind::StreamWait) {
-      for (DdpBucket& b : shape.buckets)
-        if (c.event == b.done_event && i > b.reduce && b.final_wait == kNoCall) b.final_wait = i;
+      for (DdpBucket& b : shape.buckets) {
+        if (c.event == b.done_event && i > b.reduce && b.final_wait == kNoCall) {
+          b.final_wait = i;
+          shape.first_final_wait = std::min(shape.first_final_wait, i);
+        }
+      }
+      continue;
+    }
+    if (c.kind == CallKind::Kernel) {
+      for (std::uint32_t k = 0; k < rank.calls[i].touch_count; ++k) {
+        const std::uint64_t address = rank.touches[rank.calls[i].touch_begin + k].address;
+        if (const DdpBucket* b = bucketHolding(address); b != nullptr && i < b->reduce) written_by[address] = i;
+      }
       continue;
     }
     if (c.kind != CallKind::Memcpy) continue;
@@ -112,8 +151,9 @@ std::optional<DdpIteration> shapeOf(const RecordedRank& rank, std::int64_t n, st
         why_not = fmt::format("iteration {}: a copy into a bucket overruns it or writes a slot twice", n);
         return std::nullopt;
       }
-      filled[static_cast<std::size_t>(b - shape.buckets.data())] += dst->bytes;
-      shape.gradients.push_back({i, kNoCall, dst->bytes});
+      const auto bucket = static_cast<std::size_t>(b - shape.buckets.data());
+      filled[bucket] += dst->bytes;
+      shape.gradients.push_back({i, kNoCall, bucket, dst->bytes});
     } else if (DdpBucket* from = bucketHolding(src->address); from != nullptr && i > from->done) {
       auto g = gradient_at.find(src->address);
       if (g == gradient_at.end() || shape.gradients[g->second].copy_out != kNoCall ||
@@ -125,22 +165,26 @@ std::optional<DdpIteration> shapeOf(const RecordedRank& rank, std::int64_t n, st
       emptied[static_cast<std::size_t>(from - shape.buckets.data())] += src->bytes;
     }
   }
+  for (std::size_t k = 0; k < shape.buckets.size(); ++k) {
+    if (shape.buckets[k].final_wait == kNoCall) {
+      why_not = fmt::format("iteration {}: the compute stream never waits for bucket {}'s all-reduce after backward", n, k);
+      return std::nullopt;
+    }
+  }
+  if (gradient_at.empty() && !written_by.empty()) return viewsShape(std::move(shape), written_by, why_not);
   // DDP assigns gradients to buckets in its parameters' order (reversed), which is also their
   // order within the buckets: the buffers' layout, not the order backward readied them in.
-  std::vector<std::pair<std::size_t, std::uint64_t>> place;  // (bucket, address) per gradient
-  for (const auto& slot : gradient_at) {
-    place.emplace_back(static_cast<std::size_t>(bucketHolding(slot.first) - shape.buckets.data()), slot.first);
-  }
   std::vector<DdpGradient> in_layout;
-  std::sort(place.begin(), place.end());
-  for (const auto& [bucket, address] : place) in_layout.push_back(shape.gradients[gradient_at.at(address)]);
+  for (const auto& slot : gradient_at) in_layout.push_back(shape.gradients[slot.second]);
+  std::stable_sort(in_layout.begin(), in_layout.end(),
+                   [](const DdpGradient& a, const DdpGradient& b) { return a.bucket < b.bucket; });
   shape.gradients = std::move(in_layout);
   for (std::size_t k = 0; k < shape.buckets.size(); ++k) {
     const DdpBucket& b = shape.buckets[k];
-    if (filled[k] != b.hi - b.lo || emptied[k] != b.hi - b.lo || b.final_wait == kNoCall) {
-      why_not = fmt::format("iteration {}: bucket {} is not filled by copies of gradients, copied back out after the "
-                            "compute stream waits for its all-reduce (DDP with gradient_as_bucket_view writes no "
-                            "copies, and is not modelled)",
+    if (filled[k] != b.hi - b.lo || emptied[k] != b.hi - b.lo) {
+      why_not = fmt::format("iteration {}: bucket {} is neither filled by copies of gradients, copied back out after the "
+                            "compute stream waits for its all-reduce, nor written by backward's kernels with no copy "
+                            "(gradient_as_bucket_view=True)",
                             n, k);
       return std::nullopt;
     }
@@ -194,6 +238,16 @@ DdpReducer findDdpReducer(const RecordedRun& run, std::int64_t first, std::int64
       out.why_not = fmt::format("rank {}: {}", run.ranks[r].rank, shape.why_not);
       return out;
     }
+    for (const DdpIteration& it : shape.iterations) {
+      const bool views = it.gradients.front().copy_out == kNoCall;
+      if (r == 0 && it.iteration == first) out.gradient_as_bucket_view = views;
+      if (views != out.gradient_as_bucket_view) {
+        out.why_not = fmt::format("rank {}: iteration {} {} its gradients where rank {}'s iteration {} {}",
+                                  run.ranks[r].rank, it.iteration, views ? "copies none of" : "copies", run.ranks[0].rank,
+                                  first, views ? "copies them" : "copies none (gradient_as_bucket_view=True)");
+        return out;
+      }
+    }
     if (r == 0) {
       const DdpIteration& it = shape.iterations.front();
       for (const DdpBucket& b : it.buckets) out.bucket_bytes.push_back(b.hi - b.lo);
@@ -208,7 +262,12 @@ DdpReducer findDdpReducer(const RecordedRun& run, std::int64_t first, std::int64
   return out;
 }
 
-RecordedRun rebucketDdp(const RecordedRun& run, const DdpReducer& reducer, const DdpBucketing& bucketing) {
+RecordedRun rebucketDdp(const RecordedRun& run, const DdpReducer& reducer, const std::optional<DdpBucketing>& bucketing,
+                        bool gradient_as_bucket_view) {
+  if (reducer.gradient_as_bucket_view && !gradient_as_bucket_view) {
+    throw std::invalid_argument("a run recorded with gradient_as_bucket_view=True made no gradient copies to time");
+  }
+  const bool drop_copies = gradient_as_bucket_view && !reducer.gradient_as_bucket_view;
   RecordedRun out;
   out.assumptions = run.assumptions;
   out.imported = run.imported;
@@ -224,15 +283,21 @@ RecordedRun rebucketDdp(const RecordedRun& run, const DdpReducer& reducer, const
       for (const DdpBucket& b : it.buckets)
         for (std::size_t i : {b.ready, b.wait, b.reduce, b.done, b.final_wait}) edits.dropped[i] = true;
       std::vector<std::uint64_t> sizes;
-      for (const DdpGradient& g : it.gradients) sizes.push_back(g.bytes);
-      const std::vector<std::size_t> bucket_of = ddpBucketOf(sizes, bucketing);
+      std::vector<std::size_t> bucket_of;
+      for (const DdpGradient& g : it.gradients) {
+        sizes.push_back(g.bytes);
+        bucket_of.push_back(g.bucket);
+        if (drop_copies) edits.dropped[g.in] = edits.dropped[g.copy_out] = true;
+      }
+      if (bucketing) bucket_of = ddpBucketOf(sizes, *bucketing);
       const std::size_t buckets = bucket_of.empty() ? 0 : bucket_of.back() + 1;
       std::vector<std::size_t> last_in(buckets, 0), first_out(buckets, kNoCall);
       std::vector<std::uint64_t> bytes(buckets, 0);
       for (std::size_t g = 0; g < it.gradients.size(); ++g) {
         const std::size_t j = bucket_of[g];
-        last_in[j] = std::max(last_in[j], it.gradients[g].copy_in);
-        first_out[j] = std::min(first_out[j], it.gradients[g].copy_out);
+        last_in[j] = std::max(last_in[j], it.gradients[g].in);
+        // With views, every bucket is waited for where the recorded waits began.
+        first_out[j] = gradient_as_bucket_view ? it.first_final_wait : std::min(first_out[j], it.gradients[g].copy_out);
         bytes[j] += it.gradients[g].bytes;
       }
       // The reducer launches its buckets in order: one whose gradients are in before an earlier

@@ -269,13 +269,57 @@ void predictDdpBucketCaps(TuneReport& r, const WhatIfModel& model, double min_ga
   });
   const ValuePredictions each =
       predictEachValue(values.size(), "predicting DDP bucket caps and first buckets", progress, [&](std::size_t k) {
-        return model.withCalls(rebucketDdp(model.calls(), r.ddp, values[k].bucketing));
+        return model.withCalls(rebucketDdp(model.calls(), r.ddp, values[k].bucketing, r.ddp.gradient_as_bucket_view));
       });
   r.ddp_caps_not_predicted = ddpNotPredicted(values, each);
   std::vector<SettingPrediction> rows;
   for (std::size_t k = 0; k < values.size(); ++k)
     if (each.ok(k)) rows.push_back(ddpSetting(values[k], ms(each.predicted[k]->iteration_ns), r.replay_ms));
   r.setting = keepDdpRows(std::move(rows), r.ddp_bucket_caps, r.ddp_first_buckets, min_gain);
+}
+
+SettingPrediction bucketViewSetting(bool on, std::size_t buckets) {
+  SettingPrediction s;
+  s.setting = "gradient_as_bucket_view";
+  s.value = on ? "True" : "False";
+  s.how_to_apply = fmt::format("torch.nn.parallel.DistributedDataParallel(model, ..., gradient_as_bucket_view={})", s.value);
+  s.buckets = buckets;
+  return s;
+}
+
+// DDP's gradient_as_bucket_view, where the run shows DDP's reducer: the recorded value is the
+// replay. True, for a run that copied its gradients into the buckets and back, is the recorded
+// buckets written without the copies, moved by the difference against the recorded buckets
+// written anew with them. False, for a run recorded with views, is not predicted: the copies it
+// would add were never made, so no time of theirs was measured.
+void predictDdpBucketView(TuneReport& r, const WhatIfModel& model, double min_gain, const TuneProgress& progress) {
+  if (!r.ddp.found) return;
+  const bool recorded = r.ddp.gradient_as_bucket_view;
+  const std::size_t buckets = r.ddp.bucket_bytes.size();
+  SettingPrediction as_recorded = bucketViewSetting(recorded, buckets);
+  as_recorded.how_to_apply = "as the run was recorded";
+  as_recorded.predicted_iteration_ms = r.replay_ms;
+  r.ddp_bucket_view.push_back(as_recorded);
+  if (recorded) {
+    r.ddp_bucket_view_not_predicted = "gradient_as_bucket_view=False: the run copied no gradient into its buckets, so "
+                                      "the copies that value adds have no measured time";
+    return;
+  }
+  const ValuePredictions each =
+      predictEachValue(2, "predicting DDP's gradient_as_bucket_view", progress, [&](std::size_t k) {
+        return model.withCalls(rebucketDdp(model.calls(), r.ddp, std::nullopt, k == 1));
+      });
+  if (!each.ok(0) || !each.ok(1)) {
+    r.ddp_bucket_view_not_predicted =
+        fmt::format("gradient_as_bucket_view=True: {}", each.ok(0) ? each.why_not[1] : "the recorded buckets written anew: " + each.why_not[0]);
+    return;
+  }
+  SettingPrediction views = bucketViewSetting(true, buckets);
+  views.predicted_iteration_ms =
+      r.replay_ms + ms(each.predicted[1]->iteration_ns) - ms(each.predicted[0]->iteration_ns);
+  views.gain = gainOver(r.replay_ms, views.predicted_iteration_ms);
+  r.ddp_bucket_view.push_back(views);
+  if (views.gain >= min_gain) r.ddp_bucket_view_recommended = views;
 }
 
 // DDP's bucket caps and first buckets from the buckets alone (ddp_buckets_by_size.hpp), each value
@@ -436,8 +480,8 @@ void predictCudaConnections(TuneReport& r, const WhatIfModel& model, double min_
 
 // Whether the report recommends nothing: no plan and no setting (its note then says why).
 bool recommendsNothing(const TuneReport& r) {
-  return !r.plan && !r.setting && !r.max_ctas_setting && !r.connections_setting && r.sharded_recommended.empty() &&
-         r.fsdp_recommended.empty();
+  return !r.plan && !r.setting && !r.ddp_bucket_view_recommended && !r.max_ctas_setting && !r.connections_setting &&
+         r.sharded_recommended.empty() && r.fsdp_recommended.empty();
 }
 
 // FSDP's settings (fsdp_settings.hpp): the run's calls written as each value issues them, each
@@ -835,6 +879,7 @@ trace::Result<TuneReport> tuneModel(const WhatIfModel& model, std::string run_di
   }
   setConfidence(r, model);
   predictDdpBucketCaps(r, model, options.search.min_gain, progress);
+  predictDdpBucketView(r, model, options.search.min_gain, progress);
   if (r.ddp.found) predictDdpCapsBySize(r, model, ddpBucketsOfReducer(model.calls(), r.ddp), options.search.min_gain, progress);
   if (model.calls().buffersKnown()) {
     const Candidate* schedule =
@@ -1104,6 +1149,7 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
     return out;
   };
   if (r.setting) recommendations.push_back(settingJson(*r.setting));
+  if (r.ddp_bucket_view_recommended) recommendations.push_back(settingJson(*r.ddp_bucket_view_recommended));
   if (r.max_ctas_setting) recommendations.push_back(settingJson(*r.max_ctas_setting));
   if (r.connections_setting) recommendations.push_back(settingJson(*r.connections_setting));
   for (const SettingPrediction& s : r.sharded_recommended) recommendations.push_back(settingJson(s));
@@ -1168,6 +1214,9 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
     ddp["gradient_bytes"] = r.ddp.gradient_bytes;
     ddp["bucket_caps"] = settingsJson(r.ddp_bucket_caps);
     ddp["first_buckets"] = settingsJson(r.ddp_first_buckets);
+    json view = {{"recorded", r.ddp.gradient_as_bucket_view}, {"values", settingsJson(r.ddp_bucket_view)}};
+    if (!r.ddp_bucket_view_not_predicted.empty()) view["not_predicted"] = r.ddp_bucket_view_not_predicted;
+    ddp["gradient_as_bucket_view"] = view;
     if (!r.ddp_caps_not_predicted.empty()) ddp["not_predicted"] = r.ddp_caps_not_predicted;
   } else {
     ddp["why_not"] = r.ddp.why_not;
@@ -1333,8 +1382,18 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
                      r.ddp.bucket_bytes.size(), r.ddp.gradient_sizes.size(), bytesText(r.ddp.gradient_bytes));
     t += ddpRowsText(r.ddp_bucket_caps, r.ddp_first_buckets, r.setting);
     for (const std::string& why : r.ddp_caps_not_predicted) t += fmt::format("  not predicted: {}\n", why);
-    if (r.setting) t += fmt::format("Set it: {}\n\n", r.setting->how_to_apply);
-    else t += "\n";
+    if (r.setting) t += fmt::format("Set it: {}\n", r.setting->how_to_apply);
+    t += fmt::format("DDP's gradients {}; gradient_as_bucket_view predicted:\n",
+                     r.ddp.gradient_as_bucket_view ? "are views into the buckets" : "are copied into the buckets and back");
+    for (const SettingPrediction& s : r.ddp_bucket_view) {
+      t += fmt::format("  {:<31} {:9.3f} ms  {:>7}{}\n", s.setting + "=" + s.value, s.predicted_iteration_ms,
+                       percent(s.gain), r.ddp_bucket_view_recommended && s.value == r.ddp_bucket_view_recommended->value
+                                            ? "   <- recommended"
+                                            : "");
+    }
+    if (!r.ddp_bucket_view_not_predicted.empty()) t += fmt::format("  not predicted: {}\n", r.ddp_bucket_view_not_predicted);
+    if (r.ddp_bucket_view_recommended) t += fmt::format("Set it: {}\n", r.ddp_bucket_view_recommended->how_to_apply);
+    t += "\n";
     if (const std::string by_size = ddpBySizeText(r); !by_size.empty()) t += by_size + "\n";
   }
   if (r.sharded.found) {

@@ -8,21 +8,26 @@
 //   when the bucket's last gradient is in: an event recorded on S, ProcessGroupNCCL's stream C
 //   waiting for it, the bucket's in-place all-reduce on C, an event recorded on C;
 // and after backward, per bucket: S waiting for that event, then a copy of each slot back to its
-// gradient. A job with another cap makes the same gradient copies, grouped into other buckets:
-// the first closes at its own limit (DDP's first bucket), each later one once it holds the cap or more,
-// over the parameters in DDP's order (the recorded buffers' layout), launched in order.
-// Which first bucket a cap comes with is DDP's own rule (ddpBucketingForCap below).
+// gradient. With gradient_as_bucket_view=True every gradient is a view into its slot: backward's
+// kernels write the slots (the last one given a slot's address before the all-reduce made it
+// ready), and nothing is copied either way. A job with another cap makes the same gradients,
+// grouped into other buckets: the first closes at its own limit (DDP's first bucket), each later
+// one once it holds the cap or more, over the parameters in DDP's order (the recorded buffers'
+// layout), launched in order. Which first bucket a cap comes with is DDP's own rule
+// (ddpBucketingForCap below).
 //
 // findDdpReducer() finds that pattern on every rank in every modelled iteration, once;
-// rebucketDdp() then writes, for a cap, the calls with the buckets it gives: the same copies,
-// each new bucket's event, wait, all-reduce (its time from the communicator's fit) and done
-// event after its last copy, and the wait for it before the first copy back out of it.
-// Everything else keeps its recorded times.
+// rebucketDdp() then writes, for a cap, the calls with the buckets it gives: the same copies (or
+// none, the gradients as views), each new bucket's event, wait, all-reduce (its time from the
+// communicator's fit) and done event after its last gradient is in, and the wait for it before
+// the first copy back out of it (with views, where the recorded waits began). Everything else
+// keeps its recorded times.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,9 +65,11 @@ struct DdpBucket {
   std::uint64_t done_event = 0;
 };
 
-// A gradient's trip: its copy into a bucket and back out.
+// A gradient in its bucket: the call after which it is there (its copy in, or with
+// gradient_as_bucket_view the last kernel given its slot), and its copy back out (none with views).
 struct DdpGradient {
-  std::size_t copy_in = kNoCall, copy_out = kNoCall;
+  std::size_t in = kNoCall, copy_out = kNoCall;
+  std::size_t bucket = 0;  // the recorded bucket it is in
   std::uint64_t bytes = 0;
 };
 
@@ -70,11 +77,13 @@ struct DdpIteration {
   std::int64_t iteration = 0;
   std::vector<DdpBucket> buckets;
   std::vector<DdpGradient> gradients;  // in the buckets' layout: DDP's order of assignment
+  std::size_t first_final_wait = kNoCall;  // the compute stream's first wait for a bucket after backward
 };
 
 struct DdpReducer {
   bool found = false;
   std::string why_not;                      // when not found: what the run lacks, one sentence
+  bool gradient_as_bucket_view = false;     // the gradients are views into the buckets (no copies)
   std::uint64_t gradient_bytes = 0;         // per iteration, all buckets (rank 0)
   std::vector<std::uint64_t> bucket_bytes;  // the recorded buckets of one iteration (rank 0)
   std::vector<std::uint64_t> gradient_sizes;  // per iteration, in DDP's order of assignment (rank 0)
@@ -84,9 +93,12 @@ struct DdpReducer {
 // Whether every rank's modelled iterations [first, last] show DDP's reducer, and its buckets.
 DdpReducer findDdpReducer(const RecordedRun& run, std::int64_t first, std::int64_t last);
 
-// The run's calls with DDP's buckets cut as `bucketing` cuts them in the iterations the reducer
-// was found in (it must have been found); other iterations keep theirs.
-RecordedRun rebucketDdp(const RecordedRun& run, const DdpReducer& reducer, const DdpBucketing& bucketing);
+// The run's calls with DDP's buckets cut as `bucketing` cuts them (none: as recorded) in the
+// iterations the reducer was found in (it must have been found); other iterations keep theirs.
+// `gradient_as_bucket_view`: the gradients as views, the recorded copies dropped; a run recorded
+// with views cannot be written with copies, whose times it never measured (std::invalid_argument).
+RecordedRun rebucketDdp(const RecordedRun& run, const DdpReducer& reducer, const std::optional<DdpBucketing>& bucketing,
+                        bool gradient_as_bucket_view);
 
 // The bucket DDP puts each gradient in (gradients in its order of assignment: the parameters
 // reversed, as the recorded buckets lay them out).

@@ -102,6 +102,11 @@ struct TuneReport {
   std::vector<SettingPrediction> ddp_bucket_caps;
   std::vector<SettingPrediction> ddp_first_buckets;
   std::vector<std::string> ddp_caps_not_predicted;  // "SETTING=VALUE: why", each value left out
+  // DDP's gradient_as_bucket_view: the recorded value, then the other where it is predicted; the
+  // other recommended when it gains enough, or why it is not predicted.
+  std::vector<SettingPrediction> ddp_bucket_view;
+  std::optional<SettingPrediction> ddp_bucket_view_recommended;
+  std::string ddp_bucket_view_not_predicted;
   std::optional<SettingPrediction> setting;
   // DDP's bucket caps and first buckets predicted from its buckets alone (ddp_buckets_by_size.hpp): for a trace,
   // what `setting` comes from; for a recorded run, beside the reducer's, to compare the models.
