@@ -126,6 +126,29 @@ const char* kTuneOfFsdp = R"json({
   ]}}
 })json";
 
+// A DDP run recorded with its gradients copied into the buckets: gradient_as_bucket_view=True
+// predicted and recommended beside the bucket caps.
+const char* kTuneOfDdpViews = R"json({
+  "run": "runs/ddp", "ranks": 4, "measured_iteration_ms": 82.589, "replay_iteration_ms": 82.589,
+  "replay_error": 0.0, "ideal_iteration_ms": 80.559, "candidates": [], "recommended": -1,
+  "recommendations": [
+    {"setting": "gradient_as_bucket_view", "value": "True",
+     "how_to_apply": "torch.nn.parallel.DistributedDataParallel(model, ..., gradient_as_bucket_view=True)",
+     "predicted_iteration_ms": 81.598, "gain": 0.012, "buckets": 17}
+  ],
+  "framework": {"ddp": {"found": true, "buckets": 17, "bucket_caps": [
+    {"setting": "bucket_cap_mb", "value": "25",
+     "how_to_apply": "torch.nn.parallel.DistributedDataParallel(model, ..., bucket_cap_mb=25)",
+     "predicted_iteration_ms": 82.632, "gain": -0.001, "buckets": 17}
+  ], "first_buckets": [], "gradient_as_bucket_view": {"recorded": false, "values": [
+    {"setting": "gradient_as_bucket_view", "value": "False", "how_to_apply": "as the run was recorded",
+     "predicted_iteration_ms": 82.589, "gain": 0.0, "buckets": 17},
+    {"setting": "gradient_as_bucket_view", "value": "True",
+     "how_to_apply": "torch.nn.parallel.DistributedDataParallel(model, ..., gradient_as_bucket_view=True)",
+     "predicted_iteration_ms": 81.598, "gain": 0.012, "buckets": 17}
+  ]}}}
+})json";
+
 // A run whose report shows DDP in its trace, a sharded optimizer's overlaps (one recorded on, one
 // recommended), NCCL_MAX_CTAS, CUDA_DEVICE_MAX_CONNECTIONS and channel counts predicted.
 const char* kTuneWithChannels = R"json({
@@ -319,6 +342,23 @@ class MetricsPlanTest : public QObject {
     QCOMPARE(tune->settings[2].setting, std::string("forward_prefetch"));
     QCOMPARE(tune->settings[3].setting, std::string("limit_all_gathers"));
     QVERIFY(tune->recommendedSetting() == &tune->settings[1]);
+  }
+
+  void readsDdpsGradientAsBucketView() {
+    QTemporaryDir dir;
+    const std::filesystem::path file = std::filesystem::path(dir.path().toStdString()) / kTuneFileName;
+    write(file, kTuneOfDdpViews);
+    auto tune = readTune(file);
+    QVERIFY2(tune.ok(), tune.ok() ? "" : tune.message().c_str());
+    QCOMPARE(tune->settings.size(), std::size_t{3});
+    QCOMPARE(tune->settings[0].setting, std::string("bucket_cap_mb"));
+    QCOMPARE(tune->settings[1].setting, std::string("gradient_as_bucket_view"));
+    QCOMPARE(tune->settings[1].value, std::string("False"));
+    QVERIFY(!tune->settings[1].recommended);
+    QCOMPARE(tune->settings[2].value, std::string("True"));
+    QVERIFY(tune->settings[2].recommended);
+    QCOMPARE(*tune->settings[2].predicted_ms, 81.598);
+    QVERIFY(tune->recommendedSetting() == &tune->settings[2]);
   }
 
   void readsTheFrameworkTheRunShowsAndNcclsSettings() {

@@ -8,14 +8,17 @@
 # through the sample's own flag for it. The second run's measured step is within 8% of the
 # prediction, and the first run's replay predicts the second run's buckets. The prediction from
 # the first run's buckets alone, as for a trace (docs/tuner.md, "DDP's buckets from a trace"), is
-# within 8% of the second run too.
+# within 8% of the second run too. Last, DDP's gradient_as_bucket_view=True predicted from the
+# first run (its gradient copies dropped) is within 8% of the job re-run with it, and that run is
+# read as having it.
 # Usage: ddp_setting_test.sh SYNCOPATE FRAMEWORK_TRAINER PROFILE SIMGPU_LIBRARY_DIR
 . "$(dirname "$0")/framework_job.sh"
 
-record() {  # DIR FLAG VALUE: the sample's flag for the setting (--bucket-mb or --first-bucket-bytes)
-  expect 0 "syncopate record: 4 store" -- "$SYNCOPATE" record -o "$1" -- mpirun -np 4 --oversubscribe --bind-to none \
-    --mca btl self,vader "$TRAINER" --mode ddp --config gpt2-small-8k --iterations 6 --warmup 1 --micro-batch 32 \
-    "$2" "$3"
+record() {  # DIR FLAG VALUE [FLAG]: the sample's flags for the settings (--bucket-mb or --first-bucket-bytes)
+  dir=$1
+  shift
+  expect 0 "syncopate record: 4 store" -- "$SYNCOPATE" record -o "$dir" -- mpirun -np 4 --oversubscribe --bind-to none \
+    --mca btl self,vader "$TRAINER" --mode ddp --config gpt2-small-8k --iterations 6 --warmup 1 --micro-batch 32 "$@"
 }
 
 record "$WORK/large" --bucket-mb 200
@@ -95,5 +98,33 @@ print("ok: from the buckets alone, %s=%s predicted %.3f ms (%+.2f%% against the 
     setting["setting"], setting["value"], by_size["predicted_iteration_ms"], 100 * error))
 PY
 fi
+
+record "$WORK/views" --bucket-mb 200 --gradient-as-bucket-view
+expect 0 '"gradient_as_bucket_view"' -- "$SYNCOPATE" tune "$WORK/views" --json
+python3 - "$WORK/large.json" "$WORK/out" <<'PY' || failures=$((failures + 1))
+import json, sys
+def doc(path):
+    text = open(path).read()
+    return json.loads(text[text.index("{"):])
+before, after = doc(sys.argv[1]), doc(sys.argv[2])
+view = before["framework"]["ddp"]["gradient_as_bucket_view"]
+assert view["recorded"] is False and "not_predicted" not in view, view
+recorded, views = view["values"]
+assert (recorded["value"], recorded["predicted_iteration_ms"]) == ("False", before["replay_iteration_ms"]), recorded
+assert views["value"] == "True" and views["how_to_apply"].endswith("gradient_as_bucket_view=True)"), views
+# Dropping copies from the compute stream cannot make the step longer.
+assert views["gain"] > 0, views
+steps = sorted(i["measured_ms"] for i in after["replay_per_iteration"])
+measured = (steps[(len(steps) - 1) // 2] + steps[len(steps) // 2]) / 2
+error = measured / views["predicted_iteration_ms"] - 1
+assert abs(error) < 0.08, (measured, views, after["replay_per_iteration"])
+# The re-run is read as DDP with its gradients as views into the same three buckets, and the
+# other value is said to be unpredictable rather than guessed.
+ddp = after["framework"]["ddp"]
+assert ddp["found"] and ddp["buckets"] == 3 and ddp["gradient_as_bucket_view"]["recorded"] is True, ddp
+assert ddp["gradient_as_bucket_view"]["not_predicted"].startswith("gradient_as_bucket_view=False: "), ddp
+print("ok: gradient_as_bucket_view=True predicted %.3f ms (%+.2f%%), measured %.3f ms (%+.2f%%)" % (
+    views["predicted_iteration_ms"], 100 * views["gain"], measured, 100 * error))
+PY
 
 finish

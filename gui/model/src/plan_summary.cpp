@@ -89,12 +89,13 @@ trace::Result<TuneSummary> readTune(const std::filesystem::path& file) {
     t.frameworks.push_back(std::move(line));
   }
   // DDP's caps and first buckets (a recorded run's from its reducer, a trace's from its buckets
-  // alone), a sharded optimizer's overlaps and bucket sizes, FSDP's settings, NCCL_MAX_CTAS,
+  // alone) and gradient_as_bucket_view, a sharded optimizer's overlaps and bucket sizes, FSDP's settings, NCCL_MAX_CTAS,
   // CUDA_DEVICE_MAX_CONNECTIONS.
   const QJsonObject ddp = framework.value("ddp").toObject();
   const QJsonObject ddp_values = ddp.contains("bucket_caps") ? ddp : ddp.value("from_bucket_sizes").toObject();
   QJsonArray settings = ddp_values.value("bucket_caps").toArray();
   for (const QJsonValue& v : ddp_values.value("first_buckets").toArray()) settings.append(v);
+  for (const QJsonValue& v : ddp.value("gradient_as_bucket_view").toObject().value("values").toArray()) settings.append(v);
   const QJsonObject sharded = framework.value("sharded").toObject();
   for (const char* key : {"overlap_grad_reduce", "overlap_param_gather"}) {
     for (const QJsonValue& v : sharded.value(QLatin1String(key)).toArray()) settings.append(v);
