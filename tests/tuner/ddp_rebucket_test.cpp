@@ -22,9 +22,12 @@ constexpr std::uint64_t kGrads = 0x10000000, kBuckets = 0x80000000;
 // One rank of a DDP job: `iterations` steps of four gradients (1, 2, 2 and 3 MiB, in the order
 // backward makes them ready) in the buckets a cap makes, each copied in, the bucket's event,
 // wait, all-reduce and done event, then after backward each bucket waited for and copied out.
-// With gradient_as_bucket_view (Views::On), each gradient's kernel writes its slot in the bucket,
-// and nothing is copied.
+// That is DDP with a communication hook (Hook::Yes), which copies; without one (Hook::No) each
+// gradient is divided into its slot by a kernel instead. With gradient_as_bucket_view
+// (Views::On), each gradient's kernel writes its slot in the bucket, divided there in place
+// without a hook, and nothing is copied.
 enum class Views { Off, On };
+enum class Hook { No, Yes };
 struct DdpRank {
   std::vector<std::uint64_t> sizes = {1 * kMiB, 2 * kMiB, 2 * kMiB, 3 * kMiB};
   RecordedRank rank;
@@ -32,7 +35,8 @@ struct DdpRank {
 
   void add(Call c, std::int64_t iteration) { testing::appendRecorded(rank, c, iteration, 0); }
 
-  DdpRank(const DdpBucketing& bucketing, int iterations, bool final_waits = true, Views views = Views::Off) {
+  DdpRank(const DdpBucketing& bucketing, int iterations, bool final_waits = true, Views views = Views::Off,
+          Hook hook = Hook::Yes) {
     const std::vector<std::size_t> bucket_of = ddpBucketOf(sizes, bucketing);
     const std::size_t buckets = bucket_of.back() + 1;
     std::vector<std::uint64_t> slot(sizes.size());
@@ -51,11 +55,12 @@ struct DdpRank {
     for (int n = 0; n < iterations; ++n) {
       add(p.kernel(kCompute, {kGrads}), n);  // forward
       for (std::size_t g = 0; g < sizes.size(); ++g) {
-        if (views == Views::On) {
-          add(p.kernel(kCompute, {kGrads, slot[g]}), n);  // backward of the gradient, into its slot
-        } else {
-          add(p.kernel(kCompute, {kGrads + g * 8 * kMiB}), n);  // backward of the gradient
-          add(p.memcpy(kCompute, slot[g], kGrads + g * 8 * kMiB, sizes[g]), n);
+        const std::uint64_t grad = views == Views::On ? slot[g] : kGrads + g * 8 * kMiB;
+        add(p.kernel(kCompute, {kGrads, grad}), n);  // backward of the gradient
+        if (hook == Hook::No) {
+          add(p.kernel(kCompute, {slot[g], grad}), n);  // divided into its slot
+        } else if (views == Views::Off) {
+          add(p.memcpy(kCompute, slot[g], grad, sizes[g]), n);
         }
         const std::size_t b = bucket_of[g];
         if (g + 1 == sizes.size() || bucket_of[g + 1] != b) {
@@ -225,6 +230,26 @@ TEST(DdpBuckets, BucketViewsDropTheCopiesAsTheJobWithThemIssues) {
   expectRecordedAs(rebucketDdp(copies, reducer, one, true).ranks.front(), DdpRank(one, 3, true, Views::On));
   // The recorded settings written anew are the recorded calls.
   expectRecordedAs(rebucketDdp(copies, reducer, std::nullopt, false).ranks.front(), DdpRank(kRecorded, 3));
+}
+
+// DDP without a communication hook divides each gradient into its bucket with a kernel, which
+// cuts the buckets into gradients as views do; with gradient_as_bucket_view=True the division
+// stays (in place) and only the copies back out go.
+TEST(DdpBuckets, WithoutAHookTheDivisionsIntoTheBucketsCutThemAndStayWithViews) {
+  const RecordedRun divided = runOf(DdpRank(kRecorded, 3, true, Views::Off, Hook::No));
+  const DdpReducer reducer = findDdpReducer(divided, 1, 2);
+  ASSERT_TRUE(reducer.found) << reducer.why_not;
+  EXPECT_FALSE(reducer.gradient_as_bucket_view);
+  EXPECT_EQ(reducer.bucket_bytes, (std::vector<std::uint64_t>{kMiB, 4 * kMiB, 3 * kMiB}));
+  EXPECT_EQ(reducer.gradient_sizes, DdpRank(kRecorded, 1).sizes);
+  const DdpRank views(kRecorded, 3, true, Views::On, Hook::No);
+  expectRecordedAs(rebucketDdp(divided, reducer, std::nullopt, true).ranks.front(), views);
+  const DdpBucketing one{100 * kMiB, kMiB};
+  expectRecordedAs(rebucketDdp(divided, reducer, one, false).ranks.front(), DdpRank(one, 3, true, Views::Off, Hook::No));
+  const DdpReducer read_views = findDdpReducer(runOf(views), 1, 2);
+  ASSERT_TRUE(read_views.found) << read_views.why_not;
+  EXPECT_TRUE(read_views.gradient_as_bucket_view);
+  EXPECT_EQ(read_views.gradient_sizes, DdpRank(kRecorded, 1).sizes);
 }
 
 // A run recorded with views, written for every other cap, is the run recorded with that cap.

@@ -64,29 +64,30 @@ const Touch* touchOf(const RecordedRank& rank, std::size_t i, std::uint32_t k) {
   return rc.touch_count > k ? &rank.touches[rc.touch_begin + k] : nullptr;
 }
 
-// With gradient_as_bucket_view=True: the gradients are the slots backward's kernels were given
-// in each bucket, in address order, each up to the next (the bucket's last to its end); each is
-// in once the last kernel given it is issued. A bucket whose first byte no kernel was given is
-// not cut into gradients this way.
-std::optional<DdpIteration> viewsShape(DdpIteration shape, const std::map<std::uint64_t, std::size_t>& written_by,
-                                       std::string& why_not) {
+// Gradients put in their buckets by kernels (DDP without a communication hook divides each into
+// its slot, at::mul_out, or with gradient_as_bucket_view in place, div_ on the slot backward
+// wrote): the slots are the addresses those kernels were given in each bucket, in address
+// order, each gradient up to the next (the bucket's last to its end), in once the last kernel
+// given its slot is issued. False where a bucket's first byte was given to no kernel.
+bool gradientsFromKernels(DdpIteration& shape, const std::map<std::uint64_t, std::size_t>& written_by) {
   for (std::size_t k = 0; k < shape.buckets.size(); ++k) {
     const DdpBucket& b = shape.buckets[k];
     auto slot = written_by.lower_bound(b.lo);
-    if (slot == written_by.end() || slot->first != b.lo) {
-      why_not = fmt::format("iteration {}: bucket {} is not filled by copies of gradients, and no kernel before its "
-                            "all-reduce writes from its start (gradient_as_bucket_view=True)",
-                            shape.iteration, k);
-      return std::nullopt;
-    }
+    if (slot == written_by.end() || slot->first != b.lo) return false;
     for (; slot != written_by.end() && slot->first < b.hi; ++slot) {
       const auto next = std::next(slot);
       const std::uint64_t end = next != written_by.end() && next->first < b.hi ? next->first : b.hi;
-      shape.gradients.push_back({slot->second, kNoCall, k, end - slot->first});
+      shape.gradients.push_back({slot->second, kNoCall, k, end - slot->first, false});
     }
   }
-  return shape;
+  return true;
 }
+
+// A copy on the compute stream out of a bucket after its all-reduce: a gradient's way back.
+struct CopyOut {
+  std::size_t call = kNoCall;
+  std::uint64_t address = 0, bytes = 0;
+};
 
 // The reducer's shape in iteration n of a rank, or why it is not there.
 std::optional<DdpIteration> shapeOf(const RecordedRank& rank, std::int64_t n, std::string& why_not) {
@@ -116,13 +117,14 @@ std::optional<DdpIteration> shapeOf(const RecordedRank& rank, std::int64_t n, st
       if (address >= b.lo && address < b.hi) return &b;
     return nullptr;
   };
-  // Copies in (destination in a bucket, before its all-reduce) and out (source in a bucket,
-  // after its done event), on the compute stream; the compute stream's wait for each bucket; and
-  // the kernels given an address in a bucket before its all-reduce (with views, the gradients'
-  // writers: the last one given a slot made it ready).
-  std::map<std::uint64_t, std::size_t> gradient_at;  // address in a bucket -> gradient
-  std::map<std::uint64_t, std::size_t> written_by;   // address in a bucket -> the last kernel given it
-  std::vector<std::uint64_t> filled(shape.buckets.size(), 0), emptied(shape.buckets.size(), 0);
+  // On the compute stream: copies into a bucket before its all-reduce (DDP with a communication
+  // hook copies its gradients in), the kernels given an address in a bucket before its
+  // all-reduce (without a hook DDP divides them in), copies out of a bucket after its done event,
+  // and the wait for each bucket after backward.
+  std::map<std::uint64_t, std::size_t> copied_to;   // address in a bucket -> its gradient
+  std::map<std::uint64_t, std::size_t> written_by;  // address in a bucket -> the last kernel given it
+  std::vector<CopyOut> copies_out;
+  std::vector<std::uint64_t> filled(shape.buckets.size(), 0);
   for (std::size_t i : calls) {
     const Call& c = rank.calls[i].call;
     if (c.stream != compute) continue;
@@ -133,36 +135,24 @@ std::optional<DdpIteration> shapeOf(const RecordedRank& rank, std::int64_t n, st
           shape.first_final_wait = std::min(shape.first_final_wait, i);
         }
       }
-      continue;
-    }
-    if (c.kind == CallKind::Kernel) {
+    } else if (c.kind == CallKind::Kernel) {
       for (std::uint32_t k = 0; k < rank.calls[i].touch_count; ++k) {
         const std::uint64_t address = rank.touches[rank.calls[i].touch_begin + k].address;
         if (const DdpBucket* b = bucketHolding(address); b != nullptr && i < b->reduce) written_by[address] = i;
       }
-      continue;
-    }
-    if (c.kind != CallKind::Memcpy) continue;
-    const Touch* dst = touchOf(rank, i, 0);
-    const Touch* src = touchOf(rank, i, 1);
-    if (dst == nullptr || src == nullptr) continue;
-    if (DdpBucket* b = bucketHolding(dst->address); b != nullptr && i < b->reduce) {
-      if (dst->address + dst->bytes > b->hi || !gradient_at.emplace(dst->address, shape.gradients.size()).second) {
-        why_not = fmt::format("iteration {}: a copy into a bucket overruns it or writes a slot twice", n);
-        return std::nullopt;
+    } else if (const Touch *dst = touchOf(rank, i, 0), *src = touchOf(rank, i, 1);
+               c.kind == CallKind::Memcpy && dst != nullptr && src != nullptr) {
+      if (DdpBucket* b = bucketHolding(dst->address); b != nullptr && i < b->reduce) {
+        if (dst->address + dst->bytes > b->hi || !copied_to.emplace(dst->address, shape.gradients.size()).second) {
+          why_not = fmt::format("iteration {}: a copy into a bucket overruns it or writes a slot twice", n);
+          return std::nullopt;
+        }
+        const auto bucket = static_cast<std::size_t>(b - shape.buckets.data());
+        filled[bucket] += dst->bytes;
+        shape.gradients.push_back({i, kNoCall, bucket, dst->bytes, true});
+      } else if (const DdpBucket* from = bucketHolding(src->address); from != nullptr && i > from->done) {
+        copies_out.push_back({i, src->address, src->bytes});
       }
-      const auto bucket = static_cast<std::size_t>(b - shape.buckets.data());
-      filled[bucket] += dst->bytes;
-      shape.gradients.push_back({i, kNoCall, bucket, dst->bytes});
-    } else if (DdpBucket* from = bucketHolding(src->address); from != nullptr && i > from->done) {
-      auto g = gradient_at.find(src->address);
-      if (g == gradient_at.end() || shape.gradients[g->second].copy_out != kNoCall ||
-          shape.gradients[g->second].bytes != src->bytes) {
-        why_not = fmt::format("iteration {}: a copy out of a bucket matches no gradient copied in", n);
-        return std::nullopt;
-      }
-      shape.gradients[g->second].copy_out = i;
-      emptied[static_cast<std::size_t>(from - shape.buckets.data())] += src->bytes;
     }
   }
   for (std::size_t k = 0; k < shape.buckets.size(); ++k) {
@@ -171,23 +161,49 @@ std::optional<DdpIteration> shapeOf(const RecordedRank& rank, std::int64_t n, st
       return std::nullopt;
     }
   }
-  if (gradient_at.empty() && !written_by.empty()) return viewsShape(std::move(shape), written_by, why_not);
   // DDP assigns gradients to buckets in its parameters' order (reversed), which is also their
   // order within the buckets: the buffers' layout, not the order backward readied them in.
-  std::vector<DdpGradient> in_layout;
-  for (const auto& slot : gradient_at) in_layout.push_back(shape.gradients[slot.second]);
-  std::stable_sort(in_layout.begin(), in_layout.end(),
-                   [](const DdpGradient& a, const DdpGradient& b) { return a.bucket < b.bucket; });
-  shape.gradients = std::move(in_layout);
-  for (std::size_t k = 0; k < shape.buckets.size(); ++k) {
-    const DdpBucket& b = shape.buckets[k];
-    if (filled[k] != b.hi - b.lo || emptied[k] != b.hi - b.lo) {
-      why_not = fmt::format("iteration {}: bucket {} is neither filled by copies of gradients, copied back out after the "
-                            "compute stream waits for its all-reduce, nor written by backward's kernels with no copy "
-                            "(gradient_as_bucket_view=True)",
-                            n, k);
+  std::map<std::uint64_t, std::size_t> gradient_at;  // a gradient's address -> its index in layout order
+  if (!copied_to.empty()) {
+    std::vector<DdpGradient> in_layout;
+    for (const auto& slot : copied_to) in_layout.push_back(shape.gradients[slot.second]);
+    std::stable_sort(in_layout.begin(), in_layout.end(),
+                     [](const DdpGradient& a, const DdpGradient& b) { return a.bucket < b.bucket; });
+    shape.gradients = std::move(in_layout);
+    for (std::size_t k = 0; k < shape.buckets.size(); ++k) {
+      if (filled[k] != shape.buckets[k].hi - shape.buckets[k].lo) {
+        why_not = fmt::format("iteration {}: bucket {} is not filled exactly by the copies into it", n, k);
+        return std::nullopt;
+      }
+    }
+  } else if (!gradientsFromKernels(shape, written_by)) {
+    why_not = fmt::format("iteration {}: a bucket is neither filled by copies of gradients nor written from its start "
+                          "by a kernel before its all-reduce",
+                          n);
+    return std::nullopt;
+  }
+  std::uint64_t at_bucket_start = 0;
+  for (std::size_t g = 0; g < shape.gradients.size(); ++g) {
+    const DdpBucket& b = shape.buckets[shape.gradients[g].bucket];
+    if (g == 0 || shape.gradients[g].bucket != shape.gradients[g - 1].bucket) at_bucket_start = b.lo;
+    gradient_at[at_bucket_start] = g;
+    at_bucket_start += shape.gradients[g].bytes;
+  }
+  // Each gradient copied back out whole once (gradient_as_bucket_view=False), or none is
+  // (True: the gradients are the buckets' views).
+  for (const CopyOut& out : copies_out) {
+    auto g = gradient_at.find(out.address);
+    if (g == gradient_at.end() || shape.gradients[g->second].copy_out != kNoCall ||
+        shape.gradients[g->second].bytes != out.bytes) {
+      why_not = fmt::format("iteration {}: a copy out of a bucket is not one gradient's", n);
       return std::nullopt;
     }
+    shape.gradients[g->second].copy_out = out.call;
+  }
+  if (!copies_out.empty() && copies_out.size() != shape.gradients.size()) {
+    why_not = fmt::format("iteration {}: {} of the {} gradients are copied back out of their buckets", n,
+                          copies_out.size(), shape.gradients.size());
+    return std::nullopt;
   }
   return shape;
 }
@@ -287,7 +303,8 @@ RecordedRun rebucketDdp(const RecordedRun& run, const DdpReducer& reducer, const
       for (const DdpGradient& g : it.gradients) {
         sizes.push_back(g.bytes);
         bucket_of.push_back(g.bucket);
-        if (drop_copies) edits.dropped[g.in] = edits.dropped[g.copy_out] = true;
+        if (drop_copies && g.copied_in) edits.dropped[g.in] = true;
+        if (drop_copies) edits.dropped[g.copy_out] = true;
       }
       if (bucketing) bucket_of = ddpBucketOf(sizes, *bucketing);
       const std::size_t buckets = bucket_of.empty() ? 0 : bucket_of.back() + 1;

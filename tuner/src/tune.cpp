@@ -288,10 +288,11 @@ SettingPrediction bucketViewSetting(bool on, std::size_t buckets) {
 }
 
 // DDP's gradient_as_bucket_view, where the run shows DDP's reducer: the recorded value is the
-// replay. True, for a run that copied its gradients into the buckets and back, is the recorded
-// buckets written without the copies, moved by the difference against the recorded buckets
-// written anew with them. False, for a run recorded with views, is not predicted: the copies it
-// would add were never made, so no time of theirs was measured.
+// replay. True, for a run that copied its gradients back out of the buckets, is the recorded
+// buckets written without those copies (and without the copies in of a communication hook; a
+// division into the bucket stays, in place), moved by the difference against the recorded
+// buckets written anew with them. False, for a run recorded with views, is not predicted: the
+// copies it would add were never made, so no time of theirs was measured.
 void predictDdpBucketView(TuneReport& r, const WhatIfModel& model, double min_gain, const TuneProgress& progress) {
   if (!r.ddp.found) return;
   const bool recorded = r.ddp.gradient_as_bucket_view;
@@ -301,8 +302,8 @@ void predictDdpBucketView(TuneReport& r, const WhatIfModel& model, double min_ga
   as_recorded.predicted_iteration_ms = r.replay_ms;
   r.ddp_bucket_view.push_back(as_recorded);
   if (recorded) {
-    r.ddp_bucket_view_not_predicted = "gradient_as_bucket_view=False: the run copied no gradient into its buckets, so "
-                                      "the copies that value adds have no measured time";
+    r.ddp_bucket_view_not_predicted = "gradient_as_bucket_view=False: the run copied no gradient back out of its "
+                                      "buckets, so the copies that value adds have no measured time";
     return;
   }
   const ValuePredictions each =

@@ -153,9 +153,11 @@ TEST(FrameworkOpCounts, WhatAnIterationIssues) {
   constexpr std::size_t kCap = std::size_t{25} << 20;
   EXPECT_EQ(iterationOpCounts(c, SyncMode::Naive, {kCap}, 4), (OpCounts{164 + 293 + 7 + 7, 3, 0, 196}));
   ASSERT_EQ(modelBuckets(layout, {kCap}).size(), 17u);
-  EXPECT_EQ(iterationOpCounts(c, SyncMode::Ddp, {kCap}, 4), (OpCounts{164 + 293 + 7 + 7, 3 + 2 * 196, 0, 17}));
-  // gradient_as_bucket_view: backward writes into the buckets, nothing is copied.
-  EXPECT_EQ(iterationOpCounts(c, SyncMode::Ddp, {kCap}, 4, true), (OpCounts{164 + 293 + 7 + 7, 3, 0, 17}));
+  // ddp: each of the 196 gradients divided into its bucket (a kernel) and copied back.
+  EXPECT_EQ(iterationOpCounts(c, SyncMode::Ddp, {kCap}, 4), (OpCounts{164 + 293 + 7 + 7 + 196, 3 + 196, 0, 17}));
+  // gradient_as_bucket_view: backward writes into the buckets, the division is in place, nothing
+  // is copied back.
+  EXPECT_EQ(iterationOpCounts(c, SyncMode::Ddp, {kCap}, 4, true), (OpCounts{164 + 293 + 7 + 7 + 196, 3, 0, 17}));
   // zero1 on 4 ranks: the step covers a quarter of every bucket, the 17 shards in 2 launches of
   // at most 320 blocks; a reduce-scatter and an all-gather per bucket; no copies, the tensors
   // being views into the buckets.

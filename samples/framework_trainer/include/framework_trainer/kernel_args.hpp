@@ -35,6 +35,11 @@ struct PointerArray {
 struct GeluForward {};   // out = gelu(in)
 struct GeluBackward {};  // grad_in = grad_out * gelu'(in)
 struct AddTensors {};    // out = a + b (the residual connections, forward and backward)
+// out = in * scale: at::mul_out by a scalar, and div_ by one (in place: out is in), as DDP's
+// reducer divides each gradient by the world size on its way into the bucket.
+struct ScaleTensor {
+  float scale = 1.0f;
+};
 
 // What a GEMM launch computes (cuBLAS's op(B) and the weight-gradient GEMM).
 enum class GemmRole : int {

@@ -217,6 +217,10 @@ SAMPLE_HOST_DEVICE inline void elementwise(AddTensors, const PointerArray<3>& d,
       reinterpret_cast<const float*>(d.data[1])[i] + reinterpret_cast<const float*>(d.data[2])[i];
 }
 
+SAMPLE_HOST_DEVICE inline void elementwise(ScaleTensor f, const PointerArray<2>& d, int i) {
+  reinterpret_cast<float*>(d.data[0])[i] = reinterpret_cast<const float*>(d.data[1])[i] * f.scale;
+}
+
 // --- multi-tensor apply: block `block` of a launch, its threads `thread` in steps of `threads` ------
 
 template <int depth>

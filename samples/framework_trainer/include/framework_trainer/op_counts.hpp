@@ -29,7 +29,7 @@ int backwardKernels(int layers);
 // Every kernel, copy and collective of one iteration on one of `world_size` ranks: forward,
 // backward, the synchronisation of the mode (with `buckets` in ddp and zero1 modes; fsdp's units
 // are the blocks, whatever the buckets), the optimizer's and the check's multi-tensor launches.
-// ddp with `gradient_as_bucket_view` copies no gradient.
+// ddp with `gradient_as_bucket_view` copies no gradient back.
 OpCounts iterationOpCounts(const ModelConfig& config, SyncMode mode, const BucketSizing& buckets, int world_size,
                            bool gradient_as_bucket_view = false);
 

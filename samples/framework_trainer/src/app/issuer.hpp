@@ -27,8 +27,9 @@ class Issuer {
     SAMPLE_CUDA(cudaMemsetAsync(dst, 0, bytes, stream));
     ++counts_.memsets;
   }
-  void allReduce(float* data, std::size_t count, ncclComm_t comm, cudaStream_t stream) {
-    SAMPLE_NCCL(ncclAllReduce(data, data, count, ncclFloat, ncclAvg, comm, stream));
+  // In place: ncclAvg for a hand-written loop, ncclSum for DDP, which divides before.
+  void allReduce(float* data, std::size_t count, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+    SAMPLE_NCCL(ncclAllReduce(data, data, count, ncclFloat, op, comm, stream));
     ++counts_.collectives;
   }
   void collective(ncclResult_t issued, const char* what, const char* file, int line) {

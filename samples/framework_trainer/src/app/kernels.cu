@@ -195,6 +195,12 @@ cudaError_t add(cudaStream_t stream, std::int64_t cost_bytes, int numel, float* 
                     cost_bytes, numel, AddTensors{}, data);
 }
 
+cudaError_t scale(cudaStream_t stream, std::int64_t cost_bytes, int numel, float* out, const float* in, float scale) {
+  const PointerArray<2> data{{reinterpret_cast<char*>(out), reinterpret_cast<char*>(const_cast<float*>(in))}};
+  return launchOver(numel, reinterpret_cast<const void*>(&device::vectorized_elementwise_kernel<ScaleTensor, 2>), stream,
+                    cost_bytes, numel, ScaleTensor{scale}, data);
+}
+
 cudaError_t multiTensorSgd(cudaStream_t stream, std::int64_t cost_bytes, const TensorListMetadata<2>& lists,
                            const SgdFunctor& sgd) {
   return launch(reinterpret_cast<const void*>(&device::multi_tensor_apply_kernel<TensorListMetadata<2>, SgdFunctor>),

@@ -30,6 +30,8 @@ cudaError_t gelu(cudaStream_t stream, std::int64_t cost_bytes, int numel, float*
 cudaError_t geluBackward(cudaStream_t stream, std::int64_t cost_bytes, int numel, float* grad_in, const float* grad_out,
                          const float* in);
 cudaError_t add(cudaStream_t stream, std::int64_t cost_bytes, int numel, float* out, const float* a, const float* b);
+// out = in * scale; `out` may be `in`.
+cudaError_t scale(cudaStream_t stream, std::int64_t cost_bytes, int numel, float* out, const float* in, float scale);
 cudaError_t multiTensorSgd(cudaStream_t stream, std::int64_t cost_bytes, const TensorListMetadata<2>& lists,
                            const SgdFunctor& sgd);
 cudaError_t multiTensorInit(cudaStream_t stream, std::int64_t cost_bytes, const TensorListMetadata<1>& lists,

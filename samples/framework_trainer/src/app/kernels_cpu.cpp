@@ -135,6 +135,13 @@ simgpu_cpu__ZN17framework_trainer6device29vectorized_elementwise_kernelINS_10Add
   elementwise<AddTensors, 3>(args);
 }
 
+// vectorized_elementwise_kernel<ScaleTensor, 2>(long, int, ScaleTensor, PointerArray<2>)
+extern "C" void
+simgpu_cpu__ZN17framework_trainer6device29vectorized_elementwise_kernelINS_11ScaleTensorELi2EEEvliT_NS_12PointerArrayIXT0_EEE(
+    void** args) {
+  elementwise<ScaleTensor, 2>(args);
+}
+
 // multi_tensor_apply_kernel<TensorListMetadata<2>, SgdFunctor>(long, TensorListMetadata<2>, SgdFunctor)
 extern "C" void
 simgpu_cpu__ZN17framework_trainer6device25multi_tensor_apply_kernelINS_18TensorListMetadataILi2EEENS_10SgdFunctorEEEvlT_T0_(

@@ -1,5 +1,7 @@
 #include "reducer.hpp"
 
+#include "kernels.hpp"
+
 namespace framework_trainer {
 
 namespace {
@@ -43,13 +45,17 @@ Reducer::Reducer(const StepContext& ctx, ncclComm_t comm, cudaStream_t nccl_stre
 void Reducer::gradReady(int param) {
   const Slot& slot = slots_[static_cast<std::size_t>(param)];
   const BucketState& bucket = buckets_[static_cast<std::size_t>(slot.bucket)];
-  if (!ctx_.options.gradient_as_bucket_view) {
-    ctx_.issue.copy(bucket.flat + slot.offset, ctx_.grad(param), ctx_.layout[param].bytes(), cudaMemcpyDeviceToDevice,
-                    ctx_.compute);
-  }
-  launcher_.gradientIn(static_cast<std::size_t>(slot.bucket), ctx_.layout[param].name, ctx_.compute, nccl_stream_,
+  // DDP (without a communication hook) divides each gradient by the world size as it puts it in
+  // its bucket: at::mul_out into the bucket's view, or with gradient_as_bucket_view div_ in place
+  // on the view backward wrote (the gradient is the view); the all-reduce then sums. Either way
+  // an elementwise kernel reading and writing the gradient's bytes.
+  const ParamSpec& p = ctx_.layout[param];
+  FT_KERNEL(ctx_.issue, kernels::scale(ctx_.compute, static_cast<std::int64_t>(2 * p.bytes()), static_cast<int>(p.numel()),
+                                       bucket.flat + slot.offset, ctx_.grad(param),
+                                       1.0f / static_cast<float>(ctx_.world_size)));
+  launcher_.gradientIn(static_cast<std::size_t>(slot.bucket), p.name, ctx_.compute, nccl_stream_,
                        [&](std::size_t b, cudaStream_t stream) {
-                         ctx_.issue.allReduce(buckets_[b].flat, buckets_[b].assignment.numel, comm_, stream);
+                         ctx_.issue.allReduce(buckets_[b].flat, buckets_[b].assignment.numel, ncclSum, comm_, stream);
                        });
 }
 

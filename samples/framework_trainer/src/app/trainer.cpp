@@ -172,7 +172,7 @@ void Trainer::issueIteration(int n) {
     // What a hand-written loop does: each gradient in turn, on the compute stream.
     const NvtxRange range("gradient_sync");
     for (int p = 0; p < layout_.size(); ++p) {
-      issue_.allReduce(ctx_.grad(p), static_cast<std::size_t>(layout_[p].numel()), comm_, compute_.get());
+      issue_.allReduce(ctx_.grad(p), static_cast<std::size_t>(layout_[p].numel()), ncclAvg, comm_, compute_.get());
     }
   }
   if (sharded_) {

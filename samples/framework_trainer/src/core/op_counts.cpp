@@ -41,7 +41,9 @@ OpCounts iterationOpCounts(const ModelConfig& config, SyncMode mode, const Bucke
       break;
     case SyncMode::Ddp:
       c.kernels += multiTensorLaunches(layout, 2);
-      if (!gradient_as_bucket_view) c.memcpys += 2 * layout.size();  // each gradient into its bucket and back
+      // Each gradient divided into its bucket (in place with views), and copied back without views.
+      c.kernels += layout.size();
+      if (!gradient_as_bucket_view) c.memcpys += layout.size();
       c.collectives = static_cast<std::int64_t>(modelBuckets(layout, buckets).size());
       break;
     case SyncMode::Zero1: {

@@ -4,13 +4,15 @@
 //
 // The reducer (torch/csrc/distributed/c10d/reducer.cpp, with gradient_as_bucket_view off, the
 // default) does, per bucket, in the order backward makes the gradients ready:
-//   a copy of each gradient into its slot of the bucket's flat buffer, on the compute stream S;
+//   each gradient put in its slot of the bucket's flat buffer, on the compute stream S: divided
+//   by the world size into it (at::mul_out, a kernel), or with a communication hook copied;
 //   when the bucket's last gradient is in: an event recorded on S, ProcessGroupNCCL's stream C
 //   waiting for it, the bucket's in-place all-reduce on C, an event recorded on C;
 // and after backward, per bucket: S waiting for that event, then a copy of each slot back to its
 // gradient. With gradient_as_bucket_view=True every gradient is a view into its slot: backward's
-// kernels write the slots (the last one given a slot's address before the all-reduce made it
-// ready), and nothing is copied either way. A job with another cap makes the same gradients,
+// kernels write the slots, the division is in place (div_, the same bytes read and written as
+// mul_out's; with a hook, none), and nothing is copied back. A slot's gradient is in once the
+// last kernel given its address before the all-reduce (or its copy) is issued. A job with another cap makes the same gradients,
 // grouped into other buckets: the first closes at its own limit (DDP's first bucket), each later
 // one once it holds the cap or more, over the parameters in DDP's order (the recorded buffers'
 // layout), launched in order. Which first bucket a cap comes with is DDP's own rule
@@ -65,12 +67,13 @@ struct DdpBucket {
   std::uint64_t done_event = 0;
 };
 
-// A gradient in its bucket: the call after which it is there (its copy in, or with
-// gradient_as_bucket_view the last kernel given its slot), and its copy back out (none with views).
+// A gradient in its bucket: the call after which it is there (its copy in, or the last kernel
+// given its slot: DDP's division into the bucket), and its copy back out (none with views).
 struct DdpGradient {
   std::size_t in = kNoCall, copy_out = kNoCall;
   std::size_t bucket = 0;  // the recorded bucket it is in
   std::uint64_t bytes = 0;
+  bool copied_in = false;  // `in` is a copy (DDP with a communication hook), not a kernel
 };
 
 struct DdpIteration {
@@ -95,8 +98,9 @@ DdpReducer findDdpReducer(const RecordedRun& run, std::int64_t first, std::int64
 
 // The run's calls with DDP's buckets cut as `bucketing` cuts them (none: as recorded) in the
 // iterations the reducer was found in (it must have been found); other iterations keep theirs.
-// `gradient_as_bucket_view`: the gradients as views, the recorded copies dropped; a run recorded
-// with views cannot be written with copies, whose times it never measured (std::invalid_argument).
+// `gradient_as_bucket_view`: the gradients as views, the recorded copies back out dropped, and
+// the copies in (a hook's; a division stays, in place); a run recorded with views cannot be
+// written with copies, whose times it never measured (std::invalid_argument).
 RecordedRun rebucketDdp(const RecordedRun& run, const DdpReducer& reducer, const std::optional<DdpBucketing>& bucketing,
                         bool gradient_as_bucket_view);
 
