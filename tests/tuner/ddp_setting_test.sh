@@ -9,7 +9,7 @@
 # prediction, and the first run's replay predicts the second run's buckets. The prediction from
 # the first run's buckets alone, as for a trace (docs/tuner.md, "DDP's buckets from a trace"), is
 # within 8% of the second run too. Last, DDP's gradient_as_bucket_view=True predicted from the
-# first run (its gradient copies dropped) is within 8% of the job re-run with it, and that run is
+# first run (its gradients' copies back out of the buckets dropped) is within 8% of the job re-run with it, and that run is
 # read as having it.
 # Usage: ddp_setting_test.sh SYNCOPATE FRAMEWORK_TRAINER PROFILE SIMGPU_LIBRARY_DIR
 . "$(dirname "$0")/framework_job.sh"
@@ -87,7 +87,7 @@ assert after["framework"]["ddp"]["buckets"] == setting["buckets"], (after["frame
 print("ok: %s=%s predicted %.3f ms, measured %.3f ms (%+.2f%%), against %.3f ms with 200 MiB" % (
     setting["setting"], setting["value"], setting["predicted_iteration_ms"], measured, 100 * error,
     before["measured_iteration_ms"]))
-# The model of a trace, from the 200 MiB run's three buckets alone (no gradient copies), predicts
+# The model of a trace, from the 200 MiB run's three buckets alone (no gradient slots), predicts
 # the same value within 8% too.
 from_sizes = before["framework"]["ddp"]["from_bucket_sizes"]
 (by_size,) = [c for c in from_sizes["bucket_caps"] + from_sizes["first_buckets"]

@@ -241,7 +241,7 @@ std::vector<std::size_t> ddpBucketOf(const std::vector<std::uint64_t>& gradient_
 DdpReducer findDdpReducer(const RecordedRun& run, std::int64_t first, std::int64_t last) {
   DdpReducer out;
   if (!run.buffersKnown()) {
-    out.why_not = "the run carries no buffer addresses (an imported trace), so its gradient copies cannot be told apart";
+    out.why_not = "the run carries no buffer addresses (an imported trace), so where its gradients go into the buckets cannot be told";
     return out;
   }
   if (run.ranks.empty() || first > last) {

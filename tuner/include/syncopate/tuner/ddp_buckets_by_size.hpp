@@ -1,7 +1,7 @@
 // DDP's bucket_cap_mb predicted from its buckets alone: what `syncopate tune` predicts for a
 // PyTorch profile (docs/tuner.md, "DDP's buckets from a trace"), which carries each bucket's
 // all-reduce, its size and when it was launched, but no buffer address, so that the gradient
-// copies ddp_rebucket.hpp follows cannot be told apart.
+// slots ddp_rebucket.hpp follows cannot be told apart.
 //
 // What the trace does not say is assumed, each assumption named in the report:
 //   - where gradients end within a recorded bucket. DDP closes a bucket at the first gradient
