@@ -19,8 +19,8 @@ expect 0 '"setting": "nccl_channels"' -- "$SYNCOPATE" tune "$WORK/recorded" --mi
 cp "$WORK/out" "$WORK/recorded.json"
 python3 - "$WORK/recorded.json" "$WORK/recorded" <<'PY' || failures=$((failures + 1))
 import json, os, sys
-text = open(sys.argv[1]).read()
-doc = json.loads(text[text.index("{"):])
+from tune_report import report
+doc = report(sys.argv[1])
 ch = doc["channels"]
 assert ch["searched"] and ch["recorded_channels"] == 16 and ch["per_channel_bandwidth_gbps"] == 12.5, ch
 (rule,) = ch["chosen"]
@@ -40,9 +40,7 @@ expect 0 "schedule: the program's own, NCCL channels AllReduce on 4 channels" --
 expect 0 '"measured_iteration_ms"' -- "$SYNCOPATE" tune "$WORK/tuned" --json
 python3 - "$WORK/recorded.json" "$WORK/out" "$WORK/tuned" <<'PY' || failures=$((failures + 1))
 import glob, json, sqlite3, sys
-def doc(path):
-    text = open(path).read()
-    return json.loads(text[text.index("{"):])
+from tune_report import report as doc
 before, after = doc(sys.argv[1]), doc(sys.argv[2])
 (rule,) = before["channels"]["chosen"]
 # Every all-reduce of the rule's sizes ran on the plan's count in the re-run, and every other
@@ -68,8 +66,8 @@ PY
 # prediction, and a re-run with it in the job's environment takes it.
 cap=$(python3 - "$WORK/recorded.json" <<'PY'
 import json, sys
-text = open(sys.argv[1]).read()
-doc = json.loads(text[text.index("{"):])
+from tune_report import report
+doc = report(sys.argv[1])
 (rec,) = [r for r in doc["recommendations"] if r["setting"] == "NCCL_MAX_CTAS"]
 assert rec["value"] == "4" and rec["how_to_apply"].startswith("export NCCL_MAX_CTAS=4"), rec
 assert [s["value"] for s in doc["framework"]["nccl"]["max_ctas"]] == ["1", "2", "4", "8"], doc["framework"]["nccl"]
@@ -82,9 +80,7 @@ if [ -n "$cap" ]; then
   expect 0 '"measured_iteration_ms"' -- "$SYNCOPATE" tune "$WORK/max_ctas" --json
   python3 - "$WORK/recorded.json" "$WORK/out" "$WORK/max_ctas" <<'PY' || failures=$((failures + 1))
 import glob, json, sqlite3, sys
-def doc(path):
-    text = open(path).read()
-    return json.loads(text[text.index("{"):])
+from tune_report import report as doc
 before, after = doc(sys.argv[1]), doc(sys.argv[2])
 (rec,) = [r for r in before["recommendations"] if r["setting"] == "NCCL_MAX_CTAS"]
 for store in sorted(glob.glob(sys.argv[3] + "/rank-*.sqlite")):

@@ -20,8 +20,8 @@ expect 0 '"setting": "CUDA_DEVICE_MAX_CONNECTIONS"' -- "$SYNCOPATE" tune "$WORK/
 cp "$WORK/out" "$WORK/one_queue.json"
 python3 - "$WORK/one_queue.json" <<'PY' || failures=$((failures + 1))
 import json, sys
-text = open(sys.argv[1]).read()
-doc = json.loads(text[text.index("{"):])
+from tune_report import report
+doc = report(sys.argv[1])
 queues = doc["framework"]["cuda"]["max_connections"]
 assert queues["recorded"] == 1 and queues["set"], queues
 assert [v["value"] for v in queues["values"]] == ["8", "4", "2"], queues
@@ -36,9 +36,7 @@ expect 0 "syncopate record: 4 store" -- env -u CUDA_DEVICE_MAX_CONNECTIONS "$SYN
 expect 0 '"measured_iteration_ms"' -- "$SYNCOPATE" tune "$WORK/default" --json
 python3 - "$WORK/one_queue.json" "$WORK/out" <<'PY' || failures=$((failures + 1))
 import json, sys
-def doc(path):
-    text = open(path).read()
-    return json.loads(text[text.index("{"):])
+from tune_report import report as doc
 before, after = doc(sys.argv[1]), doc(sys.argv[2])
 (rec,) = [r for r in before["recommendations"] if r["setting"] == "CUDA_DEVICE_MAX_CONNECTIONS"]
 assert after["framework"]["cuda"]["max_connections"] == {"recorded": 8, "set": False, "values": []}, after["framework"]["cuda"]

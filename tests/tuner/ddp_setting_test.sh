@@ -26,8 +26,8 @@ expect 0 '"first_buckets"' -- "$SYNCOPATE" tune "$WORK/large" --json
 cp "$WORK/out" "$WORK/large.json"
 flag=$(python3 - "$WORK/large.json" <<'PY'
 import json, sys
-text = open(sys.argv[1]).read()
-doc = json.loads(text[text.index("{"):])
+from tune_report import report
+doc = report(sys.argv[1])
 ddp = doc["framework"]["ddp"]
 assert ddp["found"] and ddp["buckets"] == 3, ddp
 recommended = [r for r in doc["recommendations"] if r["setting"] in ("bucket_cap_mb", "_DEFAULT_FIRST_BUCKET_BYTES")]
@@ -71,16 +71,12 @@ if [ -n "$flag" ]; then
   expect 0 '"measured_iteration_ms"' -- "$SYNCOPATE" tune "$WORK/recommended" --json
   python3 - "$WORK/large.json" "$WORK/out" <<'PY' || failures=$((failures + 1))
 import json, sys
-def doc(path):
-    text = open(path).read()
-    return json.loads(text[text.index("{"):])
+from tune_report import median_step, report as doc
 before, after = doc(sys.argv[1]), doc(sys.argv[2])
 (setting,) = [r for r in before["recommendations"] if r["setting"] in ("bucket_cap_mb", "_DEFAULT_FIRST_BUCKET_BYTES")]
-# simgpu runs in real time: a rank held off its cores long enough (other tests beside this one)
-# leaves the device idle and lengthens that iteration, so the re-run's step is the median of its
-# modelled iterations, each of them shown when it misses.
-steps = sorted(i["measured_ms"] for i in after["replay_per_iteration"])
-measured = (steps[(len(steps) - 1) // 2] + steps[len(steps) // 2]) / 2
+# The re-run's step is the median of its modelled iterations (tune_report.py says why), each of
+# them shown when it misses.
+measured = median_step(after)
 error = measured / setting["predicted_iteration_ms"] - 1
 assert abs(error) < 0.08, (measured, setting, after["replay_per_iteration"])
 assert after["framework"]["ddp"]["buckets"] == setting["buckets"], (after["framework"]["ddp"]["buckets"], setting)
@@ -103,9 +99,7 @@ record "$WORK/views" --bucket-mb 200 --gradient-as-bucket-view
 expect 0 '"gradient_as_bucket_view"' -- "$SYNCOPATE" tune "$WORK/views" --json
 python3 - "$WORK/large.json" "$WORK/out" <<'PY' || failures=$((failures + 1))
 import json, sys
-def doc(path):
-    text = open(path).read()
-    return json.loads(text[text.index("{"):])
+from tune_report import median_step, report as doc
 before, after = doc(sys.argv[1]), doc(sys.argv[2])
 view = before["framework"]["ddp"]["gradient_as_bucket_view"]
 assert view["recorded"] is False and "not_predicted" not in view, view
@@ -114,8 +108,7 @@ assert (recorded["value"], recorded["predicted_iteration_ms"]) == ("False", befo
 assert views["value"] == "True" and views["how_to_apply"].endswith("gradient_as_bucket_view=True)"), views
 # Dropping copies from the compute stream cannot make the step longer.
 assert views["gain"] > 0, views
-steps = sorted(i["measured_ms"] for i in after["replay_per_iteration"])
-measured = (steps[(len(steps) - 1) // 2] + steps[len(steps) // 2]) / 2
+measured = median_step(after)
 error = measured / views["predicted_iteration_ms"] - 1
 assert abs(error) < 0.08, (measured, views, after["replay_per_iteration"])
 # The re-run is read as DDP with its gradients as views into the same three buckets, and the

@@ -8,6 +8,9 @@ TRAINER=$2
 export SIMGPU_PROFILE=$3
 export LD_LIBRARY_PATH=$4
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# The Python checks read the reports through tune_report.py, beside this file.
+PYTHONPATH="$(cd "$(dirname "$0")" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 failures=0

@@ -22,8 +22,8 @@ record() {  # NAME BACKWARD_PREFETCH: records and tunes into $WORK/NAME and $WOR
 record none none
 python3 - "$WORK/none.json" <<'PY' || failures=$((failures + 1))
 import json, sys
-text = open(sys.argv[1]).read()
-doc = json.loads(text[text.index("{"):])
+from tune_report import report
+doc = report(sys.argv[1])
 assert "PyTorch FSDP" in [f["name"] for f in doc["framework"]["detected"]], doc["framework"]["detected"]
 fsdp = doc["framework"]["fsdp"]
 # The root and 4 blocks gathered for forward, the 4 blocks again for backward (the root is kept),
@@ -46,9 +46,7 @@ PY
 check() {  # NAME VALUE
   python3 - "$WORK/none.json" "$WORK/$1.json" "$2" <<'PY' || failures=$((failures + 1))
 import json, sys
-def doc(path):
-    text = open(path).read()
-    return json.loads(text[text.index("{"):])
+from tune_report import report as doc
 before, after, value = doc(sys.argv[1]), doc(sys.argv[2]), sys.argv[3]
 predicted = {r["value"]: r for r in before["framework"]["fsdp"]["backward_prefetch"]}[value]["predicted_iteration_ms"]
 measured = after["measured_iteration_ms"]

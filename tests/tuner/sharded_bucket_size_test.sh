@@ -32,13 +32,10 @@ record() {  # NAME BUCKET_SIZE [FLAGS...]: records and tunes into $WORK/NAME and
 check_rerun() {
   python3 - "$WORK/$1.json" "$WORK/$2.json" "$3" <<'PY' || failures=$((failures + 1))
 import json, sys
-def doc(path):
-    text = open(path).read()
-    return json.loads(text[text.index("{"):])
+from tune_report import median_step, report as doc
 before, after = doc(sys.argv[1]), doc(sys.argv[2])
 (setting,) = [r for r in before["recommendations"] if r["setting"] == "bucket_size"]
-steps = sorted(i["measured_ms"] for i in after["replay_per_iteration"])
-measured = (steps[(len(steps) - 1) // 2] + steps[len(steps) // 2]) / 2
+measured = median_step(after)
 error = measured / setting["predicted_iteration_ms"] - 1
 assert abs(error) < 0.02, (measured, setting, after["replay_per_iteration"])
 assert after["framework"]["sharded"]["reduce_scatters"] == setting["buckets"], (after["framework"]["sharded"], setting)
@@ -49,8 +46,8 @@ PY
 record large 60000000
 size=$(python3 - "$WORK/large.json" <<'PY'
 import json, sys
-text = open(sys.argv[1]).read()
-doc = json.loads(text[text.index("{"):])
+from tune_report import report
+doc = report(sys.argv[1])
 sharded = doc["framework"]["sharded"]
 assert sharded["found"] and sharded["reduce_scatters"] == 2 and sharded["all_gathers"] == 2, sharded
 assert sharded["reduce_scatters_issued"] == "overlapped" and sharded["all_gathers_issued"] == "overlapped", sharded
@@ -88,8 +85,8 @@ check_synchronous() {  # NAME FLAGS...: the job recorded with FLAGS and --proces
   record "$job" 60000000 "$@" --process-group-stream
   flags=$(python3 - "$WORK/$job.json" <<'PY'
 import json, sys
-text = open(sys.argv[1]).read()
-doc = json.loads(text[text.index("{"):])
+from tune_report import report
+doc = report(sys.argv[1])
 sharded = doc["framework"]["sharded"]
 assert "waited at once" in (sharded["reduce_scatters_issued"], sharded["all_gathers_issued"]), sharded
 values = sharded["bucket_size"]["values"]

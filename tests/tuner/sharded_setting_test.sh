@@ -25,8 +25,8 @@ record() {  # NAME [TRAINER FLAGS...]: records and tunes into $WORK/NAME and $WO
 record in_line
 python3 - "$WORK/in_line.json" <<'PY' || failures=$((failures + 1))
 import json, sys
-text = open(sys.argv[1]).read()
-doc = json.loads(text[text.index("{"):])
+from tune_report import report
+doc = report(sys.argv[1])
 sharded = doc["framework"]["sharded"]
 # gpt2-small-8k's 17 buckets of 25 MiB (the first 1 MiB): 482 MB of gradients and of parameters.
 assert sharded["found"] and sharded["reduce_scatters"] == 17 and sharded["all_gathers"] == 17, sharded
@@ -49,9 +49,7 @@ PY
 check() {  # NAME PREDICTION ON_REDUCE ON_GATHER
   python3 - "$WORK/in_line.json" "$WORK/$1.json" "$2" "$3" "$4" <<'PY' || failures=$((failures + 1))
 import json, sys
-def doc(path):
-    text = open(path).read()
-    return json.loads(text[text.index("{"):])
+from tune_report import report as doc
 before, after = doc(sys.argv[1]), doc(sys.argv[2])
 what, on = sys.argv[3], {"overlap_grad_reduce": sys.argv[4] == "on", "overlap_param_gather": sys.argv[5] == "on"}
 sharded = before["framework"]["sharded"]
@@ -80,9 +78,7 @@ check both both on on
 record group --process-group-stream
 python3 - "$WORK/group.json" "$WORK/reduce.json" "$WORK/gather.json" "$WORK/both.json" <<'PY' || failures=$((failures + 1))
 import json, sys
-def doc(path):
-    text = open(path).read()
-    return json.loads(text[text.index("{"):])
+from tune_report import report as doc
 group, reduce, gather, both = (doc(p) for p in sys.argv[1:])
 sharded = group["framework"]["sharded"]
 assert sharded["reduce_scatters_issued"] == "waited at once" and sharded["all_gathers_issued"] == "waited at once", sharded

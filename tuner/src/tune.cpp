@@ -132,12 +132,17 @@ nlohmann::json replayPerIterationJson(const TuneReport& r) {
   return rows;
 }
 
-// The value of a setting predicted fastest; null when none was predicted.
+// The value of a setting predicted fastest; null when none was predicted. Values within a
+// microsecond of the fastest so far count as no faster (reports show microseconds; closer than
+// that is the replays' float noise), so the earlier in the list wins a tie and the choice does
+// not turn on noise: FSDP's BACKWARD_PRE before BACKWARD_POST when both prefetch as early.
 const SettingPrediction* fastestSetting(const std::vector<SettingPrediction>& values) {
-  const auto best = std::min_element(values.begin(), values.end(), [](const SettingPrediction& a, const SettingPrediction& b) {
-    return a.predicted_iteration_ms < b.predicted_iteration_ms;
-  });
-  return best == values.end() ? nullptr : &*best;
+  constexpr double kTieMs = 1e-3;
+  const SettingPrediction* best = nullptr;
+  for (const SettingPrediction& v : values) {
+    if (best == nullptr || v.predicted_iteration_ms < best->predicted_iteration_ms - kTieMs) best = &v;
+  }
+  return best;
 }
 
 // The value of a setting predicted fastest, when it gains at least `min_gain`.
