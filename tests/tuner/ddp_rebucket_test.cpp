@@ -270,6 +270,37 @@ std::vector<std::uint64_t> mib(std::initializer_list<std::uint64_t> sizes) {
   return out;
 }
 
+std::size_t memcpys(const RecordedRank& rank, std::int64_t iteration) {
+  std::size_t n = 0;
+  for (const RecordedCall& rc : rank.calls) n += rc.iteration == iteration && rc.call.kind == CallKind::Memcpy;
+  return n;
+}
+
+// From the buckets alone, gradient_as_bucket_view=False is read from the copies after the last
+// bucket that add up to the buckets' bytes; dropping them is the run with views (a hook's: no
+// copy in either), and a run with views has none to read.
+TEST(DdpBucketsBySize, TheCopiesBackOfTheBucketsReadGradientAsBucketView) {
+  const RecordedRun copies = runOf(DdpRank(kRecorded, 3));
+  const DdpBucketsBySize b = ddpBucketsOfReducer(copies, findDdpReducer(copies, 1, 2));
+  ASSERT_TRUE(b.found) << b.why_not;
+  ASSERT_TRUE(b.copies_back) << b.copies_back_why_not;
+  for (const DdpBucketCalls& it : b.ranks.front()) EXPECT_EQ(it.copies_back.size(), 4u);
+  const RecordedRank dropped = dropDdpCopiesBack(copies, b).ranks.front();
+  for (std::int64_t n : {1, 2}) {
+    EXPECT_EQ(memcpys(dropped, n), 4u);  // the copies in stay
+    EXPECT_EQ(allReduceBytes(dropped, n), allReduceBytes(copies.ranks.front(), n));
+  }
+  EXPECT_EQ(memcpys(dropped, 0), 8u);  // outside [1, 2]
+  EXPECT_EQ(dropped.calls.size(), copies.ranks.front().calls.size() - 2 * 4);
+
+  const RecordedRun views = runOf(DdpRank(kRecorded, 3, true, Views::On));
+  const DdpBucketsBySize none = ddpBucketsOfReducer(views, findDdpReducer(views, 1, 2));
+  ASSERT_TRUE(none.found) << none.why_not;
+  EXPECT_FALSE(none.copies_back);
+  EXPECT_NE(none.copies_back_why_not.find("are not the buckets' 8388608 bytes copied back"), std::string::npos)
+      << none.copies_back_why_not;
+}
+
 // From the buckets alone: the recorded cap (the least middle bucket, 5 MiB) gives the recorded
 // buckets; a smaller one cuts a recorded bucket anywhere within 5 MiB of its start, and
 // nowhere after (the 6 MiB bucket ends with a gradient across its 5 MiB mark); a larger one

@@ -259,5 +259,31 @@ TEST(ImportedReplay, DdpBucketCapIsPredictedFromTheBucketsOfATrace) {
   }
 }
 
+// gradient_as_bucket_view read from a trace: nccl_parser_config's autograd thread copies the 5
+// buckets' 102 228 128 bytes back to the gradients in 161 copies after each step's last bucket
+// (DDP's default, False), so True is predicted as the steps without them: faster, by their GPU
+// time and the host time of their launches, under the 2% a recommendation needs.
+TEST(ImportedReplay, GradientAsBucketViewIsReadFromATracesCopiesBack) {
+  ScratchDir dir;
+  auto report = tuneRun(importInto(dir, sharedTrace("nccl_parser_config")), TuneOptions{});
+  ASSERT_TRUE(report.ok()) << report.message();
+  const TuneReport& r = *report;
+  ASSERT_TRUE(r.ddp_by_size.copies_back) << r.ddp_by_size.copies_back_why_not;
+  for (const std::vector<DdpBucketCalls>& iterations : r.ddp_by_size.ranks)
+    for (const DdpBucketCalls& it : iterations) EXPECT_EQ(it.copies_back.size(), 161u) << "iteration " << it.iteration;
+  ASSERT_EQ(r.ddp_bucket_view.size(), 2u) << r.ddp_bucket_view_not_predicted;
+  EXPECT_EQ(r.ddp_bucket_view[0].value, "False");
+  EXPECT_DOUBLE_EQ(r.ddp_bucket_view[0].predicted_iteration_ms, r.replay_ms);
+  EXPECT_EQ(r.ddp_bucket_view[1].value, "True");
+  EXPECT_GT(r.ddp_bucket_view[1].gain, 0.0);
+  EXPECT_LT(r.ddp_bucket_view[1].gain, 0.02);
+  EXPECT_FALSE(r.ddp_bucket_view_recommended.has_value());
+  const nlohmann::json view = tuneReportJson(r)["framework"]["ddp"]["gradient_as_bucket_view"];
+  EXPECT_FALSE(view["recorded"].get<bool>());
+  EXPECT_EQ(view["values"].size(), 2u);
+  EXPECT_EQ(view["values"][1]["how_to_apply"],
+            "torch.nn.parallel.DistributedDataParallel(model, ..., gradient_as_bucket_view=True)");
+}
+
 }  // namespace
 }  // namespace syncopate::tuner

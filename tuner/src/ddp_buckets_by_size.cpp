@@ -55,6 +55,49 @@ void checkBuckets(const RecordedRun& run, DdpBucketsBySize& b) {
   b.found = true;
 }
 
+// The bytes a copy moves: its destination's where its buffers were recorded, else its op's in
+// the model (a trace's, which carries sizes but no addresses); 0 when neither says.
+std::uint64_t copyBytes(const RecordedRank& rank, const RecordedCall& rc, const analyzer::RunModel* m) {
+  if (rc.touch_count > 0) return rank.touches[rc.touch_begin].bytes;
+  if (m == nullptr || rc.op == analyzer::kNone) return 0;
+  return static_cast<std::uint64_t>(std::max<std::int64_t>(m->ops.bytes[rc.op], 0));
+}
+
+// In each iteration, the copies the buckets' thread launches first after the last bucket's
+// all-reduce, as long as they add up to the buckets' bytes: DDP copying the averaged gradients
+// back (gradient_as_bucket_view=False). Found only where every iteration of every rank has them.
+void findCopiesBack(const RecordedRun& run, const analyzer::RunModel* m, DdpBucketsBySize& b) {
+  if (!b.found) return;
+  std::uint64_t bucket_total = 0;
+  for (const std::uint64_t bytes : b.bucket_bytes) bucket_total += bytes;
+  for (std::size_t rr = 0; rr < b.ranks.size(); ++rr) {
+    const RecordedRank& rank = run.ranks[rr];
+    for (DdpBucketCalls& it : b.ranks[rr]) {
+      const RecordedCall& last = rank.calls[it.reduces.back()];
+      std::uint64_t copied = 0;
+      for (std::size_t i = it.reduces.back() + 1; i < rank.calls.size() && copied < bucket_total; ++i) {
+        const RecordedCall& rc = rank.calls[i];
+        if (rc.iteration != it.iteration) break;
+        if (rc.thread != last.thread || rc.call.kind != CallKind::Memcpy) continue;
+        const std::uint64_t bytes = copyBytes(rank, rc, m);
+        if (bytes == 0) break;
+        copied += bytes;
+        it.copies_back.push_back(i);
+      }
+      if (copied != bucket_total) {
+        b.copies_back_why_not = fmt::format(
+            "rank {} iteration {}: the copies after the last bucket's all-reduce ({} of them, {} bytes) are not the "
+            "buckets' {} bytes copied back (gradient_as_bucket_view=True, or the trace leaves them out)",
+            rank.rank, it.iteration, it.copies_back.size(), copied, bucket_total);
+        for (auto& iterations : b.ranks)
+          for (DdpBucketCalls& each : iterations) each.copies_back.clear();
+        return;
+      }
+    }
+  }
+  b.copies_back = true;
+}
+
 // A call written in place of the buckets' own, made by `thread` in `iteration`.
 RecordedCall synthesized(CallKind kind, StreamHandle stream, std::uint64_t event, Index thread, std::int64_t iteration) {
   RecordedCall rc;
@@ -72,6 +115,33 @@ struct Rewrite {
   std::map<std::size_t, std::vector<RecordedCall>> before;
   std::vector<std::int64_t> host_ns;  // per written all-reduce: the host time it takes
 };
+
+// The rank's calls with `w` applied. Host time moves with the calls: later calls later by a
+// written call's host time, earlier by a dropped call's.
+RecordedRank written(const RecordedRank& rank, const Rewrite& w) {
+  CallsWriter r(rank);
+  std::int64_t shift = 0;
+  for (std::size_t i = 0; i < rank.calls.size(); ++i) {
+    if (auto before = w.before.find(i); before != w.before.end()) {
+      for (RecordedCall rc : before->second) {
+        const std::int64_t host = rc.end;
+        rc.start = rank.calls[i - 1].end + shift;
+        rc.end = rc.start + host;
+        shift += host;
+        r.append(std::move(rc), false);
+      }
+    }
+    if (w.dropped[i]) {
+      shift -= rank.calls[i].end - rank.calls[i].start;
+      continue;
+    }
+    RecordedCall rc = rank.calls[i];
+    rc.start += shift;
+    rc.end += shift;
+    r.append(std::move(rc), true);
+  }
+  return r.finish();
+}
 
 void rewriteIteration(const RecordedRank& rank, const DdpBucketCalls& it, const DdpBucketsBySize& recorded,
                       const std::optional<DdpBucketing>& bucketing, Rewrite& w) {
@@ -195,6 +265,7 @@ DdpBucketsBySize ddpBucketsOfForwards(const RecordedRun& run, const analyzer::Ru
     out.ranks.push_back(std::move(iterations));
   }
   checkBuckets(run, out);
+  findCopiesBack(run, &m, out);
   return out;
 }
 
@@ -215,6 +286,7 @@ DdpBucketsBySize ddpBucketsOfReducer(const RecordedRun& run, const DdpReducer& r
     out.ranks.push_back(std::move(rows));
   }
   checkBuckets(run, out);
+  findCopiesBack(run, nullptr, out);
   return out;
 }
 
@@ -257,30 +329,21 @@ RecordedRun rebucketDdpBySize(const RecordedRun& run, const DdpBucketsBySize& b,
     Rewrite w;
     w.dropped.assign(rank.calls.size(), false);
     for (const DdpBucketCalls& it : b.ranks[rr]) rewriteIteration(rank, it, b, bucketing, w);
-    CallsWriter r(rank);
-    // Host time moves with the calls: later calls later by a written all-reduce's host time,
-    // earlier by a dropped call's.
-    std::int64_t shift = 0;
-    for (std::size_t i = 0; i < rank.calls.size(); ++i) {
-      if (auto before = w.before.find(i); before != w.before.end()) {
-        for (RecordedCall rc : before->second) {
-          const std::int64_t host = rc.end;
-          rc.start = rank.calls[i - 1].end + shift;
-          rc.end = rc.start + host;
-          shift += host;
-          r.append(std::move(rc), false);
-        }
-      }
-      if (w.dropped[i]) {
-        shift -= rank.calls[i].end - rank.calls[i].start;
-        continue;
-      }
-      RecordedCall rc = rank.calls[i];
-      rc.start += shift;
-      rc.end += shift;
-      r.append(std::move(rc), true);
-    }
-    out.ranks.push_back(r.finish());
+    out.ranks.push_back(written(rank, w));
+  }
+  return out;
+}
+
+RecordedRun dropDdpCopiesBack(const RecordedRun& run, const DdpBucketsBySize& b) {
+  RecordedRun out;
+  out.assumptions = run.assumptions;
+  out.imported = run.imported;
+  for (std::size_t rr = 0; rr < run.ranks.size(); ++rr) {
+    Rewrite w;
+    w.dropped.assign(run.ranks[rr].calls.size(), false);
+    for (const DdpBucketCalls& it : b.ranks[rr])
+      for (std::size_t i : it.copies_back) w.dropped[i] = true;
+    out.ranks.push_back(written(run.ranks[rr], w));
   }
   return out;
 }

@@ -328,6 +328,40 @@ void predictDdpBucketView(TuneReport& r, const WhatIfModel& model, double min_ga
   if (views.gain >= min_gain) r.ddp_bucket_view_recommended = views;
 }
 
+// DDP's gradient_as_bucket_view read from the copies back after the last bucket
+// (ddp_buckets_by_size.hpp): False, and True predicted as the run without them, moved by the
+// difference against the recorded calls written the same way (both with the buckets' fits, for
+// communicators whose other ranks the trace lacks). Without copies back nothing is read, and
+// `not_predicted` says why. The rows go to `rows`.
+void predictDdpViewsFromCopiesBack(const TuneReport& r, const WhatIfModel& model, const std::vector<CommFit>& fits,
+                                   std::vector<SettingPrediction>& rows, std::string& not_predicted,
+                                   const TuneProgress& progress) {
+  const DdpBucketsBySize& b = r.ddp_by_size;
+  if (!b.copies_back) {
+    not_predicted = "gradient_as_bucket_view is not read: " + b.copies_back_why_not;
+    return;
+  }
+  const std::size_t buckets = b.bucket_bytes.size();
+  SettingPrediction as_recorded = bucketViewSetting(false, buckets);
+  as_recorded.how_to_apply = "as the run was recorded";
+  as_recorded.predicted_iteration_ms = r.replay_ms;
+  rows.push_back(as_recorded);
+  const ValuePredictions each =
+      predictEachValue(2, "predicting DDP's gradient_as_bucket_view", progress, [&](std::size_t k) {
+        return model.withCalls(k == 0 ? model.calls() : dropDdpCopiesBack(model.calls(), b), fits);
+      });
+  if (!each.ok(0) || !each.ok(1)) {
+    not_predicted = fmt::format("gradient_as_bucket_view=True: {}",
+                                each.ok(0) ? each.why_not[1] : "the recorded calls written anew: " + each.why_not[0]);
+    return;
+  }
+  SettingPrediction views = bucketViewSetting(true, buckets);
+  views.predicted_iteration_ms =
+      r.replay_ms + ms(each.predicted[1]->iteration_ns) - ms(each.predicted[0]->iteration_ns);
+  views.gain = gainOver(r.replay_ms, views.predicted_iteration_ms);
+  rows.push_back(views);
+}
+
 // DDP's bucket caps and first buckets from the buckets alone (ddp_buckets_by_size.hpp), each value
 // of the grids (ddpValues): its step is the replay moved by what the value changes against the
 // recorded buckets rewritten the same way. For a trace (no reducer found), the best is
@@ -389,7 +423,17 @@ void predictDdpCapsBySize(TuneReport& r, const WhatIfModel& model, DdpBucketsByS
                     : fmt::format("the recorded first bucket ({}) is taken as cut at the cap, bucket_cap_mb given "
                                   "(not under half the cap bound)",
                                   bytesText(b.bucket_bytes.front())));
-  if (!r.ddp.found) r.setting = std::move(best);
+  if (r.ddp.found) {
+    // Beside the reducer's reading, the one a trace gets: to compare the two on one run.
+    predictDdpViewsFromCopiesBack(r, model, fits, r.ddp_bucket_view_by_size, r.ddp_bucket_view_by_size_not_predicted,
+                                  progress);
+    return;
+  }
+  r.setting = std::move(best);
+  predictDdpViewsFromCopiesBack(r, model, fits, r.ddp_bucket_view, r.ddp_bucket_view_not_predicted, progress);
+  if (r.ddp_bucket_view.size() == 2 && r.ddp_bucket_view.back().gain >= min_gain) {
+    r.ddp_bucket_view_recommended = r.ddp_bucket_view.back();
+  }
 }
 
 // The fastest of DDP's predicted values, caps and first buckets alike; null when none was predicted.
@@ -420,6 +464,21 @@ std::string ddpRowsText(const std::vector<SettingPrediction>& caps, const std::v
 }
 
 // The caps predicted from DDP's buckets alone, with what that assumed.
+// DDP's gradient_as_bucket_view as read, each value's prediction, and the line to change.
+std::string ddpBucketViewText(const TuneReport& r) {
+  std::string t = "DDP's gradient_as_bucket_view:\n";
+  for (const SettingPrediction& s : r.ddp_bucket_view) {
+    t += fmt::format("  {:<31} {:9.3f} ms  {:>7}{}\n", s.setting + "=" + s.value, s.predicted_iteration_ms,
+                     percent(s.gain),
+                     r.ddp_bucket_view_recommended && s.value == r.ddp_bucket_view_recommended->value ? "   <- recommended"
+                     : s.how_to_apply == "as the run was recorded"                                   ? "   (recorded)"
+                                                                                                      : "");
+  }
+  if (!r.ddp_bucket_view_not_predicted.empty()) t += fmt::format("  not predicted: {}\n", r.ddp_bucket_view_not_predicted);
+  if (r.ddp_bucket_view_recommended) t += fmt::format("Set it: {}\n", r.ddp_bucket_view_recommended->how_to_apply);
+  return t;
+}
+
 std::string ddpBySizeText(const TuneReport& r) {
   if (!r.ddp_by_size.found) return {};
   std::string t = fmt::format("DDP's bucket_cap_mb and first bucket from its {} buckets alone (the recorded buckets "
@@ -427,6 +486,7 @@ std::string ddpBySizeText(const TuneReport& r) {
                               r.ddp_by_size.bucket_bytes.size(), r.ddp_by_size_baseline_ms);
   t += ddpRowsText(r.ddp_caps_by_size, r.ddp_first_buckets_by_size, r.ddp.found ? std::nullopt : r.setting);
   for (const std::string& a : r.ddp_by_size_assumptions) t += fmt::format("  assumed: {}\n", a);
+  if (!r.ddp.found) t += ddpBucketViewText(r);
   return t;
 }
 
@@ -1029,7 +1089,7 @@ trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const Tu
                          ddpBucketsOfForwards(whatif->calls(), *model, whatif->firstIteration(), whatif->lastIteration()),
                          resolved.search.min_gain, progress);
     TuneReport& r = *report;
-    if (r.setting) {
+    if (!recommendsNothing(r)) {
       r.recommendations_note.clear();
     } else if (const SettingPrediction* best = fastestDdpValue(r.ddp_caps_by_size, r.ddp_first_buckets_by_size);
                r.ddp_by_size.found && best) {
@@ -1220,23 +1280,33 @@ nlohmann::json tuneReportJson(const TuneReport& r) {
     ddp["gradient_bytes"] = r.ddp.gradient_bytes;
     ddp["bucket_caps"] = settingsJson(r.ddp_bucket_caps);
     ddp["first_buckets"] = settingsJson(r.ddp_first_buckets);
-    json view = {{"recorded", r.ddp.gradient_as_bucket_view}, {"values", settingsJson(r.ddp_bucket_view)}};
-    if (!r.ddp_bucket_view_not_predicted.empty()) view["not_predicted"] = r.ddp_bucket_view_not_predicted;
-    ddp["gradient_as_bucket_view"] = view;
     if (!r.ddp_caps_not_predicted.empty()) ddp["not_predicted"] = r.ddp_caps_not_predicted;
   } else {
     ddp["why_not"] = r.ddp.why_not;
   }
   if (r.ddp_by_size.found) {
     ddp["from_bucket_sizes"] = {{"first_buckets", settingsJson(r.ddp_first_buckets_by_size)},
+                                {"copies_back", r.ddp_by_size.copies_back},
                                 {"buckets", r.ddp_by_size.bucket_bytes.size()},
                                 {"bucket_bytes", r.ddp_by_size.bucket_bytes},
                                 {"cap_bound_bytes", r.ddp_by_size.cap_bound},
                                 {"recorded_buckets_rewritten_ms", r.ddp_by_size_baseline_ms},
                                 {"bucket_caps", settingsJson(r.ddp_caps_by_size)},
                                 {"assumptions", r.ddp_by_size_assumptions}};
+    if (r.ddp.found) {
+      json view = {{"values", settingsJson(r.ddp_bucket_view_by_size)}};
+      if (!r.ddp_bucket_view_by_size_not_predicted.empty()) view["not_predicted"] = r.ddp_bucket_view_by_size_not_predicted;
+      ddp["from_bucket_sizes"]["gradient_as_bucket_view"] = view;
+    }
   } else if (!r.ddp_by_size.why_not.empty()) {
     ddp["from_bucket_sizes"] = {{"why_not", r.ddp_by_size.why_not}};
+  }
+  // From the reducer's copies in a recorded run, else from a trace's copies back.
+  if (r.ddp.found || r.ddp_by_size.found) {
+    json view = {{"values", settingsJson(r.ddp_bucket_view)}};
+    if (!r.ddp_bucket_view.empty()) view["recorded"] = r.ddp_bucket_view.front().value == "True";
+    if (!r.ddp_bucket_view_not_predicted.empty()) view["not_predicted"] = r.ddp_bucket_view_not_predicted;
+    ddp["gradient_as_bucket_view"] = view;
   }
   const json max_ctas = settingsJson(r.nccl_max_ctas);
   json detected = json::array();
@@ -1361,7 +1431,8 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
   if (!r.model_buffers_known) {
     t += ddpBySizeText(r);
     if (r.setting) t += fmt::format("\nRecommended: {}\n", r.setting->how_to_apply);
-    else t += fmt::format("\nNo recommendation: {}.\n", r.recommendations_note);
+    if (r.ddp_bucket_view_recommended) t += fmt::format("\nRecommended: {}\n", r.ddp_bucket_view_recommended->how_to_apply);
+    if (recommendsNothing(r)) t += fmt::format("\nNo recommendation: {}.\n", r.recommendations_note);
     return t;
   }
   t += "\n   #  predicted ms     gain  schedule\n";
@@ -1389,17 +1460,7 @@ std::string tuneReportText(const TuneReport& r, std::size_t max_rows) {
     t += ddpRowsText(r.ddp_bucket_caps, r.ddp_first_buckets, r.setting);
     for (const std::string& why : r.ddp_caps_not_predicted) t += fmt::format("  not predicted: {}\n", why);
     if (r.setting) t += fmt::format("Set it: {}\n", r.setting->how_to_apply);
-    t += fmt::format("DDP's gradients {}; gradient_as_bucket_view predicted:\n",
-                     r.ddp.gradient_as_bucket_view ? "are views into the buckets" : "are copied into the buckets and back");
-    for (const SettingPrediction& s : r.ddp_bucket_view) {
-      t += fmt::format("  {:<31} {:9.3f} ms  {:>7}{}\n", s.setting + "=" + s.value, s.predicted_iteration_ms,
-                       percent(s.gain), r.ddp_bucket_view_recommended && s.value == r.ddp_bucket_view_recommended->value
-                                            ? "   <- recommended"
-                                            : "");
-    }
-    if (!r.ddp_bucket_view_not_predicted.empty()) t += fmt::format("  not predicted: {}\n", r.ddp_bucket_view_not_predicted);
-    if (r.ddp_bucket_view_recommended) t += fmt::format("Set it: {}\n", r.ddp_bucket_view_recommended->how_to_apply);
-    t += "\n";
+    t += ddpBucketViewText(r) + "\n";
     if (const std::string by_size = ddpBySizeText(r); !by_size.empty()) t += by_size + "\n";
   }
   if (r.sharded.found) {

@@ -24,6 +24,12 @@
 // recorded calls it replaces goes with them. Everything else keeps its recorded times. The
 // recorded buckets rewritten the same way give the baseline the other caps are compared with,
 // so that what the rewriting itself changes (the fitted all-reduce times) cancels out.
+//
+// gradient_as_bucket_view is read from the copies back: without it, DDP copies every bucket's
+// averaged gradients back after backward, so the first copies the buckets' thread launches after
+// the last bucket's all-reduce add up to exactly the buckets' bytes (161 copies of 102 228 128
+// bytes a step on the trace `nccl_parser_config`). Where they do, True is predicted with those
+// copies dropped, their host time with them.
 #pragma once
 
 #include <cstddef>
@@ -44,6 +50,7 @@ namespace syncopate::tuner {
 struct DdpBucketCalls {
   std::int64_t iteration = 0;
   std::vector<std::size_t> reduces;
+  std::vector<std::size_t> copies_back;  // the buckets copied back to the gradients, when found
 };
 
 struct DdpBucketsBySize {
@@ -53,6 +60,10 @@ struct DdpBucketsBySize {
   std::uint64_t cap_bound = 0;                // the recorded cap as taken (above); 0: not bounded
   bool first_apart = false;                   // the recorded first bucket taken as set apart (above)
   std::vector<std::vector<DdpBucketCalls>> ranks;  // per rank row, per modelled iteration
+  // Every modelled iteration copies its buckets back (gradient_as_bucket_view=False), or why
+  // that is not read.
+  bool copies_back = false;
+  std::string copies_back_why_not;
 };
 
 // The recorded cap as taken from one step's buckets (`cap_bound` above; 0 with fewer than three
@@ -69,6 +80,10 @@ DdpBucketsBySize ddpBucketsOfForwards(const RecordedRun& run, const analyzer::Ru
 // The same buckets where the reducer was found by its copies (a recorded run): to compare the
 // two models on one run.
 DdpBucketsBySize ddpBucketsOfReducer(const RecordedRun& run, const DdpReducer& reducer);
+
+// The run's calls without the copies back of every modelled iteration (`b.copies_back` must hold),
+// later calls earlier by their host time: the job with gradient_as_bucket_view=True.
+RecordedRun dropDdpCopiesBack(const RecordedRun& run, const DdpBucketsBySize& b);
 
 // The buckets (their sizes, in launch order) DDP would cut as `bucketing` cuts them of
 // gradients whose recorded buckets were `recorded`, under the assumption above about where

@@ -115,6 +115,10 @@ struct TuneReport {
   std::vector<SettingPrediction> ddp_first_buckets_by_size;
   double ddp_by_size_baseline_ms = 0;  // the recorded buckets rewritten as the other caps are
   std::vector<std::string> ddp_by_size_assumptions;  // what the prediction assumed, in words
+  // Where the reducer was found, gradient_as_bucket_view as a trace would have it read and
+  // predicted (from the copies back alone), to compare; for a trace that reading is ddp_bucket_view.
+  std::vector<SettingPrediction> ddp_bucket_view_by_size;
+  std::string ddp_bucket_view_by_size_not_predicted;
   // NCCL channel counts on top of the recommended schedule (or the recorded one).
   ChannelSearch channels;
   // NCCL_MAX_CTAS, each count predicted on the recorded schedule, and the best when it gains
