@@ -278,6 +278,10 @@ TEST(ImportedReplay, GradientAsBucketViewIsReadFromATracesCopiesBack) {
   EXPECT_GT(r.ddp_bucket_view[1].gain, 0.0);
   EXPECT_LT(r.ddp_bucket_view[1].gain, 0.02);
   EXPECT_FALSE(r.ddp_bucket_view_recommended.has_value());
+  EXPECT_NE(r.recommendations_note.find("; DDP's gradient_as_bucket_view=True, its copies back dropped, gains +0.7% "
+                                        "(under 2%)"),
+            std::string::npos)
+      << r.recommendations_note;
   const nlohmann::json view = tuneReportJson(r)["framework"]["ddp"]["gradient_as_bucket_view"];
   EXPECT_FALSE(view["recorded"].get<bool>());
   EXPECT_EQ(view["values"].size(), 2u);

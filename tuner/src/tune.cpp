@@ -136,8 +136,8 @@ nlohmann::json replayPerIterationJson(const TuneReport& r) {
 // microsecond of the fastest so far count as no faster (reports show microseconds; closer than
 // that is the replays' float noise), so the earlier in the list wins a tie and the choice does
 // not turn on noise: FSDP's BACKWARD_PRE before BACKWARD_POST when both prefetch as early.
+constexpr double kTieMs = 1e-3;
 const SettingPrediction* fastestSetting(const std::vector<SettingPrediction>& values) {
-  constexpr double kTieMs = 1e-3;
   const SettingPrediction* best = nullptr;
   for (const SettingPrediction& v : values) {
     if (best == nullptr || v.predicted_iteration_ms < best->predicted_iteration_ms - kTieMs) best = &v;
@@ -442,7 +442,7 @@ const SettingPrediction* fastestDdpValue(const std::vector<SettingPrediction>& c
   const SettingPrediction* cap = fastestSetting(caps);
   const SettingPrediction* first = fastestSetting(firsts);
   if (cap == nullptr || first == nullptr) return cap != nullptr ? cap : first;
-  return first->predicted_iteration_ms < cap->predicted_iteration_ms ? first : cap;
+  return first->predicted_iteration_ms < cap->predicted_iteration_ms - kTieMs ? first : cap;
 }
 
 // One line per predicted value of DDP's settings (with the other setting's value it was predicted
@@ -1101,6 +1101,11 @@ trace::Result<TuneReport> tuneRun(const std::filesystem::path& run_dir, const Tu
       r.recommendations_note += fmt::format("; the trace shows PyTorch DDP, whose bucket_cap_mb cannot be predicted "
                                             "from it: {}",
                                             r.ddp_by_size.why_not);
+    }
+    if (r.ddp_bucket_view.size() == 2 && !r.ddp_bucket_view_recommended && recommendsNothing(r)) {
+      r.recommendations_note += fmt::format("; DDP's gradient_as_bucket_view=True, its copies back dropped, gains {} "
+                                            "(under {:.0f}%)",
+                                            percent(r.ddp_bucket_view.back().gain), 100.0 * resolved.search.min_gain);
     }
   }
   return report;
