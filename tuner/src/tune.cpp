@@ -292,6 +292,40 @@ SettingPrediction bucketViewSetting(bool on, std::size_t buckets) {
   return s;
 }
 
+// The rows of gradient_as_bucket_view for a run recorded with `recorded`: that value first, its
+// prediction the replay.
+std::vector<SettingPrediction> recordedBucketView(bool recorded, std::size_t buckets, double replay_ms) {
+  SettingPrediction as_recorded = bucketViewSetting(recorded, buckets);
+  as_recorded.how_to_apply = "as the run was recorded";
+  as_recorded.predicted_iteration_ms = replay_ms;
+  return {as_recorded};
+}
+
+// gradient_as_bucket_view=True for a run that copied its gradients back: `written(k)` models the
+// run as recorded, written anew (k = 0), and without the copies (k = 1); True's step is the
+// replay moved by their difference, appended to `rows`, or `not_predicted` says why not.
+template <class Written>
+void predictBucketViewTrue(double replay_ms, std::size_t buckets, Written&& written, std::vector<SettingPrediction>& rows,
+                           std::string& not_predicted, const TuneProgress& progress) {
+  const ValuePredictions each = predictEachValue(2, "predicting DDP's gradient_as_bucket_view", progress, written);
+  if (!each.ok(0) || !each.ok(1)) {
+    not_predicted = fmt::format("gradient_as_bucket_view=True: {}",
+                                each.ok(0) ? each.why_not[1] : "the recorded calls written anew: " + each.why_not[0]);
+    return;
+  }
+  SettingPrediction views = bucketViewSetting(true, buckets);
+  views.predicted_iteration_ms = replay_ms + ms(each.predicted[1]->iteration_ns) - ms(each.predicted[0]->iteration_ns);
+  views.gain = gainOver(replay_ms, views.predicted_iteration_ms);
+  rows.push_back(views);
+}
+
+// The last row (True, predicted) recommended when it gains `min_gain`.
+void recommendBucketView(TuneReport& r, double min_gain) {
+  if (r.ddp_bucket_view.size() == 2 && r.ddp_bucket_view.back().gain >= min_gain) {
+    r.ddp_bucket_view_recommended = r.ddp_bucket_view.back();
+  }
+}
+
 // DDP's gradient_as_bucket_view, where the run shows DDP's reducer: the recorded value is the
 // replay. True, for a run that copied its gradients back out of the buckets, is the recorded
 // buckets written without those copies (and without the copies in of a communication hook; a
@@ -302,37 +336,23 @@ void predictDdpBucketView(TuneReport& r, const WhatIfModel& model, double min_ga
   if (!r.ddp.found) return;
   const bool recorded = r.ddp.gradient_as_bucket_view;
   const std::size_t buckets = r.ddp.bucket_bytes.size();
-  SettingPrediction as_recorded = bucketViewSetting(recorded, buckets);
-  as_recorded.how_to_apply = "as the run was recorded";
-  as_recorded.predicted_iteration_ms = r.replay_ms;
-  r.ddp_bucket_view.push_back(as_recorded);
+  r.ddp_bucket_view = recordedBucketView(recorded, buckets, r.replay_ms);
   if (recorded) {
     r.ddp_bucket_view_not_predicted = "gradient_as_bucket_view=False: the run copied no gradient back out of its "
                                       "buckets, so the copies that value adds have no measured time";
     return;
   }
-  const ValuePredictions each =
-      predictEachValue(2, "predicting DDP's gradient_as_bucket_view", progress, [&](std::size_t k) {
-        return model.withCalls(rebucketDdp(model.calls(), r.ddp, std::nullopt, k == 1));
-      });
-  if (!each.ok(0) || !each.ok(1)) {
-    r.ddp_bucket_view_not_predicted =
-        fmt::format("gradient_as_bucket_view=True: {}", each.ok(0) ? each.why_not[1] : "the recorded buckets written anew: " + each.why_not[0]);
-    return;
-  }
-  SettingPrediction views = bucketViewSetting(true, buckets);
-  views.predicted_iteration_ms =
-      r.replay_ms + ms(each.predicted[1]->iteration_ns) - ms(each.predicted[0]->iteration_ns);
-  views.gain = gainOver(r.replay_ms, views.predicted_iteration_ms);
-  r.ddp_bucket_view.push_back(views);
-  if (views.gain >= min_gain) r.ddp_bucket_view_recommended = views;
+  predictBucketViewTrue(
+      r.replay_ms, buckets,
+      [&](std::size_t k) { return model.withCalls(rebucketDdp(model.calls(), r.ddp, std::nullopt, k == 1)); },
+      r.ddp_bucket_view, r.ddp_bucket_view_not_predicted, progress);
+  recommendBucketView(r, min_gain);
 }
 
 // DDP's gradient_as_bucket_view read from the copies back after the last bucket
-// (ddp_buckets_by_size.hpp): False, and True predicted as the run without them, moved by the
-// difference against the recorded calls written the same way (both with the buckets' fits, for
-// communicators whose other ranks the trace lacks). Without copies back nothing is read, and
-// `not_predicted` says why. The rows go to `rows`.
+// (ddp_buckets_by_size.hpp): False, and True predicted as the run without them (both written
+// with the buckets' fits, for communicators whose other ranks the trace lacks). Without copies
+// back nothing is read, and `not_predicted` says why. The rows go to `rows`.
 void predictDdpViewsFromCopiesBack(const TuneReport& r, const WhatIfModel& model, const std::vector<CommFit>& fits,
                                    std::vector<SettingPrediction>& rows, std::string& not_predicted,
                                    const TuneProgress& progress) {
@@ -341,25 +361,11 @@ void predictDdpViewsFromCopiesBack(const TuneReport& r, const WhatIfModel& model
     not_predicted = "gradient_as_bucket_view is not read: " + b.copies_back_why_not;
     return;
   }
-  const std::size_t buckets = b.bucket_bytes.size();
-  SettingPrediction as_recorded = bucketViewSetting(false, buckets);
-  as_recorded.how_to_apply = "as the run was recorded";
-  as_recorded.predicted_iteration_ms = r.replay_ms;
-  rows.push_back(as_recorded);
-  const ValuePredictions each =
-      predictEachValue(2, "predicting DDP's gradient_as_bucket_view", progress, [&](std::size_t k) {
-        return model.withCalls(k == 0 ? model.calls() : dropDdpCopiesBack(model.calls(), b), fits);
-      });
-  if (!each.ok(0) || !each.ok(1)) {
-    not_predicted = fmt::format("gradient_as_bucket_view=True: {}",
-                                each.ok(0) ? each.why_not[1] : "the recorded calls written anew: " + each.why_not[0]);
-    return;
-  }
-  SettingPrediction views = bucketViewSetting(true, buckets);
-  views.predicted_iteration_ms =
-      r.replay_ms + ms(each.predicted[1]->iteration_ns) - ms(each.predicted[0]->iteration_ns);
-  views.gain = gainOver(r.replay_ms, views.predicted_iteration_ms);
-  rows.push_back(views);
+  rows = recordedBucketView(false, b.bucket_bytes.size(), r.replay_ms);
+  predictBucketViewTrue(
+      r.replay_ms, b.bucket_bytes.size(),
+      [&](std::size_t k) { return model.withCalls(k == 0 ? model.calls() : dropDdpCopiesBack(model.calls(), b), fits); },
+      rows, not_predicted, progress);
 }
 
 // DDP's bucket caps and first buckets from the buckets alone (ddp_buckets_by_size.hpp), each value
@@ -431,9 +437,7 @@ void predictDdpCapsBySize(TuneReport& r, const WhatIfModel& model, DdpBucketsByS
   }
   r.setting = std::move(best);
   predictDdpViewsFromCopiesBack(r, model, fits, r.ddp_bucket_view, r.ddp_bucket_view_not_predicted, progress);
-  if (r.ddp_bucket_view.size() == 2 && r.ddp_bucket_view.back().gain >= min_gain) {
-    r.ddp_bucket_view_recommended = r.ddp_bucket_view.back();
-  }
+  recommendBucketView(r, min_gain);
 }
 
 // The fastest of DDP's predicted values, caps and first buckets alike; null when none was predicted.
@@ -463,15 +467,15 @@ std::string ddpRowsText(const std::vector<SettingPrediction>& caps, const std::v
   return t + fmt::format("  as DDP applies them: {}\n", kDdpRule);
 }
 
-// The caps predicted from DDP's buckets alone, with what that assumed.
-// DDP's gradient_as_bucket_view as read, each value's prediction, and the line to change.
+// DDP's gradient_as_bucket_view as read (the first row), each value's prediction, and the line
+// to change.
 std::string ddpBucketViewText(const TuneReport& r) {
   std::string t = "DDP's gradient_as_bucket_view:\n";
   for (const SettingPrediction& s : r.ddp_bucket_view) {
     t += fmt::format("  {:<31} {:9.3f} ms  {:>7}{}\n", s.setting + "=" + s.value, s.predicted_iteration_ms,
                      percent(s.gain),
                      r.ddp_bucket_view_recommended && s.value == r.ddp_bucket_view_recommended->value ? "   <- recommended"
-                     : s.how_to_apply == "as the run was recorded"                                   ? "   (recorded)"
+                     : &s == &r.ddp_bucket_view.front()                                              ? "   (recorded)"
                                                                                                       : "");
   }
   if (!r.ddp_bucket_view_not_predicted.empty()) t += fmt::format("  not predicted: {}\n", r.ddp_bucket_view_not_predicted);
@@ -479,6 +483,7 @@ std::string ddpBucketViewText(const TuneReport& r) {
   return t;
 }
 
+// The caps predicted from DDP's buckets alone, with what that assumed.
 std::string ddpBySizeText(const TuneReport& r) {
   if (!r.ddp_by_size.found) return {};
   std::string t = fmt::format("DDP's bucket_cap_mb and first bucket from its {} buckets alone (the recorded buckets "

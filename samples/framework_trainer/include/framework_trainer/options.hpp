@@ -45,8 +45,8 @@ struct Options {
   // the cap itself with --bucket-mb given (as DistributedDataParallel applies them); zero1: 1 MiB.
   std::size_t first_bucket_bytes = kFirstBucketBytes;
   // ddp: DDP's gradient_as_bucket_view=True: every gradient a view into its bucket's flat buffer,
-  // which backward writes and the all-reduce averages in place, rather than a tensor of its own
-  // copied into the bucket as it becomes ready and back out after the all-reduce.
+  // which backward writes, divided there in place and summed by the all-reduce, rather than a
+  // tensor of its own divided into the bucket as it becomes ready and copied back afterwards.
   bool gradient_as_bucket_view = false;
   // zero1: buckets as Megatron-LM's --ddp-bucket-size makes them, each closed once it holds this
   // many elements (no smaller first bucket); 0: bucket_mb's.

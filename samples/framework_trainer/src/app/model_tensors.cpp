@@ -33,9 +33,7 @@ ModelTensors ModelTensors::inBuckets(DeviceAllocator& allocator, const ParamLayo
       out.grads_[param] = flat.grads.get() + assignment.offsets[i];
     }
   }
-  for (std::size_t t = 0; t < tensors; ++t) {
-    if (out.params_[t] == nullptr) throw std::logic_error(layout[static_cast<int>(t)].name + " is in no bucket");
-  }
+  requireEveryTensor(out.params_, layout, " is in no bucket");
   return out;
 }
 
@@ -49,9 +47,7 @@ ModelTensors ModelTensors::withGradientsIn(DeviceAllocator& allocator, const Par
     float* flat = out.gradient_buckets_.emplace_back(allocator, static_cast<std::int64_t>(b.numel), stream).get();
     view(out.grads_, b, flat);
   }
-  for (std::size_t t = 0; t < out.grads_.size(); ++t) {
-    if (out.grads_[t] == nullptr) throw std::logic_error(layout[static_cast<int>(t)].name + "'s gradient is in no bucket");
-  }
+  requireEveryTensor(out.grads_, layout, "'s gradient is in no bucket");
   return out;
 }
 
@@ -60,6 +56,12 @@ ModelTensors ModelTensors::unbound(const ParamLayout& layout) {
   out.params_.assign(static_cast<std::size_t>(layout.size()), nullptr);
   out.grads_.assign(static_cast<std::size_t>(layout.size()), nullptr);
   return out;
+}
+
+void ModelTensors::requireEveryTensor(const std::vector<float*>& table, const ParamLayout& layout, const char* missing) {
+  for (std::size_t t = 0; t < table.size(); ++t) {
+    if (table[t] == nullptr) throw std::logic_error(layout[static_cast<int>(t)].name + missing);
+  }
 }
 
 void ModelTensors::view(std::vector<float*>& table, const Bucket& unit, float* flat) {

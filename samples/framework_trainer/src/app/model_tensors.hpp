@@ -11,8 +11,8 @@
 //   no copy between the model's tensors and the collectives' buffers.
 // - Gradients as views into DDP's buckets (ddp mode with gradient_as_bucket_view): parameters
 //   are blocks of their own, each gradient a view at its offset in its bucket's flat buffer, as
-//   PyTorch DDP's gradient_as_bucket_view=True makes them; backward writes the buckets the
-//   all-reduces average in place.
+//   PyTorch DDP's gradient_as_bucket_view=True makes them; backward writes the buckets, which the
+//   reducer divides and the all-reduces sum in place.
 // - Views bound while a unit is in use (fsdp mode): the table starts empty; FSDP
 //   (fully_sharded.hpp) points a unit's tensors into the buffer its parameters were gathered
 //   into, or its gradients are written into, for as long as that buffer lives, and empties them
@@ -72,6 +72,8 @@ class ModelTensors {
 
  private:
   static void view(std::vector<float*>& table, const Bucket& unit, float* flat);
+  // Throws, naming the first tensor of `table` left without an address (its name + `missing`).
+  static void requireEveryTensor(const std::vector<float*>& table, const ParamLayout& layout, const char* missing);
 
   std::vector<DeviceTensor<float>> blocks_;
   std::vector<FlatBucket> buckets_;

@@ -90,7 +90,7 @@ ParseOutcome parseOptions(int argc, const char* const* argv) {
   CLI::Option* bucket_view =
       app.add_flag("--gradient-as-bucket-view", options.gradient_as_bucket_view,
                    "ddp: DDP's gradient_as_bucket_view=True: each gradient a view into its bucket, written there by "
-                   "backward and averaged in place, with no copy into the bucket and back");
+                   "backward and divided in place, with no copy back");
   CLI::Option* bucket_size =
       app.add_option("--bucket-size", options.bucket_size,
                      "zero1: buckets of this many parameters (elements) or more, as Megatron-LM's --ddp-bucket-size "

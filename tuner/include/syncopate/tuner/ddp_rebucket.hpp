@@ -12,11 +12,11 @@
 // gradient. With gradient_as_bucket_view=True every gradient is a view into its slot: backward's
 // kernels write the slots, the division is in place (div_, the same bytes read and written as
 // mul_out's; with a hook, none), and nothing is copied back. A slot's gradient is in once the
-// last kernel given its address before the all-reduce (or its copy) is issued. A job with another cap makes the same gradients,
-// grouped into other buckets: the first closes at its own limit (DDP's first bucket), each later
-// one once it holds the cap or more, over the parameters in DDP's order (the recorded buffers'
-// layout), launched in order. Which first bucket a cap comes with is DDP's own rule
-// (ddpBucketingForCap below).
+// last kernel given its address before the all-reduce (or its copy) is issued. A job with
+// another cap makes the same gradients, grouped into other buckets: the first closes at its own
+// limit (DDP's first bucket), each later one once it holds the cap or more, over the parameters
+// in DDP's order (the recorded buffers' layout), launched in order. Which first bucket a cap
+// comes with is DDP's own rule (ddpBucketingForCap below).
 //
 // findDdpReducer() finds that pattern on every rank in every modelled iteration, once;
 // rebucketDdp() then writes, for a cap, the calls with the buckets it gives: the same copies (or
