@@ -8,6 +8,7 @@ packages=(
   cmake ninja-build g++ pkg-config          # the build
   libgtest-dev libgmock-dev                 # unit and integration tests
   libbenchmark-dev                          # bench/
+  valgrind                                  # bench/collector/launch_instructions.sh: instructions per launch
   libsqlite3-dev sqlite3                    # the run store (sqlite3: inspecting stores by hand)
   nlohmann-json3-dev                        # profiles, plans, meta.json, --json
   libcli11-dev                              # the syncopate command line

@@ -3,16 +3,19 @@
 // call timed on its own (CLOCK_MONOTONIC around the call), on whatever CUDA runtime is on the
 // library path and with whatever collector configuration the environment sets up.
 //   collector_launch_bench [--calls N] [--threads T] [--api launch|memcpy] [--rate CALLS_PER_S]
-//                          [--sync-every N]
+//                          [--sync-every N] [--kernel empty|elementwise]
 // (--rate paces each thread to that many calls per second in bursts of 256, for the
 // sustained-rate figure; --sync-every waits for the stream, untimed, after every N calls: on a
-// real GPU a launch queue that fills makes a call wait for the GPU, which is not the host's cost).
+// real GPU a launch queue that fills makes a call wait for the GPU, which is not the host's cost;
+// --kernel elementwise launches a kernel with an elementwise operation's parameters, three
+// pointers and two numbers, whose touches the collector records, instead of one without any).
 // prints:
-//   launch_bench api=launch threads=T calls=N median_ns=… p99_ns=… timer_ns=… calls_per_s=…
-//                collector=active|absent recording=… records_dropped=… ops_untimed=…
+//   launch_bench api=launch threads=T calls=N median_ns=… p99_ns=… timer_ns=… mean_ns=… timer_mean_ns=…
+//                calls_per_s=… collector=active|absent recording=… records_dropped=… ops_untimed=…
 // timer_ns is the timer's own cost, measured as the calls are (two readings with nothing
 // between them, the median of as many samples as there are calls): median_ns - timer_ns is
-// what the call itself costs, in every configuration alike.
+// what the call itself costs, in every configuration alike. mean_ns and timer_mean_ns are the
+// means of the middle 90% of the same samples, which resolve less than the clock's step.
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
@@ -35,6 +38,7 @@ std::int64_t nowNs() {
 }
 
 __global__ void bench_kernel() {}
+__global__ void bench_elementwise(float* /*out*/, const float* /*a*/, const float* /*b*/, int /*n*/, float /*alpha*/) {}
 
 struct Options {
   long calls = 200000;
@@ -42,6 +46,7 @@ struct Options {
   bool memcpy = false;
   double rate = 0.0;  // per thread; 0: as fast as possible
   long sync_every = 0;  // 0: never
+  bool elementwise = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -53,6 +58,8 @@ Options parse(int argc, char** argv) {
     else if (arg == "--api") options.memcpy = std::string(argv[i + 1]) == "memcpy";
     else if (arg == "--rate") options.rate = std::atof(argv[i + 1]);
     else if (arg == "--sync-every") options.sync_every = std::atol(argv[i + 1]);
+    else if (arg == "--kernel" && (std::string(argv[i + 1]) == "empty" || std::string(argv[i + 1]) == "elementwise"))
+      options.elementwise = std::string(argv[i + 1]) == "elementwise";
     else {
       std::fprintf(stderr, "collector_launch_bench: unknown option %s\n", arg.c_str());
       std::exit(2);
@@ -65,6 +72,17 @@ void issue(const Options& options, cudaStream_t stream, std::vector<std::int64_t
   static char host[64];
   static char device[64];
   void* args[1] = {nullptr};
+  // The elementwise kernel's arguments: three buffers of device memory and two numbers.
+  float* buffers[3] = {nullptr, nullptr, nullptr};
+  int n = 256;
+  float alpha = 2.0f;
+  if (options.elementwise) {
+    for (float*& buffer : buffers) cudaMalloc(reinterpret_cast<void**>(&buffer), n * sizeof(float));
+  }
+  void* elementwise_args[5] = {&buffers[0], &buffers[1], &buffers[2], &n, &alpha};
+  const void* kernel = options.elementwise ? reinterpret_cast<const void*>(&bench_elementwise)
+                                           : reinterpret_cast<const void*>(&bench_kernel);
+  void** kernel_args = options.elementwise ? elementwise_args : args;
   const std::int64_t begin = nowNs();
   for (long i = 0; i < options.calls; ++i) {
     if (options.rate > 0 && i % 256 == 0) {
@@ -78,7 +96,7 @@ void issue(const Options& options, cudaStream_t stream, std::vector<std::int64_t
     std::int64_t start = samples != nullptr ? nowNs() : 0;
     cudaError_t error = options.memcpy
                             ? cudaMemcpyAsync(device, host, sizeof host, cudaMemcpyHostToDevice, stream)
-                            : cudaLaunchKernel(reinterpret_cast<const void*>(&bench_kernel), dim3(1), dim3(32), args, 0, stream);
+                            : cudaLaunchKernel(kernel, dim3(1), dim3(32), kernel_args, 0, stream);
     if (samples != nullptr) (*samples)[static_cast<std::size_t>(i)] = nowNs() - start;
     if (error != cudaSuccess) {
       std::fprintf(stderr, "collector_launch_bench: call failed (%d)\n", static_cast<int>(error));
@@ -87,15 +105,30 @@ void issue(const Options& options, cudaStream_t stream, std::vector<std::int64_t
   }
 }
 
-// The median of `samples` intervals between two back-to-back readings of the timer.
-std::int64_t timerCost(long samples) {
+// The mean of the middle 90% of sorted samples (the 5% at each end left out: page faults,
+// preemptions). The clock reads in steps (10 ns on some machines), so medians move in those
+// steps; the mean of many readings resolves what lies between them.
+double middleMean(const std::vector<std::int64_t>& sorted) {
+  const std::size_t from = sorted.size() / 20, to = sorted.size() - sorted.size() / 20;
+  double sum = 0;
+  for (std::size_t i = from; i < to; ++i) sum += static_cast<double>(sorted[i]);
+  return to > from ? sum / static_cast<double>(to - from) : 0.0;
+}
+
+struct TimerCost {
+  std::int64_t median = 0;
+  double middle_mean = 0;
+};
+
+// Intervals between two back-to-back readings of the timer, `samples` of them.
+TimerCost timerCost(long samples) {
   std::vector<std::int64_t> empty(static_cast<std::size_t>(samples));
   for (auto& sample : empty) {
     const std::int64_t start = nowNs();
     sample = nowNs() - start;
   }
-  std::nth_element(empty.begin(), empty.begin() + samples / 2, empty.end());
-  return empty[static_cast<std::size_t>(samples / 2)];
+  std::sort(empty.begin(), empty.end());
+  return {empty[static_cast<std::size_t>(samples / 2)], middleMean(empty)};
 }
 
 }  // namespace
@@ -121,7 +154,8 @@ int main(int argc, char** argv) {
   const std::int64_t median = samples[samples.size() / 2];
   const std::int64_t p99 = samples[samples.size() * 99 / 100];
   const double rate = static_cast<double>(options.calls) * options.threads * 1e9 / static_cast<double>(elapsed);
-  const std::int64_t timer = timerCost(options.calls);
+  const double mean = middleMean(samples);
+  const TimerCost timer = timerCost(options.calls);
 
   // What the collector says about itself, when it is there.
   syncopate_preload_status_v1 status{};
@@ -133,10 +167,11 @@ int main(int argc, char** argv) {
     if (get(1, reinterpret_cast<const void**>(&api)) == 0 && api->get_status(&status) == 0) active = status.active != 0;
   }
   std::printf(
-      "launch_bench api=%s threads=%d calls=%ld median_ns=%lld p99_ns=%lld timer_ns=%lld calls_per_s=%.0f collector=%s "
-      "recording=%d records_dropped=%llu ops_untimed=%llu\n",
+      "launch_bench api=%s threads=%d calls=%ld median_ns=%lld p99_ns=%lld timer_ns=%lld mean_ns=%.1f "
+      "timer_mean_ns=%.1f calls_per_s=%.0f collector=%s recording=%d records_dropped=%llu ops_untimed=%llu\n",
       options.memcpy ? "memcpy" : "launch", options.threads, options.calls, static_cast<long long>(median),
-      static_cast<long long>(p99), static_cast<long long>(timer), rate, active ? "active" : "absent", status.recording,
+      static_cast<long long>(p99), static_cast<long long>(timer.median), mean, timer.middle_mean, rate,
+      active ? "active" : "absent", status.recording,
       static_cast<unsigned long long>(status.records_dropped), static_cast<unsigned long long>(status.ops_untimed));
   return 0;
 }

@@ -1,6 +1,7 @@
 #include "syncopate/dispatch/kernel_layout.hpp"
 
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -93,11 +94,15 @@ ParamKind kindOf(const ParamType& type, std::uint32_t size) noexcept {
 }
 
 const ParamLayout* finished(ParamSlot* slots, int count) noexcept {
+  static_assert(kMaxParams <= UINT16_MAX + 1, "a parameter's index fits ParamLayout::pointers");
+  const auto n = static_cast<std::size_t>(count);
   auto* layout = new (std::nothrow) ParamLayout;
-  auto* kept = count > 0 ? new (std::nothrow) ParamSlot[static_cast<std::size_t>(count)] : nullptr;
-  if (layout == nullptr || (count > 0 && kept == nullptr)) {
+  auto* kept = count > 0 ? new (std::nothrow) ParamSlot[n] : nullptr;
+  auto* pointers = count > 0 ? new (std::nothrow) std::uint16_t[n] : nullptr;
+  if (layout == nullptr || (count > 0 && (kept == nullptr || pointers == nullptr))) {
     delete layout;
     delete[] kept;
+    delete[] pointers;
     return nullptr;
   }
   layout->readable = true;
@@ -106,8 +111,10 @@ const ParamLayout* finished(ParamSlot* slots, int count) noexcept {
     kept[i] = slots[i];
     if (slots[i].offset + slots[i].size > layout->buffer_bytes) layout->buffer_bytes = slots[i].offset + slots[i].size;
     if (slots[i].kind == ParamKind::Scanned) layout->scans = true;
+    if (slots[i].kind == ParamKind::Pointer) pointers[layout->pointer_count++] = static_cast<std::uint16_t>(i);
   }
   layout->slots = kept;
+  layout->pointers = pointers;
   return layout;
 }
 
@@ -146,8 +153,7 @@ const ParamLayout* learn(const KernelInfo& kernel, const CudartHelpers* runtime)
 
 }  // namespace
 
-const ParamLayout* paramLayoutOf(const KernelInfo& kernel) noexcept {
-  if (const ParamLayout* known = kernel.layout.load(std::memory_order_acquire)) [[likely]] return known;
+const ParamLayout* learnParamLayout(const KernelInfo& kernel) noexcept {
   const CudartHelpers* runtime = kernel.driverFunction == nullptr ? cudartHelpers() : nullptr;
   // The runtime's query records its InvalidValue (past the last parameter) as the thread's last
   // error, which is cleared afterwards; an error the program has not read yet must not be.

@@ -49,7 +49,9 @@ void KernelRegistry::registerHostFunction(const void* hostFunction, const char* 
   KernelInfo* info = add(hostFunction, mangledName);
   if (info == nullptr || !byHostFunction.insert(reinterpret_cast<std::uintptr_t>(hostFunction), info)) {
     overflow_.fetch_add(1, std::memory_order_relaxed);
+    return;
   }
+  changed();
 }
 
 void KernelRegistry::registerKernelHandle(cudaKernel_t kernel, const void* hostFunction) noexcept {
@@ -58,7 +60,9 @@ void KernelRegistry::registerKernelHandle(cudaKernel_t kernel, const void* hostF
   if (info == nullptr) return;  // not a registered stub: named on first launch instead
   if (!byKernelHandle.insert(reinterpret_cast<std::uintptr_t>(kernel), info)) {
     overflow_.fetch_add(1, std::memory_order_relaxed);
+    return;
   }
+  changed();
 }
 
 const KernelInfo* KernelRegistry::findLaunched(const void* hostFunctionOrKernel) const noexcept {
@@ -78,6 +82,8 @@ const KernelInfo* KernelRegistry::findOrNameRuntimeFunction(const void* function
   KernelInfo* info = add(function, name);
   if (info == nullptr || !byHostFunction.insert(reinterpret_cast<std::uintptr_t>(function), info)) {
     overflow_.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    changed();
   }
   return info;
 }
@@ -103,6 +109,8 @@ const KernelInfo* KernelRegistry::findOrNameDriverFunction(CUfunction function) 
   }
   if (info == nullptr || !byDriverFunction.insert(key, info)) {
     overflow_.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    changed();
   }
   return info;
 }

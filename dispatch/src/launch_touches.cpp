@@ -98,20 +98,38 @@ int collect(const ParamLayout& layout, void* const* args, const PackedBuffer& pa
   return touches.count();
 }
 
+// The touches of a launch given an argument array, for a layout of pointers and numbers: the
+// value of each Pointer parameter (what collect() finds for such a layout, without a pass over
+// the numbers).
+int pointerArguments(const ParamLayout& layout, void* const* args, LaunchTouch* out) noexcept {
+  Touches touches(out);
+  for (std::uint32_t k = 0; k < layout.pointer_count; ++k) {
+    const std::uint16_t i = layout.pointers[k];
+    if (args[i] == nullptr) return -1;
+    const std::uint64_t address = wordAt(static_cast<const unsigned char*>(args[i]));
+    if (address != 0 && !touches.add(address, i)) return -1;
+  }
+  return touches.count();
+}
+
 }  // namespace
 
 int touchesOf(const ParamLayout& layout, void* const* args, void* const* extra, LaunchTouch* out) noexcept {
+  if (layout.readable && layout.count == 0) return 0;  // nothing to read, whatever the launch passed
   PackedBuffer packed;
   if (args == nullptr) {
     if (extra != nullptr) packed = packedBuffer(extra);
-    if (packed.bytes == nullptr || !packed.complete) return layout.readable && layout.count == 0 ? 0 : -1;
+    if (packed.bytes == nullptr || !packed.complete) return -1;
     // A buffer shorter than the layout says cannot be read; one of unknown layout needs its size.
     if (layout.readable ? packed.size < layout.buffer_bytes : packed.size == 0) return -1;
   } else if (!layout.readable) {
     return -1;  // nothing says how large each argument is
   }
   if (layout.readable && !layout.scans) {
-    DeviceMemoryMap::Reading unused;  // pointers and numbers only: the map is never read
+    // Pointers and numbers only: the map is never read, and an argument array's pointers are
+    // all there is to read.
+    if (args != nullptr) return pointerArguments(layout, args, out);
+    DeviceMemoryMap::Reading unused;
     return collect(layout, args, packed, unused, out);
   }
   for (;;) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <deque>
 #include <vector>
 
 #include "syncopate/dispatch/cuda_headers.hpp"
@@ -22,18 +23,26 @@ class LaunchTouches : public ::testing::Test {
   void SetUp() override { deviceMemory().add(kSegment, kSegmentBytes); }
   void TearDown() override { deviceMemory().remove(kSegment); }
 
-  static ParamLayout layoutOf(const std::vector<ParamSlot>& slots) {
+  // A layout as the registry learns one (kernel_layout.cpp), over `slots`.
+  ParamLayout layoutOf(const std::vector<ParamSlot>& slots) {
     ParamLayout layout;
     layout.readable = true;
     layout.count = static_cast<std::uint32_t>(slots.size());
     layout.slots = slots.data();
-    for (const ParamSlot& slot : slots) {
-      layout.buffer_bytes = std::max(layout.buffer_bytes, slot.offset + slot.size);
-      layout.scans = layout.scans || slot.kind == ParamKind::Scanned;
+    std::vector<std::uint16_t>& pointers = pointer_indices_.emplace_back();
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      layout.buffer_bytes = std::max(layout.buffer_bytes, slots[i].offset + slots[i].size);
+      layout.scans = layout.scans || slots[i].kind == ParamKind::Scanned;
+      if (slots[i].kind == ParamKind::Pointer) pointers.push_back(static_cast<std::uint16_t>(i));
     }
+    layout.pointer_count = static_cast<std::uint32_t>(pointers.size());
+    layout.pointers = pointers.data();
     return layout;
   }
   LaunchTouch out[kMaxLaunchTouches];
+
+ private:
+  std::deque<std::vector<std::uint16_t>> pointer_indices_;  // every layout's, alive as long as the test
 };
 
 TEST_F(LaunchTouches, PointerParametersAreTouchesWhereverTheyPoint) {
@@ -48,6 +57,22 @@ TEST_F(LaunchTouches, PointerParametersAreTouchesWhereverTheyPoint) {
   EXPECT_EQ(out[0].parameter, 0);
   EXPECT_EQ(out[1].address, 0x1234000u) << "a pointer's type says it is one, known memory or not";
   EXPECT_EQ(out[1].parameter, 2);
+
+  // The same launch through the driver's packed buffer reads the same touches (the argument
+  // array's path reads only the pointers; the buffer's goes over every parameter).
+  unsigned char packed[32] = {};
+  std::memcpy(packed + 0, &out_ptr, 8);
+  std::memcpy(packed + 8, &n, 4);
+  std::memcpy(packed + 16, &in_ptr, 8);
+  std::memcpy(packed + 24, &null_ptr, 8);
+  std::size_t size = sizeof packed;
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, packed, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+  LaunchTouch from_buffer[kMaxLaunchTouches];
+  ASSERT_EQ(touchesOf(layoutOf(slots), nullptr, extra, from_buffer), 2);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(from_buffer[i].address, out[i].address);
+    EXPECT_EQ(from_buffer[i].parameter, out[i].parameter);
+  }
 }
 
 TEST_F(LaunchTouches, AFourKilobyteStructIsScannedWordByWord) {
@@ -119,6 +144,10 @@ TEST_F(LaunchTouches, WhatCannotBeReadTouchesAnything) {
   EXPECT_EQ(touchesOf(unreadable, args, nullptr, out), -1);
   const std::vector<ParamSlot> none;
   EXPECT_EQ(touchesOf(layoutOf(none), nullptr, nullptr, out), 0) << "no parameters, nothing to read";
+  void* no_args[] = {nullptr};
+  void* unknown_extra[] = {reinterpret_cast<void*>(0x7), nullptr, CU_LAUNCH_PARAM_END};
+  EXPECT_EQ(touchesOf(layoutOf(none), no_args, nullptr, out), 0) << "whatever a launch without parameters passes";
+  EXPECT_EQ(touchesOf(layoutOf(none), nullptr, unknown_extra, out), 0);
   const std::vector<ParamSlot> one = {{0, 8, ParamKind::Pointer}};
   EXPECT_EQ(touchesOf(layoutOf(one), nullptr, nullptr, out), -1) << "a parameter but no arguments";
   void* null_arg[] = {nullptr};

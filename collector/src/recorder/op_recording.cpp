@@ -1,5 +1,7 @@
 #include "recorder/op_recording.hpp"
 
+#include <cstring>
+
 #include "recorder/record_call.hpp"
 
 namespace syncopate::preload {
@@ -58,36 +60,65 @@ trace::ShapeId internedShape(Recorder& recorder, const KernelInfo* kernel, const
   return recorder.catalog().internShape(shape);
 }
 
-bool sameShape(const CachedShape& cached, const KernelInfo* kernel, const dim3& grid, const dim3& block) noexcept {
-  return cached.kernel == kernel && cached.grid[0] == grid.x && cached.grid[1] == grid.y && cached.grid[2] == grid.z &&
-         cached.block[0] == block.x && cached.block[1] == block.y && cached.block[2] == block.z;
+// What a launch names, as the registry looks it up (launchedKernel: the first that is not null).
+const void* launchIdentity(const IssueFacts& facts) noexcept {
+  if (facts.kernel_handle != nullptr) return facts.kernel_handle;
+  if (facts.kernel_function != nullptr) return facts.kernel_function;
+  return facts.kernel_stub;
+}
+
+// The cache's slot for a launch (direct-mapped by what it names and its grid's and block's x).
+CachedShape& cacheSlot(ThreadState& thread, const void* launched, const dim3& grid, const dim3& block) noexcept {
+  const std::uint64_t key =
+      reinterpret_cast<std::uintptr_t>(launched) ^ (std::uint64_t{grid.x} << 40) ^ (std::uint64_t{block.x} << 52);
+  static_assert(kShapeCacheEntries == 256, "the index is the hash's top 8 bits");
+  return thread.shapes[(key * 0x9E3779B97F4A7C15ull) >> 56];
+}
+
+// A launch not in the cache (or not cacheable: a kernel the registry cannot name): looked up,
+// interned, and cached under the count of registry changes read before the lookup, so that an
+// entry made from a lookup that raced a registration is already out of date when it is stored.
+[[gnu::noinline]] LaunchedShape lookUpLaunch(Recorder& recorder, CachedShape& slot, const void* launched,
+                                             std::uint32_t registry_changes, const IssueFacts& launch) noexcept {
+  const KernelInfo* kernel = launchedKernel(launch.kernel_handle, launch.kernel_function, launch.kernel_stub);
+  const trace::ShapeId shape = internedShape(recorder, kernel, launch.grid, launch.block);
+  if (kernel != nullptr && shape != trace::kNoShape) {
+    slot.launched = launched;
+    slot.registry_changes = registry_changes;
+    std::memcpy(slot.grid, &launch.grid, sizeof slot.grid);
+    std::memcpy(slot.block, &launch.block, sizeof slot.block);
+    slot.kernel = kernel;
+    slot.shape = shape;
+  }
+  return {kernel, shape};
 }
 
 }  // namespace
 
-trace::ShapeId kernelShape(Recorder& recorder, ThreadState& thread, const KernelInfo* kernel, const dim3& grid,
-                           const dim3& block) noexcept {
-  if (kernel == nullptr) return internedShape(recorder, kernel, grid, block);
-  // Kernel infos are never freed, and the thread's state belongs to one recorder generation
-  // (whose catalog the ids are from), so an entry stays valid as long as the state.
-  const std::uint64_t key = reinterpret_cast<std::uintptr_t>(kernel) ^ (std::uint64_t{grid.x} << 40) ^
-                            (std::uint64_t{block.x} << 52);
-  CachedShape& cached = thread.shapes[(key * 0x9E3779B97F4A7C15ull) >> 56];
-  static_assert(kShapeCacheEntries == 256, "the index is the hash's top 8 bits");
-  if (sameShape(cached, kernel, grid, block)) [[likely]] return cached.shape;
-  const trace::ShapeId shape = internedShape(recorder, kernel, grid, block);
-  if (shape != trace::kNoShape) cached = {kernel, {grid.x, grid.y, grid.z}, {block.x, block.y, block.z}, shape};
-  return shape;
+LaunchedShape launchedShape(Recorder& recorder, ThreadState& thread, const IssueFacts& launch) noexcept {
+  // The registry's maps only ever grow or set a value again (a module loaded where an unloaded
+  // one was), and every change is counted, so an entry read under the same count is what the
+  // registry would say; kernel infos are never freed, and the thread's state belongs to one
+  // recorder generation (whose catalog the shape ids are from).
+  const void* launched = launchIdentity(launch);
+  const std::uint32_t registry_changes = kernelRegistry().changes();
+  CachedShape& slot = cacheSlot(thread, launched, launch.grid, launch.block);
+  if (slot.launched == launched && launched != nullptr && slot.registry_changes == registry_changes &&
+      std::memcmp(slot.grid, &launch.grid, sizeof slot.grid) == 0 &&
+      std::memcmp(slot.block, &launch.block, sizeof slot.block) == 0) [[likely]] {
+    return {slot.kernel, slot.shape};
+  }
+  return lookUpLaunch(recorder, slot, launched, registry_changes, launch);
 }
 
 IssuedOp issuedOp(Recorder& recorder, ThreadState& thread, const IssueFacts& facts) noexcept {
   IssuedOp op;
   switch (facts.what) {
     case CallClass::Launch: {
-      const KernelInfo* kernel = launchedKernel(facts.kernel_handle, facts.kernel_function, facts.kernel_stub);
+      const LaunchedShape launched = launchedShape(recorder, thread, facts);
       op.kind = trace::OpKind::Kernel;
-      op.shape = kernelShape(recorder, thread, kernel, facts.grid, facts.block);
-      op.kernel = kernel;
+      op.shape = launched.shape;
+      op.kernel = launched.kernel;
       op.kernel_args = facts.kernel_args;
       op.kernel_extra = facts.kernel_extra;
       break;

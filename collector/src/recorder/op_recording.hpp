@@ -92,10 +92,13 @@ void writeArgumentRecords(const IssuedOp& op, std::uint32_t correlation, const L
 // The op a launch, copy or fill issues.
 IssuedOp issuedOp(Recorder& recorder, ThreadState& thread, const IssueFacts& facts) noexcept;
 
-// The launch shape of a kernel launch (interned on first sight, then found in the thread's
-// cache of shapes).
-trace::ShapeId kernelShape(Recorder& recorder, ThreadState& thread, const KernelInfo* kernel, const dim3& grid,
-                           const dim3& block) noexcept;
+// The kernel a launch names and its launch shape: looked up in the registry and interned on
+// first sight, then found in the thread's cache of launches.
+struct LaunchedShape {
+  const KernelInfo* kernel = nullptr;
+  trace::ShapeId shape = trace::kNoShape;
+};
+LaunchedShape launchedShape(Recorder& recorder, ThreadState& thread, const IssueFacts& launch) noexcept;
 
 // Runs `call` (the real function, through the next layer) and records it, for a `recorder`
 // that is recording, as an API call that issues the op `describe(recorder, thread)` returns, on

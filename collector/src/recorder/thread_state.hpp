@@ -25,12 +25,15 @@ inline constexpr int kMaxNvtxDepth = 128;
 inline constexpr int kMaxGroupOps = 512;
 inline constexpr std::size_t kShapeCacheEntries = 256;
 
-// A launch shape the thread interned: a training step launches the same kernels with the same
-// grids and blocks step after step, and the catalog's lookup hashes the whole shape.
+// A launch the thread recorded, its kernel and the shape it interned: a training step launches
+// the same kernels with the same grids and blocks step after step, and both the registry's
+// lookup of the kernel and the catalog's of the shape hash what the cache compares.
 struct CachedShape {
-  const KernelInfo* kernel = nullptr;  // null: empty
-  std::uint32_t grid[3] = {};
+  const void* launched = nullptr;      // the handle, driver function or stub the launch named; null: empty
+  std::uint32_t registry_changes = 0;  // KernelRegistry::changes() when `kernel` was looked up
+  std::uint32_t grid[3] = {};   // dim3's x, y, z
   std::uint32_t block[3] = {};
+  const KernelInfo* kernel = nullptr;
   trace::ShapeId shape = trace::kNoShape;
 };
 
@@ -81,8 +84,8 @@ struct ThreadState {
   std::uint64_t cached_stream_handle = ~std::uint64_t{0};
   int cached_stream_device = -1;
   trace::StreamId cached_stream_id = trace::kNoStream;
-  // The shapes last launched, by kernel and grid (direct-mapped; kernelShape() in
-  // op_recording.cpp).
+  // The launches last recorded, by what they named and their grid (direct-mapped;
+  // launchedShape() in op_recording.cpp).
   CachedShape shapes[kShapeCacheEntries];
 
   int nccl_depth = 0;  // > 0 inside an intercepted NCCL call: its own launches belong to it

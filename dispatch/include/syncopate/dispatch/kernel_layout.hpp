@@ -9,11 +9,10 @@
 
 #include <cstdint>
 
+#include "syncopate/dispatch/kernel_registry.hpp"
 #include "syncopate/dispatch/param_types.hpp"
 
 namespace syncopate::preload {
-
-struct KernelInfo;
 
 struct ParamSlot {
   std::uint32_t offset = 0;
@@ -29,11 +28,20 @@ struct ParamLayout {
   std::uint32_t buffer_bytes = 0;  // the end of the last parameter
   bool scans = false;              // some parameter is Scanned
   const ParamSlot* slots = nullptr;  // `count` of them
+  // The indices of the Pointer parameters, in order: all a launch of a kernel that scans
+  // nothing (pointers and numbers only) reads.
+  std::uint32_t pointer_count = 0;
+  const std::uint16_t* pointers = nullptr;
 };
 
 // The kernel's layout, resolved on first use and then cached (never freed); null while it
 // cannot be asked (the calling thread has a CUDA error pending, which asking would disturb):
-// that launch is then treated as touching anything.
-const ParamLayout* paramLayoutOf(const KernelInfo& kernel) noexcept;
+// that launch is then treated as touching anything. Once known, a launch reads it inline: one
+// load, no call.
+const ParamLayout* learnParamLayout(const KernelInfo& kernel) noexcept;
+inline const ParamLayout* paramLayoutOf(const KernelInfo& kernel) noexcept {
+  if (const ParamLayout* known = kernel.layout.load(std::memory_order_acquire)) [[likely]] return known;
+  return learnParamLayout(kernel);
+}
 
 }  // namespace syncopate::preload

@@ -50,10 +50,17 @@ class KernelRegistry {
   // How many registrations did not fit (the maps are fixed-size).
   std::uint64_t overflowCount() const noexcept { return overflow_.load(std::memory_order_relaxed); }
 
+  // Counts every change to what a launch names (a kernel registered, named, or registered again
+  // at an address a module unloaded had used): a cache of lookups made while it read the same
+  // value holds what a lookup would return now.
+  std::uint32_t changes() const noexcept { return changes_.load(std::memory_order_acquire); }
+
  private:
   static KernelInfo* add(const void* hostFunction, const char* mangledName) noexcept;
+  void changed() noexcept { changes_.fetch_add(1, std::memory_order_acq_rel); }
 
   std::atomic<std::uint64_t> overflow_{0};
+  std::atomic<std::uint32_t> changes_{0};
 };
 
 KernelRegistry& kernelRegistry() noexcept;
