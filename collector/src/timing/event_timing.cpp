@@ -84,6 +84,7 @@ EventTiming::Pool* EventTiming::createPool(int device) noexcept {
   if (Pool* existing = slot.load(std::memory_order_acquire)) return existing;
   auto* created = new (std::nothrow) Pool;
   if (created == nullptr) return nullptr;
+  created->real = realCudart();
   created->device = device;
   created->generation = pools_made_[static_cast<std::size_t>(device)] & 0xffffffu;
   created->capacity = pairs_per_device_;
@@ -91,7 +92,7 @@ EventTiming::Pool* EventTiming::createPool(int device) noexcept {
   created->free.reset(new (std::nothrow) IndexFreeList(pairs_per_device_));
   // The first chunk is made here, on the thread issuing the device's first op.
   const OnDevice on_device(device);
-  if (!created->slots || !created->free || !created->free->valid() ||
+  if (created->real == nullptr || !created->slots || !created->free || !created->free->valid() ||
       !grow(*created, std::min(kFirstChunk, pairs_per_device_))) {
     log(LogLevel::Error, "cannot create CUDA events for timing on device %d; its ops are not timed", device);
     delete created;
@@ -159,7 +160,7 @@ Ticket EventTiming::begin(int device, cudaStream_t stream, std::uint32_t) noexce
   Slot& slot = p->slots[index];
   slot.references.store(1, std::memory_order_relaxed);
   slot.anchor.store(p->anchor_count.load(std::memory_order_acquire) - 1, std::memory_order_relaxed);
-  if (realCudart()->cudaEventRecord(slot.start, stream) != cudaSuccess) {
+  if (p->real->cudaEventRecord(slot.start, stream) != cudaSuccess) {
     p->free->push(index);
     return kNoTicket;
   }
@@ -169,7 +170,7 @@ Ticket EventTiming::begin(int device, cudaStream_t stream, std::uint32_t) noexce
 bool EventTiming::end(Ticket ticket, cudaStream_t stream, bool issued) noexcept {
   Pool* p = poolOf(ticket);
   Slot& slot = p->slots[ticketIndex(ticket)];
-  if (issued && realCudart()->cudaEventRecord(slot.end, stream) == cudaSuccess) return true;
+  if (issued && p->real->cudaEventRecord(slot.end, stream) == cudaSuccess) return true;
   release(ticket);
   return false;
 }

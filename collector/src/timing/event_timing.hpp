@@ -26,6 +26,7 @@
 
 #include "syncopate/collector/index_free_list.hpp"
 #include "syncopate/collector/timing_backend.hpp"
+#include "syncopate/dispatch/tables.hpp"
 
 namespace syncopate::preload {
 
@@ -62,6 +63,9 @@ class EventTiming final : public TimingBackend {
   // A device's pool; a new one after each cudaDeviceReset (the events of the old one went with
   // the context). Retired pools are kept, so that their tickets still find them.
   struct Pool {
+    // The real runtime's table, found when the pool is made (its first chunk of events needs
+    // it): each launch records its two events through it without asking the chain again.
+    const CudartTable* real = nullptr;
     int device = 0;
     std::uint32_t generation = 0;  // which pool of its device, from 0
     Pool* retired_before = nullptr;  // the pool of the device retired before this one was
