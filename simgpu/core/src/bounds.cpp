@@ -1,6 +1,7 @@
 #include "bounds.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace simgpu::detail {
 namespace {
@@ -8,6 +9,8 @@ namespace {
 // Chains of waits are short in practice; a longer one is cut, which only makes the bound
 // lower (more cautious), never wrong.
 constexpr int kMaxDepth = 64;
+// The most queued ops of a stream looked at to bound a later one's dispatch.
+constexpr std::size_t kMaxQueueWalk = 64;
 
 TimeNs startBoundAt(const Stream& s, const Entry& e, const Entry* self, int depth);
 
@@ -47,13 +50,27 @@ TimeNs engineBound(const Device& d, const Entry& asking, const Entry* self) {
 // How early an op could leave its work queue: what it waits for done, not the compute engine.
 TimeNs dispatchBoundAt(const Stream& s, const Entry& e, const Entry* self, int depth);
 
-// How early op `seq` of `s` could leave its work queue (a watch on_dispatch).
+// How early op `seq` of `s` could leave its work queue (a watch on_dispatch). An op leaves no
+// earlier than the model end of the op before it on its stream (runEntry: its dispatch is at
+// least the stream's clock), so one queued behind others is bounded by them too: without that,
+// an op behind one that waits for `self` would be bounded by its own waits alone, too early,
+// and `self` would wait for it (under CUDA_DEVICE_MAX_CONNECTIONS=1, for the bound wait's limit).
 TimeNs dispatchBound(const Stream& s, std::uint64_t seq, const Entry* self, int depth) {
-  if (s.current != nullptr && s.current->seq == seq) return dispatchBoundAt(s, *s.current, self, depth + 1);
-  for (std::size_t i = 0; i < s.queue.size(); ++i) {
-    const Entry& queued = s.queue.at(i);
-    if (queued.seq == seq) return dispatchBoundAt(s, queued, self, depth + 1);
+  TimeNs floor = std::numeric_limits<TimeNs>::min();  // the end of the ops before it
+  if (const Entry* current = s.current; current != nullptr) {
+    if (current->seq == seq) return dispatchBoundAt(s, *current, self, depth + 1);
+    if (current == self) return kNever;
+    floor = current->phase == Phase::Timed ? current->end_ns
+                                           : plus(startBoundAt(s, *current, self, depth + 1), leastDuration(*current));
   }
+  for (std::size_t i = 0; i < s.queue.size() && floor != kNever; ++i) {
+    const Entry& queued = s.queue.at(i);
+    if (queued.seq == seq) return std::max(floor, dispatchBoundAt(s, queued, self, depth + 1));
+    // A long queue is cut: the ends so far still bound the op's dispatch from below.
+    if (i >= kMaxQueueWalk) return floor;
+    floor = plus(std::max(floor, startBoundAt(s, queued, self, depth + 1)), leastDuration(queued));
+  }
+  if (floor == kNever) return kNever;
   return 0;  // not found (it left, and the watch is fulfilled): the most cautious bound
 }
 

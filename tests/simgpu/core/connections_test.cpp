@@ -52,5 +52,43 @@ TEST(Connections, AStreamSharingAWorkQueueWaitsForTheOpAheadOfItThere) {
   for (cudaStream_t s : {first, second, third}) EXPECT_EQ(destroyStream(s), cudaSuccess);
 }
 
+// An op queued on a stream behind a wait for a collective cannot leave its work queue before
+// that collective ends, and neither can what is queued behind it on the queue. So the
+// collective's end need not wait for that op's stream: nothing there can start in time to
+// interfere with it. Without that bound, a collective's end waited the bound wait's limit (1 s
+// of real time) at each such point, in every step of a data-parallel job under
+// CUDA_DEVICE_MAX_CONNECTIONS=1.
+TEST(Connections, AnOpQueuedBehindAWaitForACollectiveDoesNotHoldUpTheCollectivesEnd) {
+  ASSERT_TRUE(kTwoConnections);
+  ASSERT_EQ(initialize(), cudaSuccess);
+  // Made one after another, streams go to the two connections in turn: `waiting` and `compute`
+  // share one, whatever the connection of the first.
+  cudaStream_t waiting = nullptr, comm = nullptr, compute = nullptr;
+  ASSERT_EQ(createStream(0, cudaStreamNonBlocking, 0, &waiting), cudaSuccess);
+  ASSERT_EQ(createStream(0, cudaStreamNonBlocking, 0, &comm), cudaSuccess);
+  ASSERT_EQ(createStream(0, cudaStreamNonBlocking, 0, &compute), cudaSuccess);
+  cudaEvent_t reduced = nullptr;
+  ASSERT_EQ(createEvent(0, 0, &reduced), cudaSuccess);
+  OpRecorder recorder;
+  const std::uint64_t expired_before = stats().bound_waits_expired;
+  ASSERT_EQ(enqueue(comm, timedOp("allreduce", WorkClass::Communication, 20 * kMs)), cudaSuccess);
+  ASSERT_EQ(recordEvent(reduced, comm), cudaSuccess);
+  ASSERT_EQ(streamWaitEvent(waiting, reduced), cudaSuccess);
+  ASSERT_EQ(enqueue(waiting, timedOp("after the wait", WorkClass::Copy, 1 * kMs)), cudaSuccess);
+  // Behind "after the wait" on their shared queue: it leaves the queue after the all-reduce.
+  ASSERT_EQ(enqueue(compute, timedOp("kernel", WorkClass::Compute, 5 * kMs)), cudaSuccess);
+  const TimeNs begun = nowNs();
+  ASSERT_EQ(synchronizeDevice(0), cudaSuccess);
+  const TimeNs waited = nowNs() - begun;
+  const auto allreduce = recorder.byName("allreduce");
+  const auto kernel = recorder.byName("kernel");
+  EXPECT_EQ(allreduce.duration(), 20 * kMs) << "nothing overlapped it";
+  EXPECT_GE(kernel.start_ns, allreduce.end_ns);
+  EXPECT_EQ(stats().bound_waits_expired - expired_before, 0u);
+  EXPECT_LT(waited, 900 * kMs) << "the all-reduce's end waited for the kernel's stream";
+  EXPECT_EQ(destroyEvent(reduced), cudaSuccess);
+  for (cudaStream_t s : {waiting, comm, compute}) EXPECT_EQ(destroyStream(s), cudaSuccess);
+}
+
 }  // namespace
 }  // namespace simgpu
