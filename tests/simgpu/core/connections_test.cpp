@@ -23,14 +23,24 @@ using testing::timedOp;
 // Before main, hence before the machine is made: CUDA reads the variable when it makes a context.
 const bool kTwoConnections = setenv("CUDA_DEVICE_MAX_CONNECTIONS", "2", 1) == 0;
 
-TEST(Connections, AStreamSharingAWorkQueueWaitsForTheOpAheadOfItThere) {
-  ASSERT_TRUE(kTwoConnections);
-  ASSERT_EQ(initialize(), cudaSuccess);
-  // Made one after another, streams go to the two connections in turn: first and third share one.
+// Three streams made one after another on the machine with two connections: they go to the
+// connections in turn, so the first and the third share one, whatever the connection of the first.
+struct ThreeStreams {
   cudaStream_t first = nullptr, second = nullptr, third = nullptr;
-  ASSERT_EQ(createStream(0, cudaStreamNonBlocking, 0, &first), cudaSuccess);
-  ASSERT_EQ(createStream(0, cudaStreamNonBlocking, 0, &second), cudaSuccess);
-  ASSERT_EQ(createStream(0, cudaStreamNonBlocking, 0, &third), cudaSuccess);
+};
+::testing::AssertionResult makeThreeStreams(ThreeStreams& out) {
+  if (!kTwoConnections) return ::testing::AssertionFailure() << "CUDA_DEVICE_MAX_CONNECTIONS could not be set";
+  if (initialize() != cudaSuccess) return ::testing::AssertionFailure() << "simgpu did not initialise";
+  for (cudaStream_t* s : {&out.first, &out.second, &out.third}) {
+    if (createStream(0, cudaStreamNonBlocking, 0, s) != cudaSuccess) return ::testing::AssertionFailure() << "no stream";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(Connections, AStreamSharingAWorkQueueWaitsForTheOpAheadOfItThere) {
+  ThreeStreams streams;
+  ASSERT_TRUE(makeThreeStreams(streams));
+  const auto [first, second, third] = streams;  // first and third share a connection
   OpRecorder recorder;
   Gate gate;
   ASSERT_EQ(enqueue(first, gate.op()), cudaSuccess);
@@ -59,14 +69,9 @@ TEST(Connections, AStreamSharingAWorkQueueWaitsForTheOpAheadOfItThere) {
 // of real time) at each such point, in every step of a data-parallel job under
 // CUDA_DEVICE_MAX_CONNECTIONS=1.
 TEST(Connections, AnOpQueuedBehindAWaitForACollectiveDoesNotHoldUpTheCollectivesEnd) {
-  ASSERT_TRUE(kTwoConnections);
-  ASSERT_EQ(initialize(), cudaSuccess);
-  // Made one after another, streams go to the two connections in turn: `waiting` and `compute`
-  // share one, whatever the connection of the first.
-  cudaStream_t waiting = nullptr, comm = nullptr, compute = nullptr;
-  ASSERT_EQ(createStream(0, cudaStreamNonBlocking, 0, &waiting), cudaSuccess);
-  ASSERT_EQ(createStream(0, cudaStreamNonBlocking, 0, &comm), cudaSuccess);
-  ASSERT_EQ(createStream(0, cudaStreamNonBlocking, 0, &compute), cudaSuccess);
+  ThreeStreams streams;
+  ASSERT_TRUE(makeThreeStreams(streams));
+  const auto [waiting, comm, compute] = streams;  // `waiting` and `compute` share a connection
   cudaEvent_t reduced = nullptr;
   ASSERT_EQ(createEvent(0, 0, &reduced), cudaSuccess);
   OpRecorder recorder;
