@@ -58,9 +58,14 @@ Options parse(int argc, char** argv) {
     else if (arg == "--api") options.memcpy = std::string(argv[i + 1]) == "memcpy";
     else if (arg == "--rate") options.rate = std::atof(argv[i + 1]);
     else if (arg == "--sync-every") options.sync_every = std::atol(argv[i + 1]);
-    else if (arg == "--kernel" && (std::string(argv[i + 1]) == "empty" || std::string(argv[i + 1]) == "elementwise"))
-      options.elementwise = std::string(argv[i + 1]) == "elementwise";
-    else {
+    else if (arg == "--kernel") {
+      const std::string kernel = argv[i + 1];
+      if (kernel != "empty" && kernel != "elementwise") {
+        std::fprintf(stderr, "collector_launch_bench: --kernel takes empty or elementwise, not %s\n", kernel.c_str());
+        std::exit(2);
+      }
+      options.elementwise = kernel == "elementwise";
+    } else {
       std::fprintf(stderr, "collector_launch_bench: unknown option %s\n", arg.c_str());
       std::exit(2);
     }
@@ -77,7 +82,12 @@ void issue(const Options& options, cudaStream_t stream, std::vector<std::int64_t
   int n = 256;
   float alpha = 2.0f;
   if (options.elementwise) {
-    for (float*& buffer : buffers) cudaMalloc(reinterpret_cast<void**>(&buffer), n * sizeof(float));
+    for (float*& buffer : buffers) {
+      if (cudaMalloc(reinterpret_cast<void**>(&buffer), n * sizeof(float)) != cudaSuccess) {
+        std::fprintf(stderr, "collector_launch_bench: cudaMalloc failed for the elementwise kernel's buffers\n");
+        std::exit(1);
+      }
+    }
   }
   void* elementwise_args[5] = {&buffers[0], &buffers[1], &buffers[2], &n, &alpha};
   const void* kernel = options.elementwise ? reinterpret_cast<const void*>(&bench_elementwise)
