@@ -1,6 +1,7 @@
 #include "syncopate/analyzer/analysis.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "syncopate/analyzer/parallel_for.hpp"
 
@@ -87,44 +88,47 @@ std::pair<std::int64_t, std::int64_t> Analysis::iterationSpan(std::int64_t numbe
   return lo > hi ? std::make_pair<std::int64_t, std::int64_t>(0, 0) : std::make_pair(lo, hi);
 }
 
-trace::Result<Analysis> analyze(const RunModel& m, const AnalysisOptions& options, PhaseTimings* timings) {
-  PhaseScope phase(timings, "detect iterations");
+RankPart analyzeRankPart(const RunModel& m, Index rank, const std::vector<RankIteration>& iterations,
+                         const AnalysisOptions& options) {
+  RankPart part;
+  const RankActivity activity = rankActivity(m, rank);
+  std::vector<Interval> w;
+  for (const RankIteration& it : iterations) {
+    RankIterationMetrics row;
+    row.rank = rank;
+    row.window = it;
+    row.time = breakdown(activity, it.start, it.end);
+    w.push_back({it.start, it.end});
+    part.rows.push_back(row);
+  }
+  const IntervalSet windows = IntervalSet::unionOf(std::move(w));
+  part.streams = streamIdle(m, rank, windows, options.kernel_wait_threshold_ns);
+  part.kernel_types = kernelTypeBreakdown(activity, windows);
+  part.kernels = kernelTallies(m, rank, windows);
+  return part;
+}
+
+trace::Result<Analysis> combineRankParts(const RunModel& m, Iterations iterations, std::vector<RankPart> parts,
+                                         const AnalysisOptions& options, PhaseTimings* timings) {
   Analysis a;
   a.options = options;
-  auto its = detectIterations(m, options.iterations);
-  if (!its) return its.status();
-  a.iterations = std::move(its).value();
-
-  if (timings) timings->start("rank metrics");
+  a.iterations = std::move(iterations);
   const std::size_t nranks = m.ranks.size();
+  if (parts.size() != nranks) return trace::failure("the analysis has parts of " + std::to_string(parts.size()) + " ranks for a run of " + std::to_string(nranks));
   a.ranks.resize(nranks);
-  std::vector<std::vector<RankIterationMetrics>> per_rank(nranks);
-  std::vector<IntervalSet> windows(nranks);
-  parallelFor(nranks, [&](std::size_t r) {
-    const auto rank = static_cast<Index>(r);
-    const RankActivity activity = rankActivity(m, rank);
-    std::vector<Interval> w;
-    RankSummary& s = a.ranks[r];
-    s.rank = rank;
-    for (const RankIteration& it : a.iterations.per_rank[r]) {
-      RankIterationMetrics row;
-      row.rank = rank;
-      row.window = it;
-      row.time = breakdown(activity, it.start, it.end);
-      w.push_back({it.start, it.end});
-      per_rank[r].push_back(row);
-    }
-    windows[r] = IntervalSet::unionOf(std::move(w));
-    s.streams = streamIdle(m, rank, windows[r], options.kernel_wait_threshold_ns);
-    s.kernel_types = kernelTypeBreakdown(activity, windows[r]);
-  });
-
   std::vector<std::vector<std::size_t>> rows_of_rank(nranks);
+  KernelTallySum kernels;
   for (std::size_t r = 0; r < nranks; ++r) {
-    for (auto& row : per_rank[r]) {
+    RankPart& part = parts[r];
+    RankSummary& s = a.ranks[r];
+    s.rank = static_cast<Index>(r);
+    s.streams = std::move(part.streams);
+    s.kernel_types = part.kernel_types;
+    for (auto& row : part.rows) {
       rows_of_rank[r].push_back(a.rank_iterations.size());
       a.rank_iterations.push_back(row);
     }
+    kernels.add(part.kernels);
   }
   if (timings) timings->start("collectives");
   a.collectives = analyzeCollectives(m);
@@ -139,10 +143,22 @@ trace::Result<Analysis> analyze(const RunModel& m, const AnalysisOptions& option
     return x.window.number != y.window.number ? x.window.number < y.window.number : x.rank < y.rank;
   });
   if (timings) timings->start("kernels");
-  a.kernels = kernelStats(m, windows);
+  a.kernels = kernels.stats(m.strings);
   if (timings) timings->start("critical paths");
   if (options.critical_path) a.critical_paths = criticalPaths(m, a.iterations);
   return a;
+}
+
+trace::Result<Analysis> analyze(const RunModel& m, const AnalysisOptions& options, PhaseTimings* timings) {
+  PhaseScope phase(timings, "detect iterations");
+  auto its = detectIterations(m, options.iterations);
+  if (!its) return its.status();
+  if (timings) timings->start("rank metrics");
+  std::vector<RankPart> parts(m.ranks.size());
+  parallelFor(parts.size(), [&](std::size_t r) {
+    parts[r] = analyzeRankPart(m, static_cast<Index>(r), its->per_rank[r], options);
+  });
+  return combineRankParts(m, std::move(its).value(), std::move(parts), options, timings);
 }
 
 }  // namespace syncopate::analyzer

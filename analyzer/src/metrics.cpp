@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 namespace syncopate::analyzer {
 
@@ -117,50 +118,94 @@ std::vector<StreamIdle> streamIdle(const RunModel& m, Index rank, const Interval
   return out;
 }
 
-std::vector<KernelStat> kernelStats(const RunModel& m, const std::vector<IntervalSet>& windows) {
-  struct Acc {
-    KernelStat stat;
-    double sum_sq = 0;
-    Index last_rank = kNone;
-  };
-  // Names are dense ids, so one slot per name beats a hash map over millions of ops.
-  std::vector<Acc> acc(m.strings.size());
-  std::vector<bool> seen(m.strings.size(), false);
-  for (Index r = 0; r < m.ranks.size(); ++r) {
-    const RankInfo& info = m.ranks[r];
-    for (Index op = info.first_op; op < info.first_op + info.op_count; ++op) {
-      if (m.ops.op_class[op] == OpClass::Marker || !windows[r].contains(m.ops.start[op])) continue;
-      const std::int64_t d = m.ops.end[op] - m.ops.start[op];
-      Acc& a = acc[m.ops.name[op]];
-      const bool added = !seen[m.ops.name[op]];
-      seen[m.ops.name[op]] = true;
-      if (added) {
-        a.stat.name = m.ops.name[op];
-        a.stat.op_class = m.ops.op_class[op];
-        a.stat.min_ns = a.stat.max_ns = d;
-      }
-      ++a.stat.count;
-      a.stat.total_ns += d;
-      a.stat.min_ns = std::min(a.stat.min_ns, d);
-      a.stat.max_ns = std::max(a.stat.max_ns, d);
-      a.sum_sq += static_cast<double>(d) * static_cast<double>(d);
-      if (a.last_rank != r) ++a.stat.ranks, a.last_rank = r;
-    }
+std::vector<KernelTally> kernelTallies(const RunModel& m, Index rank, const IntervalSet& windows) {
+  std::vector<KernelTally> out;
+  // Names are dense ids; the rank's own names are few, so a map from id to slot stays small.
+  std::unordered_map<StringId, std::size_t> slot;
+  const RankInfo& info = m.ranks[rank];
+  for (Index op = info.first_op; op < info.first_op + info.op_count; ++op) {
+    if (m.ops.op_class[op] == OpClass::Marker || !windows.contains(m.ops.start[op])) continue;
+    const std::int64_t d = m.ops.end[op] - m.ops.start[op];
+    auto [it, added] = slot.try_emplace(m.ops.name[op], out.size());
+    if (added) out.push_back({m.ops.name[op], m.ops.op_class[op], 0, 0, d, d, 0, 1});
+    KernelTally& t = out[it->second];
+    ++t.count;
+    t.total_ns += d;
+    t.min_ns = std::min(t.min_ns, d);
+    t.max_ns = std::max(t.max_ns, d);
+    const auto magnitude = static_cast<std::uint64_t>(d < 0 ? -d : d);
+    t.sum_sq += static_cast<SquareSum>(magnitude) * magnitude;
   }
+  return out;
+}
+
+void KernelTallySum::add(const std::vector<KernelTally>& rank_tallies) {
+  for (const KernelTally& t : rank_tallies) {
+    if (t.name >= slot_.size()) slot_.resize(static_cast<std::size_t>(t.name) + 1, 0);
+    if (slot_[t.name] == 0) {
+      tallies_.push_back(t);
+      slot_[t.name] = static_cast<std::uint32_t>(tallies_.size());
+      continue;
+    }
+    KernelTally& sum = tallies_[slot_[t.name] - 1];
+    sum.count += t.count;
+    sum.total_ns += t.total_ns;
+    sum.min_ns = std::min(sum.min_ns, t.min_ns);
+    sum.max_ns = std::max(sum.max_ns, t.max_ns);
+    sum.sum_sq += t.sum_sq;
+    sum.ranks += t.ranks;
+  }
+}
+
+namespace {
+
+// Sample standard deviation, as pandas' std() that HTA reports: sqrt((n·Q − T²) / (n(n − 1)))
+// from the exact sums (T² < 2¹²⁶ always fits; n·Q ≥ T², Cauchy–Schwarz, so the
+// difference is exact too).
+double sampleStddev(const KernelTally& t) {
+  if (t.count < 2) return 0.0;
+  const auto n = static_cast<SquareSum>(t.count);
+  const auto total = static_cast<SquareSum>(t.total_ns < 0 ? -t.total_ns : t.total_ns);
+  SquareSum nq = 0;
+  if (__builtin_mul_overflow(n, t.sum_sq, &nq)) {
+    // Beyond 128 bits (sums of squares of durations of hours): the same formula in long double.
+    const long double mean = static_cast<long double>(t.total_ns) / static_cast<long double>(t.count);
+    const long double var = (static_cast<long double>(t.sum_sq) - static_cast<long double>(t.count) * mean * mean) /
+                            static_cast<long double>(t.count - 1);
+    return static_cast<double>(std::sqrt(std::max(0.0L, var)));
+  }
+  const SquareSum numerator = nq - total * total;
+  return std::sqrt(static_cast<double>(numerator) / (static_cast<double>(t.count) * static_cast<double>(t.count - 1)));
+}
+
+}  // namespace
+
+std::vector<KernelStat> KernelTallySum::stats(const StringTable& names) const {
   std::vector<KernelStat> out;
-  for (StringId name = 0; name < acc.size(); ++name) {
-    if (!seen[name]) continue;
-    Acc& a = acc[name];
-    const double n = static_cast<double>(a.stat.count);
-    a.stat.mean_ns = static_cast<double>(a.stat.total_ns) / n;
-    // Sample standard deviation, as pandas' std() that HTA reports.
-    a.stat.stddev_ns = a.stat.count > 1 ? std::sqrt(std::max(0.0, (a.sum_sq - n * a.stat.mean_ns * a.stat.mean_ns) / (n - 1))) : 0.0;
-    out.push_back(a.stat);
+  out.reserve(tallies_.size());
+  for (const KernelTally& t : tallies_) {
+    KernelStat k;
+    k.name = t.name;
+    k.op_class = t.op_class;
+    k.count = t.count;
+    k.total_ns = t.total_ns;
+    k.min_ns = t.min_ns;
+    k.max_ns = t.max_ns;
+    k.mean_ns = static_cast<double>(t.total_ns) / static_cast<double>(t.count);
+    k.stddev_ns = sampleStddev(t);
+    k.ranks = t.ranks;
+    out.push_back(k);
   }
   std::sort(out.begin(), out.end(), [&](const KernelStat& a, const KernelStat& b) {
-    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : m.str(a.name) < m.str(b.name);
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : names[a.name] < names[b.name];
   });
   return out;
+}
+
+std::vector<KernelStat> kernelStats(const RunModel& m, const std::vector<IntervalSet>& windows) {
+  KernelTallySum sum;
+  for (Index r = 0; r < m.ranks.size(); ++r) sum.add(kernelTallies(m, r, windows[r]));
+  return sum.stats(m.strings);
 }
 
 KernelTypeBreakdown kernelTypeBreakdown(const RankActivity& a, const IntervalSet& windows) {

@@ -212,5 +212,53 @@ TEST(Metrics, StreamIdleSeparatesKernelWaitFromOther) {
   EXPECT_EQ(idle.idleNs(), us(10) + 20);
 }
 
+// Kernels of a second that differ by a nanosecond: the sums of squares (3·10¹⁸) are beyond
+// a double's 53 bits, so the variance, computed from them in doubles, would be lost to
+// rounding; counted in integers it is exact, and so is what ranks' tallies add up to.
+TEST(Metrics, KernelStatisticsAreExactAndRankTalliesAddUpToThem) {
+  constexpr std::int64_t kSecond = 1'000'000'000;
+  RunSketch s;
+  const std::int64_t durations[2][2] = {{kSecond + 1, kSecond + 2}, {kSecond + 3, 0}};
+  for (int r = 0; r < 2; ++r) {
+    const Index rank = s.rank(r);
+    const Index st = s.stream(rank, 7);
+    const Index t = s.thread(rank, 1);
+    s.range(rank, t, "ProfilerStep#1", 0, 10 * kSecond);
+    std::int64_t at = us(10);
+    for (const std::int64_t d : durations[r]) {
+      if (d == 0) continue;
+      const Index c = s.call(t, "cudaLaunchKernel", at - us(5), at - us(4));
+      s.kernel(st, "gemm", at, at + d, c);
+      at += d + us(10);
+    }
+  }
+  const RunModel m = s.build();
+  auto a = analyze(m);
+  ASSERT_TRUE(a.ok());
+  ASSERT_EQ(a->kernels.size(), 1u);
+  const KernelStat& k = a->kernels[0];
+  EXPECT_EQ(k.count, 3);
+  EXPECT_EQ(k.total_ns, 3 * kSecond + 6);
+  EXPECT_EQ(k.min_ns, kSecond + 1);
+  EXPECT_EQ(k.max_ns, kSecond + 3);
+  EXPECT_EQ(k.ranks, 2);
+  EXPECT_DOUBLE_EQ(k.mean_ns, static_cast<double>(kSecond + 2));
+  EXPECT_DOUBLE_EQ(k.stddev_ns, 1.0);
+
+  KernelTallySum sum;
+  for (Index r = 0; r < 2; ++r) {
+    const RankPart part = analyzeRankPart(m, r, a->iterations.per_rank[r], a->options);
+    ASSERT_EQ(part.kernels.size(), 1u);
+    EXPECT_EQ(part.kernels[0].count, r == 0 ? 2 : 1);
+    sum.add(part.kernels);
+  }
+  const std::vector<KernelStat> summed = sum.stats(m.strings);
+  ASSERT_EQ(summed.size(), 1u);
+  EXPECT_EQ(summed[0].count, k.count);
+  EXPECT_EQ(summed[0].total_ns, k.total_ns);
+  EXPECT_EQ(summed[0].ranks, k.ranks);
+  EXPECT_EQ(summed[0].stddev_ns, k.stddev_ns);
+}
+
 }  // namespace
 }  // namespace syncopate::analyzer

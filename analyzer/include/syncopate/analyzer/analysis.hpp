@@ -59,6 +59,24 @@ struct Analysis {
   std::pair<std::int64_t, std::int64_t> iterationSpan(std::int64_t number) const;
 };
 
+// What the analysis takes from one rank's own rows: its iterations' time breakdowns, the idle
+// time of its streams and its kernel-type breakdown over its iterations, and its kernel
+// tallies. A distributed analysis computes it where the rank's store was read (docs/analyzer.md,
+// "Distributed analysis"); everything else comes from these parts and the collectives.
+struct RankPart {
+  std::vector<RankIterationMetrics> rows;  // one per iteration; collective_wait_ns not yet known
+  std::vector<StreamIdle> streams;
+  KernelTypeBreakdown kernel_types{};
+  std::vector<KernelTally> kernels;
+};
+RankPart analyzeRankPart(const RunModel& model, Index rank, const std::vector<RankIteration>& iterations,
+                         const AnalysisOptions& options);
+
+// The analysis from every rank's part (index: rank row) and what the model holds across ranks:
+// the collectives, and, for the critical paths (when options ask for them), every op.
+trace::Result<Analysis> combineRankParts(const RunModel& model, Iterations iterations, std::vector<RankPart> parts,
+                                         const AnalysisOptions& options, PhaseTimings* timings = nullptr);
+
 // Each rank's totals, means and collective wait, and the aggregate over ranks, from the rows of
 // rank_iterations (a.ranks sized to the run's ranks): the part of analyze() that needs no
 // model, shared with what reads stored results back (results_reader.hpp).

@@ -77,6 +77,35 @@ struct KernelStat {
 // Sorted by total time, longest first. windows[r] is rank r's analysed time.
 std::vector<KernelStat> kernelStats(const RunModel& model, const std::vector<IntervalSet>& windows);
 
+// One name's ops on some ranks, counted in integers (the sum of squares in 128 bits), so that
+// tallies made apart, rank by rank or in the processes of a distributed analysis, add up to
+// exactly the tally of the whole run in any grouping.
+__extension__ using SquareSum = unsigned __int128;
+struct KernelTally {
+  StringId name = 0;
+  OpClass op_class = OpClass::Compute;  // of the name's first op (ranks in order, then ops)
+  std::int64_t count = 0, total_ns = 0, min_ns = 0, max_ns = 0;
+  SquareSum sum_sq = 0;
+  std::int32_t ranks = 0;
+};
+// Rank `rank`'s tallies over its ops that start inside `windows`, one per name, in the order of
+// each name's first op.
+std::vector<KernelTally> kernelTallies(const RunModel& model, Index rank, const IntervalSet& windows);
+
+// The tallies of consecutive ranks added up: add each rank's, in rank order, to the sum of those
+// before it. Names are ids of one string table (a caller adding another table's tallies maps
+// their names first).
+class KernelTallySum {
+ public:
+  void add(const std::vector<KernelTally>& rank_tallies);
+  // Sorted by total time, longest first, then by name; `names` reads the ids.
+  std::vector<KernelStat> stats(const StringTable& names) const;
+
+ private:
+  std::vector<KernelTally> tallies_;
+  std::vector<std::uint32_t> slot_;  // by name id: 1 + index into tallies_, 0 for none
+};
+
 // Time during which each combination of kernel types ran (HTA's kernel type breakdown with
 // overlaps): index bit 0 = compute, bit 1 = communication, bit 2 = memory; [0] = idle.
 using KernelTypeBreakdown = std::array<std::int64_t, 8>;
