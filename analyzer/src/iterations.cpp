@@ -258,52 +258,67 @@ std::string_view toString(IterationSource s) {
   return "?";
 }
 
-trace::Result<Iterations> detectIterations(const RunModel& m, const IterationOptions& options) {
-  Iterations out;
-  out.per_rank.resize(m.ranks.size());
-  std::vector<std::vector<Marker>> markers(m.ranks.size());
-  bool any_marker = false;
-  for (Index r = 0; r < m.ranks.size(); ++r) {
-    markers[r] = markersOf(m, r, options.marker);
-    any_marker |= !markers[r].empty();
+bool rankHasIterationMarkers(const RunModel& m, Index rank, const IterationOptions& options) {
+  return !markersOf(m, rank, options.marker).empty();
+}
+
+RankIterationFacts rankIterations(const RunModel& m, Index r, const IterationOptions& options, bool any_marker) {
+  RankIterationFacts out;
+  out.has_ops = m.ranks[r].op_count > 0;
+  std::vector<std::int64_t> issued;
+  const std::vector<Index> order = issueOrder(m, r, &issued);
+  if (any_marker) {
+    std::vector<Marker> mk = markersOf(m, r, options.marker);
+    // Numbers must increase with time, or they cannot name iterations across ranks.
+    bool increasing = true;
+    for (std::size_t i = 0; i < mk.size(); ++i)
+      increasing &= mk[i].number >= 0 && (i == 0 || mk[i].number > mk[i - 1].number);
+    if (!increasing) {
+      for (std::size_t i = 0; i < mk.size(); ++i) mk[i].number = static_cast<std::int64_t>(i);
+      out.notes.push_back("rank " + std::to_string(m.ranks[r].rank) +
+                          ": step markers are not numbered in time order; they were numbered by position");
+    }
+    // A step the profiler cut at the end of the recording is left out.
+    const std::int64_t rec_end = m.ranks[r].recording_end_ns;
+    if (!mk.empty() && rec_end != 0 && mk.back().end >= rec_end - kCutTolerance && mk.size() > 1) {
+      out.notes.push_back("rank " + std::to_string(m.ranks[r].rank) + ": step " + std::to_string(mk.back().number) +
+                          " ends with the recording (cut by the profiler) and was left out");
+      mk.pop_back();
+    }
+    out.iterations = fromMarkers(m, mk, order, issued);
+  } else {
+    std::size_t period = 0;
+    out.iterations = fromPattern(m, order, issued, &period);
+    out.period = static_cast<std::int64_t>(period);
   }
+  // The rank's whole busy time, its one iteration should the run have neither markers nor a pattern.
+  const RankInfo& info = m.ranks[r];
+  std::int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (Index op = info.first_op; op < info.first_op + info.op_count; ++op) {
+    if (!isBusy(m.ops.op_class[op])) continue;
+    lo = std::min(lo, m.ops.start[op]);
+    hi = std::max(hi, m.ops.end[op]);
+    ++out.whole_run.op_count;
+  }
+  if (out.whole_run.op_count > 0) {
+    out.whole_run.start = out.whole_run.host_start = lo;
+    out.whole_run.end = out.whole_run.host_end = hi;
+  }
+  return out;
+}
+
+trace::Result<Iterations> combineRankIterations(const RunModel& m, const IterationOptions& options, bool any_marker,
+                                                std::vector<RankIterationFacts> facts) {
   if (!any_marker && !options.marker.empty())
     return trace::failure("no rank has an NVTX range named '" + options.marker + "' (or '" + options.marker + "#N', '" +
                           options.marker + " ...'); check the name given to --iteration-marker");
-
-  std::vector<std::vector<std::string>> rank_notes(m.ranks.size());
-  std::vector<std::int64_t> periods(m.ranks.size(), 0);
-  parallelFor(m.ranks.size(), [&](std::size_t rr) {
-    const auto r = static_cast<Index>(rr);
-    std::vector<std::int64_t> issued;
-    const std::vector<Index> order = issueOrder(m, r, &issued);
-    std::vector<Marker>& mk = markers[r];
-    if (any_marker) {
-      // Numbers must increase with time, or they cannot name iterations across ranks.
-      bool increasing = true;
-      for (std::size_t i = 0; i < mk.size(); ++i)
-        increasing &= mk[i].number >= 0 && (i == 0 || mk[i].number > mk[i - 1].number);
-      if (!increasing) {
-        for (std::size_t i = 0; i < mk.size(); ++i) mk[i].number = static_cast<std::int64_t>(i);
-        rank_notes[r].push_back("rank " + std::to_string(m.ranks[r].rank) +
-                                ": step markers are not numbered in time order; they were numbered by position");
-      }
-      // A step the profiler cut at the end of the recording is left out.
-      const std::int64_t rec_end = m.ranks[r].recording_end_ns;
-      if (!mk.empty() && rec_end != 0 && mk.back().end >= rec_end - kCutTolerance && mk.size() > 1) {
-        rank_notes[r].push_back("rank " + std::to_string(m.ranks[r].rank) + ": step " + std::to_string(mk.back().number) +
-                                " ends with the recording (cut by the profiler) and was left out");
-        mk.pop_back();
-      }
-      out.per_rank[r] = fromMarkers(m, mk, order, issued);
-    } else {
-      std::size_t period = 0;
-      out.per_rank[r] = fromPattern(m, order, issued, &period);
-      periods[r] = static_cast<std::int64_t>(period);
-    }
-  });
-  for (const auto& notes : rank_notes) out.notes.insert(out.notes.end(), notes.begin(), notes.end());
-  out.pattern_length = periods.empty() ? 0 : *std::max_element(periods.begin(), periods.end());
+  Iterations out;
+  out.per_rank.resize(facts.size());
+  for (RankIterationFacts& f : facts) {
+    out.notes.insert(out.notes.end(), f.notes.begin(), f.notes.end());
+    out.pattern_length = std::max(out.pattern_length, f.period);
+  }
+  for (std::size_t r = 0; r < facts.size(); ++r) out.per_rank[r] = std::move(facts[r].iterations);
 
   if (any_marker) {
     out.source = IterationSource::Markers;
@@ -311,8 +326,7 @@ trace::Result<Iterations> detectIterations(const RunModel& m, const IterationOpt
   } else {
     const bool all_found = std::all_of(out.per_rank.begin(), out.per_rank.end(),
                                        [&](const auto& its) { return !its.empty(); });
-    bool any_ops = false;
-    for (const auto& r : m.ranks) any_ops |= r.op_count > 0;
+    const bool any_ops = std::any_of(facts.begin(), facts.end(), [](const RankIterationFacts& f) { return f.has_ops; });
     if (all_found && any_ops) {
       out.source = IterationSource::Pattern;
       alignPatternNumbers(m, out);
@@ -320,21 +334,9 @@ trace::Result<Iterations> detectIterations(const RunModel& m, const IterationOpt
       // No markers and no repeating pattern: the whole recording is one iteration.
       out.source = IterationSource::WholeRun;
       if (any_ops) out.notes.push_back("no step markers and no repeating op pattern: the whole recording is analysed as one iteration");
-      for (Index r = 0; r < m.ranks.size(); ++r) {
+      for (std::size_t r = 0; r < facts.size(); ++r) {
         out.per_rank[r].clear();
-        const RankInfo& info = m.ranks[r];
-        RankIteration it;
-        std::int64_t lo = INT64_MAX, hi = INT64_MIN;
-        for (Index op = info.first_op; op < info.first_op + info.op_count; ++op) {
-          if (!isBusy(m.ops.op_class[op])) continue;
-          lo = std::min(lo, m.ops.start[op]);
-          hi = std::max(hi, m.ops.end[op]);
-          ++it.op_count;
-        }
-        if (it.op_count == 0) continue;
-        it.start = it.host_start = lo;
-        it.end = it.host_end = hi;
-        out.per_rank[r].push_back(it);
+        if (facts[r].whole_run.op_count > 0) out.per_rank[r].push_back(facts[r].whole_run);
       }
     }
   }
@@ -343,6 +345,14 @@ trace::Result<Iterations> detectIterations(const RunModel& m, const IterationOpt
   std::sort(out.numbers.begin(), out.numbers.end());
   out.numbers.erase(std::unique(out.numbers.begin(), out.numbers.end()), out.numbers.end());
   return out;
+}
+
+trace::Result<Iterations> detectIterations(const RunModel& m, const IterationOptions& options) {
+  bool any_marker = false;
+  for (Index r = 0; r < m.ranks.size() && !any_marker; ++r) any_marker = rankHasIterationMarkers(m, r, options);
+  std::vector<RankIterationFacts> facts(m.ranks.size());
+  parallelFor(facts.size(), [&](std::size_t r) { facts[r] = rankIterations(m, static_cast<Index>(r), options, any_marker); });
+  return combineRankIterations(m, options, any_marker, std::move(facts));
 }
 
 }  // namespace syncopate::analyzer

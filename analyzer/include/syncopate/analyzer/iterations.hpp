@@ -47,6 +47,23 @@ struct Iterations {
 // Fails only when --iteration-marker names a range that no rank has.
 trace::Result<Iterations> detectIterations(const RunModel& model, const IterationOptions& options = {});
 
+// detectIterations in two parts, for a distributed analysis that has each rank's rows where its
+// store was read: what each rank's own rows say, and the run's iterations from every rank's.
+// Whether the run has step markers at all decides how every rank is cut, so that comes first.
+bool rankHasIterationMarkers(const RunModel& model, Index rank, const IterationOptions& options);
+struct RankIterationFacts {
+  std::vector<RankIteration> iterations;  // from the markers, or from the rank's repeating pattern
+  std::int64_t period = 0;                // ops per pattern iteration
+  std::vector<std::string> notes;
+  RankIteration whole_run;                // the rank's busy time (op_count 0: none), should the run have neither
+  bool has_ops = false;                   // any op at all, markers too
+};
+RankIterationFacts rankIterations(const RunModel& model, Index rank, const IterationOptions& options, bool any_marker);
+// `facts` indexed by rank row; `model` needs only its ranks and collectives (pattern iterations
+// are numbered alike on every rank from the collectives they hold).
+trace::Result<Iterations> combineRankIterations(const RunModel& model, const IterationOptions& options, bool any_marker,
+                                                std::vector<RankIterationFacts> facts);
+
 // True if `name` is an iteration marker for `marker` (empty: ProfilerStep#N); sets *number to
 // the number after '#' when there is one.
 bool isIterationMarker(std::string_view name, std::string_view marker, std::int64_t* number);
