@@ -7,12 +7,14 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "allocation_policy.hpp"
 #include "command_support.hpp"
 #include "commands.hpp"
 #include "host_memory.hpp"
 #include "syncopate/analyzer/analysis.hpp"
+#include "syncopate/analyzer/distributed_analysis.hpp"
 #include "syncopate/analyzer/distributed_load.hpp"
 #include "syncopate/analyzer/mpi_session.hpp"
 #include "syncopate/analyzer/report.hpp"
@@ -83,6 +85,30 @@ std::optional<analyzer::RunModel> loadDistributed(const AnalyzeArgs& args, const
   return std::move(loaded->model);
 }
 
+// Under an MPI launcher, without the critical path: each process analyses the ranks whose stores
+// it read, and the root only what the ranks share (docs/analyzer.md, "Distributed analysis").
+// Every process but the root returns nullopt.
+std::optional<std::pair<analyzer::RunModel, analyzer::Analysis>> analyzeDistributed(const AnalyzeArgs& args,
+                                                                                    const analyzer::LoadOptions& load,
+                                                                                    const analyzer::AnalysisOptions& options) {
+  auto mpi = analyzer::MpiSession::start();
+  if (!mpi) fail("analyze", mpi.message());
+  auto done = analyzer::analyzeRunDistributed(*mpi, args.dir, load, options);
+  if (!done) {
+    if (mpi->root()) fail("analyze", done.message());
+    throw CLI::RuntimeError(1);
+  }
+  if (!mpi->root()) return std::nullopt;
+  if (args.timings) {
+    fmt::print(stderr, "distributed analysis: {} processes, stores read and analysed per process:", mpi->size());
+    for (int n : done->stores_per_process) fmt::print(stderr, " {}", n);
+    fmt::print(stderr, "; {} bytes exchanged; peak RSS per process (MB):", done->bytes_exchanged);
+    for (long kb : done->peak_rss_kb) fmt::print(stderr, " {}", kb / 1024);
+    fmt::print(stderr, "\n");
+  }
+  return std::make_pair(std::move(*done->model), std::move(*done->analysis));
+}
+
 void run(const AnalyzeArgs& args) {
   // A launcher's variables are inherited: a job's script that runs `syncopate analyze` on one of
   // its ranks passes them on, and that one process must not join an MPI job of its own.
@@ -99,22 +125,30 @@ void run(const AnalyzeArgs& args) {
   load.timings = timed;
   load.memory_limit = memoryLimit(args);
   load.progress = [&](std::string_view what, std::size_t done, std::size_t total) { progress(what, done, total); };
-  std::optional<analyzer::RunModel> model;
-  if (launched) {
-    model = loadDistributed(args, load);
-    if (!model) return;  // not the root: its stores are sent
-  } else {
-    auto loaded = analyzer::loadRun(args.dir, load);
-    progress.finish();
-    if (!loaded) fail("analyze", loaded.message());
-    model = std::move(loaded).value();
-  }
-
   analyzer::AnalysisOptions options;
   options.iterations.marker = args.marker;
   options.critical_path = !args.no_critical_path;
-  auto analysis = analyzer::analyze(*model, options, timed);
-  if (!analysis) fail("analyze", analysis.message());
+  std::optional<analyzer::RunModel> model;
+  std::optional<analyzer::Analysis> analysis;
+  if (launched && !options.critical_path) {
+    auto done = analyzeDistributed(args, load, options);
+    if (!done) return;  // not the root: its ranks' results are sent
+    model = std::move(done->first);
+    analysis = std::move(done->second);
+  } else {
+    if (launched) {
+      model = loadDistributed(args, load);
+      if (!model) return;  // not the root: its stores are sent
+    } else {
+      auto loaded = analyzer::loadRun(args.dir, load);
+      progress.finish();
+      if (!loaded) fail("analyze", loaded.message());
+      model = std::move(loaded).value();
+    }
+    auto analysed = analyzer::analyze(*model, options, timed);
+    if (!analysed) fail("analyze", analysed.message());
+    analysis = std::move(analysed).value();
+  }
 
   if (timed) timed->start("report");
 

@@ -158,7 +158,9 @@ trace::Result<Analysis> analyze(const RunModel& m, const AnalysisOptions& option
   parallelFor(parts.size(), [&](std::size_t r) {
     parts[r] = analyzeRankPart(m, static_cast<Index>(r), its->per_rank[r], options);
   });
-  return combineRankParts(m, std::move(its).value(), std::move(parts), options, timings);
+  auto a = combineRankParts(m, std::move(its).value(), std::move(parts), options, timings);
+  if (a) a->run_ops = m.ops.size(), a->run_api_calls = m.api_calls.size();
+  return a;
 }
 
 }  // namespace syncopate::analyzer

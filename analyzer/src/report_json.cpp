@@ -214,8 +214,8 @@ json analysisToJson(const RunModel& m, const Analysis& a, const ReportOptions& o
   doc["schema"] = kAnalysisJsonSchema;
   std::set<std::string> hosts;
   for (const RankInfo& r : m.ranks) hosts.insert(r.host);
-  doc["run"] = {{"directory", options.run_dir}, {"ranks", m.ranks.size()}, {"hosts", hosts}, {"ops", m.ops.size()},
-                {"api_calls", m.api_calls.size()}};
+  doc["run"] = {{"directory", options.run_dir}, {"ranks", m.ranks.size()}, {"hosts", hosts}, {"ops", a.run_ops},
+                {"api_calls", a.run_api_calls}};
   doc["iterations_source"] = toString(a.iterations.source);
   doc["iteration_marker"] = a.iterations.source == IterationSource::Markers ? json(a.iterations.marker) : json(nullptr);
   if (a.iterations.source == IterationSource::Pattern) doc["pattern_length"] = a.iterations.pattern_length;

@@ -42,8 +42,8 @@ void headline(std::string& out, const RunModel& m, const Analysis& a, const Repo
     case IterationSource::WholeRun: source = "no markers or pattern: whole recording"; break;
   }
   out += fmt::format("Run {}: {} rank(s) on {} host(s), {} ops; {} iteration(s) from {}\n\n", o.run_dir, m.ranks.size(),
-                     hosts.size(), m.ops.size(), a.iterations.numbers.size(), source);
-  if (m.ops.size() == 0) out += "No GPU op was recorded in this run: there is nothing to measure.\n\n";
+                     hosts.size(), a.run_ops, a.iterations.numbers.size(), source);
+  if (a.run_ops == 0) out += "No GPU op was recorded in this run: there is nothing to measure.\n\n";
   const TimeBreakdown& t = a.aggregate;
   out += fmt::format("Per iteration (mean over ranks)\n");
   out += fmt::format("  iteration time          {:>10.3f} ms\n", ms(t.window_ns));

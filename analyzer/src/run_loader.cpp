@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "diagnostic_row.hpp"
+#include "store_summary.hpp"
 #include "store_codec.hpp"
 #include "store_loader.hpp"
 #include "store_rows.hpp"
@@ -226,7 +227,7 @@ trace::Result<PackedStore> readPackedStore(const std::filesystem::path& store) {
 PackedStoreReader::PackedStoreReader() : rows_(std::make_unique<StoreRows>()) {}
 PackedStoreReader::~PackedStoreReader() = default;
 
-trace::Result<PackedStore> PackedStoreReader::read(const std::filesystem::path& store) {
+trace::Result<StoreFacts> PackedStoreReader::readRows(const std::filesystem::path& store) {
   auto reader = trace::StoreReader::open(store, trace::TornStores::KeepRowsBefore);
   if (!reader.ok()) return trace::failure(reader.message());
   std::size_t counts[2] = {};
@@ -236,7 +237,22 @@ trace::Result<PackedStore> PackedStoreReader::read(const std::filesystem::path& 
     counts[t == trace::Table::Ops ? 0 : 1] = static_cast<std::size_t>(*n);
   }
   if (trace::Status s = readStore(*reader, counts[1], counts[0], *rows_); !s) return s;
-  return packStore(storeFacts(*reader), *rows_);
+  return storeFacts(*reader);
+}
+
+trace::Result<PackedStore> PackedStoreReader::read(const std::filesystem::path& store) {
+  auto facts = readRows(store);
+  if (!facts) return facts.status();
+  return packStore(*facts, *rows_);
+}
+
+trace::Result<PackedStoreReader::RowsAndSummary> PackedStoreReader::readWithSummary(const std::filesystem::path& store) {
+  auto facts = readRows(store);
+  if (!facts) return facts.status();
+  RowsAndSummary out;
+  out.rows = packStore(*facts, *rows_);
+  out.summary = packStore(*facts, summaryRows(*rows_, facts->strings.size()));
+  return out;
 }
 
 trace::Result<RunModel> loadPackedRun(const std::vector<trace::StoreFile>& stores, const NextPackedStore& next,

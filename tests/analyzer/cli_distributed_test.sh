@@ -2,11 +2,14 @@
 # `syncopate analyze` under mpirun, end to end: two processes print and save what one process
 # does; a store one process cannot read leaves a partial analysis that names it; more processes
 # than stores, or a model larger than --memory-limit, is refused with a sentence and a non-zero
-# exit.
-# Usage: cli_distributed_test.sh SYNCOPATE SYNTHETIC_RUN MPIEXEC [MPIRUN_FLAGS...]
+# exit. Without the critical path, each process analyses its own ranks and the root only what
+# they share: the same results again, on the synthetic run, the recorded and imported fixtures
+# and a real two-rank PyTorch trace.
+# Usage: cli_distributed_test.sh SYNCOPATE SYNTHETIC_RUN TRACES MPIEXEC [MPIRUN_FLAGS...]
 set -u
-SYNCOPATE=$1 SYNTHETIC=$2 MPIEXEC=$3
-shift 3
+SYNCOPATE=$1 SYNTHETIC=$2 TRACES=$3 MPIEXEC=$4
+shift 4
+FIXTURES=$(cd "$(dirname "$0")/../fixtures" && pwd)
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 failures=0
@@ -35,9 +38,41 @@ expect nonzero "^syncopate analyze: 6 of the run's 8 stores, whose 12012 GPU ops
   "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --memory-limit 1000000
 expect 0 "Per iteration" -- "$SYNCOPATE" analyze "$WORK/run" --no-save --memory-limit 1500000
 expect 0 "Per iteration" -- "$SYNCOPATE" analyze "$WORK/run" --no-save --memory-limit 0
+# expect_same_ranks_apart RUN: analysed without the critical path by one process and by two, each
+# of them analysing its own ranks, RUN's results and report are the same.
+expect_same_ranks_apart() {
+  run=$1
+  shift
+  "$SYNCOPATE" analyze "$run" --no-critical-path >"$WORK/one.txt" 2>/dev/null &&
+    mkdir -p "$WORK/one" && cp "$run/analysis.json" "$run/analysis.sqlite" "$WORK/one/" ||
+    { echo "FAIL: one process could not analyse $run"; failures=$((failures + 1)); return; }
+  "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$run" --no-critical-path >"$WORK/two.txt" 2>"$WORK/two.err" ||
+    { echo "FAIL: two processes could not analyse $run: $(cat "$WORK/two.err")"; failures=$((failures + 1)); return; }
+  for f in analysis.json analysis.sqlite; do
+    cmp -s "$WORK/one/$f" "$run/$f" && echo "ok: $f of $(basename "$run") analysed rank by rank equals one process's" ||
+      { echo "FAIL: $f of $(basename "$run") analysed rank by rank differs from one process's"; failures=$((failures + 1)); }
+  done
+  cmp -s "$WORK/one.txt" "$WORK/two.txt" && echo "ok: the report of $(basename "$run") analysed rank by rank equals one process's" ||
+    { echo "FAIL: the report of $(basename "$run") analysed rank by rank differs"; failures=$((failures + 1)); }
+}
+expect_same_ranks_apart "$WORK/run" "$@"
+expect 0 "distributed analysis: 2 processes, stores read and analysed per process: 4 4; [0-9]* bytes exchanged; peak RSS per process (MB): [0-9]* [0-9]*$" -- \
+  "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --no-critical-path --timings
+expect nonzero "^syncopate analyze: no rank has an NVTX range named 'NoSuchStep'" -- \
+  "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --no-critical-path --iteration-marker NoSuchStep
+cp -r "$FIXTURES/dp_trainer/input" "$WORK/dp_trainer"
+expect_same_ranks_apart "$WORK/dp_trainer" "$@"
+"$SYNCOPATE" import kineto -o "$WORK/kineto" "$FIXTURES/kineto/input/rank-0.json" "$FIXTURES/kineto/input/rank-1.json" >/dev/null 2>&1
+expect_same_ranks_apart "$WORK/kineto" "$@"
+"$SYNCOPATE" import kineto -o "$WORK/trace_filter" "$TRACES/kineto/trace_filter/sampled_rank-0.json.gz" \
+  "$TRACES/kineto/trace_filter/sampled_rank-1.json.gz" >/dev/null 2>&1
+expect_same_ranks_apart "$WORK/trace_filter" "$@"
+
 echo "not a store" >"$WORK/run/rank-7.sqlite"
 expect 0 "rank-7.sqlite: the analysis is partial: the store of rank 7 (rank-7.sqlite) could not be read by the process it was given to (process 1 of 2 on" -- \
   "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save
+expect 0 "rank-7.sqlite: the analysis is partial: the store of rank 7 (rank-7.sqlite) could not be read by the process it was given to (process 1 of 2 on" -- \
+  "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --no-critical-path
 
 [ "$failures" -eq 0 ] && echo "all distributed CLI checks passed" || echo "$failures distributed CLI check(s) failed"
 [ "$failures" -eq 0 ]

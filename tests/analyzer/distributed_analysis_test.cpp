@@ -11,6 +11,7 @@
 #include "scratch_dir.hpp"
 #include "synthetic_run.hpp"
 #include "syncopate/analyzer/analysis.hpp"
+#include "syncopate/analyzer/distributed_analysis.hpp"
 #include "syncopate/analyzer/distributed_load.hpp"
 #include "syncopate/analyzer/report.hpp"
 #include "syncopate/analyzer/run_loader.hpp"
@@ -94,6 +95,74 @@ void expectDistributedEqualsSingle(int ranks) {
 TEST(DistributedAnalysis, EqualsSingleProcessOn64Ranks) { expectDistributedEqualsSingle(64); }
 
 TEST(DistributedAnalysis, EqualsSingleProcessOn256Ranks) { expectDistributedEqualsSingle(256); }
+
+// Without the critical path each process analyses the ranks it read; the root's model holds
+// what the ranks share (their collectives, and the first and last row of each table for the
+// run's span), and the results are one process's whole analysis.
+void expectRanksAnalysedApartEqualSingle(int ranks) {
+  SharedDir dir;
+  writeRun(dir.path(), ranks);
+  AnalysisOptions options;
+  options.critical_path = false;
+  auto distributed = analyzeRunDistributed(*session, dir.path(), {}, options);
+  ASSERT_TRUE(distributed.ok()) << distributed.message();
+  EXPECT_EQ(distributed->stores_per_process, (std::vector<int>{ranks / 2, ranks / 2}));
+  if (!session->root()) {
+    EXPECT_FALSE(distributed->model.has_value());
+    return;
+  }
+  ASSERT_TRUE(distributed->model.has_value() && distributed->analysis.has_value());
+  auto single = loadRun(dir.path());
+  ASSERT_TRUE(single.ok()) << single.message();
+  auto whole = analyze(*single, options);
+  ASSERT_TRUE(whole.ok()) << whole.message();
+  const RunModel& summary = *distributed->model;
+  EXPECT_EQ(summary.ranks.size(), single->ranks.size());
+  EXPECT_EQ(summary.collectives.size(), single->collectives.size());
+  std::size_t shared = 0;
+  for (Index op = 0; op < single->ops.size(); ++op) {
+    const trace::OpKind kind = single->ops.kind[op];
+    shared += kind == trace::OpKind::Collective || kind == trace::OpKind::P2P || kind == trace::OpKind::EventRecord ||
+              kind == trace::OpKind::StreamWait;
+  }
+  EXPECT_GE(summary.ops.size(), shared);
+  EXPECT_LE(summary.ops.size(), shared + 2 * single->ranks.size());
+  // Their launching calls, the host syncs' calls, and the first and last call of each rank.
+  EXPECT_LE(summary.api_calls.size(), shared + single->host_syncs.size() + 2 * single->ranks.size());
+  EXPECT_EQ(summary.host_syncs.size(), single->host_syncs.size());
+  EXPECT_EQ(distributed->analysis->run_ops, single->ops.size());
+  EXPECT_EQ(distributed->analysis->run_api_calls, single->api_calls.size());
+  ScratchDir out;
+  const auto written = [&](const RunModel& m, const Analysis& a, const std::filesystem::path& to) -> Results {
+    const nlohmann::json doc = analysisToJson(m, a, {.top_kernels = 10, .run_dir = dir.path().string()});
+    std::filesystem::create_directories(to);
+    const trace::Status status = writeAnalysisResults(to, m, a, doc);
+    EXPECT_TRUE(status.ok()) << status.message();
+    return {testing::readFile(to / "analysis.json"), testing::readFile(to / "analysis.sqlite")};
+  };
+  const Results one = written(*single, *whole, out / "single");
+  const Results many = written(summary, *distributed->analysis, out / "distributed");
+  ASSERT_FALSE(one.json.empty());
+  EXPECT_TRUE(one.json == many.json) << "analysis.json differs";
+  EXPECT_TRUE(one.sqlite == many.sqlite) << "analysis.sqlite differs";
+  EXPECT_EQ(analysisToText(*single, *whole), analysisToText(summary, *distributed->analysis));
+}
+
+TEST(DistributedAnalysis, RanksAnalysedWhereTheyWereReadEqualSingleProcessOn64Ranks) {
+  expectRanksAnalysedApartEqualSingle(64);
+}
+
+TEST(DistributedAnalysis, RanksAnalysedWhereTheyWereReadEqualSingleProcessOn256Ranks) {
+  expectRanksAnalysedApartEqualSingle(256);
+}
+
+TEST(DistributedAnalysis, RanksAnalysedApartWithTheCriticalPathIsRefusedByEveryProcess) {
+  SharedDir dir;
+  writeRun(dir.path(), 4);
+  auto distributed = analyzeRunDistributed(*session, dir.path(), {}, {});
+  ASSERT_FALSE(distributed.ok());
+  EXPECT_NE(distributed.message().find("the critical path walks every rank's ops across ranks"), std::string::npos);
+}
 
 TEST(DistributedAnalysis, StoreItsProcessCannotReadLeavesAPartialRunNamingIt) {
   SharedDir dir;

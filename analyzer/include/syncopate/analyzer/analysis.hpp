@@ -43,6 +43,9 @@ struct RankSummary {
 
 struct Analysis {
   AnalysisOptions options;
+  // The run's GPU ops and API calls (of which a distributed analysis's model holds only those
+  // the ranks share: docs/analyzer.md, "Distributed analysis").
+  std::uint64_t run_ops = 0, run_api_calls = 0;
   Iterations iterations;
   std::vector<RankIterationMetrics> rank_iterations;  // by (iteration number, rank)
   std::vector<RankSummary> ranks;                     // index: rank row

@@ -57,6 +57,7 @@ using PackedStore = std::vector<std::byte>;
 trace::Result<PackedStore> readPackedStore(const std::filesystem::path& store);
 
 struct StoreRows;
+struct StoreFacts;
 // readPackedStore for a process that reads store after store: the rows of each are read into the
 // same buffers, which keep their room, instead of fresh ones faulted in for every store (at
 // 1 024 stores, 1.4 GB, the root's own reads then took a quarter less time, and so did the
@@ -69,8 +70,16 @@ class PackedStoreReader {
   PackedStoreReader& operator=(const PackedStoreReader&) = delete;
 
   trace::Result<PackedStore> read(const std::filesystem::path& store);
+  // The store's rows, and the few of them the analysis across ranks needs (the collectives, the
+  // ops that flow between streams, ...), for a distributed analysis that analyses each rank where
+  // its store was read and sends only the summary on.
+  struct RowsAndSummary {
+    PackedStore rows, summary;
+  };
+  trace::Result<RowsAndSummary> readWithSummary(const std::filesystem::path& store);
 
  private:
+  trace::Result<StoreFacts> readRows(const std::filesystem::path& store);
   std::unique_ptr<StoreRows> rows_;
 };
 

@@ -1,0 +1,35 @@
+// Analysing a run across the processes of an MPI job where each rank's rows stay in the process
+// that read its store (docs/analyzer.md, "Distributed analysis"). Every process reads its stores
+// and builds the model of its own ranks; the root builds the run's model from the stores'
+// summaries (ranks, streams, threads, collectives and the ops that flow between streams),
+// aligns the clocks and matches the collectives, and then takes each rank's iterations and
+// metrics from the process that holds it. The root's memory and time follow the run's
+// collectives and ranks, not its ops; the results are those of analyze() on the whole run.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+#include "syncopate/analyzer/analysis.hpp"
+#include "syncopate/analyzer/mpi_session.hpp"
+#include "syncopate/analyzer/run_loader.hpp"
+
+namespace syncopate::analyzer {
+
+struct DistributedAnalysis {
+  std::optional<RunModel> model;       // on the root: the run's model built from the summaries
+  std::optional<Analysis> analysis;    // on the root
+  std::uint64_t bytes_exchanged = 0;   // on the root: sent by all processes
+  std::vector<int> stores_per_process;  // how many stores each process read
+  std::vector<long> peak_rss_kb;        // on the root: each process's peak RSS once its part was done
+};
+
+// Called by every process of the session with the same arguments. The critical path walks every
+// rank's ops across ranks, so it is not computed here (options.critical_path must be false: the
+// distributed load, loadRunDistributed, serves a run analysed with it).
+trace::Result<DistributedAnalysis> analyzeRunDistributed(const MpiSession& mpi, const std::filesystem::path& run_dir,
+                                                         const LoadOptions& load, const AnalysisOptions& options);
+
+}  // namespace syncopate::analyzer

@@ -1,0 +1,351 @@
+#include "syncopate/analyzer/distributed_analysis.hpp"
+
+#include <mpi.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "store_plan.hpp"
+
+namespace syncopate::analyzer {
+
+namespace {
+
+// What the processes exchange after the stores' summaries, as bytes: values that are trivially
+// copyable, strings and vectors of either. Every process runs the same build, so the layout is
+// this build's own; reading checks every length.
+class PartWriter {
+ public:
+  template <class T>
+  PartWriter& put(const T& v) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      put(std::uint64_t{v.size()});
+      out_.append(v);
+    } else if constexpr (std::is_trivially_copyable_v<T>) {
+      out_.append(reinterpret_cast<const char*>(&v), sizeof v);
+    } else {
+      put(std::uint64_t{v.size()});
+      for (const auto& e : v) put(e);
+    }
+    return *this;
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class PartReader {
+ public:
+  explicit PartReader(std::string_view in) : in_(in) {}
+  template <class T>
+  PartReader& get(T& v) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      std::uint64_t n = 0;
+      get(n);
+      if (!take(n)) return *this;
+      v.assign(in_.substr(at_ - n, n));
+    } else if constexpr (std::is_trivially_copyable_v<T>) {
+      if (take(sizeof v)) std::memcpy(&v, in_.data() + at_ - sizeof v, sizeof v);
+    } else {
+      std::uint64_t n = 0;
+      get(n);
+      // Each element takes at least a byte: a count beyond what is left is damage, not a size.
+      if (n > in_.size() - at_) {
+        ok_ = false;
+        return *this;
+      }
+      v.clear();
+      v.resize(n);
+      for (auto& e : v) get(e);
+    }
+    return *this;
+  }
+  bool ok() const { return ok_; }
+  bool done() const { return at_ == in_.size(); }
+
+ private:
+  bool take(std::size_t n) {
+    if (!ok_ || n > in_.size() - at_) return ok_ = false;
+    at_ += n;
+    return true;
+  }
+  std::string_view in_;
+  std::size_t at_ = 0;
+  bool ok_ = true;
+};
+
+// Whether every process got this far: the root's sentence says what each one that did not said,
+// and every process returns it, so that none waits for another that gave up.
+trace::Status everyProcessOk(const MpiSession& mpi, const trace::Status& mine) {
+  const auto said = gatherOnRoot(mine ? std::string() : processName(mpi) + ": " + mine.message(), mpi);
+  std::string verdict;
+  if (mpi.root()) {
+    if (!said) verdict = "the processes' failures add up to more than one exchange can carry";
+    else
+      for (const std::string& s : *said)
+        if (!s.empty()) verdict += (verdict.empty() ? "" : "; ") + s;
+  }
+  verdict = broadcastFromRoot(std::move(verdict), mpi);
+  if (verdict.empty()) return trace::Status();
+  return trace::failure(verdict);
+}
+
+// Every process's bytes on the root, or a failure every process shares.
+trace::Result<std::vector<std::string>> gatherParts(const MpiSession& mpi, const std::string& mine, std::uint64_t& sent) {
+  sent += mpi.root() ? 0 : mine.size();
+  auto all = gatherOnRoot(mine, mpi);
+  if (!all) return trace::failure(fmt::format("the {} processes' results add up to 2 GiB or more, more than one exchange "
+                                              "can carry: start fewer processes",
+                                              mpi.size()));
+  return std::move(all).value();
+}
+
+// Where the root put each store: its rank row in the run's model and how far its clock moved.
+struct StorePlace {
+  std::int64_t row = -1;  // -1: the root could not take it
+  std::int64_t to_aligned_ns = 0;
+};
+
+// The stores' summaries to the root, in the run's order, and the run's model built from them.
+trace::Result<RunModel> summaryModelOnRoot(const MpiSession& mpi, const StorePlan& plan,
+                                           std::vector<trace::Result<PackedStoreReader::RowsAndSummary>>& read,
+                                           const std::vector<std::size_t>& mine, const LoadOptions& load,
+                                           std::uint64_t& sent) {
+  if (!mpi.root()) {
+    std::deque<std::pair<MPI_Request, std::string>> in_flight;
+    for (std::size_t k = 0; k < mine.size(); ++k) {
+      const bool ok = read[k].ok();
+      std::string bytes;
+      if (ok) bytes.assign(reinterpret_cast<const char*>(read[k]->summary.data()), read[k]->summary.size());
+      else bytes = processName(mpi) + ": " + read[k].message();
+      auto& f = in_flight.emplace_back(MPI_REQUEST_NULL, std::move(bytes));
+      if (f.second.size() > static_cast<std::size_t>(INT32_MAX)) f.second = processName(mpi) + ": the store's summary is 2 GiB or more";
+      MPI_Isend(f.second.data(), static_cast<int>(f.second.size()), MPI_BYTE, 0, ok ? kRowsTag : kFailureTag,
+                MPI_COMM_WORLD, &f.first);
+      sent += f.second.size();
+      if (ok) read[k]->summary = {};
+    }
+    for (auto& f : in_flight) waitPolling(f.first);
+    return trace::failure("not the root");
+  }
+  std::map<std::size_t, std::size_t> own;  // store -> index into `read`
+  for (std::size_t k = 0; k < mine.size(); ++k) own[mine[k]] = k;
+  const auto next = [&](std::size_t i) -> trace::Result<PackedStore> {
+    if (auto it = own.find(i); it != own.end()) {
+      auto& r = read[it->second];
+      if (!r.ok()) return trace::failure(processName(mpi) + ": " + r.message());
+      return std::exchange(r->summary, {});
+    }
+    const int from = plan.owner[i];
+    const MPI_Status status = probePolling(from);
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    PackedStore bytes(static_cast<std::size_t>(count));
+    MPI_Recv(bytes.data(), count, MPI_BYTE, from, status.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (status.MPI_TAG == kFailureTag) return trace::failure(std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    return bytes;
+  };
+  return loadPackedRun(plan.run.files, next, load);
+}
+
+std::string placesText(const RunModel& model, const StorePlan& plan) {
+  std::map<std::string, Index> row_of;
+  for (Index r = 0; r < model.ranks.size(); ++r)
+    row_of[std::filesystem::path(model.ranks[r].store_path).filename().string()] = r;
+  std::vector<StorePlace> places(plan.run.files.size());
+  for (std::size_t i = 0; i < places.size(); ++i) {
+    auto it = row_of.find(plan.run.files[i].path.filename().string());
+    if (it == row_of.end()) continue;
+    places[i] = {it->second, model.ranks[it->second].to_aligned_ns};
+  }
+  return PartWriter().put(places).take();
+}
+
+// This process's stores that the root took, as one model, each rank moved onto the run's time
+// axis; `rows_of` gives each of its rank rows the run's row.
+trace::Result<RunModel> ownModel(const StorePlan& plan, const std::vector<std::size_t>& mine,
+                                 std::vector<trace::Result<PackedStoreReader::RowsAndSummary>>& read,
+                                 const std::vector<StorePlace>& places, const LoadOptions& load,
+                                 std::vector<Index>& rows_of) {
+  std::vector<trace::StoreFile> files;
+  std::vector<std::size_t> taken;  // index into mine
+  for (std::size_t k = 0; k < mine.size(); ++k)
+    if (read[k].ok() && places[mine[k]].row >= 0) files.push_back(plan.run.files[mine[k]]), taken.push_back(k);
+  if (files.empty()) return RunModel();
+  LoadOptions own_load;
+  own_load.memory_limit = load.memory_limit;
+  own_load.clock.refine = false;
+  auto model = loadPackedRun(files, [&](std::size_t i) -> trace::Result<PackedStore> {
+    return std::exchange(read[taken[i]]->rows, {});
+  }, own_load);
+  if (!model) return model;
+  std::map<std::string, const StorePlace*> place_of;
+  for (std::size_t k : taken) place_of[plan.run.files[mine[k]].path.filename().string()] = &places[mine[k]];
+  rows_of.assign(model->ranks.size(), kNone);
+  for (Index r = 0; r < model->ranks.size(); ++r) {
+    const StorePlace* place = place_of.at(std::filesystem::path(model->ranks[r].store_path).filename().string());
+    rows_of[r] = static_cast<Index>(place->row);
+    shiftRank(*model, r, place->to_aligned_ns - model->ranks[r].to_aligned_ns);
+  }
+  return model;
+}
+
+}  // namespace
+
+trace::Result<DistributedAnalysis> analyzeRunDistributed(const MpiSession& mpi, const std::filesystem::path& run_dir,
+                                                         const LoadOptions& load, const AnalysisOptions& options) {
+  if (options.critical_path)
+    return trace::failure("the critical path walks every rank's ops across ranks: a distributed analysis with it builds the "
+                          "whole model on the root (loadRunDistributed)");
+  PhaseScope phase(load.timings, "list and assign stores");
+  auto plan = planStores(mpi, run_dir);
+  if (!plan) return plan.status();
+  std::uint64_t sent = plan->bytes_sent;
+  DistributedAnalysis out;
+  out.stores_per_process.assign(static_cast<std::size_t>(mpi.size()), 0);
+  std::vector<std::size_t> mine;
+  for (std::size_t i = 0; i < plan->owner.size(); ++i) {
+    if (plan->owner[i] >= 0) ++out.stores_per_process[static_cast<std::size_t>(plan->owner[i])];
+    if (plan->owner[i] == mpi.rank()) mine.push_back(i);
+  }
+
+  if (load.timings) load.timings->start("read own stores");
+  std::vector<trace::Result<PackedStoreReader::RowsAndSummary>> read;
+  {
+    PackedStoreReader reader;
+    for (std::size_t i : mine) read.push_back(reader.readWithSummary(plan->run.files[i].path));
+  }
+
+  // The run's model from the summaries, on the root; every process learns where its stores went.
+  auto summary = summaryModelOnRoot(mpi, *plan, read, mine, load, sent);
+  std::string places_text = mpi.root() ? (summary ? placesText(*summary, *plan) : "!" + summary.message()) : std::string();
+  places_text = broadcastFromRoot(std::move(places_text), mpi);
+  if (!places_text.empty() && places_text.front() == '!') return trace::failure(places_text.substr(1));
+  std::vector<StorePlace> places;
+  if (!PartReader(places_text).get(places).ok() || places.size() != plan->run.files.size())
+    return trace::failure("the root's placing of the stores arrived damaged");
+
+  if (load.timings) load.timings->start("build own ranks' model");
+  std::vector<Index> rows_of;
+  auto own = ownModel(*plan, mine, read, places, load, rows_of);
+  read.clear();
+  if (trace::Status s = everyProcessOk(mpi, own.status()); !s) return s;
+
+  if (load.timings) load.timings->start("detect iterations");
+  int any_marker = 0;
+  for (Index r = 0; r < own->ranks.size() && any_marker == 0; ++r)
+    any_marker = rankHasIterationMarkers(*own, r, options.iterations) ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &any_marker, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+  PartWriter facts_out;
+  facts_out.put(std::uint64_t{own->ranks.size()});
+  for (Index r = 0; r < own->ranks.size(); ++r) {
+    const RankIterationFacts f = rankIterations(*own, r, options.iterations, any_marker != 0);
+    facts_out.put(rows_of[r]).put(f.iterations).put(f.period).put(f.notes).put(f.whole_run).put(f.has_ops);
+  }
+  auto all_facts = gatherParts(mpi, facts_out.take(), sent);
+  if (!all_facts) return all_facts.status();
+  std::string iterations_text;
+  trace::Result<Iterations> iterations = trace::failure("not the root");
+  if (mpi.root()) {
+    std::vector<RankIterationFacts> facts(summary->ranks.size());
+    std::vector<bool> have(facts.size(), false);
+    for (const std::string& part : *all_facts) {
+      PartReader in(part);
+      std::uint64_t n = 0;
+      in.get(n);
+      for (std::uint64_t k = 0; k < n && in.ok(); ++k) {
+        Index row = kNone;
+        RankIterationFacts f;
+        in.get(row).get(f.iterations).get(f.period).get(f.notes).get(f.whole_run).get(f.has_ops);
+        if (!in.ok() || row >= facts.size()) break;
+        facts[row] = std::move(f);
+        have[row] = true;
+      }
+    }
+    if (std::find(have.begin(), have.end(), false) != have.end())
+      iterations = trace::failure("a process's iterations of its ranks arrived damaged or incomplete");
+    else
+      iterations = combineRankIterations(*summary, options.iterations, any_marker != 0, std::move(facts));
+    iterations_text = iterations ? PartWriter().put(iterations->per_rank).take() : "!" + iterations.message();
+  }
+  iterations_text = broadcastFromRoot(std::move(iterations_text), mpi);
+  if (!iterations_text.empty() && iterations_text.front() == '!') return trace::failure(iterations_text.substr(1));
+  std::vector<std::vector<RankIteration>> per_rank;
+  if (!PartReader(iterations_text).get(per_rank).ok()) return trace::failure("the run's iterations arrived damaged");
+
+  if (load.timings) load.timings->start("rank metrics");
+  PartWriter parts_out;
+  parts_out.put(std::uint64_t{own->ranks.size()});
+  for (Index r = 0; r < own->ranks.size(); ++r) {
+    const Index row = rows_of[r];
+    if (row >= per_rank.size()) return trace::failure("the run's iterations do not cover this process's ranks");
+    RankPart part = analyzeRankPart(*own, r, per_rank[row], options);
+    // Streams by their place among the rank's, names as text: the root's model numbers both its own way.
+    for (RankIterationMetrics& m : part.rows) m.rank = row;
+    for (StreamIdle& s : part.streams) s.stream -= own->ranks[r].first_stream;
+    std::vector<std::string> names;
+    for (const KernelTally& k : part.kernels) names.emplace_back(own->str(k.name));
+    std::uint64_t calls = 0;
+    const RankInfo& info = own->ranks[r];
+    for (Index t = info.first_thread; t < info.first_thread + info.thread_count; ++t) calls += own->threads[t].call_count;
+    parts_out.put(row).put(part.rows).put(part.streams).put(part.kernel_types).put(part.kernels).put(names)
+        .put(std::uint64_t{info.op_count}).put(calls);
+  }
+  own = RunModel();
+  auto all_parts = gatherParts(mpi, parts_out.take(), sent);
+  if (!all_parts) return all_parts.status();
+
+  unsigned long long mine_sent = sent, total_sent = 0;
+  MPI_Reduce(&mine_sent, &total_sent, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  long peak_kb = usage.ru_maxrss;
+  out.peak_rss_kb.resize(static_cast<std::size_t>(mpi.size()));
+  MPI_Gather(&peak_kb, 1, MPI_LONG, out.peak_rss_kb.data(), 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  out.bytes_exchanged = total_sent;
+  if (!mpi.root()) return out;
+
+  RunModel& m = *summary;
+  std::vector<RankPart> parts(m.ranks.size());
+  std::vector<bool> have(parts.size(), false);
+  std::uint64_t ops = 0, calls = 0;
+  for (const std::string& bytes : *all_parts) {
+    PartReader in(bytes);
+    std::uint64_t n = 0;
+    in.get(n);
+    for (std::uint64_t k = 0; k < n && in.ok(); ++k) {
+      Index row = kNone;
+      RankPart part;
+      std::vector<std::string> names;
+      std::uint64_t rank_ops = 0, rank_calls = 0;
+      in.get(row).get(part.rows).get(part.streams).get(part.kernel_types).get(part.kernels).get(names).get(rank_ops).get(rank_calls);
+      if (!in.ok() || row >= parts.size() || names.size() != part.kernels.size()) break;
+      for (StreamIdle& s : part.streams) s.stream += m.ranks[row].first_stream;
+      for (std::size_t j = 0; j < names.size(); ++j) part.kernels[j].name = m.strings.intern(names[j]);
+      parts[row] = std::move(part);
+      have[row] = true;
+      ops += rank_ops, calls += rank_calls;
+    }
+  }
+  if (std::find(have.begin(), have.end(), false) != have.end())
+    return trace::failure("a process's metrics of its ranks arrived damaged or incomplete");
+  auto analysis = combineRankParts(m, std::move(iterations).value(), std::move(parts), options, load.timings);
+  if (!analysis) return analysis.status();
+  analysis->run_ops = ops, analysis->run_api_calls = calls;
+  out.analysis = std::move(analysis).value();
+  out.model = std::move(summary).value();
+  return out;
+}
+
+}  // namespace syncopate::analyzer
