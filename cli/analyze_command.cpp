@@ -102,7 +102,8 @@ std::optional<std::pair<analyzer::RunModel, analyzer::Analysis>> analyzeDistribu
   if (args.timings) {
     fmt::print(stderr, "distributed analysis: {} processes, stores read and analysed per process:", mpi->size());
     for (int n : done->stores_per_process) fmt::print(stderr, " {}", n);
-    fmt::print(stderr, "; {} bytes exchanged; peak RSS per process (MB):", done->bytes_exchanged);
+    fmt::print(stderr, "; the root's model of what the ranks share: {:.1f} MiB; {} bytes exchanged; peak RSS per process (MB):",
+               static_cast<double>(done->model_bytes) / (1 << 20), done->bytes_exchanged);
     for (long kb : done->peak_rss_kb) fmt::print(stderr, " {}", kb / 1024);
     fmt::print(stderr, "\n");
   }

@@ -6,13 +6,17 @@
 # builds the model) and of each process once its part of the load was done, the bytes the processes exchanged, and whether analysis.json and
 # analysis.sqlite equal the reference's byte for byte. Then the GUI opened on those results (first
 # frame, one rank expanded), and a model fitted to these runs and one of RANKS/4 ranks,
-# extrapolated to 16384 ranks on 2048 nodes (one process per node).
+# extrapolated to 16384 ranks on 2048 nodes (one process per node). Then the same without the
+# critical path, where each process analyses the ranks it read and the root only combines them
+# (the reference a plain `syncopate analyze --no-critical-path`), with its own extrapolation.
 #
 # Usage: bench/analyzer/scale_out.sh [--json] BUILD_DIR [RANKS [ITERATIONS]]   (default 1024 20)
 # --json prints one object: {"ranks", "ops", "identical", "runs": [{"processes", "wall_s",
 # "peak_rss_mb_per_process" (the largest), "peak_rss_mb_of_each_process_after_loading",
 # "bytes_exchanged"}], "gui": {"first_frame_ms", "rank_expanded_ms", "peak_rss_mb"} (null without
-# the GUI), "extrapolation": {...}}; the rest goes to stderr.
+# the GUI), "extrapolation": {...}, "ranks_apart": {"identical", "runs": [{"processes", "wall_s",
+# "peak_rss_mb_of_each_process", "bytes_exchanged", "root_merge_s", "root_model_mib"}],
+# "extrapolation": {...}}}; the rest goes to stderr.
 set -eu
 json=no
 if [ "${1:-}" = "--json" ]; then json=yes; shift; fi
@@ -67,6 +71,45 @@ for p in 1 2; do
   say "mpirun -n $p syncopate analyze: wall $wall s, peak RSS of the largest process $rss MB (per process once its part of the load was done: $each MB), $bytes bytes exchanged, results identical to the plain run's: $same"
   say "  root's phases (wall s): reading and receiving stores into the model $(phase "mpi$p" 'read stores into rows'), the rest (build, align, analyse, write) $(awk '/^total / { t = $(NF - 2) } /^read stores into rows / { r = $(NF - 2) } END { printf "%.2f", t - r }' "$WORK/mpi$p.err")"
   runs="$runs${runs:+, }{\"processes\": $p, \"wall_s\": $wall, \"peak_rss_mb_per_process\": $rss, \"peak_rss_mb_of_each_process_after_loading\": [$(echo "$each" | sed 's/ /, /g')], \"bytes_exchanged\": $bytes}"
+done
+
+# Ranks analysed where they were read (--no-critical-path; docs/analyzer.md, "Distributed
+# analysis"): each process builds the model of its own ranks and analyses them, and the root
+# builds the run's model from the stores' summaries and combines the ranks' results. The
+# reference is a plain `syncopate analyze --no-critical-path`. The root's merge is the sum of its
+# phases that are not its own ranks' (--timings); its summary, the memory its model of the run
+# holds (--timings says it).
+# time_apart NAME DIR COMMAND...: as time_run, for DIR analysed without the critical path.
+time_apart() {
+  name=$1 dir=$2
+  shift 2
+  /usr/bin/time -f "%e %M" -o "$WORK/$name.time" "$@" analyze "$dir" --no-critical-path --timings >/dev/null 2>"$WORK/$name.err" ||
+    { cat "$WORK/$name.err" >&2; exit 1; }
+}
+merge_s() {
+  awk '/^(summary model|combine iterations|combine ranks|collectives|kernels|critical paths|report|save results|print) / { s += $(NF - 2) }
+       END { printf "%.2f", s }' "$WORK/$1.err"
+}
+own_s() { awk '/^(read and build own ranks|own ranks. iterations|own ranks. metrics) / { s += $(NF - 2) } END { printf "%.2f", s }' "$WORK/$1.err"; }
+model_mib() { sed -n "s/.*the root's model of what the ranks share: \([0-9.]*\) MiB.*/\1/p" "$WORK/$1.err"; }
+rm -f "$RUN/analysis.json" "$RUN/analysis.sqlite"
+/usr/bin/time -f "%e %M" -o "$WORK/apart0.time" "$SYNCOPATE" analyze "$RUN" --no-critical-path >/dev/null 2>&1 ||
+  { echo "syncopate analyze --no-critical-path failed" >&2; exit 1; }
+mkdir "$WORK/reference-apart" && cp "$RUN/analysis.json" "$RUN/analysis.sqlite" "$WORK/reference-apart/"
+say "ranks analysed where they were read (--no-critical-path); plain syncopate analyze --no-critical-path: wall $(cut -d' ' -f1 "$WORK/apart0.time") s, peak RSS $(($(cut -d' ' -f2 "$WORK/apart0.time") / 1024)) MB"
+apart_identical=true
+apart_runs=""
+for p in 1 2; do
+  rm -f "$RUN/analysis.json" "$RUN/analysis.sqlite"
+  time_apart "apart$p" "$RUN" $MPIRUN -n "$p" "$SYNCOPATE"
+  same=true
+  for f in analysis.json analysis.sqlite; do cmp -s "$WORK/reference-apart/$f" "$RUN/$f" || same=false; done
+  [ "$same" = true ] || apart_identical=false
+  wall=$(cut -d' ' -f1 "$WORK/apart$p.time")
+  bytes=$(sed -n 's/.*; \([0-9]*\) bytes exchanged;.*/\1/p' "$WORK/apart$p.err")
+  each=$(sed -n 's/.*peak RSS per process (MB): \(.*\)$/\1/p' "$WORK/apart$p.err")
+  say "mpirun -n $p syncopate analyze --no-critical-path: wall $wall s, peak RSS per process $each MB, $bytes bytes exchanged, the root's merge $(merge_s "apart$p") s and its model of the run $(model_mib "apart$p") MiB, results identical to the plain run's: $same"
+  apart_runs="$apart_runs${apart_runs:+, }{\"processes\": $p, \"wall_s\": $wall, \"peak_rss_mb_of_each_process\": [$(echo "$each" | sed 's/ /, /g')], \"bytes_exchanged\": $bytes, \"root_merge_s\": $(merge_s "apart$p"), \"root_model_mib\": $(model_mib "apart$p")}"
 done
 say "machine load while measuring: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 
@@ -129,6 +172,24 @@ extrapolation=$(awk -v ops="$OPS" -v ranks_here="$RANKS" -v iters="$ITERATIONS" 
       bytes2 / (ops / 2) * ops_big * (nodes - 1) / nodes, fit
   }' "$WORK/small.phases" "$WORK/big.phases")
 say "extrapolated to 16384 ranks on 2048 nodes (one process per node): $extrapolation"
+
+# The same for ranks analysed where they were read: each node's process reads and analyses its 8
+# ranks (its share of the one-process run's own-rank phases), the root's merge and its summary's
+# memory grow as a power of the ranks fitted as above (at least 1: the summary holds every rank's
+# collectives), and every process but the root sends its ranks' summaries and results (bytes per
+# rank from the run by two processes).
+time_apart small_apart "$SMALL_RUN" $MPIRUN -n 1 "$SYNCOPATE"
+apart_extrapolation=$(awk -v ranks_here="$RANKS" -v small="$SMALL" -v merge="$(merge_s apart1)" -v merge_small="$(merge_s small_apart)" \
+  -v summary="$(model_mib apart1)" -v summary_small="$(model_mib small_apart)" -v own="$(own_s apart1)" \
+  -v bytes2="$(sed -n 's/.*; \([0-9]*\) bytes exchanged;.*/\1/p' "$WORK/apart2.err")" 'BEGIN {
+    ranks = 16384; nodes = 2048; scale = ranks / ranks_here
+    k = (merge > 0.02 && merge_small > 0.02) ? log(merge / merge_small) / log(ranks_here / small) : 1; if (k < 1) k = 1
+    km = (summary > 0.1 && summary_small > 0.1) ? log(summary / summary_small) / log(ranks_here / small) : 1; if (km < 1) km = 1
+    own_s = own / ranks_here * ranks / nodes; merge_s = merge * scale ^ k
+    printf "{\"ranks\": %d, \"nodes\": %d, \"processes\": %d, \"wall_s\": %.0f, \"own_ranks_s_per_process\": %.2f, \"root_merge_s\": %.0f, \"root_merge_k\": %.2f, \"root_model_gib\": %.2f, \"root_model_k\": %.2f, \"bytes_exchanged\": %.0f}",
+      ranks, nodes, nodes, own_s + merge_s, own_s, merge_s, k, summary * scale ^ km / 1024, km, bytes2 / (ranks_here / 2) * (ranks - ranks / nodes)
+  }')
+say "ranks analysed where they were read, extrapolated to 16384 ranks on 2048 nodes: $apart_extrapolation"
 if [ "$json" = yes ]; then
-  echo "{\"ranks\": $RANKS, \"ops\": $OPS, \"identical\": $identical, \"runs\": [$runs], \"gui\": $gui, \"extrapolation\": $extrapolation}"
+  echo "{\"ranks\": $RANKS, \"ops\": $OPS, \"identical\": $identical, \"runs\": [$runs], \"gui\": $gui, \"extrapolation\": $extrapolation, \"ranks_apart\": {\"identical\": $apart_identical, \"runs\": [$apart_runs], \"extrapolation\": $apart_extrapolation}}"
 fi

@@ -56,7 +56,7 @@ expect_same_ranks_apart() {
     { echo "FAIL: the report of $(basename "$run") analysed rank by rank differs"; failures=$((failures + 1)); }
 }
 expect_same_ranks_apart "$WORK/run" "$@"
-expect 0 "distributed analysis: 2 processes, stores read and analysed per process: 4 4; [0-9]* bytes exchanged; peak RSS per process (MB): [0-9]* [0-9]*$" -- \
+expect 0 "distributed analysis: 2 processes, stores read and analysed per process: 4 4; the root's model of what the ranks share: [0-9.]* MiB; [0-9]* bytes exchanged; peak RSS per process (MB): [0-9]* [0-9]*$" -- \
   "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --no-critical-path --timings
 expect nonzero "^syncopate analyze: no rank has an NVTX range named 'NoSuchStep'" -- \
   "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --no-critical-path --iteration-marker NoSuchStep

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <future>
 #include <map>
 #include <span>
 #include <string>
@@ -117,35 +118,65 @@ struct StorePlace {
   std::int64_t to_aligned_ns = 0;
 };
 
+// This process's stores, read one ahead of the one being built into the model of its own ranks
+// (clocks not yet aligned: each rank moves onto the run's axis once the root has aligned it),
+// and each store's summary, or why it could not be read, kept for the root.
+trace::Result<RunModel> ownStores(const StorePlan& plan, const std::vector<std::size_t>& mine, const LoadOptions& load,
+                                  std::vector<trace::Result<PackedStore>>& summaries) {
+  summaries.assign(mine.size(), trace::failure("not read"));
+  if (mine.empty()) return RunModel();
+  std::vector<trace::StoreFile> files;
+  for (std::size_t i : mine) files.push_back(plan.run.files[i]);
+  PackedStoreReader reader;  // one read at a time: the next store's, while the last is built
+  const auto readAhead = [&](std::size_t k) {
+    return std::async(std::launch::async, [&reader, path = files[k].path] { return reader.readWithSummary(path); });
+  };
+  auto ahead = readAhead(0);
+  std::size_t read_ok = 0;
+  LoadOptions own_load;
+  own_load.memory_limit = load.memory_limit;
+  own_load.clock.refine = false;
+  auto model = loadPackedRun(files, [&](std::size_t k) -> trace::Result<PackedStore> {
+    auto read = ahead.get();
+    if (k + 1 < files.size()) ahead = readAhead(k + 1);
+    if (!read) return summaries[k] = read.status();
+    summaries[k] = std::move(read->summary);
+    ++read_ok;
+    return std::move(read->rows);
+  }, own_load);
+  if (read_ok == 0) return RunModel();  // the root names every store that could not be read
+  return model;
+}
+
 // The stores' summaries to the root, in the run's order, and the run's model built from them.
 trace::Result<RunModel> summaryModelOnRoot(const MpiSession& mpi, const StorePlan& plan,
-                                           std::vector<trace::Result<PackedStoreReader::RowsAndSummary>>& read,
+                                           std::vector<trace::Result<PackedStore>>& summaries,
                                            const std::vector<std::size_t>& mine, const LoadOptions& load,
                                            std::uint64_t& sent) {
   if (!mpi.root()) {
     std::deque<std::pair<MPI_Request, std::string>> in_flight;
     for (std::size_t k = 0; k < mine.size(); ++k) {
-      const bool ok = read[k].ok();
+      const bool ok = summaries[k].ok();
       std::string bytes;
-      if (ok) bytes.assign(reinterpret_cast<const char*>(read[k]->summary.data()), read[k]->summary.size());
-      else bytes = processName(mpi) + ": " + read[k].message();
+      if (ok) bytes.assign(reinterpret_cast<const char*>(summaries[k]->data()), summaries[k]->size());
+      else bytes = processName(mpi) + ": " + summaries[k].message();
+      summaries[k] = trace::failure("sent");
       auto& f = in_flight.emplace_back(MPI_REQUEST_NULL, std::move(bytes));
       if (f.second.size() > static_cast<std::size_t>(INT32_MAX)) f.second = processName(mpi) + ": the store's summary is 2 GiB or more";
       MPI_Isend(f.second.data(), static_cast<int>(f.second.size()), MPI_BYTE, 0, ok ? kRowsTag : kFailureTag,
                 MPI_COMM_WORLD, &f.first);
       sent += f.second.size();
-      if (ok) read[k]->summary = {};
     }
     for (auto& f : in_flight) waitPolling(f.first);
     return trace::failure("not the root");
   }
-  std::map<std::size_t, std::size_t> own;  // store -> index into `read`
+  std::map<std::size_t, std::size_t> own;  // store -> index into `summaries`
   for (std::size_t k = 0; k < mine.size(); ++k) own[mine[k]] = k;
   const auto next = [&](std::size_t i) -> trace::Result<PackedStore> {
     if (auto it = own.find(i); it != own.end()) {
-      auto& r = read[it->second];
+      auto& r = summaries[it->second];
       if (!r.ok()) return trace::failure(processName(mpi) + ": " + r.message());
-      return std::exchange(r->summary, {});
+      return std::exchange(*r, {});
     }
     const int from = plan.owner[i];
     const MPI_Status status = probePolling(from);
@@ -156,7 +187,9 @@ trace::Result<RunModel> summaryModelOnRoot(const MpiSession& mpi, const StorePla
     if (status.MPI_TAG == kFailureTag) return trace::failure(std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
     return bytes;
   };
-  return loadPackedRun(plan.run.files, next, load);
+  LoadOptions summary_load = load;
+  summary_load.timings = nullptr;  // one phase of the caller's
+  return loadPackedRun(plan.run.files, next, summary_load);
 }
 
 std::string placesText(const RunModel& model, const StorePlan& plan) {
@@ -172,33 +205,22 @@ std::string placesText(const RunModel& model, const StorePlan& plan) {
   return PartWriter().put(places).take();
 }
 
-// This process's stores that the root took, as one model, each rank moved onto the run's time
-// axis; `rows_of` gives each of its rank rows the run's row.
-trace::Result<RunModel> ownModel(const StorePlan& plan, const std::vector<std::size_t>& mine,
-                                 std::vector<trace::Result<PackedStoreReader::RowsAndSummary>>& read,
-                                 const std::vector<StorePlace>& places, const LoadOptions& load,
-                                 std::vector<Index>& rows_of) {
-  std::vector<trace::StoreFile> files;
-  std::vector<std::size_t> taken;  // index into mine
-  for (std::size_t k = 0; k < mine.size(); ++k)
-    if (read[k].ok() && places[mine[k]].row >= 0) files.push_back(plan.run.files[mine[k]]), taken.push_back(k);
-  if (files.empty()) return RunModel();
-  LoadOptions own_load;
-  own_load.memory_limit = load.memory_limit;
-  own_load.clock.refine = false;
-  auto model = loadPackedRun(files, [&](std::size_t i) -> trace::Result<PackedStore> {
-    return std::exchange(read[taken[i]]->rows, {});
-  }, own_load);
-  if (!model) return model;
+// Moves each rank of this process's model onto the run's time axis, as the root aligned it, and
+// gives each its row in the run's model.
+trace::Status placeOwnRanks(RunModel& model, const StorePlan& plan, const std::vector<std::size_t>& mine,
+                            const std::vector<StorePlace>& places, std::vector<Index>& rows_of) {
   std::map<std::string, const StorePlace*> place_of;
-  for (std::size_t k : taken) place_of[plan.run.files[mine[k]].path.filename().string()] = &places[mine[k]];
-  rows_of.assign(model->ranks.size(), kNone);
-  for (Index r = 0; r < model->ranks.size(); ++r) {
-    const StorePlace* place = place_of.at(std::filesystem::path(model->ranks[r].store_path).filename().string());
-    rows_of[r] = static_cast<Index>(place->row);
-    shiftRank(*model, r, place->to_aligned_ns - model->ranks[r].to_aligned_ns);
+  for (std::size_t i : mine) place_of[plan.run.files[i].path.filename().string()] = &places[i];
+  rows_of.assign(model.ranks.size(), kNone);
+  for (Index r = 0; r < model.ranks.size(); ++r) {
+    const std::string name = std::filesystem::path(model.ranks[r].store_path).filename().string();
+    auto it = place_of.find(name);
+    if (it == place_of.end() || it->second->row < 0)
+      return trace::failure(name + " was read here, but the root's model of the run has no rank of it");
+    rows_of[r] = static_cast<Index>(it->second->row);
+    shiftRank(model, r, it->second->to_aligned_ns - model.ranks[r].to_aligned_ns);
   }
-  return model;
+  return trace::Status();
 }
 
 }  // namespace
@@ -220,29 +242,25 @@ trace::Result<DistributedAnalysis> analyzeRunDistributed(const MpiSession& mpi, 
     if (plan->owner[i] == mpi.rank()) mine.push_back(i);
   }
 
-  if (load.timings) load.timings->start("read own stores");
-  std::vector<trace::Result<PackedStoreReader::RowsAndSummary>> read;
-  {
-    PackedStoreReader reader;
-    for (std::size_t i : mine) read.push_back(reader.readWithSummary(plan->run.files[i].path));
-  }
+  if (load.timings) load.timings->start("read and build own ranks");
+  std::vector<trace::Result<PackedStore>> summaries;
+  auto own = ownStores(*plan, mine, load, summaries);
+  if (trace::Status s = everyProcessOk(mpi, own.status()); !s) return s;
 
   // The run's model from the summaries, on the root; every process learns where its stores went.
-  auto summary = summaryModelOnRoot(mpi, *plan, read, mine, load, sent);
+  if (load.timings) load.timings->start("summary model");
+  auto summary = summaryModelOnRoot(mpi, *plan, summaries, mine, load, sent);
+  summaries.clear();
   std::string places_text = mpi.root() ? (summary ? placesText(*summary, *plan) : "!" + summary.message()) : std::string();
   places_text = broadcastFromRoot(std::move(places_text), mpi);
   if (!places_text.empty() && places_text.front() == '!') return trace::failure(places_text.substr(1));
   std::vector<StorePlace> places;
   if (!PartReader(places_text).get(places).ok() || places.size() != plan->run.files.size())
     return trace::failure("the root's placing of the stores arrived damaged");
-
-  if (load.timings) load.timings->start("build own ranks' model");
   std::vector<Index> rows_of;
-  auto own = ownModel(*plan, mine, read, places, load, rows_of);
-  read.clear();
-  if (trace::Status s = everyProcessOk(mpi, own.status()); !s) return s;
+  if (trace::Status s = everyProcessOk(mpi, placeOwnRanks(*own, *plan, mine, places, rows_of)); !s) return s;
 
-  if (load.timings) load.timings->start("detect iterations");
+  if (load.timings) load.timings->start("own ranks' iterations");
   int any_marker = 0;
   for (Index r = 0; r < own->ranks.size() && any_marker == 0; ++r)
     any_marker = rankHasIterationMarkers(*own, r, options.iterations) ? 1 : 0;
@@ -255,6 +273,7 @@ trace::Result<DistributedAnalysis> analyzeRunDistributed(const MpiSession& mpi, 
   }
   auto all_facts = gatherParts(mpi, facts_out.take(), sent);
   if (!all_facts) return all_facts.status();
+  if (load.timings) load.timings->start("combine iterations");
   std::string iterations_text;
   trace::Result<Iterations> iterations = trace::failure("not the root");
   if (mpi.root()) {
@@ -284,7 +303,7 @@ trace::Result<DistributedAnalysis> analyzeRunDistributed(const MpiSession& mpi, 
   std::vector<std::vector<RankIteration>> per_rank;
   if (!PartReader(iterations_text).get(per_rank).ok()) return trace::failure("the run's iterations arrived damaged");
 
-  if (load.timings) load.timings->start("rank metrics");
+  if (load.timings) load.timings->start("own ranks' metrics");
   PartWriter parts_out;
   parts_out.put(std::uint64_t{own->ranks.size()});
   for (Index r = 0; r < own->ranks.size(); ++r) {
@@ -316,6 +335,7 @@ trace::Result<DistributedAnalysis> analyzeRunDistributed(const MpiSession& mpi, 
   out.bytes_exchanged = total_sent;
   if (!mpi.root()) return out;
 
+  if (load.timings) load.timings->start("combine ranks");
   RunModel& m = *summary;
   std::vector<RankPart> parts(m.ranks.size());
   std::vector<bool> have(parts.size(), false);
@@ -344,6 +364,7 @@ trace::Result<DistributedAnalysis> analyzeRunDistributed(const MpiSession& mpi, 
   if (!analysis) return analysis.status();
   analysis->run_ops = ops, analysis->run_api_calls = calls;
   out.analysis = std::move(analysis).value();
+  out.model_bytes = summary->bytes();
   out.model = std::move(summary).value();
   return out;
 }
