@@ -17,7 +17,7 @@ bool isP2P(trace::CollType t) { return t == trace::CollType::Send || t == trace:
 
 }  // namespace
 
-void addEventWaitFlows(RunModel& m) {
+void addEventWaitFlows(RunModel& m, const UnmatchedEvents& elsewhere) {
   // Records of each (rank, event), in issue order.
   struct Record {
     Index rank;
@@ -33,7 +33,7 @@ void addEventWaitFlows(RunModel& m) {
   }
   auto key = [](const Record& r) { return std::tie(r.rank, r.event, r.issued, r.op); };
   std::sort(records.begin(), records.end(), [&](const Record& a, const Record& b) { return key(a) < key(b); });
-  std::int64_t unmatched = 0;
+  std::int64_t unmatched = elsewhere.waits;
   for (std::size_t i = 0; i < m.event_markers.size(); ++i) {
     const Index op = m.event_markers.op[i];
     if (m.ops.kind[op] != trace::OpKind::StreamWait) continue;
@@ -51,7 +51,7 @@ void addEventWaitFlows(RunModel& m) {
   // Host syncs on an event no record of which was issued before them draw no flow either: the
   // critical path takes each to have waited for what a stream or device sync waits for.
   const auto& s = m.host_syncs;
-  std::int64_t syncs_unmatched = 0;
+  std::int64_t syncs_unmatched = elsewhere.syncs;
   for (Index h = 0; h < s.size(); ++h) {
     if (s.sync_kind[h] != trace::SyncKind::Event || s.event_id[h] == kUnknown) continue;
     const Record probe{s.rank[h], s.event_id[h], s.api_call[h] != kNone ? m.api_calls.start[s.api_call[h]] : s.start[h], kNone};
@@ -61,6 +61,7 @@ void addEventWaitFlows(RunModel& m) {
   }
   if (syncs_unmatched > 0)
     m.addDiagnostic(diagnosticRow<trace::diagnostics::event_syncs_unmatched>("analyzer", syncs_unmatched));
+  m.unmatched_events = {unmatched, syncs_unmatched};
 }
 
 void matchCollectives(RunModel& m) {

@@ -10,7 +10,7 @@ namespace syncopate::analyzer {
 // EventWait flows: each stream-wait op waits for the latest record of the same event on its
 // rank that was issued before it (issue order = launch call start, else the op's own start).
 // Host syncs on an event with no such record are counted in a diagnostic (event_syncs_unmatched).
-void addEventWaitFlows(RunModel& model);
+void addEventWaitFlows(RunModel& model, const UnmatchedEvents& elsewhere = {});
 
 // Fills model.matches and collectives.match, and adds the Collective and SendRecv flows.
 // Collectives match by (communicator, sequence number); a send matches the receive of the

@@ -27,7 +27,7 @@ namespace syncopate::analyzer {
 namespace {
 
 trace::Result<RunModel> finishRun(RunModelBuilder&& builder, const LoadOptions& options) {
-  auto model = std::move(builder).finish(options.timings);
+  auto model = std::move(builder).finish(options.timings, options.unmatched_events_elsewhere);
   if (!model) return model.status();
   if (options.timings) options.timings->start("align clocks");
   alignClocks(*model, options.clock);

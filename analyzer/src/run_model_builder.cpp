@@ -260,7 +260,7 @@ void RunModelBuilder::attachOpDetails(const std::vector<Index>& op_new) {
   collectives_.clear();
 }
 
-trace::Result<RunModel> RunModelBuilder::finish(PhaseTimings* timings) && {
+trace::Result<RunModel> RunModelBuilder::finish(PhaseTimings* timings, const UnmatchedEvents& elsewhere) && {
   PhaseScope phase(timings, "validate references");
   if (trace::Status s = validate(); !s) return s;
   if (timings) timings->start("order tables");
@@ -387,7 +387,7 @@ trace::Result<RunModel> RunModelBuilder::finish(PhaseTimings* timings) && {
   // The ops each call launched; flows: event record -> wait, collectives and send -> recv.
   if (timings) timings->start("launch and event flows");
   m.buildLaunchIndex();
-  addEventWaitFlows(m);
+  addEventWaitFlows(m, elsewhere);
   if (timings) timings->start("match collectives");
   matchCollectives(m);
   if (timings) timings->start("flow index");

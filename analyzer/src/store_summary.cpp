@@ -28,16 +28,7 @@ std::vector<Row> kept(const std::vector<Row>& rows, const std::vector<bool>& kee
   return out;
 }
 
-bool sharedOrFlowing(trace::OpKind kind) {
-  switch (kind) {
-    case trace::OpKind::Collective:
-    case trace::OpKind::P2P:
-    case trace::OpKind::HostSync:
-    case trace::OpKind::EventRecord:
-    case trace::OpKind::StreamWait: return true;
-    default: return false;
-  }
-}
+bool shared(trace::OpKind kind) { return kind == trace::OpKind::Collective || kind == trace::OpKind::P2P; }
 
 }  // namespace
 
@@ -53,7 +44,7 @@ StoreRows summaryRows(const StoreRows& rows, std::size_t store_strings) {
   for (std::size_t i = 0; i < rows.ops.size(); ++i) {
     const OpLite& op = rows.ops[i];
     const bool skipped = op.kind != trace::OpKind::HostSync && !streams.contains(op.stream);
-    if (!sharedOrFlowing(op.kind) && !skipped && !unknownString(op.name)) continue;
+    if (!shared(op.kind) && !skipped && !unknownString(op.name)) continue;
     keep_ops[i] = true;
     if (op.correlation != kUnknown) correlations.insert(op.correlation);
   }
@@ -79,6 +70,10 @@ StoreRows summaryRows(const StoreRows& rows, std::size_t store_strings) {
   out.threads = rows.threads;
   out.calls = kept(rows.calls, keep_calls);
   out.ops = kept(rows.ops, keep_ops);
+  // A stream wait or event sync kept for its time or its damage would be counted again as
+  // unmatched: each rank's are counted where it was read (LoadOptions::unmatched_events_elsewhere).
+  for (OpLite& op : out.ops)
+    if (!shared(op.kind)) op.event = kUnknown;
   out.collectives = rows.collectives;
   out.ranges = kept(rows.ranges, keep_ranges);
   out.diagnostics = rows.diagnostics;

@@ -44,11 +44,12 @@ class SharedDir {
 };
 
 // The root writes a synthetic run of two iterations per rank into `dir`; all wait for it.
-void writeRun(const std::filesystem::path& dir, int ranks) {
+void writeRun(const std::filesystem::path& dir, int ranks, bool waits_on_earlier_event = false) {
   trace::Status written;
   if (session->root())
     written = synthetic::writeSyntheticRun(dir, {.ops = std::int64_t{ranks} * 2 * synthetic::kOpsPerIteration,
-                                                 .ranks = ranks, .ranks_per_host = 8});
+                                                 .ranks = ranks, .ranks_per_host = 8,
+                                                 .waits_on_earlier_event = waits_on_earlier_event});
   MPI_Barrier(MPI_COMM_WORLD);
   EXPECT_TRUE(written.ok()) << written.message();
 }
@@ -98,10 +99,11 @@ TEST(DistributedAnalysis, EqualsSingleProcessOn256Ranks) { expectDistributedEqua
 
 // Without the critical path each process analyses the ranks it read; the root's model holds
 // what the ranks share (their collectives, and the first and last row of each table for the
-// run's span), and the results are one process's whole analysis.
-void expectRanksAnalysedApartEqualSingle(int ranks) {
+// run's span; each rank's unmatched event waits counted where it was read), and the results are
+// one process's whole analysis.
+void expectRanksAnalysedApartEqualSingle(int ranks, bool waits_on_earlier_event = false) {
   SharedDir dir;
-  writeRun(dir.path(), ranks);
+  writeRun(dir.path(), ranks, waits_on_earlier_event);
   AnalysisOptions options;
   options.critical_path = false;
   auto distributed = analyzeRunDistributed(*session, dir.path(), {}, options);
@@ -122,14 +124,20 @@ void expectRanksAnalysedApartEqualSingle(int ranks) {
   std::size_t shared = 0;
   for (Index op = 0; op < single->ops.size(); ++op) {
     const trace::OpKind kind = single->ops.kind[op];
-    shared += kind == trace::OpKind::Collective || kind == trace::OpKind::P2P || kind == trace::OpKind::EventRecord ||
-              kind == trace::OpKind::StreamWait;
+    shared += kind == trace::OpKind::Collective || kind == trace::OpKind::P2P;
   }
   EXPECT_GE(summary.ops.size(), shared);
   EXPECT_LE(summary.ops.size(), shared + 2 * single->ranks.size());
-  // Their launching calls, the host syncs' calls, and the first and last call of each rank.
-  EXPECT_LE(summary.api_calls.size(), shared + single->host_syncs.size() + 2 * single->ranks.size());
-  EXPECT_EQ(summary.host_syncs.size(), single->host_syncs.size());
+  EXPECT_LE(summary.host_syncs.size(), 2 * single->ranks.size());
+  // Their launching calls, the calls of the host syncs kept, and the first and last call of each rank.
+  EXPECT_LE(summary.api_calls.size(), shared + 4 * single->ranks.size());
+  EXPECT_EQ(summary.event_markers.size(), 0u);
+  EXPECT_EQ(summary.unmatched_events.waits, single->unmatched_events.waits);
+  EXPECT_EQ(summary.unmatched_events.syncs, single->unmatched_events.syncs);
+  if (waits_on_earlier_event) {
+    EXPECT_EQ(single->unmatched_events.waits, ranks);
+    EXPECT_EQ(single->unmatched_events.syncs, ranks);
+  }
   EXPECT_EQ(distributed->analysis->run_ops, single->ops.size());
   EXPECT_EQ(distributed->analysis->run_api_calls, single->api_calls.size());
   ScratchDir out;
@@ -154,6 +162,13 @@ TEST(DistributedAnalysis, RanksAnalysedWhereTheyWereReadEqualSingleProcessOn64Ra
 
 TEST(DistributedAnalysis, RanksAnalysedWhereTheyWereReadEqualSingleProcessOn256Ranks) {
   expectRanksAnalysedApartEqualSingle(256);
+}
+
+// Each rank's first step waits for an event recorded before the recording: the waits and syncs
+// that match no record are counted where each rank was read, and the diagnostics say as many as
+// one process's (checked within: the results are the same).
+TEST(DistributedAnalysis, RanksAnalysedApartCountUnmatchedEventWaitsAsOneProcessDoes) {
+  expectRanksAnalysedApartEqualSingle(16, true);
 }
 
 TEST(DistributedAnalysis, RanksAnalysedApartWithTheCriticalPathIsRefusedByEveryProcess) {

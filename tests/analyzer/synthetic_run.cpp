@@ -62,7 +62,8 @@ Timeline timelineFor(double speed, double slowest) {
   return t;
 }
 
-Status writeRank(const std::string& dir, int rank, int ranks, int ranks_per_host, std::int64_t iterations) {
+Status writeRank(const std::string& dir, int rank, int ranks, int ranks_per_host, std::int64_t iterations,
+                 bool waits_on_earlier_event) {
   const auto failed = [rank] { return failure("the synthetic store of rank " + std::to_string(rank) + " could not be written"); };
   const int host = rank / ranks_per_host;
   const std::int64_t host_offset = 1'700'000'000'000'000'000LL + host * 123'456'789LL;
@@ -117,6 +118,7 @@ Status writeRank(const std::string& dir, int rank, int ranks, int ranks_per_host
     return w.writeOp(row);
   };
   const StringId sync_call = catalog.intern("cudaStreamSynchronize");
+  const StringId event_sync_call = catalog.intern("cudaEventSynchronize");
   const EventId grads_ready = catalog.eventId(0xe1);
   const double speed = rank == kStragglerRank ? 1.05 : 1.0;
   std::int64_t base = 1'000'000;
@@ -126,6 +128,24 @@ Status writeRank(const std::string& dir, int rank, int ranks, int ranks_per_host
     step.thread_id = thread;
     step.name_id = catalog.intern("ProfilerStep#" + std::to_string(it));
     step.start_ns = host_time + to_store;
+    if (waits_on_earlier_event && it == 0) {
+      const EventId earlier = catalog.eventId(0xe0);
+      if (!issue(wait_call, ApiDomain::CudaRuntime).ok() ||
+          !op(OpKind::StreamWait, compute, wait_call, host_time - 1500, host_time - 1500, earlier).ok())
+        return failed();
+      const std::int64_t sync_at = host_time;
+      if (!issue(event_sync_call, ApiDomain::CudaRuntime).ok()) return failed();
+      OpRow waited;
+      waited.kind = OpKind::HostSync;
+      waited.device_id = 0;
+      waited.name_id = event_sync_call;
+      waited.start_ns = sync_at + to_store;
+      waited.end_ns = sync_at + 1200 + to_store;
+      waited.correlation_id = correlation;
+      waited.sync_kind = SyncKind::Event;
+      waited.event_id = earlier;
+      if (!w.writeOp(waited).ok()) return failed();
+    }
     int bucket = 0;
     for (int k = 0; k < kKernels; ++k) {
       const std::int64_t s = base + t.kernel_start[static_cast<std::size_t>(k)];
@@ -213,7 +233,10 @@ trace::Status writeSyntheticRun(const std::filesystem::path& dir, const Syntheti
   if (shape.ops <= 0 || shape.ranks <= 0 || shape.ranks_per_host <= 0)
     return trace::failure("a synthetic run needs a positive number of ops, ranks and ranks per host");
   for (int r = 0; r < shape.ranks; ++r) {
-    if (Status s = writeRank(dir.string(), r, shape.ranks, shape.ranks_per_host, syntheticIterations(shape)); !s) return s;
+    if (Status s = writeRank(dir.string(), r, shape.ranks, shape.ranks_per_host, syntheticIterations(shape),
+                             shape.waits_on_earlier_event);
+        !s)
+      return s;
     if (progress) progress(r + 1);
   }
   return {};

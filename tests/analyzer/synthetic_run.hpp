@@ -25,6 +25,10 @@ struct SyntheticRunShape {
   std::int64_t ops = 10'000'000;  // in all, rounded down to whole iterations (at least one)
   int ranks = 64;
   int ranks_per_host = 8;         // consecutive ranks share a host
+  // Each rank's first step also waits, on the GPU and on the host, for an event recorded before
+  // the recording began (a job profiled from a later step): a stream wait and an event sync
+  // whose record is not in the recording.
+  bool waits_on_earlier_event = false;
 };
 
 // Iterations per rank that `shape` asks for.

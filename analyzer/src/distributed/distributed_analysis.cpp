@@ -248,8 +248,14 @@ trace::Result<DistributedAnalysis> analyzeRunDistributed(const MpiSession& mpi, 
   if (trace::Status s = everyProcessOk(mpi, own.status()); !s) return s;
 
   // The run's model from the summaries, on the root; every process learns where its stores went.
+  // A rank's unmatched event waits and syncs are counted where its markers are: the summaries
+  // leave them out.
   if (load.timings) load.timings->start("summary model");
-  auto summary = summaryModelOnRoot(mpi, *plan, summaries, mine, load, sent);
+  long long unmatched[2] = {own->unmatched_events.waits, own->unmatched_events.syncs}, all_unmatched[2] = {0, 0};
+  MPI_Reduce(unmatched, all_unmatched, 2, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  LoadOptions summary_load = load;
+  summary_load.unmatched_events_elsewhere = {all_unmatched[0], all_unmatched[1]};
+  auto summary = summaryModelOnRoot(mpi, *plan, summaries, mine, summary_load, sent);
   summaries.clear();
   std::string places_text = mpi.root() ? (summary ? placesText(*summary, *plan) : "!" + summary.message()) : std::string();
   places_text = broadcastFromRoot(std::move(places_text), mpi);

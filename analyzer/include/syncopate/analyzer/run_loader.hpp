@@ -29,6 +29,9 @@ struct LoadOptions {
   // limit. A run that needs more is refused with a sentence before it is read, or, when its rows
   // arrive from elsewhere (loadPackedRun), as soon as the rows received say so.
   std::uint64_t memory_limit = 0;
+  // Unmatched event waits and syncs counted where their rows were read (a distributed analysis
+  // builds the root's model from summaries without them), added to the model's count.
+  UnmatchedEvents unmatched_events_elsewhere;
 };
 
 // What a model of `ops` GPU ops and `api_calls` host calls takes at its peak while it is built:

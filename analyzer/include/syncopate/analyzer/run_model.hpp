@@ -240,6 +240,12 @@ class FlowTable {
   std::vector<Index> by_src_, by_dst_;
 };
 
+// Stream waits and host syncs on an event of which no record was issued before them (it came
+// before the recording): they draw no flow, and the diagnostics count them.
+struct UnmatchedEvents {
+  std::int64_t waits = 0, syncs = 0;
+};
+
 struct RunModel {
   StringTable strings;
   std::vector<RankInfo> ranks;
@@ -258,6 +264,7 @@ struct RunModel {
   // 'analyzer', ...); `id` is the row's in its store, 0 for the analyzer's own.
   std::vector<trace::DiagnosticRow> diagnostics;
   ClockAlignment clock;  // how the ranks' timestamps were put on one axis (alignClocks)
+  UnmatchedEvents unmatched_events;  // of these rows, and of any counted elsewhere (finish())
 
   std::string_view str(StringId id) const { return strings[id]; }
   Index rankOfOp(Index op) const { return streams[ops.stream[op]].rank; }

@@ -87,7 +87,10 @@ class RunModelBuilder {
 
   // Fails (with a message naming the row) when a reference points nowhere.
   // `timings`, when set, receives its phases.
-  trace::Result<RunModel> finish(PhaseTimings* timings = nullptr) &&;
+  // `elsewhere`: unmatched event waits and syncs of rows not given to this builder (a
+  // distributed analysis's summaries leave each rank's markers where the rank was read), added
+  // to its own count, diagnostics included.
+  trace::Result<RunModel> finish(PhaseTimings* timings = nullptr, const UnmatchedEvents& elsewhere = {}) &&;
 
  private:
   trace::Status validate() const;
