@@ -301,8 +301,8 @@ trace::Result<RunModel> loadPackedRun(const std::vector<trace::StoreFile>& store
     loadStoreRows(facts, rows, builder, progress);
   }
   if (over_limit)
-    return trace::failure(memoryLimitSentence(fmt::format("{} of the run's {} stores, whose", received,
-                                                          stores.size()),
+    return trace::failure(memoryLimitSentence(fmt::format("{} of {} {} stores, whose", received,
+                                                          options.share_of_run ? "this process's" : "the run's", stores.size()),
                                               ops, calls, options.memory_limit));
   if (missing.size() == stores.size())
     return trace::failure("no store of the run could be read: " + (missing.empty() ? std::string("there are none") : missing.front().message));

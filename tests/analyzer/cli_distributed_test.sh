@@ -73,6 +73,9 @@ expect 0 "rank-7.sqlite: the analysis is partial: the store of rank 7 (rank-7.sq
   "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save
 expect 0 "rank-7.sqlite: the analysis is partial: the store of rank 7 (rank-7.sqlite) could not be read by the process it was given to (process 1 of 2 on" -- \
   "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --no-critical-path
+# Each process's own ranks are held to the limit: both say so, and every process ends.
+expect nonzero "^syncopate analyze: process 0 of 2 on .*: 4 of this process's 4 stores, whose 8008 GPU ops and 8008 API calls need about 0.69 MiB in one process (docs/analyzer.md, \"Memory\"), more than the 0.57 MiB it may use (--memory-limit)" -- \
+  "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --no-critical-path --memory-limit 600000
 
 [ "$failures" -eq 0 ] && echo "all distributed CLI checks passed" || echo "$failures distributed CLI check(s) failed"
 [ "$failures" -eq 0 ]

@@ -136,6 +136,7 @@ trace::Result<RunModel> ownStores(const StorePlan& plan, const std::vector<std::
   LoadOptions own_load;
   own_load.memory_limit = load.memory_limit;
   own_load.clock.refine = false;
+  own_load.share_of_run = true;
   auto model = loadPackedRun(files, [&](std::size_t k) -> trace::Result<PackedStore> {
     auto read = ahead.get();
     if (k + 1 < files.size()) ahead = readAhead(k + 1);

@@ -32,6 +32,9 @@ struct LoadOptions {
   // Unmatched event waits and syncs counted where their rows were read (a distributed analysis
   // builds the root's model from summaries without them), added to the model's count.
   UnmatchedEvents unmatched_events_elsewhere;
+  // The stores given are one process's share of the run (a distributed analysis): its sentences
+  // say "this process's stores", not "the run's".
+  bool share_of_run = false;
 };
 
 // What a model of `ops` GPU ops and `api_calls` host calls takes at its peak while it is built:
