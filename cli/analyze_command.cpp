@@ -19,6 +19,7 @@
 #include "syncopate/analyzer/mpi_session.hpp"
 #include "syncopate/analyzer/report.hpp"
 #include "syncopate/analyzer/run_loader.hpp"
+#include "syncopate/analyzer/streamed_analysis.hpp"
 #include "syncopate/trace/json_text.hpp"
 
 namespace syncopate::cli {
@@ -60,6 +61,17 @@ void printTimings(const analyzer::PhaseTimings& timings) {
     wall += p.wall_s, cpu += p.cpu_s, peak = std::max(peak, p.peak_rss_mib);
   }
   fmt::print(stderr, "{:<28} {:>8.2f} {:>8.2f} {:>8.0f}\n", "total", wall, cpu, peak);
+}
+
+// Whether the run's model would pass `limit` (0: none); false when its stores cannot be counted
+// (loadRun's own sentence then says why).
+bool overMemoryLimit(const std::string& dir, std::uint64_t limit) {
+  if (limit == 0) return false;
+  auto counts = analyzer::countStoreRows(dir);
+  if (!counts) return false;
+  std::uint64_t ops = 0, calls = 0;
+  for (const auto& c : *counts) ops += c.ops, calls += c.api_calls;
+  return analyzer::modelBytesEstimate(ops, calls) > limit;
 }
 
 // Under an MPI launcher, the processes read the stores where they lie and the root builds the
@@ -143,12 +155,26 @@ void run(const AnalyzeArgs& args) {
     } else {
       auto loaded = analyzer::loadRun(args.dir, load);
       progress.finish();
-      if (!loaded) fail("analyze", loaded.message());
-      model = std::move(loaded).value();
+      if (!loaded) {
+        if (!overMemoryLimit(args.dir, load.memory_limit)) fail("analyze", loaded.message());
+        if (!args.no_critical_path)
+          fail("analyze", loaded.message() + "; or analyse it without the critical path (--no-critical-path), in batches of "
+                                             "stores that fit");
+        auto streamed = analyzer::analyzeRunStreamed(args.dir, load, options);
+        if (!streamed) fail("analyze", streamed.message());
+        fmt::print(stderr, "syncopate analyze: the run is larger than the {:.2f} MiB it may use (--memory-limit): analysed in "
+                           "{} batches of its stores, each store read twice (docs/analyzer.md, \"Memory\")\n",
+                   static_cast<double>(load.memory_limit) / (1 << 20), streamed->batches);
+        model = std::move(streamed->model);
+        analysis = std::move(streamed->analysis);
+      }
+      if (loaded) model = std::move(loaded).value();
     }
-    auto analysed = analyzer::analyze(*model, options, timed);
-    if (!analysed) fail("analyze", analysed.message());
-    analysis = std::move(analysed).value();
+    if (!analysis) {
+      auto analysed = analyzer::analyze(*model, options, timed);
+      if (!analysed) fail("analyze", analysed.message());
+      analysis = std::move(analysed).value();
+    }
   }
 
   if (timed) timed->start("report");

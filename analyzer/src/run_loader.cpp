@@ -53,9 +53,8 @@ bool overLimit(std::uint64_t ops, std::uint64_t api_calls, const LoadOptions& op
   return options.memory_limit > 0 && modelBytesEstimate(ops, api_calls) > options.memory_limit;
 }
 
-// The sentence of a run refused for its memory: "<rows> 20480000 GPU ops and 20480000 API calls
-// need about 1.81 GiB in one process ..., more than the <limit> it may use ...", `rows` saying
-// whose rows they are ("the run's").
+}  // namespace
+
 std::string memoryLimitSentence(std::string_view rows, std::uint64_t ops, std::uint64_t api_calls,
                                 std::uint64_t limit) {
   return fmt::format("{} {} GPU ops and {} API calls need about {} in one process (docs/analyzer.md, \"Memory\"), "
@@ -64,7 +63,26 @@ std::string memoryLimitSentence(std::string_view rows, std::uint64_t ops, std::u
                      rows, ops, api_calls, memorySize(modelBytesEstimate(ops, api_calls)), memorySize(limit));
 }
 
-}  // namespace
+trace::Result<std::vector<StoreRowCount>> countStoreRows(const std::filesystem::path& dir) {
+  auto stores = trace::listStores(dir);
+  if (!stores.ok()) return trace::failure(stores.message());
+  if (stores->empty())
+    return trace::failure(dir.string() + " holds no run store (rank-<R>.sqlite or pid-<P>.sqlite): record a run with "
+                                         "'syncopate record -o DIR -- COMMAND' or import one with 'syncopate import'");
+  std::vector<StoreRowCount> out;
+  for (const trace::StoreFile& f : *stores) {
+    auto reader = trace::StoreReader::open(f.path, trace::TornStores::KeepRowsBefore);
+    if (!reader.ok()) return trace::failure(reader.message());
+    StoreRowCount count{f};
+    for (trace::Table t : {trace::Table::Ops, trace::Table::ApiCalls}) {
+      auto n = reader->rowCount(t);
+      if (!n.ok()) return trace::failure(n.message());
+      (t == trace::Table::Ops ? count.ops : count.api_calls) = static_cast<std::uint64_t>(*n);
+    }
+    out.push_back(std::move(count));
+  }
+  return out;
+}
 
 std::uint64_t modelBytesEstimate(std::uint64_t ops, std::uint64_t api_calls) {
   // Every column of OpTable, and the op's entry in launched_ops.

@@ -3,8 +3,9 @@
 # does; a store one process cannot read leaves a partial analysis that names it; more processes
 # than stores, or a model larger than --memory-limit, is refused with a sentence and a non-zero
 # exit. Without the critical path, each process analyses its own ranks and the root only what
-# they share: the same results again, on the synthetic run, the recorded and imported fixtures
-# and a real two-rank PyTorch trace.
+# they share, and one process over its memory limit analyses the run in batches of stores: the
+# same results again, on the synthetic run, the recorded and imported fixtures and a real
+# two-rank PyTorch trace.
 # Usage: cli_distributed_test.sh SYNCOPATE SYNTHETIC_RUN TRACES MPIEXEC [MPIRUN_FLAGS...]
 set -u
 SYNCOPATE=$1 SYNTHETIC=$2 TRACES=$3 MPIEXEC=$4
@@ -37,6 +38,24 @@ expect nonzero "^syncopate analyze: the run's 16016 GPU ops and 16016 API calls 
 expect nonzero "^syncopate analyze: 6 of the run's 8 stores, whose 12012 GPU ops and 12012 API calls need about 1.04 MiB in one process (docs/analyzer.md, \"Memory\"), more than the 0.95 MiB it may use (--memory-limit)" -- \
   "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --memory-limit 1000000
 expect 0 "Per iteration" -- "$SYNCOPATE" analyze "$WORK/run" --no-save --memory-limit 1500000
+# Without the critical path, one process analyses a run over the limit in batches of stores that
+# fit (3 of 3, 3 and 2 stores at 2002 ops each), and writes what a whole load writes; with it the
+# refusal says so; a limit under one store's need is refused naming the store.
+expect nonzero "or analyse it without the critical path (--no-critical-path), in batches of stores that fit" -- \
+  "$SYNCOPATE" analyze "$WORK/run" --no-save --memory-limit 600000
+"$SYNCOPATE" analyze "$WORK/run" --no-critical-path >"$WORK/whole.txt" 2>/dev/null
+mkdir -p "$WORK/whole" && cp "$WORK/run/analysis.json" "$WORK/run/analysis.sqlite" "$WORK/whole/"
+expect 0 "analysed in 3 batches of its stores, each store read twice" -- \
+  "$SYNCOPATE" analyze "$WORK/run" --no-critical-path --memory-limit 600000
+for f in analysis.json analysis.sqlite; do
+  cmp -s "$WORK/whole/$f" "$WORK/run/$f" && echo "ok: $f of the run analysed in batches equals a whole load's" ||
+    { echo "FAIL: $f of the run analysed in batches differs from a whole load's"; failures=$((failures + 1)); }
+done
+"$SYNCOPATE" analyze "$WORK/run" --no-critical-path --no-save --memory-limit 600000 2>/dev/null | cmp -s - "$WORK/whole.txt" &&
+  echo "ok: the report of the run analysed in batches equals a whole load's" ||
+  { echo "FAIL: the report of the run analysed in batches differs"; failures=$((failures + 1)); }
+expect nonzero "^syncopate analyze: rank-0.sqlite alone, whose 2002 GPU ops and 2002 API calls need about" -- \
+  "$SYNCOPATE" analyze "$WORK/run" --no-critical-path --no-save --memory-limit 100000
 expect 0 "Per iteration" -- "$SYNCOPATE" analyze "$WORK/run" --no-save --memory-limit 0
 # expect_same_ranks_apart RUN: analysed without the critical path by one process and by two, each
 # of them analysing its own ranks, RUN's results and report are the same.
@@ -55,6 +74,21 @@ expect_same_ranks_apart() {
   cmp -s "$WORK/one.txt" "$WORK/two.txt" && echo "ok: the report of $(basename "$run") analysed rank by rank equals one process's" ||
     { echo "FAIL: the report of $(basename "$run") analysed rank by rank differs"; failures=$((failures + 1)); }
 }
+# expect_same_in_batches RUN LIMIT: one process over LIMIT analyses RUN in 2 batches of its
+# stores and writes and prints what a whole load does (--no-critical-path).
+expect_same_in_batches() {
+  "$SYNCOPATE" analyze "$1" --no-critical-path >"$WORK/whole.txt" 2>/dev/null
+  mkdir -p "$WORK/whole" && cp "$1/analysis.json" "$1/analysis.sqlite" "$WORK/whole/"
+  "$SYNCOPATE" analyze "$1" --no-critical-path --memory-limit "$2" >"$WORK/batches.txt" 2>"$WORK/batches.err"
+  grep -q "analysed in 2 batches" "$WORK/batches.err" && echo "ok: $(basename "$1") analysed in 2 batches" ||
+    { echo "FAIL: $(basename "$1") was not analysed in 2 batches: $(cat "$WORK/batches.err")"; failures=$((failures + 1)); }
+  for f in analysis.json analysis.sqlite; do
+    cmp -s "$WORK/whole/$f" "$1/$f" && echo "ok: $f of $(basename "$1") analysed in batches equals a whole load's" ||
+      { echo "FAIL: $f of $(basename "$1") analysed in batches differs"; failures=$((failures + 1)); }
+  done
+  cmp -s "$WORK/whole.txt" "$WORK/batches.txt" && echo "ok: the report of $(basename "$1") analysed in batches equals a whole load's" ||
+    { echo "FAIL: the report of $(basename "$1") analysed in batches differs"; failures=$((failures + 1)); }
+}
 expect_same_ranks_apart "$WORK/run" "$@"
 expect 0 "distributed analysis: 2 processes, stores read and analysed per process: 4 4; the root's model of what the ranks share: [0-9.]* MiB; [0-9]* bytes exchanged; peak RSS per process (MB): [0-9]* [0-9]*$" -- \
   "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --no-critical-path --timings
@@ -62,11 +96,13 @@ expect nonzero "^syncopate analyze: no rank has an NVTX range named 'NoSuchStep'
   "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --no-critical-path --iteration-marker NoSuchStep
 cp -r "$FIXTURES/dp_trainer/input" "$WORK/dp_trainer"
 expect_same_ranks_apart "$WORK/dp_trainer" "$@"
+expect_same_in_batches "$WORK/dp_trainer" 40000
 "$SYNCOPATE" import kineto -o "$WORK/kineto" "$FIXTURES/kineto/input/rank-0.json" "$FIXTURES/kineto/input/rank-1.json" >/dev/null 2>&1
 expect_same_ranks_apart "$WORK/kineto" "$@"
 "$SYNCOPATE" import kineto -o "$WORK/trace_filter" "$TRACES/kineto/trace_filter/sampled_rank-0.json.gz" \
   "$TRACES/kineto/trace_filter/sampled_rank-1.json.gz" >/dev/null 2>&1
 expect_same_ranks_apart "$WORK/trace_filter" "$@"
+expect_same_in_batches "$WORK/trace_filter" 120000
 
 echo "not a store" >"$WORK/run/rank-7.sqlite"
 expect 0 "rank-7.sqlite: the analysis is partial: the store of rank 7 (rank-7.sqlite) could not be read by the process it was given to (process 1 of 2 on" -- \

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "syncopate/analyzer/clock_alignment.hpp"
@@ -42,6 +43,19 @@ struct LoadOptions {
 // (docs/analyzer.md, "Memory"). Strings, ranges, syncs and collectives come on top; they are a
 // few per cent of a run's rows.
 std::uint64_t modelBytesEstimate(std::uint64_t ops, std::uint64_t api_calls);
+
+// Each store of `run_dir`, in listStores' order, with its GPU ops and API calls counted without
+// reading them (what loadRun checks against the memory limit before it reads). Fails as loadRun
+// does for a directory without stores or a store that cannot be opened.
+struct StoreRowCount {
+  trace::StoreFile store;
+  std::uint64_t ops = 0, api_calls = 0;
+};
+trace::Result<std::vector<StoreRowCount>> countStoreRows(const std::filesystem::path& run_dir);
+
+// The sentence of rows refused for the memory they would take: "<whose> N GPU ops and M API
+// calls need about X in one process ..., more than the <limit> it may use (--memory-limit) ...".
+std::string memoryLimitSentence(std::string_view whose, std::uint64_t ops, std::uint64_t api_calls, std::uint64_t limit);
 
 // Fails with a sentence naming the file when the directory holds no store, or a store cannot
 // be opened (not a store, unknown schema version, truncated) or is damaged.
