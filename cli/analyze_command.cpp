@@ -153,13 +153,17 @@ void run(const AnalyzeArgs& args) {
       model = loadDistributed(args, load);
       if (!model) return;  // not the root: its stores are sent
     } else {
-      auto loaded = analyzer::loadRun(args.dir, load);
+      // Without the critical path a run over the limit is analysed in batches; it is counted
+      // first, so that the whole load is not begun.
+      const bool batches = args.no_critical_path && overMemoryLimit(args.dir, load.memory_limit);
+      auto loaded = batches ? trace::Result<analyzer::RunModel>(trace::failure("analysed in batches"))
+                            : analyzer::loadRun(args.dir, load);
       progress.finish();
       if (!loaded) {
-        if (!overMemoryLimit(args.dir, load.memory_limit)) fail("analyze", loaded.message());
-        if (!args.no_critical_path)
+        if (!batches && overMemoryLimit(args.dir, load.memory_limit))
           fail("analyze", loaded.message() + "; or analyse it without the critical path (--no-critical-path), in batches of "
                                              "stores that fit");
+        if (!batches) fail("analyze", loaded.message());
         auto streamed = analyzer::analyzeRunStreamed(args.dir, load, options);
         if (!streamed) fail("analyze", streamed.message());
         fmt::print(stderr, "syncopate analyze: the run is larger than the {:.2f} MiB it may use (--memory-limit): analysed in "
