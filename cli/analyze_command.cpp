@@ -77,23 +77,38 @@ bool overMemoryLimit(const std::string& dir, std::uint64_t limit) {
 // Under an MPI launcher, the processes read the stores where they lie and the root builds the
 // model (docs/analyzer.md, "Distributed analysis"); every other process returns nullopt. A
 // failure all processes share is printed once, by the root; the others end with status 1.
-std::optional<analyzer::RunModel> loadDistributed(const AnalyzeArgs& args, const analyzer::LoadOptions& load) {
+analyzer::MpiSession startMpi() {
   auto mpi = analyzer::MpiSession::start();
   if (!mpi) fail("analyze", mpi.message());
-  auto loaded = analyzer::loadRunDistributed(*mpi, args.dir, load);
-  if (!loaded) {
-    if (mpi->root()) fail("analyze", loaded.message());
-    throw CLI::RuntimeError(1);
-  }
-  if (!mpi->root()) return std::nullopt;
-  if (args.timings) {
-    fmt::print(stderr, "distributed load: {} processes, stores read per process:", mpi->size());
-    for (int n : loaded->stores_per_process) fmt::print(stderr, " {}", n);
-    fmt::print(stderr, "; the root read its stores in {:.2f} s; {} bytes exchanged; peak RSS per process (MB):",
-               loaded->root_read_s, loaded->bytes_exchanged);
-    for (long kb : loaded->peak_rss_kb) fmt::print(stderr, " {}", kb / 1024);
-    fmt::print(stderr, "\n");
-  }
+  return std::move(mpi).value();
+}
+
+// A failure all processes share is printed once, by the root; every process ends with status 1.
+template <class T>
+void failTogether(const analyzer::MpiSession& mpi, const trace::Result<T>& result) {
+  if (result) return;
+  if (mpi.root()) fail("analyze", result.message());
+  throw CLI::RuntimeError(1);
+}
+
+// " 1 2 3": a figure of each process, for --timings.
+template <class T>
+std::string perProcess(const std::vector<T>& values, T divisor = 1) {
+  std::string out;
+  for (T v : values) out += fmt::format(" {}", v / divisor);
+  return out;
+}
+
+std::optional<analyzer::RunModel> loadDistributed(const AnalyzeArgs& args, const analyzer::LoadOptions& load) {
+  const analyzer::MpiSession mpi = startMpi();
+  auto loaded = analyzer::loadRunDistributed(mpi, args.dir, load);
+  failTogether(mpi, loaded);
+  if (!mpi.root()) return std::nullopt;
+  if (args.timings)
+    fmt::print(stderr, "distributed load: {} processes, stores read per process:{}; the root read its stores in {:.2f} s; "
+                       "{} bytes exchanged; peak RSS per process (MB):{}\n",
+               mpi.size(), perProcess(loaded->stores_per_process), loaded->root_read_s, loaded->bytes_exchanged,
+               perProcess(loaded->peak_rss_kb, 1024L));
   return std::move(loaded->model);
 }
 
@@ -103,22 +118,15 @@ std::optional<analyzer::RunModel> loadDistributed(const AnalyzeArgs& args, const
 std::optional<std::pair<analyzer::RunModel, analyzer::Analysis>> analyzeDistributed(const AnalyzeArgs& args,
                                                                                     const analyzer::LoadOptions& load,
                                                                                     const analyzer::AnalysisOptions& options) {
-  auto mpi = analyzer::MpiSession::start();
-  if (!mpi) fail("analyze", mpi.message());
-  auto done = analyzer::analyzeRunDistributed(*mpi, args.dir, load, options);
-  if (!done) {
-    if (mpi->root()) fail("analyze", done.message());
-    throw CLI::RuntimeError(1);
-  }
-  if (!mpi->root()) return std::nullopt;
-  if (args.timings) {
-    fmt::print(stderr, "distributed analysis: {} processes, stores read and analysed per process:", mpi->size());
-    for (int n : done->stores_per_process) fmt::print(stderr, " {}", n);
-    fmt::print(stderr, "; the root's model of what the ranks share: {:.1f} MiB; {} bytes exchanged; peak RSS per process (MB):",
-               static_cast<double>(done->model_bytes) / (1 << 20), done->bytes_exchanged);
-    for (long kb : done->peak_rss_kb) fmt::print(stderr, " {}", kb / 1024);
-    fmt::print(stderr, "\n");
-  }
+  const analyzer::MpiSession mpi = startMpi();
+  auto done = analyzer::analyzeRunDistributed(mpi, args.dir, load, options);
+  failTogether(mpi, done);
+  if (!mpi.root()) return std::nullopt;
+  if (args.timings)
+    fmt::print(stderr, "distributed analysis: {} processes, stores read and analysed per process:{}; the root's model of "
+                       "what the ranks share: {:.1f} MiB; {} bytes exchanged; peak RSS per process (MB):{}\n",
+               mpi.size(), perProcess(done->stores_per_process), static_cast<double>(done->model_bytes) / (1 << 20),
+               done->bytes_exchanged, perProcess(done->peak_rss_kb, 1024L));
   return std::make_pair(std::move(*done->model), std::move(*done->analysis));
 }
 

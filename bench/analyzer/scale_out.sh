@@ -93,8 +93,7 @@ merge_s() {
 own_s() { awk '/^(read and build own ranks|own ranks. iterations|own ranks. metrics) / { s += $(NF - 2) } END { printf "%.2f", s }' "$WORK/$1.err"; }
 model_mib() { sed -n "s/.*the root's model of what the ranks share: \([0-9.]*\) MiB.*/\1/p" "$WORK/$1.err"; }
 rm -f "$RUN/analysis.json" "$RUN/analysis.sqlite"
-/usr/bin/time -f "%e %M" -o "$WORK/apart0.time" "$SYNCOPATE" analyze "$RUN" --no-critical-path >/dev/null 2>&1 ||
-  { echo "syncopate analyze --no-critical-path failed" >&2; exit 1; }
+time_apart apart0 "$RUN" "$SYNCOPATE"
 mkdir "$WORK/reference-apart" && cp "$RUN/analysis.json" "$RUN/analysis.sqlite" "$WORK/reference-apart/"
 say "ranks analysed where they were read (--no-critical-path); plain syncopate analyze --no-critical-path: wall $(cut -d' ' -f1 "$WORK/apart0.time") s, peak RSS $(($(cut -d' ' -f2 "$WORK/apart0.time") / 1024)) MB"
 apart_identical=true
