@@ -123,9 +123,10 @@ std::optional<std::pair<analyzer::RunModel, analyzer::Analysis>> analyzeDistribu
   failTogether(mpi, done);
   if (!mpi.root()) return std::nullopt;
   if (args.timings)
-    fmt::print(stderr, "distributed analysis: {} processes, stores read and analysed per process:{}; the root's model of "
-                       "what the ranks share: {:.1f} MiB; {} bytes exchanged; peak RSS per process (MB):{}\n",
-               mpi.size(), perProcess(done->stores_per_process), static_cast<double>(done->model_bytes) / (1 << 20),
+    fmt::print(stderr, "distributed analysis: {} processes, stores read and analysed per process:{}, in batches:{}; the "
+                       "root's model of what the ranks share: {:.1f} MiB; {} bytes exchanged; peak RSS per process (MB):{}\n",
+               mpi.size(), perProcess(done->stores_per_process), perProcess(done->batches_per_process),
+               static_cast<double>(done->model_bytes) / (1 << 20),
                done->bytes_exchanged, perProcess(done->peak_rss_kb, 1024L));
   return std::make_pair(std::move(*done->model), std::move(*done->analysis));
 }

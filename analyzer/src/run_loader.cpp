@@ -71,17 +71,23 @@ trace::Result<std::vector<StoreRowCount>> countStoreRows(const std::filesystem::
                                          "'syncopate record -o DIR -- COMMAND' or import one with 'syncopate import'");
   std::vector<StoreRowCount> out;
   for (const trace::StoreFile& f : *stores) {
-    auto reader = trace::StoreReader::open(f.path, trace::TornStores::KeepRowsBefore);
-    if (!reader.ok()) return trace::failure(reader.message());
-    StoreRowCount count{f};
-    for (trace::Table t : {trace::Table::Ops, trace::Table::ApiCalls}) {
-      auto n = reader->rowCount(t);
-      if (!n.ok()) return trace::failure(n.message());
-      (t == trace::Table::Ops ? count.ops : count.api_calls) = static_cast<std::uint64_t>(*n);
-    }
-    out.push_back(std::move(count));
+    auto count = countRows(f);
+    if (!count) return count.status();
+    out.push_back(std::move(count).value());
   }
   return out;
+}
+
+trace::Result<StoreRowCount> countRows(const trace::StoreFile& store) {
+  auto reader = trace::StoreReader::open(store.path, trace::TornStores::KeepRowsBefore);
+  if (!reader.ok()) return trace::failure(reader.message());
+  StoreRowCount count{store};
+  for (trace::Table t : {trace::Table::Ops, trace::Table::ApiCalls}) {
+    auto n = reader->rowCount(t);
+    if (!n.ok()) return trace::failure(n.message());
+    (t == trace::Table::Ops ? count.ops : count.api_calls) = static_cast<std::uint64_t>(*n);
+  }
+  return count;
 }
 
 std::uint64_t modelBytesEstimate(std::uint64_t ops, std::uint64_t api_calls) {

@@ -90,7 +90,14 @@ expect_same_in_batches() {
     { echo "FAIL: the report of $(basename "$1") analysed in batches differs"; failures=$((failures + 1)); }
 }
 expect_same_ranks_apart "$WORK/run" "$@"
-expect 0 "distributed analysis: 2 processes, stores read and analysed per process: 4 4; the root's model of what the ranks share: [0-9.]* MiB; [0-9]* bytes exchanged; peak RSS per process (MB): [0-9]* [0-9]*$" -- \
+# The same with each process's 4 stores in 2 batches (3 stores, then 1): the results again.
+expect 0 "stores read and analysed per process: 4 4, in batches: 2 2;" -- \
+  "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-critical-path --memory-limit 600000 --timings
+for f in analysis.json analysis.sqlite; do
+  cmp -s "$WORK/one/$f" "$WORK/run/$f" && echo "ok: $f of run analysed rank by rank in batches equals one process's" ||
+    { echo "FAIL: $f of run analysed rank by rank in batches differs from one process's"; failures=$((failures + 1)); }
+done
+expect 0 "distributed analysis: 2 processes, stores read and analysed per process: 4 4, in batches: 1 1; the root's model of what the ranks share: [0-9.]* MiB; [0-9]* bytes exchanged; peak RSS per process (MB): [0-9]* [0-9]*$" -- \
   "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --no-critical-path --timings
 expect nonzero "^syncopate analyze: no rank has an NVTX range named 'NoSuchStep'" -- \
   "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --no-critical-path --iteration-marker NoSuchStep
@@ -109,9 +116,12 @@ expect 0 "rank-7.sqlite: the analysis is partial: the store of rank 7 (rank-7.sq
   "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save
 expect 0 "rank-7.sqlite: the analysis is partial: the store of rank 7 (rank-7.sqlite) could not be read by the process it was given to (process 1 of 2 on" -- \
   "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --no-critical-path
-# Each process's own ranks are held to the limit: both say so, and every process ends.
-expect nonzero "^syncopate analyze: process 0 of 2 on .*: 4 of this process's 4 stores, whose 8008 GPU ops and 8008 API calls need about 0.69 MiB in one process (docs/analyzer.md, \"Memory\"), more than the 0.57 MiB it may use (--memory-limit)" -- \
-  "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --no-critical-path --memory-limit 600000
+# Each process holds its own ranks to the limit, in batches of stores that fit (3 and 1 of its 4,
+# the second process's 3 readable ones in 3), and a store alone over the limit ends every process.
+expect 0 "stores read and analysed per process: 4 4, in batches: 2 1;" -- \
+  "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --no-critical-path --memory-limit 600000 --timings
+expect nonzero "^syncopate analyze: process 0 of 2 on .*: rank-0.sqlite alone, whose 2002 GPU ops and 2002 API calls need about" -- \
+  "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --no-critical-path --memory-limit 100000
 
 [ "$failures" -eq 0 ] && echo "all distributed CLI checks passed" || echo "$failures distributed CLI check(s) failed"
 [ "$failures" -eq 0 ]

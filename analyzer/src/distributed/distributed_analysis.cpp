@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
-#include <future>
 #include <map>
 #include <span>
 #include <string>
@@ -17,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "store_plan.hpp"
+#include "syncopate/analyzer/rank_batches.hpp"
 
 namespace syncopate::analyzer {
 
@@ -118,37 +118,6 @@ struct StorePlace {
   std::int64_t to_aligned_ns = 0;
 };
 
-// This process's stores, read one ahead of the one being built into the model of its own ranks
-// (clocks not yet aligned: each rank moves onto the run's axis once the root has aligned it),
-// and each store's summary, or why it could not be read, kept for the root.
-trace::Result<RunModel> ownStores(const StorePlan& plan, const std::vector<std::size_t>& mine, const LoadOptions& load,
-                                  std::vector<trace::Result<PackedStore>>& summaries) {
-  summaries.assign(mine.size(), trace::failure("not read"));
-  if (mine.empty()) return RunModel();
-  std::vector<trace::StoreFile> files;
-  for (std::size_t i : mine) files.push_back(plan.run.files[i]);
-  PackedStoreReader reader;  // one read at a time: the next store's, while the last is built
-  const auto readAhead = [&](std::size_t k) {
-    return std::async(std::launch::async, [&reader, path = files[k].path] { return reader.readWithSummary(path); });
-  };
-  auto ahead = readAhead(0);
-  std::size_t read_ok = 0;
-  LoadOptions own_load;
-  own_load.memory_limit = load.memory_limit;
-  own_load.clock.refine = false;
-  own_load.share_of_run = true;
-  auto model = loadPackedRun(files, [&](std::size_t k) -> trace::Result<PackedStore> {
-    auto read = ahead.get();
-    if (k + 1 < files.size()) ahead = readAhead(k + 1);
-    if (!read) return summaries[k] = read.status();
-    summaries[k] = std::move(read->summary);
-    ++read_ok;
-    return std::move(read->rows);
-  }, own_load);
-  if (read_ok == 0) return RunModel();  // the root names every store that could not be read
-  return model;
-}
-
 // The stores' summaries to the root, in the run's order, and the run's model built from them.
 trace::Result<RunModel> summaryModelOnRoot(const MpiSession& mpi, const StorePlan& plan,
                                            std::vector<trace::Result<PackedStore>>& summaries,
@@ -206,22 +175,10 @@ std::string placesText(const RunModel& model, const StorePlan& plan) {
   return PartWriter().put(places).take();
 }
 
-// Moves each rank of this process's model onto the run's time axis, as the root aligned it, and
-// gives each its row in the run's model.
-trace::Status placeOwnRanks(RunModel& model, const StorePlan& plan, const std::vector<std::size_t>& mine,
-                            const std::vector<StorePlace>& places, std::vector<Index>& rows_of) {
-  std::map<std::string, const StorePlace*> place_of;
-  for (std::size_t i : mine) place_of[plan.run.files[i].path.filename().string()] = &places[i];
-  rows_of.assign(model.ranks.size(), kNone);
-  for (Index r = 0; r < model.ranks.size(); ++r) {
-    const std::string name = std::filesystem::path(model.ranks[r].store_path).filename().string();
-    auto it = place_of.find(name);
-    if (it == place_of.end() || it->second->row < 0)
-      return trace::failure(name + " was read here, but the root's model of the run has no rank of it");
-    rows_of[r] = static_cast<Index>(it->second->row);
-    shiftRank(model, r, it->second->to_aligned_ns - model.ranks[r].to_aligned_ns);
-  }
-  return trace::Status();
+// Where the root put the store of a rank this process read.
+const StorePlace* placeOf(const std::map<std::string, const StorePlace*>& places, const RankFirstPass& rank) {
+  auto it = places.find(rank.store);
+  return it == places.end() || it->second->row < 0 ? nullptr : it->second;
 }
 
 }  // namespace
@@ -244,39 +201,47 @@ trace::Result<DistributedAnalysis> analyzeRunDistributed(const MpiSession& mpi, 
   }
 
   if (load.timings) load.timings->start("read and build own ranks");
-  std::vector<trace::Result<PackedStore>> summaries;
-  auto own = ownStores(*plan, mine, load, summaries);
+  std::vector<trace::StoreFile> own_files;
+  for (std::size_t i : mine) own_files.push_back(plan->run.files[i]);
+  auto own = RankBatches::read(own_files, load.memory_limit, options.iterations);
   if (trace::Status s = everyProcessOk(mpi, own.status()); !s) return s;
+  int batches = static_cast<int>(own->batches());
+  out.batches_per_process.resize(static_cast<std::size_t>(mpi.size()));
+  MPI_Gather(&batches, 1, MPI_INT, out.batches_per_process.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
 
   // The run's model from the summaries, on the root; every process learns where its stores went.
   // A rank's unmatched event waits and syncs are counted where its markers are: the summaries
   // leave them out.
   if (load.timings) load.timings->start("summary model");
-  long long unmatched[2] = {own->unmatched_events.waits, own->unmatched_events.syncs}, all_unmatched[2] = {0, 0};
+  long long unmatched[2] = {own->unmatched().waits, own->unmatched().syncs}, all_unmatched[2] = {0, 0};
   MPI_Reduce(unmatched, all_unmatched, 2, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
   LoadOptions summary_load = load;
   summary_load.unmatched_events_elsewhere = {all_unmatched[0], all_unmatched[1]};
-  auto summary = summaryModelOnRoot(mpi, *plan, summaries, mine, summary_load, sent);
-  summaries.clear();
+  auto summary = summaryModelOnRoot(mpi, *plan, own->summaries(), mine, summary_load, sent);
+  own->summaries().clear();
   std::string places_text = mpi.root() ? (summary ? placesText(*summary, *plan) : "!" + summary.message()) : std::string();
   places_text = broadcastFromRoot(std::move(places_text), mpi);
   if (!places_text.empty() && places_text.front() == '!') return trace::failure(places_text.substr(1));
   std::vector<StorePlace> places;
   if (!PartReader(places_text).get(places).ok() || places.size() != plan->run.files.size())
     return trace::failure("the root's placing of the stores arrived damaged");
-  std::vector<Index> rows_of;
-  if (trace::Status s = everyProcessOk(mpi, placeOwnRanks(*own, *plan, mine, places, rows_of)); !s) return s;
+  std::map<std::string, const StorePlace*> place_of;
+  for (std::size_t i : mine) place_of[plan->run.files[i].path.filename().string()] = &places[i];
+  trace::Status placed;
+  for (const RankFirstPass& f : own->ranks())
+    if (!placeOf(place_of, f) && placed) placed = trace::failure(f.store + " was read here, but the root's model of the run has no rank of it");
+  if (trace::Status s = everyProcessOk(mpi, placed); !s) return s;
 
   if (load.timings) load.timings->start("own ranks' iterations");
   int any_marker = 0;
-  for (Index r = 0; r < own->ranks.size() && any_marker == 0; ++r)
-    any_marker = rankHasIterationMarkers(*own, r, options.iterations) ? 1 : 0;
+  for (const RankFirstPass& f : own->ranks()) any_marker |= f.has_markers ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &any_marker, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
   PartWriter facts_out;
-  facts_out.put(std::uint64_t{own->ranks.size()});
-  for (Index r = 0; r < own->ranks.size(); ++r) {
-    const RankIterationFacts f = rankIterations(*own, r, options.iterations, any_marker != 0);
-    facts_out.put(rows_of[r]).put(f.iterations).put(f.period).put(f.notes).put(f.whole_run).put(f.has_ops);
+  facts_out.put(std::uint64_t{own->ranks().size()});
+  for (const RankFirstPass& first : own->ranks()) {
+    const StorePlace* place = placeOf(place_of, first);
+    const RankIterationFacts f = first.factsFor(any_marker != 0, place->to_aligned_ns);
+    facts_out.put(static_cast<Index>(place->row)).put(f.iterations).put(f.period).put(f.notes).put(f.whole_run).put(f.has_ops);
   }
   auto all_facts = gatherParts(mpi, facts_out.take(), sent);
   if (!all_facts) return all_facts.status();
@@ -312,23 +277,24 @@ trace::Result<DistributedAnalysis> analyzeRunDistributed(const MpiSession& mpi, 
 
   if (load.timings) load.timings->start("own ranks' metrics");
   PartWriter parts_out;
-  parts_out.put(std::uint64_t{own->ranks.size()});
-  for (Index r = 0; r < own->ranks.size(); ++r) {
-    const Index row = rows_of[r];
-    if (row >= per_rank.size()) return trace::failure("the run's iterations do not cover this process's ranks");
-    RankPart part = analyzeRankPart(*own, r, per_rank[row], options);
-    // Streams by their place among the rank's, names as text: the root's model numbers both its own way.
-    for (RankIterationMetrics& m : part.rows) m.rank = row;
-    for (StreamIdle& s : part.streams) s.stream -= own->ranks[r].first_stream;
-    std::vector<std::string> names;
-    for (const KernelTally& k : part.kernels) names.emplace_back(own->str(k.name));
-    std::uint64_t calls = 0;
-    const RankInfo& info = own->ranks[r];
-    for (Index t = info.first_thread; t < info.first_thread + info.thread_count; ++t) calls += own->threads[t].call_count;
-    parts_out.put(row).put(part.rows).put(part.streams).put(part.kernel_types).put(part.kernels).put(names)
-        .put(std::uint64_t{info.op_count}).put(calls);
-  }
-  own = RunModel();
+  parts_out.put(std::uint64_t{own->ranks().size()});
+  trace::Status measured = own->measure(
+      [&](const RankFirstPass& f) { return placeOf(place_of, f)->to_aligned_ns; },
+      [&](const RunModel& model, Index r, const RankFirstPass& first) {
+        const auto row = static_cast<Index>(placeOf(place_of, first)->row);
+        if (row >= per_rank.size()) return trace::failure("the run's iterations do not cover this process's ranks");
+        RankPart part = analyzeRankPart(model, r, per_rank[row], options);
+        // Streams by their place among the rank's, names as text: the root's model numbers both its own way.
+        for (RankIterationMetrics& m : part.rows) m.rank = row;
+        for (StreamIdle& st : part.streams) st.stream -= model.ranks[r].first_stream;
+        std::vector<std::string> names;
+        for (const KernelTally& k : part.kernels) names.emplace_back(model.str(k.name));
+        parts_out.put(row).put(part.rows).put(part.streams).put(part.kernel_types).put(part.kernels).put(names)
+            .put(first.ops).put(first.api_calls);
+        return trace::Status();
+      });
+  if (trace::Status s = everyProcessOk(mpi, measured); !s) return s;
+  own = trace::failure("measured");
   auto all_parts = gatherParts(mpi, parts_out.take(), sent);
   if (!all_parts) return all_parts.status();
 

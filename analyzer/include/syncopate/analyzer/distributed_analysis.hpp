@@ -24,6 +24,7 @@ struct DistributedAnalysis {
   std::uint64_t bytes_exchanged = 0;   // on the root: sent by all processes
   std::size_t model_bytes = 0;         // on the root: what its model of the run holds (RunModel::bytes)
   std::vector<int> stores_per_process;  // how many stores each process read
+  std::vector<int> batches_per_process;  // on the root: in how many batches each read its stores (rank_batches.hpp)
   std::vector<long> peak_rss_kb;        // on the root: each process's peak RSS once its part was done
 };
 

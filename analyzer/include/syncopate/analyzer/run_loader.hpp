@@ -52,6 +52,7 @@ struct StoreRowCount {
   std::uint64_t ops = 0, api_calls = 0;
 };
 trace::Result<std::vector<StoreRowCount>> countStoreRows(const std::filesystem::path& run_dir);
+trace::Result<StoreRowCount> countRows(const trace::StoreFile& store);
 
 // The sentence of rows refused for the memory they would take: "<whose> N GPU ops and M API
 // calls need about X in one process ..., more than the <limit> it may use (--memory-limit) ...".
