@@ -8,7 +8,6 @@
 #include <cstring>
 #include <deque>
 #include <map>
-#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -73,7 +72,6 @@ class PartReader {
     return *this;
   }
   bool ok() const { return ok_; }
-  bool done() const { return at_ == in_.size(); }
 
  private:
   bool take(std::size_t n) {
@@ -148,14 +146,7 @@ trace::Result<RunModel> summaryModelOnRoot(const MpiSession& mpi, const StorePla
       if (!r.ok()) return trace::failure(processName(mpi) + ": " + r.message());
       return std::exchange(*r, {});
     }
-    const int from = plan.owner[i];
-    const MPI_Status status = probePolling(from);
-    int count = 0;
-    MPI_Get_count(&status, MPI_BYTE, &count);
-    PackedStore bytes(static_cast<std::size_t>(count));
-    MPI_Recv(bytes.data(), count, MPI_BYTE, from, status.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    if (status.MPI_TAG == kFailureTag) return trace::failure(std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
-    return bytes;
+    return receiveStore(plan.owner[i]);
   };
   LoadOptions summary_load = load;
   summary_load.timings = nullptr;  // one phase of the caller's

@@ -95,13 +95,7 @@ class StoreReceiver {
       readAheadFrom(i + 1);
       return store;
     }
-    const MPI_Status status = probePolling(owner_[i]);
-    int count = 0;
-    MPI_Get_count(&status, MPI_BYTE, &count);
-    PackedStore bytes(static_cast<std::size_t>(count));
-    MPI_Recv(bytes.data(), count, MPI_BYTE, owner_[i], status.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    if (status.MPI_TAG == kFailureTag) return trace::failure(std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
-    return bytes;
+    return receiveStore(owner_[i]);
   }
 
   // Wall time of the root's own reads, once every store was taken.

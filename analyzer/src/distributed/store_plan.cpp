@@ -128,13 +128,19 @@ void waitPolling(MPI_Request& request) {
   }
 }
 
-MPI_Status probePolling(int source) {
+trace::Result<std::vector<std::byte>> receiveStore(int from) {
   MPI_Status status;
   for (int found = 0;;) {
-    MPI_Iprobe(source, MPI_ANY_TAG, MPI_COMM_WORLD, &found, &status);
-    if (found) return status;
+    MPI_Iprobe(from, MPI_ANY_TAG, MPI_COMM_WORLD, &found, &status);
+    if (found) break;
     std::this_thread::sleep_for(kPollDelay);
   }
+  int count = 0;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  std::vector<std::byte> bytes(static_cast<std::size_t>(count));
+  MPI_Recv(bytes.data(), count, MPI_BYTE, from, status.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  if (status.MPI_TAG == kFailureTag) return trace::failure(std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  return bytes;
 }
 
 std::string processName(const MpiSession& mpi) {

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -51,7 +52,10 @@ std::string broadcastFromRoot(std::string text, const MpiSession& mpi);
 // sleeping between polls, which costs a message at most a poll's delay.
 inline constexpr auto kPollDelay = std::chrono::microseconds(200);
 void waitPolling(MPI_Request& request);
-MPI_Status probePolling(int source);
+
+// The next store process `from` sent this one: its bytes (kRowsTag), or, for kFailureTag, the
+// sentence of why it has none, as the failure.
+trace::Result<std::vector<std::byte>> receiveStore(int from);
 
 // "process P of N on HOST", for sentences that say where something failed.
 std::string processName(const MpiSession& mpi);
