@@ -124,13 +124,14 @@ trace::Result<RunModel> summaryModelOnRoot(const MpiSession& mpi, const StorePla
   if (!mpi.root()) {
     std::deque<std::pair<MPI_Request, std::string>> in_flight;
     for (std::size_t k = 0; k < mine.size(); ++k) {
-      const bool ok = summaries[k].ok();
+      bool ok = summaries[k].ok();
       std::string bytes;
       if (ok) bytes.assign(reinterpret_cast<const char*>(summaries[k]->data()), summaries[k]->size());
       else bytes = processName(mpi) + ": " + summaries[k].message();
       summaries[k] = trace::failure("sent");
+      if (bytes.size() > static_cast<std::size_t>(INT32_MAX))
+        bytes = processName(mpi) + ": the store's summary is 2 GiB or more, more than one MPI message carries", ok = false;
       auto& f = in_flight.emplace_back(MPI_REQUEST_NULL, std::move(bytes));
-      if (f.second.size() > static_cast<std::size_t>(INT32_MAX)) f.second = processName(mpi) + ": the store's summary is 2 GiB or more";
       MPI_Isend(f.second.data(), static_cast<int>(f.second.size()), MPI_BYTE, 0, ok ? kRowsTag : kFailureTag,
                 MPI_COMM_WORLD, &f.first);
       sent += f.second.size();
