@@ -63,15 +63,16 @@ void printTimings(const analyzer::PhaseTimings& timings) {
   fmt::print(stderr, "{:<28} {:>8.2f} {:>8.2f} {:>8.0f}\n", "total", wall, cpu, peak);
 }
 
-// Whether the run's model would pass `limit` (0: none); false when its stores cannot be counted
-// (loadRun's own sentence then says why).
-bool overMemoryLimit(const std::string& dir, std::uint64_t limit) {
-  if (limit == 0) return false;
+// The run's stores with their rows counted, when its model would pass `limit` (0: none); nothing
+// when it fits, or when its stores cannot be counted (loadRun's own sentence then says why).
+std::optional<std::vector<analyzer::StoreRowCount>> countedOverLimit(const std::string& dir, std::uint64_t limit) {
+  if (limit == 0) return std::nullopt;
   auto counts = analyzer::countStoreRows(dir);
-  if (!counts) return false;
+  if (!counts) return std::nullopt;
   std::uint64_t ops = 0, calls = 0;
   for (const auto& c : *counts) ops += c.ops, calls += c.api_calls;
-  return analyzer::modelBytesEstimate(ops, calls) > limit;
+  if (analyzer::modelBytesEstimate(ops, calls) <= limit) return std::nullopt;
+  return std::move(counts).value();
 }
 
 // Under an MPI launcher, the processes read the stores where they lie and the root builds the
@@ -164,24 +165,24 @@ void run(const AnalyzeArgs& args) {
     } else {
       // Without the critical path a run over the limit is analysed in batches; it is counted
       // first, so that the whole load is not begun.
-      const bool batches = args.no_critical_path && overMemoryLimit(args.dir, load.memory_limit);
-      auto loaded = batches ? trace::Result<analyzer::RunModel>(trace::failure("analysed in batches"))
-                            : analyzer::loadRun(args.dir, load);
-      progress.finish();
-      if (!loaded) {
-        if (!batches && overMemoryLimit(args.dir, load.memory_limit))
-          fail("analyze", loaded.message() + "; or analyse it without the critical path (--no-critical-path), in batches of "
-                                             "stores that fit");
-        if (!batches) fail("analyze", loaded.message());
-        auto streamed = analyzer::analyzeRunStreamed(args.dir, load, options);
+      auto counted = args.no_critical_path ? countedOverLimit(args.dir, load.memory_limit) : std::nullopt;
+      if (counted) {
+        auto streamed = analyzer::analyzeRunStreamed(*counted, load, options);
         if (!streamed) fail("analyze", streamed.message());
         fmt::print(stderr, "syncopate analyze: the run is larger than the {:.2f} MiB it may use (--memory-limit): analysed in "
                            "{} batches of its stores, each store read twice (docs/analyzer.md, \"Memory\")\n",
                    static_cast<double>(load.memory_limit) / (1 << 20), streamed->batches);
         model = std::move(streamed->model);
         analysis = std::move(streamed->analysis);
+      } else {
+        auto loaded = analyzer::loadRun(args.dir, load);
+        progress.finish();
+        if (!loaded && !args.no_critical_path && countedOverLimit(args.dir, load.memory_limit))
+          fail("analyze", loaded.message() + "; or analyse it without the critical path (--no-critical-path), in batches of "
+                                             "stores that fit");
+        if (!loaded) fail("analyze", loaded.message());
+        model = std::move(loaded).value();
       }
-      if (loaded) model = std::move(loaded).value();
     }
     if (!analysis) {
       auto analysed = analyzer::analyze(*model, options, timed);

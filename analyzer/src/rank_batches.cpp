@@ -48,22 +48,20 @@ RankIterationFacts RankFirstPass::factsFor(bool any_marker, std::int64_t run_ali
   return f;
 }
 
-trace::Result<RankBatches> RankBatches::read(const std::vector<trace::StoreFile>& stores, std::uint64_t memory_limit,
+trace::Result<RankBatches> RankBatches::read(const std::vector<StoreRowCount>& stores, std::uint64_t memory_limit,
                                              const IterationOptions& iterations) {
   RankBatches out;
-  // Consecutive stores while their model fits the limit; a store that cannot be counted is read
-  // with the others, and its read says why it fails.
+  // Consecutive stores while their model fits the limit; a store that could not be counted is
+  // read with the others, and its read says why it fails.
   std::uint64_t ops = 0, calls = 0;
-  for (const trace::StoreFile& f : stores) {
-    auto c = countRows(f);
-    const std::uint64_t store_ops = c ? c->ops : 0, store_calls = c ? c->api_calls : 0;
-    if (memory_limit > 0 && modelBytesEstimate(store_ops, store_calls) > memory_limit)
-      return trace::failure(memoryLimitSentence(fmt::format("{} alone, whose", f.path.filename().string()), store_ops,
-                                                store_calls, memory_limit));
-    if (out.batches_.empty() || (memory_limit > 0 && modelBytesEstimate(ops + store_ops, calls + store_calls) > memory_limit))
+  for (const StoreRowCount& c : stores) {
+    if (memory_limit > 0 && modelBytesEstimate(c.ops, c.api_calls) > memory_limit)
+      return trace::failure(memoryLimitSentence(fmt::format("{} alone, whose", c.store.path.filename().string()), c.ops,
+                                                c.api_calls, memory_limit));
+    if (out.batches_.empty() || (memory_limit > 0 && modelBytesEstimate(ops + c.ops, calls + c.api_calls) > memory_limit))
       out.batches_.emplace_back(), ops = 0, calls = 0;
-    out.batches_.back().push_back(f);
-    ops += store_ops, calls += store_calls;
+    out.batches_.back().push_back(c.store);
+    ops += c.ops, calls += c.api_calls;
   }
   PackedStoreReader reader;  // one read at a time: the next store's, while the last is built
   for (const auto& batch : out.batches_) {

@@ -9,16 +9,13 @@
 
 namespace syncopate::analyzer {
 
-trace::Result<StreamedAnalysis> analyzeRunStreamed(const std::filesystem::path& run_dir, const LoadOptions& load,
+trace::Result<StreamedAnalysis> analyzeRunStreamed(const std::vector<StoreRowCount>& stores, const LoadOptions& load,
                                                    const AnalysisOptions& options) {
   if (options.critical_path)
     return trace::failure("the critical path walks every rank's ops across ranks: a run analysed in batches is analysed "
                           "without it (--no-critical-path)");
   PhaseScope phase(load.timings, "first pass: summaries and iterations");
-  auto stores = trace::listStores(run_dir);
-  if (!stores.ok()) return trace::failure(stores.message());
-  if (stores->empty()) return trace::failure(run_dir.string() + " holds no run store (rank-<R>.sqlite or pid-<P>.sqlite)");
-  auto batches = RankBatches::read(*stores, load.memory_limit, options.iterations);
+  auto batches = RankBatches::read(stores, load.memory_limit, options.iterations);
   if (!batches) return batches.status();
   // One process analyses the whole run or none of it, as loadRun does.
   for (const auto& summary : batches->summaries())
@@ -28,7 +25,9 @@ trace::Result<StreamedAnalysis> analyzeRunStreamed(const std::filesystem::path& 
   LoadOptions summary_load;
   summary_load.clock = load.clock;
   summary_load.unmatched_events_elsewhere = batches->unmatched();
-  auto summary = loadPackedRun(*stores, [&](std::size_t i) { return std::move(batches->summaries()[i]); }, summary_load);
+  std::vector<trace::StoreFile> files;
+  for (const StoreRowCount& c : stores) files.push_back(c.store);
+  auto summary = loadPackedRun(files, [&](std::size_t i) { return std::move(batches->summaries()[i]); }, summary_load);
   if (!summary) return summary.status();
   batches->summaries().clear();
   RunModel& m = *summary;

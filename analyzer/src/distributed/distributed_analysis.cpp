@@ -193,9 +193,12 @@ trace::Result<DistributedAnalysis> analyzeRunDistributed(const MpiSession& mpi, 
   }
 
   if (load.timings) load.timings->start("read and build own ranks");
-  std::vector<trace::StoreFile> own_files;
-  for (std::size_t i : mine) own_files.push_back(plan->run.files[i]);
-  auto own = RankBatches::read(own_files, load.memory_limit, options.iterations);
+  std::vector<StoreRowCount> own_stores;
+  for (std::size_t i : mine) {
+    auto counted = countRows(plan->run.files[i]);
+    own_stores.push_back(counted ? std::move(counted).value() : StoreRowCount{plan->run.files[i]});
+  }
+  auto own = RankBatches::read(own_stores, load.memory_limit, options.iterations);
   if (trace::Status s = everyProcessOk(mpi, own.status()); !s) return s;
   int batches = static_cast<int>(own->batches());
   out.batches_per_process.resize(static_cast<std::size_t>(mpi.size()));

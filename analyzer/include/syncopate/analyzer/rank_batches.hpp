@@ -36,10 +36,11 @@ struct RankFirstPass {
 
 class RankBatches {
  public:
-  // The first pass over `stores`. A store that cannot be read is left out, its summary the
-  // reason; fails only when a store alone needs more than `memory_limit` (0: none), or when the
-  // stores read do not fit together.
-  static trace::Result<RankBatches> read(const std::vector<trace::StoreFile>& stores, std::uint64_t memory_limit,
+  // The first pass over `stores`, with their rows counted (countRows; a store that could not be
+  // counted with none). A store that cannot be read is left out, its summary the reason; fails
+  // only when a store alone needs more than `memory_limit` (0: none), or when the stores read do
+  // not fit together.
+  static trace::Result<RankBatches> read(const std::vector<StoreRowCount>& stores, std::uint64_t memory_limit,
                                          const IterationOptions& iterations);
 
   std::size_t batches() const { return batches_.size(); }

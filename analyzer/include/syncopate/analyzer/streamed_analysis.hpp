@@ -8,7 +8,7 @@
 #pragma once
 
 #include <cstddef>
-#include <filesystem>
+#include <vector>
 
 #include "syncopate/analyzer/analysis.hpp"
 #include "syncopate/analyzer/run_loader.hpp"
@@ -21,9 +21,10 @@ struct StreamedAnalysis {
   std::size_t batches = 0;
 };
 
-// `load.memory_limit` sizes the batches (0: one batch). Refuses a store that alone needs more
-// than the limit, and options that ask for the critical path.
-trace::Result<StreamedAnalysis> analyzeRunStreamed(const std::filesystem::path& run_dir, const LoadOptions& load,
+// `stores`: the run's, counted (countStoreRows, which says whether the run needs batches at
+// all). `load.memory_limit` sizes the batches (0: one batch). Refuses a store that alone needs
+// more than the limit, and options that ask for the critical path.
+trace::Result<StreamedAnalysis> analyzeRunStreamed(const std::vector<StoreRowCount>& stores, const LoadOptions& load,
                                                    const AnalysisOptions& options);
 
 }  // namespace syncopate::analyzer
