@@ -15,7 +15,6 @@
 #include "host_memory.hpp"
 #include "syncopate/analyzer/analysis.hpp"
 #include "syncopate/analyzer/distributed_analysis.hpp"
-#include "syncopate/analyzer/distributed_load.hpp"
 #include "syncopate/analyzer/mpi_session.hpp"
 #include "syncopate/analyzer/report.hpp"
 #include "syncopate/analyzer/run_loader.hpp"
@@ -75,9 +74,6 @@ std::optional<std::vector<analyzer::StoreRowCount>> countedOverLimit(const std::
   return std::move(counts).value();
 }
 
-// Under an MPI launcher, the processes read the stores where they lie and the root builds the
-// model (docs/analyzer.md, "Distributed analysis"); every other process returns nullopt. A
-// failure all processes share is printed once, by the root; the others end with status 1.
 analyzer::MpiSession startMpi() {
   auto mpi = analyzer::MpiSession::start();
   if (!mpi) fail("analyze", mpi.message());
@@ -100,22 +96,9 @@ std::string perProcess(const std::vector<T>& values, T divisor = 1) {
   return out;
 }
 
-std::optional<analyzer::RunModel> loadDistributed(const AnalyzeArgs& args, const analyzer::LoadOptions& load) {
-  const analyzer::MpiSession mpi = startMpi();
-  auto loaded = analyzer::loadRunDistributed(mpi, args.dir, load);
-  failTogether(mpi, loaded);
-  if (!mpi.root()) return std::nullopt;
-  if (args.timings)
-    fmt::print(stderr, "distributed load: {} processes, stores read per process:{}; the root read its stores in {:.2f} s; "
-                       "{} bytes exchanged; peak RSS per process (MB):{}\n",
-               mpi.size(), perProcess(loaded->stores_per_process), loaded->root_read_s, loaded->bytes_exchanged,
-               perProcess(loaded->peak_rss_kb, 1024L));
-  return std::move(loaded->model);
-}
-
-// Under an MPI launcher, without the critical path: each process analyses the ranks whose stores
-// it read, and the root only what the ranks share (docs/analyzer.md, "Distributed analysis").
-// Every process but the root returns nullopt.
+// Under an MPI launcher: each process analyses the ranks whose stores it read (and walks their
+// legs of the critical path), and the root only what the ranks share (docs/analyzer.md,
+// "Distributed analysis"). Every process but the root returns nullopt.
 std::optional<std::pair<analyzer::RunModel, analyzer::Analysis>> analyzeDistributed(const AnalyzeArgs& args,
                                                                                     const analyzer::LoadOptions& load,
                                                                                     const analyzer::AnalysisOptions& options) {
@@ -125,9 +108,12 @@ std::optional<std::pair<analyzer::RunModel, analyzer::Analysis>> analyzeDistribu
   if (!mpi.root()) return std::nullopt;
   if (args.timings)
     fmt::print(stderr, "distributed analysis: {} processes, stores read and analysed per process:{}, in batches:{}; the "
-                       "root's model of what the ranks share: {:.1f} MiB; {} bytes exchanged; peak RSS per process (MB):{}\n",
+                       "root's model of what the ranks share: {:.1f} MiB;{} {} bytes exchanged; peak RSS per process (MB):{}\n",
                mpi.size(), perProcess(done->stores_per_process), perProcess(done->batches_per_process),
                static_cast<double>(done->model_bytes) / (1 << 20),
+               options.critical_path ? fmt::format(" the critical path in {} legs over {} rounds;", done->path_legs,
+                                                   done->path_rounds)
+                                     : std::string(),
                done->bytes_exchanged, perProcess(done->peak_rss_kb, 1024L));
   return std::make_pair(std::move(*done->model), std::move(*done->analysis));
 }
@@ -153,38 +139,31 @@ void run(const AnalyzeArgs& args) {
   options.critical_path = !args.no_critical_path;
   std::optional<analyzer::RunModel> model;
   std::optional<analyzer::Analysis> analysis;
-  if (launched && !options.critical_path) {
+  if (launched) {
     auto done = analyzeDistributed(args, load, options);
     if (!done) return;  // not the root: its ranks' results are sent
     model = std::move(done->first);
     analysis = std::move(done->second);
   } else {
-    if (launched) {
-      model = loadDistributed(args, load);
-      if (!model) return;  // not the root: its stores are sent
+    // Without the critical path a run over the limit is analysed in batches; it is counted
+    // first, so that the whole load is not begun.
+    auto counted = args.no_critical_path ? countedOverLimit(args.dir, load.memory_limit) : std::nullopt;
+    if (counted) {
+      auto streamed = analyzer::analyzeRunStreamed(*counted, load, options);
+      if (!streamed) fail("analyze", streamed.message());
+      fmt::print(stderr, "syncopate analyze: the run is larger than the {:.2f} MiB it may use (--memory-limit): analysed in "
+                         "{} batches of its stores, each store read twice (docs/analyzer.md, \"Memory\")\n",
+                 static_cast<double>(load.memory_limit) / (1 << 20), streamed->batches);
+      model = std::move(streamed->model);
+      analysis = std::move(streamed->analysis);
     } else {
-      // Without the critical path a run over the limit is analysed in batches; it is counted
-      // first, so that the whole load is not begun.
-      auto counted = args.no_critical_path ? countedOverLimit(args.dir, load.memory_limit) : std::nullopt;
-      if (counted) {
-        auto streamed = analyzer::analyzeRunStreamed(*counted, load, options);
-        if (!streamed) fail("analyze", streamed.message());
-        fmt::print(stderr, "syncopate analyze: the run is larger than the {:.2f} MiB it may use (--memory-limit): analysed in "
-                           "{} batches of its stores, each store read twice (docs/analyzer.md, \"Memory\")\n",
-                   static_cast<double>(load.memory_limit) / (1 << 20), streamed->batches);
-        model = std::move(streamed->model);
-        analysis = std::move(streamed->analysis);
-      } else {
-        auto loaded = analyzer::loadRun(args.dir, load);
-        progress.finish();
-        if (!loaded && !args.no_critical_path && countedOverLimit(args.dir, load.memory_limit))
-          fail("analyze", loaded.message() + "; or analyse it without the critical path (--no-critical-path), in batches of "
-                                             "stores that fit");
-        if (!loaded) fail("analyze", loaded.message());
-        model = std::move(loaded).value();
-      }
-    }
-    if (!analysis) {
+      auto loaded = analyzer::loadRun(args.dir, load);
+      progress.finish();
+      if (!loaded && !args.no_critical_path && countedOverLimit(args.dir, load.memory_limit))
+        fail("analyze", loaded.message() + "; or analyse it without the critical path (--no-critical-path), in batches of "
+                                           "stores that fit");
+      if (!loaded) fail("analyze", loaded.message());
+      model = std::move(loaded).value();
       auto analysed = analyzer::analyze(*model, options, timed);
       if (!analysed) fail("analyze", analysed.message());
       analysis = std::move(analysed).value();

@@ -24,18 +24,6 @@ std::string_view toString(PathCategory c) {
   return "?";
 }
 
-namespace {
-
-PathCategory categoryOf(OpClass c) {
-  switch (c) {
-    case OpClass::Compute: return PathCategory::Compute;
-    case OpClass::Memory: return PathCategory::Memory;
-    case OpClass::Communication: return PathCategory::Communication;
-    case OpClass::Marker: return PathCategory::Idle;
-  }
-  return PathCategory::Idle;
-}
-
 // What the walk needs beyond the model's columns, built once per model.
 class PathIndex {
  public:
@@ -199,20 +187,42 @@ class PathIndex {
   std::vector<std::vector<Index>> launches_by_end_;  // per rank
 };
 
+namespace {
+
+PathCategory categoryOf(OpClass c) {
+  switch (c) {
+    case OpClass::Compute: return PathCategory::Compute;
+    case OpClass::Memory: return PathCategory::Memory;
+    case OpClass::Communication: return PathCategory::Communication;
+    case OpClass::Marker: return PathCategory::Idle;
+  }
+  return PathCategory::Idle;
+}
+
 class Walker {
  public:
-  Walker(const RunModel& m, const PathIndex& index, std::int64_t floor) : m_(m), index_(index), floor_(floor) {}
+  Walker(const RunModel& m, const PathIndex& index, const ArrivalOf& arrival, const PathLegStart& start)
+      : m_(m), index_(index), arrival_(arrival), floor_(start.floor), straggler_(start.straggler),
+        straggler_floor_(start.straggler_floor) {}
 
-  std::vector<PathSegment> walkFrom(Index sink) {
-    std::int64_t t = m_.ops.end[sink];
-    State s{NodeRef::op(sink), t, false};
+  PathLeg walk(const PathLegStart& start) {
+    State s{NodeRef::op(start.op), start.time, false};
+    bool going = start.before ? continueBeforeOp(s, start.op, start.time) : true;
     const std::size_t limit = 4 * (m_.ops.size() + m_.api_calls.size()) + 16;
-    for (std::size_t step = 0; step < limit && s.time > floor_; ++step) {
-      if (!advance(s)) break;
+    for (std::size_t step = 0; going && step < limit && s.time > floor_; ++step) going = advance(s);
+    PathLeg leg;
+    if (handed_off_) {
+      leg.handed_off = true;
+      leg.next = next_;
+      leg.next_time = next_time_;
+    } else if (s.time > floor_) {
+      emit(s.node, floor_, s.time, PathCategory::Idle, true);
     }
-    if (s.time > floor_) emit(s.node, floor_, s.time, PathCategory::Idle, true);
+    leg.straggler = straggler_;
+    leg.straggler_floor = straggler_floor_;
     std::reverse(out_.begin(), out_.end());
-    return merged();
+    leg.segments = merged();
+    return leg;
   }
 
  private:
@@ -258,27 +268,18 @@ class Walker {
   bool advanceOp(State& s) {
     const Index op = s.node.index();
     const std::int64_t start = m_.ops.start[op];
-    const Index row = m_.collectiveOf(op);
-    const Index match = row == kNone ? kNone : m_.collectives.match[row];
-    if (match != kNone && m_.matches.count[match] > 1) {
+    if (CollectiveArrival a; arrival_(op, a)) {
       // A collective ends after its last participant arrived.
-      Index last_op = op;
-      std::int64_t last = INT64_MIN, second = INT64_MIN;
-      for (Index p : m_.matches.of(match)) {
-        const Index other = m_.collectives.op[p];
-        const std::int64_t arrival = m_.ops.start[other];
-        if (arrival > last || (arrival == last && other == op)) {
-          second = std::max(second, last);
-          last = arrival;
-          last_op = other;
-        } else {
-          second = std::max(second, arrival);
-        }
+      emit(s.node, std::max(a.last, start), s.time, PathCategory::Communication);
+      const std::int64_t at = std::min(a.last, s.time);
+      if (a.second < a.last) openStragglerWindow(a.second, a.last, a.last_rank);
+      if (a.last_op == kNone) {  // on a rank another process holds: the next leg is its
+        handed_off_ = true;
+        next_ = a;
+        next_time_ = at;
+        return false;
       }
-      emit(s.node, std::max(last, start), s.time, PathCategory::Communication);
-      const std::int64_t at = std::min(last, s.time);
-      if (second < last) openStragglerWindow(second, last, m_.rankOfOp(last_op));
-      return continueBeforeOp(s, last_op, at);
+      return continueBeforeOp(s, a.last_op, at);
     }
     emit(s.node, start, s.time, categoryOf(m_.ops.op_class[op]));
     return continueBeforeOp(s, op, std::min(start, s.time));
@@ -380,10 +381,14 @@ class Walker {
 
   const RunModel& m_;
   const PathIndex& index_;
+  const ArrivalOf& arrival_;
   std::int64_t floor_;
   std::vector<PathSegment> out_;
-  Index straggler_ = kNone;
-  std::int64_t straggler_floor_ = 0;
+  Index straggler_;
+  std::int64_t straggler_floor_;
+  bool handed_off_ = false;
+  CollectiveArrival next_;
+  std::int64_t next_time_ = 0;
 };
 
 // Where rank `r`'s iteration `it` begins for its path: where its GPU window begins, except that
@@ -414,24 +419,114 @@ std::int64_t pathStart(const RunModel& m, Index r, const RankIteration& it) {
   return start;
 }
 
-CriticalPath finish(CriticalPath p) {
-  for (const PathSegment& s : p.segments) p.attribution[static_cast<std::size_t>(s.category)] += s.end - s.start;
+}  // namespace
+
+void CriticalPath::attribute() {
+  attribution = {};
+  for (const PathSegment& s : segments) attribution[static_cast<std::size_t>(s.category)] += s.end - s.start;
+}
+
+RankPathEnds rankPathEnds(const RunModel& m, Index r, const RankIteration& it) {
+  RankPathEnds ends{pathStart(m, r, it), kNone};
+  // The op of this iteration that ended last: ops that start inside the window.
+  const RankInfo& info = m.ranks[r];
+  for (Index st = info.first_stream; st < info.first_stream + info.stream_count; ++st) {
+    const StreamInfo& stream = m.streams[st];
+    const auto* begin = m.ops.start.data() + stream.first_op;
+    const auto* end = begin + stream.op_count;
+    for (const auto* p = std::lower_bound(begin, end, it.start); p != end && *p < it.end; ++p) {
+      const auto op = static_cast<Index>(p - m.ops.start.data());
+      if (m.ops.op_class[op] == OpClass::Marker) continue;
+      if (ends.sink == kNone || m.ops.end[op] > m.ops.end[ends.sink]) ends.sink = op;
+    }
+  }
+  return ends;
+}
+
+bool matchedArrival(const RunModel& m, Index op, CollectiveArrival& out) {
+  const Index row = m.collectiveOf(op);
+  const Index match = row == kNone ? kNone : m.collectives.match[row];
+  if (match == kNone || m.matches.count[match] <= 1) return false;
+  Index last_op = op;
+  std::int64_t last = INT64_MIN, second = INT64_MIN;
+  for (Index p : m.matches.of(match)) {
+    const Index other = m.collectives.op[p];
+    const std::int64_t arrival = m.ops.start[other];
+    if (arrival > last || (arrival == last && other == op)) {
+      second = std::max(second, last);
+      last = arrival;
+      last_op = other;
+    } else {
+      second = std::max(second, arrival);
+    }
+  }
+  out = {last, second, m.rankOfOp(last_op), m.ops.store_id[last_op], last_op};
+  return true;
+}
+
+PathNodeFacts pathNodeFacts(const RunModel& m, const PathSegment& s) {
+  PathNodeFacts f;
+  const Index i = s.node.index();
+  switch (s.node.kind()) {
+    case NodeRef::Kind::Op:
+      f.store_id = m.ops.store_id[i];
+      f.name = (s.waiting ? "waiting before " : "") + std::string(m.str(m.ops.name[i]));
+      break;
+    case NodeRef::Kind::ApiCall: {
+      f.store_id = m.api_calls.store_id[i];
+      f.thread = m.api_calls.thread[i];
+      // CPU work between calls is named by the innermost NVTX (or PyTorch) range open on the
+      // thread halfway through it, which says more than the call after it.
+      if (s.waiting && s.category == PathCategory::Host) {
+        const Index open = m.rangeOpenAt(f.thread, s.start + (s.end - s.start) / 2);
+        f.name = open == kNone ? std::string("(CPU work between API calls)") : "CPU: " + std::string(m.str(m.ranges.name[open]));
+      } else {
+        f.name = m.str(m.api_calls.name[i]);
+      }
+      break;
+    }
+    case NodeRef::Kind::HostSync:
+      f.store_id = m.host_syncs.store_id[i];
+      f.name = "host sync";
+      break;
+  }
+  return f;
+}
+
+PathWalker::PathWalker(const RunModel& model) : model_(model), index_(std::make_unique<PathIndex>(model)) {}
+PathWalker::~PathWalker() = default;
+
+PathLeg PathWalker::walk(const PathLegStart& start, const ArrivalOf& arrival) const {
+  return Walker(model_, *index_, arrival, start).walk(start);
+}
+
+namespace {
+
+// A walk on one model that holds every rank: a single leg.
+CriticalPath walkWhole(const RunModel& m, const PathWalker& walker, std::int64_t iteration, Index sink,
+                       std::int64_t window_start) {
+  const ArrivalOf arrival = [&m](Index op, CollectiveArrival& out) { return matchedArrival(m, op, out); };
+  CriticalPath p;
+  p.iteration = iteration;
+  p.start = window_start;
+  p.end = m.ops.end[sink];
+  PathLegStart start;
+  start.op = sink;
+  start.time = p.end;
+  start.floor = window_start;
+  p.segments = walker.walk(start, arrival).segments;
+  p.attribute();
   return p;
 }
 
 }  // namespace
 
 CriticalPath criticalPathTo(const RunModel& m, Index sink, std::int64_t window_start) {
-  PathIndex index(m);
-  CriticalPath p;
-  p.start = window_start;
-  p.end = m.ops.end[sink];
-  p.segments = Walker(m, index, window_start).walkFrom(sink);
-  return finish(std::move(p));
+  return walkWhole(m, PathWalker(m), 0, sink, window_start);
 }
 
 std::vector<CriticalPath> criticalPaths(const RunModel& m, const Iterations& its) {
-  PathIndex index(m);
+  const PathWalker walker(m);
   std::vector<CriticalPath> out(its.numbers.size());
   // One byte per iteration, not std::vector<bool>: its bits share words, and two threads setting
   // neighbouring bits at once would lose one of the writes.
@@ -444,28 +539,13 @@ std::vector<CriticalPath> criticalPaths(const RunModel& m, const Iterations& its
     for (Index r = 0; r < its.per_rank.size(); ++r) {
       for (const RankIteration& it : its.per_rank[r]) {
         if (it.number != number || it.op_count == 0) continue;
-        window_start = std::min(window_start, pathStart(m, r, it));
-        // The op of this iteration that ended last: ops that start inside the window.
-        const RankInfo& info = m.ranks[r];
-        for (Index st = info.first_stream; st < info.first_stream + info.stream_count; ++st) {
-          const StreamInfo& stream = m.streams[st];
-          const auto* begin = m.ops.start.data() + stream.first_op;
-          const auto* end = begin + stream.op_count;
-          for (const auto* p = std::lower_bound(begin, end, it.start); p != end && *p < it.end; ++p) {
-            const auto op = static_cast<Index>(p - m.ops.start.data());
-            if (m.ops.op_class[op] == OpClass::Marker) continue;
-            if (sink == kNone || m.ops.end[op] > m.ops.end[sink]) sink = op;
-          }
-        }
+        const RankPathEnds ends = rankPathEnds(m, r, it);
+        window_start = std::min(window_start, ends.start);
+        if (ends.sink != kNone && (sink == kNone || m.ops.end[ends.sink] > m.ops.end[sink])) sink = ends.sink;
       }
     }
     if (sink == kNone) return;
-    CriticalPath p;
-    p.iteration = number;
-    p.start = window_start;
-    p.end = m.ops.end[sink];
-    p.segments = Walker(m, index, window_start).walkFrom(sink);
-    out[k] = finish(std::move(p));
+    out[k] = walkWhole(m, walker, number, sink, window_start);
     found[k] = 1;
   });
   std::vector<CriticalPath> paths;

@@ -122,6 +122,7 @@ trace::Status RankBatches::measure(const std::function<std::int64_t(const RankFi
       shiftRank(*model, r, run_aligned_ns(first) - model->ranks[r].to_aligned_ns);
       if (trace::Status s = measure(*model, r, first); !s) return s;
     }
+    if (batches_.size() == 1) kept_ = std::move(model).value();
   }
   return trace::Status();
 }

@@ -64,20 +64,6 @@ json attribution(const std::array<std::int64_t, kPathCategories>& a, double scal
   return out;
 }
 
-// What a host thread was doing at a time: the innermost NVTX (or PyTorch) range open on it,
-// which names the CPU work of host segments of the critical path better than the next call.
-class HostActivity {
- public:
-  explicit HostActivity(const RunModel& m) : m_(m) {}
-  std::string nameAt(Index thread, std::int64_t t) const {
-    const Index open = m_.rangeOpenAt(thread, t);
-    return open == kNone ? std::string("(CPU work between API calls)") : "CPU: " + std::string(m_.str(m_.ranges.name[open]));
-  }
-
- private:
-  const RunModel& m_;
-};
-
 json criticalPathSummary(const RunModel& m, const Analysis& a, const ReportOptions& options) {
   json cp = json::object();
   const auto& paths = a.critical_paths;
@@ -89,22 +75,12 @@ json criticalPathSummary(const RunModel& m, const Analysis& a, const ReportOptio
     std::int64_t ns = 0, segments = 0;
   };
   std::map<std::tuple<std::string, Index, PathCategory>, OpOnPath> on_path;
-  const HostActivity host(m);
   for (const CriticalPath& p : paths) {
     length += p.length();
     for (std::size_t c = 0; c < kPathCategories; ++c) total[c] += p.attribution[c];
-    for (const PathSegment& s : p.segments) {
-      std::string name;
-      switch (s.node.kind()) {
-        case NodeRef::Kind::Op: name = m.str(m.ops.name[s.node.index()]); break;
-        case NodeRef::Kind::ApiCall:
-          name = s.waiting && s.category == PathCategory::Host
-                     ? host.nameAt(m.api_calls.thread[s.node.index()], s.start + (s.end - s.start) / 2)
-                     : std::string(m.str(m.api_calls.name[s.node.index()]));
-          break;
-        case NodeRef::Kind::HostSync: name = "host sync"; break;
-      }
-      if (s.waiting && s.node.kind() == NodeRef::Kind::Op) name = "waiting before " + name;
+    for (std::size_t i = 0; i < p.segments.size(); ++i) {
+      const PathSegment& s = p.segments[i];
+      std::string name = p.nodeFacts(m, i).name;
       auto& o = on_path[{name, s.rank, s.category}];
       o.ns += s.end - s.start;
       ++o.segments;

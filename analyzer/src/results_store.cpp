@@ -132,14 +132,6 @@ std::string_view nodeKind(NodeRef n) {
   return "?";
 }
 
-std::int64_t storeIdOf(const RunModel& m, NodeRef n) {
-  switch (n.kind()) {
-    case NodeRef::Kind::Op: return m.ops.store_id[n.index()];
-    case NodeRef::Kind::ApiCall: return m.api_calls.store_id[n.index()];
-    case NodeRef::Kind::HostSync: return m.host_syncs.store_id[n.index()];
-  }
-  return kUnknown;
-}
 
 #define SYNCOPATE_TRY(expr)          \
   do {                               \
@@ -191,14 +183,19 @@ trace::Status writeTables(Writer& w, const RunModel& m, const Analysis& a) {
         // stored, consecutive host time on one thread is one row (the last call, and a count).
         const PathSegment& seg = p.segments[i];
         std::size_t j = i + 1;
+        PathNodeFacts last_facts = p.nodeFacts(m, i);
         if (seg.category == PathCategory::Host && seg.node.kind() == NodeRef::Kind::ApiCall) {
-          const Index thread = m.api_calls.thread[seg.node.index()];
-          while (j < p.segments.size() && p.segments[j].category == PathCategory::Host &&
-                 p.segments[j].node.kind() == NodeRef::Kind::ApiCall && m.api_calls.thread[p.segments[j].node.index()] == thread)
-            ++j;
+          const Index thread = last_facts.thread;
+          for (; j < p.segments.size() && p.segments[j].category == PathCategory::Host &&
+                 p.segments[j].node.kind() == NodeRef::Kind::ApiCall && p.segments[j].rank == seg.rank;
+               ++j) {
+            PathNodeFacts next = p.nodeFacts(m, j);
+            if (next.thread != thread) break;
+            last_facts = std::move(next);
+          }
         }
         const PathSegment& last = p.segments[j - 1];
-        const std::int64_t store_id = storeIdOf(m, last.node);
+        const std::int64_t store_id = last_facts.store_id;
         const auto merged = static_cast<std::int64_t>(j - i);
         if (seg.straggler == kNone)
           SYNCOPATE_TRY(w.insert(s->get(), p.iteration, position++, seg.rank, nodeKind(last.node), store_id, seg.start, last.end,

@@ -1,11 +1,12 @@
 #!/bin/sh
-# `syncopate analyze` under mpirun, end to end: two processes print and save what one process
-# does; a store one process cannot read leaves a partial analysis that names it; more processes
-# than stores, or a model larger than --memory-limit, is refused with a sentence and a non-zero
-# exit. Without the critical path, each process analyses its own ranks and the root only what
-# they share, and one process over its memory limit analyses the run in batches of stores: the
-# same results again, on the synthetic run, the recorded and imported fixtures and a real
-# two-rank PyTorch trace.
+# `syncopate analyze` under mpirun, end to end: two processes, each analysing its own ranks and
+# walking their legs of the critical path while the root takes only what they share, print and
+# save what one process does, with the critical path and without it, on the synthetic run, the
+# recorded and imported fixtures and a real two-rank PyTorch trace; a store one process cannot
+# read leaves a partial analysis that names it; more processes than stores, or a share larger
+# than --memory-limit with the critical path, is refused with a sentence and a non-zero exit.
+# Without the critical path, a run (or a process's share) over its memory limit is analysed in
+# batches of stores: the same results again.
 # Usage: cli_distributed_test.sh SYNCOPATE SYNTHETIC_RUN TRACES MPIEXEC [MPIRUN_FLAGS...]
 set -u
 SYNCOPATE=$1 SYNTHETIC=$2 TRACES=$3 MPIEXEC=$4
@@ -25,18 +26,20 @@ for f in analysis.json analysis.sqlite; do
   cmp -s "$WORK/single/$f" "$WORK/run/$f" && echo "ok: $f of two processes equals one process's" ||
     { echo "FAIL: $f of two processes differs from one process's"; failures=$((failures + 1)); }
 done
-expect 0 "distributed load: 2 processes, stores read per process: 4 4; the root read its stores in [0-9.]* s; [0-9]* bytes exchanged; peak RSS per process (MB): [0-9]* [0-9]*$" -- \
+expect 0 "distributed analysis: 2 processes, stores read and analysed per process: 4 4, in batches: 1 1; the root's model of what the ranks share: [0-9.]* MiB; the critical path in [1-9][0-9]* legs over [1-9][0-9]* rounds; [0-9]* bytes exchanged; peak RSS per process (MB): [0-9]* [0-9]*$" -- \
   "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --timings --distributed
 expect nonzero "^syncopate analyze: 9 processes were started for the 8 stores of $WORK/run: start at most one process per store" -- \
   "$MPIEXEC" "$@" -n 9 "$SYNCOPATE" analyze "$WORK/run" --no-save
 # A memory limit the model would pass (16016 ops and calls need 1.39 MiB, modelBytesEstimate):
-# one process refuses the run before reading it; under mpirun the root refuses it once the rows it
-# has received pass the limit (at the sixth store of 2002 ops each), and no process is left
-# waiting. A limit above the estimate, or none (0), analyses the run.
+# one process refuses the run before reading it. Under mpirun the limit is each process's: its 4
+# stores fit 1000000 bytes, but not 600000 (3 stores of 2002 ops each, then 1), and the critical
+# path walks a process's ranks at once, so every process refuses it and none is left waiting. A
+# limit above the estimate, or none (0), analyses the run.
 expect nonzero "^syncopate analyze: the run's 16016 GPU ops and 16016 API calls need about 1.39 MiB in one process (docs/analyzer.md, \"Memory\"), more than the 0.95 MiB it may use (--memory-limit): give a larger --memory-limit (0 for none)" -- \
   "$SYNCOPATE" analyze "$WORK/run" --no-save --memory-limit 1000000
-expect nonzero "^syncopate analyze: 6 of the run's 8 stores, whose 12012 GPU ops and 12012 API calls need about 1.04 MiB in one process (docs/analyzer.md, \"Memory\"), more than the 0.95 MiB it may use (--memory-limit)" -- \
-  "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --memory-limit 1000000
+expect 0 "Per iteration" -- "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --memory-limit 1000000
+expect nonzero "^syncopate analyze: process 0 of 2 on .*: its stores need 2 batches to fit 0.57 MiB (--memory-limit), and the critical path walks a process's ranks at once: start more processes, raise the limit, or analyse without the critical path (--no-critical-path)" -- \
+  "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --memory-limit 600000
 expect 0 "Per iteration" -- "$SYNCOPATE" analyze "$WORK/run" --no-save --memory-limit 1500000
 # Without the critical path, one process analyses a run over the limit in batches of stores that
 # fit (3 of 3, 3 and 2 stores at 2002 ops each), and writes what a whole load writes; with it the
@@ -57,22 +60,25 @@ done
 expect nonzero "^syncopate analyze: rank-0.sqlite alone, whose 2002 GPU ops and 2002 API calls need about" -- \
   "$SYNCOPATE" analyze "$WORK/run" --no-critical-path --no-save --memory-limit 100000
 expect 0 "Per iteration" -- "$SYNCOPATE" analyze "$WORK/run" --no-save --memory-limit 0
-# expect_same_ranks_apart RUN: analysed without the critical path by one process and by two, each
-# of them analysing its own ranks, RUN's results and report are the same.
+# expect_same_ranks_apart MODE RUN: analysed by one process and by two, each of them analysing
+# its own ranks, RUN's results and report are the same, with the critical path (MODE "path",
+# walked in legs by the processes holding its ranks) or without it (MODE "no-path").
 expect_same_ranks_apart() {
-  run=$1
-  shift
-  "$SYNCOPATE" analyze "$run" --no-critical-path >"$WORK/one.txt" 2>/dev/null &&
+  case $1 in path) mode= ;; *) mode=--no-critical-path ;; esac
+  run=$2
+  shift 2
+  "$SYNCOPATE" analyze "$run" $mode >"$WORK/one.txt" 2>/dev/null &&
     mkdir -p "$WORK/one" && cp "$run/analysis.json" "$run/analysis.sqlite" "$WORK/one/" ||
     { echo "FAIL: one process could not analyse $run"; failures=$((failures + 1)); return; }
-  "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$run" --no-critical-path >"$WORK/two.txt" 2>"$WORK/two.err" ||
+  "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$run" $mode >"$WORK/two.txt" 2>"$WORK/two.err" ||
     { echo "FAIL: two processes could not analyse $run: $(cat "$WORK/two.err")"; failures=$((failures + 1)); return; }
+  what="$(basename "$run") analysed rank by rank (${mode:-with the critical path})"
   for f in analysis.json analysis.sqlite; do
-    cmp -s "$WORK/one/$f" "$run/$f" && echo "ok: $f of $(basename "$run") analysed rank by rank equals one process's" ||
-      { echo "FAIL: $f of $(basename "$run") analysed rank by rank differs from one process's"; failures=$((failures + 1)); }
+    cmp -s "$WORK/one/$f" "$run/$f" && echo "ok: $f of $what equals one process's" ||
+      { echo "FAIL: $f of $what differs from one process's"; failures=$((failures + 1)); }
   done
-  cmp -s "$WORK/one.txt" "$WORK/two.txt" && echo "ok: the report of $(basename "$run") analysed rank by rank equals one process's" ||
-    { echo "FAIL: the report of $(basename "$run") analysed rank by rank differs"; failures=$((failures + 1)); }
+  cmp -s "$WORK/one.txt" "$WORK/two.txt" && echo "ok: the report of $what equals one process's" ||
+    { echo "FAIL: the report of $what differs"; failures=$((failures + 1)); }
 }
 # expect_same_in_batches RUN LIMIT: one process over LIMIT analyses RUN in 2 batches of its
 # stores and writes and prints what a whole load does (--no-critical-path).
@@ -89,7 +95,7 @@ expect_same_in_batches() {
   cmp -s "$WORK/whole.txt" "$WORK/batches.txt" && echo "ok: the report of $(basename "$1") analysed in batches equals a whole load's" ||
     { echo "FAIL: the report of $(basename "$1") analysed in batches differs"; failures=$((failures + 1)); }
 }
-expect_same_ranks_apart "$WORK/run" "$@"
+expect_same_ranks_apart no-path "$WORK/run" "$@"
 # The same with each process's 4 stores in 2 batches (3 stores, then 1): the results again.
 expect 0 "stores read and analysed per process: 4 4, in batches: 2 2;" -- \
   "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-critical-path --memory-limit 600000 --timings
@@ -102,13 +108,16 @@ expect 0 "distributed analysis: 2 processes, stores read and analysed per proces
 expect nonzero "^syncopate analyze: no rank has an NVTX range named 'NoSuchStep'" -- \
   "$MPIEXEC" "$@" -n 2 "$SYNCOPATE" analyze "$WORK/run" --no-save --no-critical-path --iteration-marker NoSuchStep
 cp -r "$FIXTURES/dp_trainer/input" "$WORK/dp_trainer"
-expect_same_ranks_apart "$WORK/dp_trainer" "$@"
+expect_same_ranks_apart path "$WORK/dp_trainer" "$@"
+expect_same_ranks_apart no-path "$WORK/dp_trainer" "$@"
 expect_same_in_batches "$WORK/dp_trainer" 40000
 "$SYNCOPATE" import kineto -o "$WORK/kineto" "$FIXTURES/kineto/input/rank-0.json" "$FIXTURES/kineto/input/rank-1.json" >/dev/null 2>&1
-expect_same_ranks_apart "$WORK/kineto" "$@"
+expect_same_ranks_apart path "$WORK/kineto" "$@"
+expect_same_ranks_apart no-path "$WORK/kineto" "$@"
 "$SYNCOPATE" import kineto -o "$WORK/trace_filter" "$TRACES/kineto/trace_filter/sampled_rank-0.json.gz" \
   "$TRACES/kineto/trace_filter/sampled_rank-1.json.gz" >/dev/null 2>&1
-expect_same_ranks_apart "$WORK/trace_filter" "$@"
+expect_same_ranks_apart path "$WORK/trace_filter" "$@"
+expect_same_ranks_apart no-path "$WORK/trace_filter" "$@"
 expect_same_in_batches "$WORK/trace_filter" 120000
 
 echo "not a store" >"$WORK/run/rank-7.sqlite"

@@ -97,15 +97,16 @@ TEST(DistributedAnalysis, EqualsSingleProcessOn64Ranks) { expectDistributedEqual
 
 TEST(DistributedAnalysis, EqualsSingleProcessOn256Ranks) { expectDistributedEqualsSingle(256); }
 
-// Without the critical path each process analyses the ranks it read; the root's model holds
-// what the ranks share (their collectives, and the first and last row of each table for the
-// run's span; each rank's unmatched event waits counted where it was read), and the results are
-// one process's whole analysis.
-void expectRanksAnalysedApartEqualSingle(int ranks, bool waits_on_earlier_event = false) {
+// Each process analyses the ranks it read; the root's model holds what the ranks share (their
+// collectives, and the first and last row of each table for the run's span; each rank's
+// unmatched event waits counted where it was read); the critical path is walked in legs by the
+// processes holding its ranks; and the results are one process's whole analysis.
+enum class Path { None, Walked, CrossesProcesses };
+void expectRanksAnalysedApartEqualSingle(int ranks, Path path, bool waits_on_earlier_event = false) {
   SharedDir dir;
   writeRun(dir.path(), ranks, waits_on_earlier_event);
   AnalysisOptions options;
-  options.critical_path = false;
+  options.critical_path = path != Path::None;
   auto distributed = analyzeRunDistributed(*session, dir.path(), {}, options);
   ASSERT_TRUE(distributed.ok()) << distributed.message();
   EXPECT_EQ(distributed->stores_per_process, (std::vector<int>{ranks / 2, ranks / 2}));
@@ -148,6 +149,17 @@ void expectRanksAnalysedApartEqualSingle(int ranks, bool waits_on_earlier_event 
     EXPECT_TRUE(status.ok()) << status.message();
     return {testing::readFile(to / "analysis.json"), testing::readFile(to / "analysis.sqlite")};
   };
+  if (path != Path::None) {
+    ASSERT_FALSE(whole->critical_paths.empty());
+  }
+  if (path == Path::CrossesProcesses) {
+    // The paths pass through ranks of both processes (blocks of 8 ranks dealt in turn), so
+    // they were stitched from legs each process walked.
+    bool by_process[2] = {false, false};
+    for (const CriticalPath& p : distributed->analysis->critical_paths)
+      for (const PathSegment& seg : p.segments) by_process[(seg.rank / 8) % 2] = true;
+    EXPECT_TRUE(by_process[0] && by_process[1]);
+  }
   const Results one = written(*single, *whole, out / "single");
   const Results many = written(summary, *distributed->analysis, out / "distributed");
   ASSERT_FALSE(one.json.empty());
@@ -157,26 +169,37 @@ void expectRanksAnalysedApartEqualSingle(int ranks, bool waits_on_earlier_event 
 }
 
 TEST(DistributedAnalysis, RanksAnalysedWhereTheyWereReadEqualSingleProcessOn64Ranks) {
-  expectRanksAnalysedApartEqualSingle(64);
+  expectRanksAnalysedApartEqualSingle(64, Path::CrossesProcesses);
 }
 
 TEST(DistributedAnalysis, RanksAnalysedWhereTheyWereReadEqualSingleProcessOn256Ranks) {
-  expectRanksAnalysedApartEqualSingle(256);
+  expectRanksAnalysedApartEqualSingle(256, Path::Walked);
+}
+
+TEST(DistributedAnalysis, RanksAnalysedWhereTheyWereReadWithoutTheCriticalPathEqualSingleProcess) {
+  expectRanksAnalysedApartEqualSingle(64, Path::None);
 }
 
 // Each rank's first step waits for an event recorded before the recording: the waits and syncs
 // that match no record are counted where each rank was read, and the diagnostics say as many as
 // one process's (checked within: the results are the same).
 TEST(DistributedAnalysis, RanksAnalysedApartCountUnmatchedEventWaitsAsOneProcessDoes) {
-  expectRanksAnalysedApartEqualSingle(16, true);
+  expectRanksAnalysedApartEqualSingle(16, Path::CrossesProcesses, true);
 }
 
-TEST(DistributedAnalysis, RanksAnalysedApartWithTheCriticalPathIsRefusedByEveryProcess) {
+// The walk needs each process's ranks at once: a share that fits the memory limit only in
+// batches is refused by every process, with the way out.
+TEST(DistributedAnalysis, CriticalPathOverAShareInBatchesIsRefusedByEveryProcess) {
   SharedDir dir;
-  writeRun(dir.path(), 4);
-  auto distributed = analyzeRunDistributed(*session, dir.path(), {}, {});
+  writeRun(dir.path(), 32);
+  LoadOptions load;
+  load.memory_limit = 1 << 20;
+  auto distributed = analyzeRunDistributed(*session, dir.path(), load, {});
   ASSERT_FALSE(distributed.ok());
-  EXPECT_NE(distributed.message().find("the critical path walks every rank's ops across ranks"), std::string::npos);
+  EXPECT_NE(distributed.message().find("the critical path walks a process's ranks at once: start more processes, raise the "
+                                       "limit, or analyse without the critical path (--no-critical-path)"),
+            std::string::npos)
+      << distributed.message();
 }
 
 TEST(DistributedAnalysis, StoreItsProcessCannotReadLeavesAPartialRunNamingIt) {

@@ -14,101 +14,14 @@
 
 #include <fmt/format.h>
 
+#include "distributed_critical_path.hpp"
+#include "part_codec.hpp"
 #include "store_plan.hpp"
 #include "syncopate/analyzer/rank_batches.hpp"
 
 namespace syncopate::analyzer {
 
 namespace {
-
-// What the processes exchange after the stores' summaries, as bytes: values that are trivially
-// copyable, strings and vectors of either. Every process runs the same build, so the layout is
-// this build's own; reading checks every length.
-class PartWriter {
- public:
-  template <class T>
-  PartWriter& put(const T& v) {
-    if constexpr (std::is_same_v<T, std::string>) {
-      put(std::uint64_t{v.size()});
-      out_.append(v);
-    } else if constexpr (std::is_trivially_copyable_v<T>) {
-      out_.append(reinterpret_cast<const char*>(&v), sizeof v);
-    } else {
-      put(std::uint64_t{v.size()});
-      for (const auto& e : v) put(e);
-    }
-    return *this;
-  }
-  std::string take() { return std::move(out_); }
-
- private:
-  std::string out_;
-};
-
-class PartReader {
- public:
-  explicit PartReader(std::string_view in) : in_(in) {}
-  template <class T>
-  PartReader& get(T& v) {
-    if constexpr (std::is_same_v<T, std::string>) {
-      std::uint64_t n = 0;
-      get(n);
-      if (!take(n)) return *this;
-      v.assign(in_.substr(at_ - n, n));
-    } else if constexpr (std::is_trivially_copyable_v<T>) {
-      if (take(sizeof v)) std::memcpy(&v, in_.data() + at_ - sizeof v, sizeof v);
-    } else {
-      std::uint64_t n = 0;
-      get(n);
-      // Each element takes at least a byte: a count beyond what is left is damage, not a size.
-      if (n > in_.size() - at_) {
-        ok_ = false;
-        return *this;
-      }
-      v.clear();
-      v.resize(n);
-      for (auto& e : v) get(e);
-    }
-    return *this;
-  }
-  bool ok() const { return ok_; }
-
- private:
-  bool take(std::size_t n) {
-    if (!ok_ || n > in_.size() - at_) return ok_ = false;
-    at_ += n;
-    return true;
-  }
-  std::string_view in_;
-  std::size_t at_ = 0;
-  bool ok_ = true;
-};
-
-// Whether every process got this far: the root's sentence says what each one that did not said,
-// and every process returns it, so that none waits for another that gave up.
-trace::Status everyProcessOk(const MpiSession& mpi, const trace::Status& mine) {
-  const auto said = gatherOnRoot(mine ? std::string() : processName(mpi) + ": " + mine.message(), mpi);
-  std::string verdict;
-  if (mpi.root()) {
-    if (!said) verdict = "the processes' failures add up to more than one exchange can carry";
-    else
-      for (const std::string& s : *said)
-        if (!s.empty()) verdict += (verdict.empty() ? "" : "; ") + s;
-  }
-  verdict = broadcastFromRoot(std::move(verdict), mpi);
-  if (verdict.empty()) return trace::Status();
-  return trace::failure(verdict);
-}
-
-// Every process's bytes on the root, or a failure every process shares.
-trace::Result<std::vector<std::string>> gatherParts(const MpiSession& mpi, const std::string& mine, std::uint64_t& sent) {
-  sent += mpi.root() ? 0 : mine.size();
-  auto all = gatherOnRoot(mine, mpi);
-  if (!all) return trace::failure(fmt::format("the {} processes' results add up to 2 GiB or more, more than one exchange "
-                                              "can carry: start fewer processes",
-                                              mpi.size()));
-  return std::move(all).value();
-}
 
 // Where the root put each store: its rank row in the run's model and how far its clock moved.
 struct StorePlace {
@@ -177,9 +90,6 @@ const StorePlace* placeOf(const std::map<std::string, const StorePlace*>& places
 
 trace::Result<DistributedAnalysis> analyzeRunDistributed(const MpiSession& mpi, const std::filesystem::path& run_dir,
                                                          const LoadOptions& load, const AnalysisOptions& options) {
-  if (options.critical_path)
-    return trace::failure("the critical path walks every rank's ops across ranks: a distributed analysis with it builds the "
-                          "whole model on the root (loadRunDistributed)");
   PhaseScope phase(load.timings, "list and assign stores");
   auto plan = planStores(mpi, run_dir);
   if (!plan) return plan.status();
@@ -199,7 +109,13 @@ trace::Result<DistributedAnalysis> analyzeRunDistributed(const MpiSession& mpi, 
     own_stores.push_back(counted ? std::move(counted).value() : StoreRowCount{plan->run.files[i]});
   }
   auto own = RankBatches::read(own_stores, load.memory_limit, options.iterations);
-  if (trace::Status s = everyProcessOk(mpi, own.status()); !s) return s;
+  trace::Status read = own.status();
+  if (own && options.critical_path && own->batches() > 1)
+    read = trace::failure(fmt::format("its stores need {} batches to fit {:.2f} MiB (--memory-limit), and the critical path "
+                                      "walks a process's ranks at once: start more processes, raise the limit, or analyse "
+                                      "without the critical path (--no-critical-path)",
+                                      own->batches(), static_cast<double>(load.memory_limit) / (1 << 20)));
+  if (trace::Status s = everyProcessOk(mpi, read); !s) return s;
   int batches = static_cast<int>(own->batches());
   out.batches_per_process.resize(static_cast<std::size_t>(mpi.size()));
   MPI_Gather(&batches, 1, MPI_INT, out.batches_per_process.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -289,9 +205,32 @@ trace::Result<DistributedAnalysis> analyzeRunDistributed(const MpiSession& mpi, 
         return trace::Status();
       });
   if (trace::Status s = everyProcessOk(mpi, measured); !s) return s;
-  own = trace::failure("measured");
   auto all_parts = gatherParts(mpi, parts_out.take(), sent);
   if (!all_parts) return all_parts.status();
+
+  std::vector<CriticalPath> paths;
+  if (options.critical_path) {
+    if (load.timings) load.timings->start("critical paths in legs");
+    static const RunModel kNoRanks;
+    const RunModel* held = own->measuredModel();
+    OwnRanks ranks{held ? *held : kNoRanks, {}};
+    for (const RankInfo& r : ranks.model.ranks)
+      ranks.row_of.push_back(static_cast<Index>(place_of.at(std::filesystem::path(r.store_path).filename().string())->row));
+    std::vector<int> process_of_row;
+    if (mpi.root()) {
+      process_of_row.assign(summary->ranks.size(), -1);
+      for (std::size_t i = 0; i < places.size(); ++i)
+        if (places[i].row >= 0) process_of_row[static_cast<std::size_t>(places[i].row)] = plan->owner[i];
+    }
+    const std::vector<std::int64_t> no_numbers;
+    const RunOnRoot run{mpi.root() ? *summary : kNoRanks, mpi.root() && iterations ? iterations->numbers : no_numbers,
+                        process_of_row};
+    auto walked = walkCriticalPathsInLegs(mpi, mpi.root() ? &run : nullptr, ranks, per_rank, sent);
+    if (!walked) return walked.status();
+    paths = std::move(walked->paths);
+    out.path_legs = walked->legs, out.path_rounds = walked->rounds;
+  }
+  own = trace::failure("measured");
 
   unsigned long long mine_sent = sent, total_sent = 0;
   MPI_Reduce(&mine_sent, &total_sent, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -328,8 +267,11 @@ trace::Result<DistributedAnalysis> analyzeRunDistributed(const MpiSession& mpi, 
   }
   if (std::find(have.begin(), have.end(), false) != have.end())
     return trace::failure("a process's metrics of its ranks arrived damaged or incomplete");
-  auto analysis = combineRankParts(m, std::move(iterations).value(), std::move(parts), options, load.timings);
+  AnalysisOptions combine = options;
+  combine.critical_path = false;  // walked in legs above
+  auto analysis = combineRankParts(m, std::move(iterations).value(), std::move(parts), combine, load.timings);
   if (!analysis) return analysis.status();
+  analysis->critical_paths = std::move(paths);
   analysis->run_ops = ops, analysis->run_api_calls = calls;
   out.analysis = std::move(analysis).value();
   out.model_bytes = summary->bytes();

@@ -108,6 +108,30 @@ std::optional<std::vector<std::string>> gatherOnRoot(const std::string& mine, co
   return out;
 }
 
+std::optional<std::string> scatterFromRoot(const std::vector<std::string>& parts, const MpiSession& mpi) {
+  constexpr std::int64_t kMaxTotal = std::numeric_limits<int>::max();
+  std::vector<int> lengths, offsets;
+  std::string all;
+  int fits = 1;
+  if (mpi.root()) {
+    std::int64_t sum = 0;
+    for (const std::string& p : parts) sum += static_cast<std::int64_t>(p.size());
+    fits = sum < kMaxTotal ? 1 : 0;
+    for (const std::string& p : parts) {
+      lengths.push_back(fits ? static_cast<int>(p.size()) : 0);
+      offsets.push_back(static_cast<int>(all.size()));
+      if (fits) all += p;
+    }
+  }
+  MPI_Bcast(&fits, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (fits == 0) return std::nullopt;
+  int length = 0;
+  MPI_Scatter(lengths.data(), 1, MPI_INT, &length, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  std::string mine(static_cast<std::size_t>(length), '\0');
+  MPI_Scatterv(all.data(), lengths.data(), offsets.data(), MPI_CHAR, mine.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return mine;
+}
+
 std::string broadcastFromRoot(std::string text, const MpiSession& mpi) {
   unsigned long long length = text.size();
   MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
@@ -118,6 +142,29 @@ std::string broadcastFromRoot(std::string text, const MpiSession& mpi) {
     MPI_Bcast(text.data() + at, count, MPI_CHAR, 0, MPI_COMM_WORLD);
   }
   return text;
+}
+
+trace::Status everyProcessOk(const MpiSession& mpi, const trace::Status& mine) {
+  const auto said = gatherOnRoot(mine ? std::string() : processName(mpi) + ": " + mine.message(), mpi);
+  std::string verdict;
+  if (mpi.root()) {
+    if (!said) verdict = "the processes' failures add up to more than one exchange can carry";
+    else
+      for (const std::string& s : *said)
+        if (!s.empty()) verdict += (verdict.empty() ? "" : "; ") + s;
+  }
+  verdict = broadcastFromRoot(std::move(verdict), mpi);
+  if (verdict.empty()) return trace::Status();
+  return trace::failure(verdict);
+}
+
+trace::Result<std::vector<std::string>> gatherParts(const MpiSession& mpi, const std::string& mine, std::uint64_t& sent) {
+  sent += mpi.root() ? 0 : mine.size();
+  auto all = gatherOnRoot(mine, mpi);
+  if (!all) return trace::failure(fmt::format("the {} processes' results add up to 2 GiB or more, more than one exchange "
+                                              "can carry: start fewer processes",
+                                              mpi.size()));
+  return std::move(all).value();
 }
 
 void waitPolling(MPI_Request& request) {

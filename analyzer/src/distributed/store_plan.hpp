@@ -44,8 +44,20 @@ trace::Result<StorePlan> planStores(const MpiSession& mpi, const std::filesystem
 // process, when the texts add up to more than MPI's int counts can say.
 std::optional<std::vector<std::string>> gatherOnRoot(const std::string& mine, const MpiSession& mpi);
 
+// The root's text for each process (`parts`, by process, on the root), each on its process;
+// nothing, on every process, when the texts add up to more than MPI's int counts can say.
+std::optional<std::string> scatterFromRoot(const std::vector<std::string>& parts, const MpiSession& mpi);
+
 // The root's text, on every process (in pieces MPI's int counts can say).
 std::string broadcastFromRoot(std::string text, const MpiSession& mpi);
+
+// Whether every process got this far: the root's sentence says what each one that did not said,
+// and every process returns it, so that none waits for another that gave up.
+trace::Status everyProcessOk(const MpiSession& mpi, const trace::Status& mine);
+
+// Every process's bytes on the root (counted in `sent` where they left another process), or a
+// failure every process shares.
+trace::Result<std::vector<std::string>> gatherParts(const MpiSession& mpi, const std::string& mine, std::uint64_t& sent);
 
 // Open MPI's blocking calls spin while they wait, taking a core from the threads that read
 // stores (and, where processes outnumber cores, from the other processes): waits poll instead,

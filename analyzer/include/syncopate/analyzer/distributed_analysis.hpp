@@ -3,8 +3,9 @@
 // and builds the model of its own ranks; the root builds the run's model from the stores'
 // summaries (ranks, streams, threads, collectives and the ops that flow between streams),
 // aligns the clocks and matches the collectives, and then takes each rank's iterations and
-// metrics from the process that holds it. The root's memory and time follow the run's
-// collectives and ranks, not its ops; the results are those of analyze() on the whole run.
+// metrics, and the legs of the critical path through its ranks, from the process that holds it.
+// The root's memory and time follow the run's collectives and ranks, not its ops; the results are
+// those of analyze() on the whole run.
 #pragma once
 
 #include <cstdint>
@@ -26,11 +27,13 @@ struct DistributedAnalysis {
   std::vector<int> stores_per_process;  // how many stores each process read
   std::vector<int> batches_per_process;  // on the root: in how many batches each read its stores (rank_batches.hpp)
   std::vector<long> peak_rss_kb;        // on the root: each process's peak RSS once its part was done
+  std::size_t path_legs = 0, path_rounds = 0;  // on the root: the critical path's legs, and the rounds
+                                               // of exchanges they took (distributed_critical_path.hpp)
 };
 
-// Called by every process of the session with the same arguments. The critical path walks every
-// rank's ops across ranks, so it is not computed here (options.critical_path must be false: the
-// distributed load, loadRunDistributed, serves a run analysed with it).
+// Called by every process of the session with the same arguments. With the critical path, each
+// process walks its ranks' legs of it and the root stitches them; a process's ranks must then fit
+// the memory limit in one batch.
 trace::Result<DistributedAnalysis> analyzeRunDistributed(const MpiSession& mpi, const std::filesystem::path& run_dir,
                                                          const LoadOptions& load, const AnalysisOptions& options);
 

@@ -54,6 +54,9 @@ class RankBatches {
   // clock moved by `run_aligned_ns(store)`), given to `measure` with its rank row in that model.
   using Measure = std::function<trace::Status(const RunModel& model, Index rank, const RankFirstPass& first)>;
   trace::Status measure(const std::function<std::int64_t(const RankFirstPass&)>& run_aligned_ns, const Measure& measure);
+  // After measure(), when the stores were read in one batch: its model, on the run's axis (every
+  // rank's ops at once, as the critical path walks them); else null.
+  const RunModel* measuredModel() const { return kept_ ? &*kept_ : nullptr; }
 
  private:
   std::vector<std::vector<trace::StoreFile>> batches_;
@@ -61,7 +64,7 @@ class RankBatches {
   std::vector<trace::Result<PackedStore>> summaries_;
   std::vector<RankFirstPass> ranks_;
   UnmatchedEvents unmatched_;
-  std::optional<RunModel> kept_;  // the one batch's model, when there is one
+  std::optional<RunModel> kept_;  // the one batch's model, when there is one (after measure(): on the run's axis)
 };
 
 }  // namespace syncopate::analyzer
