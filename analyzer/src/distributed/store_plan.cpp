@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "syncopate/analyzer/distributed_load.hpp"
+#include "syncopate/analyzer/distributed_analysis.hpp"
 
 namespace syncopate::analyzer {
 
@@ -200,10 +200,10 @@ std::string processName(const MpiSession& mpi) {
 std::vector<int> assignStores(const std::vector<std::vector<bool>>& sees, int processes) {
   const std::size_t n = sees.size();
   std::vector<int> owner(n, -1), load(static_cast<std::size_t>(processes), 0);
-  // Blocks of up to a node's 8 ranks, dealt to the processes in turn: the root takes stores in
-  // the run's order, so each process's next block is read while the root takes the blocks
-  // before it (halves of the run, one per process, left the second half's reader idle while
-  // the root took the first).
+  // Blocks of up to a node's 8 ranks, dealt to the processes in turn: the root takes the
+  // stores' summaries in the run's order, so each process's next block is read while the root
+  // takes the blocks before it (halves of the run, one per process, left the second half's
+  // reader idle while the root took the first).
   const std::size_t block = std::clamp<std::size_t>(n / static_cast<std::size_t>(processes), 1, kStoresPerBlock);
   for (std::size_t i = 0; i < n; ++i) {
     int pick = static_cast<int>((i / block) % static_cast<std::size_t>(processes));

@@ -37,4 +37,13 @@ struct DistributedAnalysis {
 trace::Result<DistributedAnalysis> analyzeRunDistributed(const MpiSession& mpi, const std::filesystem::path& run_dir,
                                                          const LoadOptions& load, const AnalysisOptions& options);
 
+// Which process reads each store (index into `stores`): its block's process when that one sees
+// it, else the process that sees it with the fewest stores so far. Blocks are kStoresPerBlock
+// consecutive stores (fewer when the stores are fewer than that per process), dealt to the
+// processes in turn: a node's ranks stay together when ranks are numbered host by host, as
+// launchers number them, and every process has its next block to read while the root takes the
+// ones before. `sees[s][p]`: process p listed store s. -1 for a store nobody sees.
+inline constexpr std::size_t kStoresPerBlock = 8;
+std::vector<int> assignStores(const std::vector<std::vector<bool>>& sees, int processes);
+
 }  // namespace syncopate::analyzer
