@@ -99,10 +99,10 @@ std::string perProcess(const std::vector<T>& values, T divisor = 1) {
 // Under an MPI launcher: each process analyses the ranks whose stores it read (and walks their
 // legs of the critical path), and the root only what the ranks share (docs/analyzer.md,
 // "Distributed analysis"). Every process but the root returns nullopt.
-std::optional<std::pair<analyzer::RunModel, analyzer::Analysis>> analyzeDistributed(const AnalyzeArgs& args,
+std::optional<std::pair<analyzer::RunModel, analyzer::Analysis>> analyzeDistributed(const analyzer::MpiSession& mpi,
+                                                                                    const AnalyzeArgs& args,
                                                                                     const analyzer::LoadOptions& load,
                                                                                     const analyzer::AnalysisOptions& options) {
-  const analyzer::MpiSession mpi = startMpi();
   auto done = analyzer::analyzeRunDistributed(mpi, args.dir, load, options);
   failTogether(mpi, done);
   if (!mpi.root()) return std::nullopt;
@@ -139,8 +139,12 @@ void run(const AnalyzeArgs& args) {
   options.critical_path = !args.no_critical_path;
   std::optional<analyzer::RunModel> model;
   std::optional<analyzer::Analysis> analysis;
-  if (launched) {
-    auto done = analyzeDistributed(args, load, options);
+  // A job of one process has no one to share the run with: it analyses as a plain `analyze`,
+  // which reads on more threads and holds no summaries beside the model.
+  std::optional<analyzer::MpiSession> mpi;
+  if (launched) mpi.emplace(startMpi());
+  if (mpi && mpi->size() > 1) {
+    auto done = analyzeDistributed(*mpi, args, load, options);
     if (!done) return;  // not the root: its ranks' results are sent
     model = std::move(done->first);
     analysis = std::move(done->second);

@@ -2,14 +2,16 @@
 # Distributed analysis at scale (docs/analyzer.md, "Distributed analysis"): a synthetic run of
 # RANKS ranks, 8 per host, each ITERATIONS iterations of 1000 ops with all-reduces matched across
 # all ranks, analysed once by a plain `syncopate analyze` (the reference) and then under mpirun by
-# 1 and 2 processes, each analysing the ranks whose stores it read and walking their legs of the
-# critical path while the root takes what the ranks share. Per run: wall time, the peak RSS of the
-# largest process and of each process, the bytes the processes exchanged, the root's merge (its
-# phases that are not its own ranks') and its model of what the ranks share, and whether
-# analysis.json and analysis.sqlite equal the reference's byte for byte. The same again without
+# 1 and 2 processes: two each analysing the ranks whose stores they read and walking their legs
+# of the critical path while the root takes what the ranks share; one, alone, as a plain analyze.
+# Per run: wall time, the peak RSS of the largest process and of each process, the bytes the
+# processes exchanged, the root's merge (its phases that are not its own ranks') and its model of
+# what the ranks share, and whether analysis.json and analysis.sqlite equal the reference's byte
+# for byte. The same again without
 # the critical path (the reference a plain `syncopate analyze --no-critical-path`). Then the GUI
 # opened on those results (first frame, one rank expanded), and, for both, a model fitted to these
-# runs and ones of RANKS/4 ranks, extrapolated to 16384 ranks on 2048 nodes (one process per node).
+# runs and ones of RANKS/4 ranks by two processes, extrapolated to 16384 ranks on 2048 nodes (one
+# process per node).
 #
 # Usage: bench/analyzer/scale_out.sh [--json] BUILD_DIR [RANKS [ITERATIONS]]   (default 1024 20)
 # --json prints one object: {"ranks", "ops", "identical", "runs": [{"processes", "wall_s",
@@ -62,10 +64,10 @@ legs() { sed -n 's/.*the critical path in \([0-9]*\) legs over \([0-9]*\) rounds
 # The root's merge: its phases that are not its own ranks' (--timings).
 merge_s() {
   awk '/^phase /,0 { if ($1 != "phase" && $1 != "total") print }' "$WORK/$1.err" |
-    awk '!/^(list and assign stores|read and build own ranks|own ranks. iterations|own ranks. metrics) / { s += $(NF - 2) }
+    awk '!/^(list and assign stores|read and build own ranks|own ranks. iterations|own ranks. metrics|own ranks. path index) / { s += $(NF - 2) }
          END { printf "%.2f", s }'
 }
-own_s() { awk '/^(read and build own ranks|own ranks. iterations|own ranks. metrics) / { s += $(NF - 2) } END { printf "%.2f", s }' "$WORK/$1.err"; }
+own_s() { awk '/^(read and build own ranks|own ranks. iterations|own ranks. metrics|own ranks. path index) / { s += $(NF - 2) } END { printf "%.2f", s }' "$WORK/$1.err"; }
 model_mib() { sed -n "s/.*the root's model of what the ranks share: \([0-9.]*\) MiB.*/\1/p" "$WORK/$1.err"; }
 
 # measure MODE FLAGS...: the reference and the runs by 1 and 2 processes; sets $identical and $runs.
@@ -85,19 +87,25 @@ measure() {
     same=true
     for f in analysis.json analysis.sqlite; do cmp -s "$WORK/reference-$mode/$f" "$RUN/$f" || same=false; done
     [ "$same" = true ] || identical=false
-    path=$(legs "$name")
-    say "mpirun -n $p syncopate analyze${*:+ $*}: wall $(wall "$name") s, peak RSS per process $(each "$name") MB, $(bytes "$name") bytes exchanged, the root's merge $(merge_s "$name") s and its model of the run $(model_mib "$name") MiB${path:+, the critical path in $(echo "$path" | cut -d' ' -f1) legs over $(echo "$path" | cut -d' ' -f2) rounds}, results identical to the plain run's: $same"
-    runs="$runs${runs:+, }{\"processes\": $p, \"wall_s\": $(wall "$name"), \"peak_rss_mb_per_process\": $(rss_mb "$name"), \"peak_rss_mb_of_each_process\": [$(each "$name" | sed 's/^ //; s/ /, /g')], \"bytes_exchanged\": $(bytes "$name"), \"root_merge_s\": $(merge_s "$name"), \"root_model_mib\": $(model_mib "$name")${path:+, \"path_legs\": $(echo "$path" | cut -d' ' -f1), \"path_rounds\": $(echo "$path" | cut -d' ' -f2)}}"
+    if grep -q "^distributed analysis:" "$WORK/$name.err"; then
+      path=$(legs "$name")
+      say "mpirun -n $p syncopate analyze${*:+ $*}: wall $(wall "$name") s, peak RSS per process $(each "$name") MB, $(bytes "$name") bytes exchanged, the root's merge $(merge_s "$name") s and its model of the run $(model_mib "$name") MiB${path:+, the critical path in $(echo "$path" | cut -d' ' -f1) legs over $(echo "$path" | cut -d' ' -f2) rounds}, results identical to the plain run's: $same"
+      runs="$runs${runs:+, }{\"processes\": $p, \"wall_s\": $(wall "$name"), \"peak_rss_mb_per_process\": $(rss_mb "$name"), \"peak_rss_mb_of_each_process\": [$(each "$name" | sed 's/^ //; s/ /, /g')], \"bytes_exchanged\": $(bytes "$name"), \"root_merge_s\": $(merge_s "$name"), \"root_model_mib\": $(model_mib "$name")${path:+, \"path_legs\": $(echo "$path" | cut -d' ' -f1), \"path_rounds\": $(echo "$path" | cut -d' ' -f2)}}"
+    else  # one process analyses as a plain analyze does: nothing is shared
+      say "mpirun -n $p syncopate analyze${*:+ $*}: wall $(wall "$name") s, peak RSS $(rss_mb "$name") MB (analysed as by a plain analyze), results identical to the plain run's: $same"
+      runs="$runs${runs:+, }{\"processes\": $p, \"wall_s\": $(wall "$name"), \"peak_rss_mb_per_process\": $(rss_mb "$name"), \"peak_rss_mb_of_each_process\": [$(rss_mb "$name")], \"bytes_exchanged\": 0}"
+    fi
   done
 }
 
-# The model, for 16384 ranks on 2048 nodes (one process per node): each node's process reads and
-# analyses its 8 ranks (its share of the one-process run's own-rank phases); the root's merge and
-# its model of what the ranks share grow as a power of the ranks fitted to the run of RANKS and
-# that of RANKS/4 ranks (at least 1: the root holds every rank's collectives, and the critical
-# path's legs, counted in the merge, are walked by the processes at once but stitched by the
-# root); every process but the root sends its ranks' summaries, results and legs (bytes per rank
-# from the run by two processes).
+# The model, for 16384 ranks on 2048 nodes (one process per node), from the runs by two
+# processes: each node's process reads and analyses its 8 ranks (at the root's pace for its own
+# half of the run: its own-rank phases), the root's merge (its other phases) and its model of
+# what the ranks share grow as a power of the ranks fitted to the run of RANKS and that of
+# RANKS/4 ranks (at least 1: the root holds every rank's collectives, and the critical path's
+# legs, counted in the merge, are walked by the processes at once but stitched by the root), and
+# every process but the root sends its ranks' summaries, results and legs (bytes per rank from
+# the run by two processes).
 SMALL=$((RANKS / 4))
 SMALL_RUN=$BUILD/bench-data/scale-out-$SMALL-$ITERATIONS
 if [ ! -f "$SMALL_RUN/written" ]; then
@@ -110,14 +118,14 @@ fi
 extrapolate() {
   mode=$1
   shift
-  time_run "$mode-small" "$SMALL_RUN" $MPIRUN -n 1 "$SYNCOPATE" -- "$@"
-  awk -v ranks_here="$RANKS" -v small="$SMALL" -v merge="$(merge_s "$mode-mpi1")" -v merge_small="$(merge_s "$mode-small")" \
-    -v summary="$(model_mib "$mode-mpi1")" -v summary_small="$(model_mib "$mode-small")" -v own="$(own_s "$mode-mpi1")" \
+  time_run "$mode-small" "$SMALL_RUN" $MPIRUN -n 2 "$SYNCOPATE" -- "$@"
+  awk -v ranks_here="$RANKS" -v small="$SMALL" -v merge="$(merge_s "$mode-mpi2")" -v merge_small="$(merge_s "$mode-small")" \
+    -v summary="$(model_mib "$mode-mpi2")" -v summary_small="$(model_mib "$mode-small")" -v own="$(own_s "$mode-mpi2")" \
     -v bytes2="$(bytes "$mode-mpi2")" 'BEGIN {
       ranks = 16384; nodes = 2048; scale = ranks / ranks_here
       k = (merge > 0.02 && merge_small > 0.02) ? log(merge / merge_small) / log(ranks_here / small) : 1; if (k < 1) k = 1
       km = (summary > 0.1 && summary_small > 0.1) ? log(summary / summary_small) / log(ranks_here / small) : 1; if (km < 1) km = 1
-      own_s = own / ranks_here * ranks / nodes; merge_s = merge * scale ^ k
+      own_s = own / (ranks_here / 2) * ranks / nodes; merge_s = merge * scale ^ k
       printf "{\"ranks\": %d, \"nodes\": %d, \"processes\": %d, \"wall_s\": %.0f, \"own_ranks_s_per_process\": %.2f, \"root_merge_s\": %.0f, \"root_merge_k\": %.2f, \"root_model_gib\": %.2f, \"root_model_k\": %.2f, \"bytes_exchanged\": %.0f}",
         ranks, nodes, nodes, own_s + merge_s, own_s, merge_s, k, summary * scale ^ km / 1024, km, bytes2 / (ranks_here / 2) * (ranks - ranks / nodes)
     }'

@@ -210,10 +210,12 @@ trace::Result<DistributedAnalysis> analyzeRunDistributed(const MpiSession& mpi, 
 
   std::vector<CriticalPath> paths;
   if (options.critical_path) {
-    if (load.timings) load.timings->start("critical paths in legs");
+    if (load.timings) load.timings->start("own ranks' path index");
     static const RunModel kNoRanks;
     const RunModel* held = own->measuredModel();
     OwnRanks ranks{held ? *held : kNoRanks, {}};
+    const PathWalker walker(ranks.model);
+    if (load.timings) load.timings->start("critical paths in legs");
     for (const RankInfo& r : ranks.model.ranks)
       ranks.row_of.push_back(static_cast<Index>(place_of.at(std::filesystem::path(r.store_path).filename().string())->row));
     std::vector<int> process_of_row;
@@ -225,7 +227,7 @@ trace::Result<DistributedAnalysis> analyzeRunDistributed(const MpiSession& mpi, 
     const std::vector<std::int64_t> no_numbers;
     const RunOnRoot run{mpi.root() ? *summary : kNoRanks, mpi.root() && iterations ? iterations->numbers : no_numbers,
                         process_of_row};
-    auto walked = walkCriticalPathsInLegs(mpi, mpi.root() ? &run : nullptr, ranks, per_rank, sent);
+    auto walked = walkCriticalPathsInLegs(mpi, mpi.root() ? &run : nullptr, ranks, walker, per_rank, sent);
     if (!walked) return walked.status();
     paths = std::move(walked->paths);
     out.path_legs = walked->legs, out.path_rounds = walked->rounds;

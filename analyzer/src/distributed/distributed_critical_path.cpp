@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <vector>
 #include <string>
 #include <utility>
 
@@ -75,37 +76,63 @@ class CollectiveOps {
     const RunModel& m = own.model;
     for (Index c = 0; c < m.collectives.size(); ++c) {
       const Index op = m.collectives.op[c];
-      const auto [it, added] = ops_.try_emplace({own.row_of[m.rankOfOp(op)], m.ops.store_id[op]}, op);
-      if (!added) it->second = kNone;  // two ops with one id: neither can be named
+      ops_.push_back({own.row_of[m.rankOfOp(op)], m.ops.store_id[op], op});
     }
-    for (Index r = 0; r < own.row_of.size(); ++r) local_rank_[own.row_of[r]] = r;
+    std::sort(ops_.begin(), ops_.end());
+    // Two ops with one id: neither can be named.
+    for (std::size_t i = 1; i < ops_.size(); ++i)
+      if (ops_[i].row == ops_[i - 1].row && ops_[i].store_id == ops_[i - 1].store_id) ops_[i].op = ops_[i - 1].op = kNone;
+    rows_ = own.row_of;
+    std::sort(rows_.begin(), rows_.end());
   }
   // The op, or kNone when this process lacks it (or cannot tell it apart).
   Index find(Index row, std::int64_t store_id) const {
-    auto it = ops_.find({row, store_id});
-    return it == ops_.end() ? kNone : it->second;
+    auto it = std::lower_bound(ops_.begin(), ops_.end(), Entry{row, store_id, 0});
+    return it == ops_.end() || it->row != row || it->store_id != store_id ? kNone : it->op;
   }
-  bool holds(Index row) const { return local_rank_.count(row) != 0; }
+  bool holds(Index row) const { return std::binary_search(rows_.begin(), rows_.end(), row); }
 
  private:
-  std::map<std::pair<Index, std::int64_t>, Index> ops_;
-  std::map<Index, Index> local_rank_;
+  struct Entry {
+    Index row;
+    std::int64_t store_id;
+    Index op;
+    bool operator<(const Entry& o) const { return row != o.row ? row < o.row : store_id < o.store_id; }
+  };
+  std::vector<Entry> ops_;
+  std::vector<Index> rows_;
 };
 
-// On the root: the arrivals of each process's collective ops.
+// On the root: the arrivals of each process's collective ops, as matchedArrival gives them, each
+// match's taken once (matchedArrival at every participant would be participants² a match).
 std::vector<std::string> arrivalParts(const RunOnRoot& root, int processes) {
   std::vector<std::vector<ArrivalFact>> facts(static_cast<std::size_t>(processes));
   const RunModel& m = root.model;
-  for (Index c = 0; c < m.collectives.size(); ++c) {
-    const Index op = m.collectives.op[c];
-    CollectiveArrival a;
-    if (!matchedArrival(m, op, a)) continue;
-    const Index row = m.rankOfOp(op);
-    facts[static_cast<std::size_t>(root.process_of_row[row])].push_back(
-        {row, m.ops.store_id[op], a.last, a.second, a.last_rank, a.last_store_id});
+  for (Index match = 0; match < m.matches.size(); ++match) {
+    const auto participants = m.matches.of(match);
+    if (participants.size() <= 1) continue;
+    // The last arrival, the first participant to arrive then, and the second-to-last arrival
+    // (the last again when two arrived last).
+    std::int64_t last = INT64_MIN, second = INT64_MIN;
+    Index first_last = kNone;
+    for (Index p : participants) {
+      const std::int64_t arrival = m.ops.start[m.collectives.op[p]];
+      if (arrival > last) second = last, last = arrival, first_last = m.collectives.op[p];
+      else second = std::max(second, arrival);
+    }
+    for (Index p : participants) {
+      const Index op = m.collectives.op[p];
+      const Index last_op = m.ops.start[op] == last ? op : first_last;  // an op that arrived last is its own
+      const Index row = m.rankOfOp(op);
+      facts[static_cast<std::size_t>(root.process_of_row[row])].push_back(
+          {row, m.ops.store_id[op], last, second, m.rankOfOp(last_op), m.ops.store_id[last_op]});
+    }
   }
   std::vector<std::string> parts;
-  for (const auto& f : facts) parts.push_back(PartWriter().put(f).take());
+  for (auto& f : facts) {
+    parts.push_back(PartWriter().put(f).take());
+    std::vector<ArrivalFact>().swap(f);
+  }
   return parts;
 }
 
@@ -179,6 +206,7 @@ std::vector<LegResult> walkLegs(const OwnRanks& own, const PathWalker& walker, c
 }  // namespace
 
 trace::Result<PathsInLegs> walkCriticalPathsInLegs(const MpiSession& mpi, const RunOnRoot* root, const OwnRanks& own,
+                                                 const PathWalker& walker,
                                                  const std::vector<std::vector<RankIteration>>& per_rank,
                                                  std::uint64_t& sent) {
   const RunModel& m = own.model;
@@ -190,7 +218,7 @@ trace::Result<PathsInLegs> walkCriticalPathsInLegs(const MpiSession& mpi, const 
     arrival_parts = arrivalParts(*root, mpi.size());
     for (std::size_t p = 1; p < arrival_parts.size(); ++p) sent += arrival_parts[p].size();
   }
-  const auto arrival_text = scatterFromRoot(arrival_parts, mpi);
+  const auto arrival_text = scatterFromRoot(std::move(arrival_parts), mpi);
   if (!arrival_text) return trace::failure("the collectives' arrivals add up to 2 GiB or more, more than one exchange can carry");
   arrival_parts.clear();
   std::vector<ArrivalFact> facts;
@@ -244,7 +272,6 @@ trace::Result<PathsInLegs> walkCriticalPathsInLegs(const MpiSession& mpi, const 
     requests = firstLegs(*root, std::move(candidates), starts, ends);
     legs.resize(root->numbers.size());
   }
-  const PathWalker walker(m);
   // A path hands over at most once per collective it passes: more rounds than collectives is a
   // walk that does not end.
   const std::size_t max_rounds = mpi.root() ? root->model.collectives.size() + 2 : 0;

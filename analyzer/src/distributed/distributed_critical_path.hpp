@@ -41,11 +41,11 @@ struct PathsInLegs {
   std::size_t legs = 0, rounds = 0;  // on the root: legs walked, in how many rounds of exchanges
 };
 
-// Called by every process; `root` on the root only, `per_rank` (every rank row's iterations) on
-// every process. The paths, on the root, or a failure every process shares. Bytes this process
+// Called by every process, `walker` over its own ranks' model; `root` on the root only, `per_rank`
+// (every rank row's iterations) on every process. The paths, on the root, or a failure every process shares. Bytes this process
 // sent are added to `sent`.
 trace::Result<PathsInLegs> walkCriticalPathsInLegs(const MpiSession& mpi, const RunOnRoot* root,
-                                                 const OwnRanks& own,
+                                                 const OwnRanks& own, const PathWalker& walker,
                                                  const std::vector<std::vector<RankIteration>>& per_rank,
                                                  std::uint64_t& sent);
 

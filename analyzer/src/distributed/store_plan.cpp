@@ -108,7 +108,7 @@ std::optional<std::vector<std::string>> gatherOnRoot(const std::string& mine, co
   return out;
 }
 
-std::optional<std::string> scatterFromRoot(const std::vector<std::string>& parts, const MpiSession& mpi) {
+std::optional<std::string> scatterFromRoot(std::vector<std::string> parts, const MpiSession& mpi) {
   constexpr std::int64_t kMaxTotal = std::numeric_limits<int>::max();
   std::vector<int> lengths, offsets;
   std::string all;
@@ -117,10 +117,12 @@ std::optional<std::string> scatterFromRoot(const std::vector<std::string>& parts
     std::int64_t sum = 0;
     for (const std::string& p : parts) sum += static_cast<std::int64_t>(p.size());
     fits = sum < kMaxTotal ? 1 : 0;
-    for (const std::string& p : parts) {
+    if (fits) all.reserve(static_cast<std::size_t>(sum));
+    for (std::string& p : parts) {
       lengths.push_back(fits ? static_cast<int>(p.size()) : 0);
       offsets.push_back(static_cast<int>(all.size()));
       if (fits) all += p;
+      std::string().swap(p);  // one copy of the parts at a time
     }
   }
   MPI_Bcast(&fits, 1, MPI_INT, 0, MPI_COMM_WORLD);

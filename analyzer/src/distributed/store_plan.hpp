@@ -46,7 +46,7 @@ std::optional<std::vector<std::string>> gatherOnRoot(const std::string& mine, co
 
 // The root's text for each process (`parts`, by process, on the root), each on its process;
 // nothing, on every process, when the texts add up to more than MPI's int counts can say.
-std::optional<std::string> scatterFromRoot(const std::vector<std::string>& parts, const MpiSession& mpi);
+std::optional<std::string> scatterFromRoot(std::vector<std::string> parts, const MpiSession& mpi);
 
 // The root's text, on every process (in pieces MPI's int counts can say).
 std::string broadcastFromRoot(std::string text, const MpiSession& mpi);
