@@ -174,5 +174,61 @@ TEST(CriticalPath, StreamWaitFollowsTheEventRecord) {
   EXPECT_EQ(p.segments[0].end, us(35));
 }
 
+// Walked in legs, as the processes of a distributed analysis walk it, each holding some ranks:
+// where the last arrival at a collective is a rank the walker does not hold, the leg ends there
+// with what the next one needs (the rank, the op's id in its store, the time, the open straggler
+// window), and the legs put together are the whole walk, straggler time included.
+TEST(CriticalPath, LegsHandedOverAtACollectiveMakeTheWholePath) {
+  const RunModel m = testing::straggler();
+  const auto whole = pathsOf(m);
+  ASSERT_EQ(whole.size(), 1u);
+  const CriticalPath& p = whole[0];
+  const PathWalker walker(m);
+  const auto holding = [&m](Index rank) -> ArrivalOf {
+    return [&m, rank](Index op, CollectiveArrival& out) {
+      if (!matchedArrival(m, op, out)) return false;
+      if (out.last_rank != rank) out.last_op = kNone;  // another process's
+      return true;
+    };
+  };
+  // The sink, the optimizer step of rank 0 that ended last, walked by rank 0's process.
+  ASSERT_EQ(p.segments.back().node.kind(), NodeRef::Kind::Op);
+  const Index sink = p.segments.back().node.index();
+  ASSERT_EQ(m.rankOfOp(sink), 0u);
+  PathLegStart first;
+  first.op = sink;
+  first.time = p.end;
+  first.floor = p.start;
+  const PathLeg rank0 = walker.walk(first, holding(0));
+  ASSERT_TRUE(rank0.handed_off);
+  EXPECT_EQ(rank0.next.last_rank, 1u);
+  EXPECT_EQ(rank0.next.last_op, kNone);
+  EXPECT_EQ(rank0.next_time, us(60));
+  EXPECT_EQ(rank0.straggler, 1u);  // rank 0 waited from 45 us for rank 1's arrival at 60 us
+  EXPECT_EQ(rank0.straggler_floor, us(45));
+  // Rank 1's process finds the collective op by its id in rank 1's store.
+  Index handed = kNone;
+  for (Index c = 0; c < m.collectives.size(); ++c) {
+    const Index op = m.collectives.op[c];
+    if (m.rankOfOp(op) == 1 && m.ops.store_id[op] == rank0.next.last_store_id) handed = op;
+  }
+  ASSERT_NE(handed, kNone);
+  const PathLeg rank1 = walker.walk({handed, rank0.next_time, true, p.start, rank0.straggler, rank0.straggler_floor},
+                                    holding(1));
+  EXPECT_FALSE(rank1.handed_off);
+  std::vector<PathSegment> stitched = rank1.segments;
+  stitched.insert(stitched.end(), rank0.segments.begin(), rank0.segments.end());
+  ASSERT_EQ(stitched.size(), p.segments.size());
+  for (std::size_t i = 0; i < stitched.size(); ++i) {
+    EXPECT_EQ(stitched[i].node, p.segments[i].node) << "segment " << i;
+    EXPECT_EQ(stitched[i].rank, p.segments[i].rank) << "segment " << i;
+    EXPECT_EQ(stitched[i].start, p.segments[i].start) << "segment " << i;
+    EXPECT_EQ(stitched[i].end, p.segments[i].end) << "segment " << i;
+    EXPECT_EQ(stitched[i].category, p.segments[i].category) << "segment " << i;
+    EXPECT_EQ(stitched[i].straggler, p.segments[i].straggler) << "segment " << i;
+    EXPECT_EQ(stitched[i].waiting, p.segments[i].waiting) << "segment " << i;
+  }
+}
+
 }  // namespace
 }  // namespace syncopate::analyzer
