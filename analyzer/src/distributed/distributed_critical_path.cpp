@@ -18,11 +18,11 @@ namespace {
 
 // Where the participants of one of a process's collective ops arrived, as the root's model says.
 struct ArrivalFact {
-  Index row = kNone;  // the op's rank row
   std::int64_t store_id = kUnknown;
   std::int64_t last = 0, second = 0;
-  Index last_rank = kNone;
   std::int64_t last_store_id = kUnknown;
+  Index row = kNone;  // the op's rank row
+  Index last_rank = kNone;
 };
 
 // Where an iteration's path may begin and end on one rank (rankPathEnds), in the run's rank rows.
@@ -125,7 +125,7 @@ std::vector<std::string> arrivalParts(const RunOnRoot& root, int processes) {
       const Index last_op = m.ops.start[op] == last ? op : first_last;  // an op that arrived last is its own
       const Index row = m.rankOfOp(op);
       facts[static_cast<std::size_t>(root.process_of_row[row])].push_back(
-          {row, m.ops.store_id[op], last, second, m.rankOfOp(last_op), m.ops.store_id[last_op]});
+          {m.ops.store_id[op], last, second, m.ops.store_id[last_op], row, m.rankOfOp(last_op)});
     }
   }
   std::vector<std::string> parts;
