@@ -119,7 +119,7 @@ struct PathLeg {
   bool handed_off = false;            // the walk goes on before `next` at `next_time`:
   CollectiveArrival next;             // the op that arrived last, on a rank this model lacks
   std::int64_t next_time = 0;
-  Index straggler = kNone;
+  Index straggler = kNone;            // the straggler window still open, for the next leg
   std::int64_t straggler_floor = 0;
 };
 using ArrivalOf = std::function<bool(Index op, CollectiveArrival& out)>;
