@@ -217,14 +217,16 @@ void addAnalyzeCommand(CLI::App& app) {
   sub->add_flag("--timings", args->timings, "print the wall and CPU time of each phase (loading, analysis, output) on stderr");
   sub->add_flag("--distributed", args->distributed,
                 "insist on analysing across the processes of an MPI job (started by mpirun or srun, it does so "
-                "anyway): each reads the stores it can see, the first writes the results");
+                "anyway): each reads the stores it can see and analyses their ranks, the first combines them and "
+                "writes the results");
   sub->add_flag("--single-process", args->single_process,
                 "analyse in this process alone, even where MPI launcher variables are set (a training job's own "
                 "script calling syncopate analyze on one of its ranks inherits them)")
       ->excludes("--distributed");
   sub->add_option("--memory-limit", args->memory_limit,
-                  "the memory the run's model may take in the process that builds it, e.g. 16GiB (KB, MB, GB are "
-                  "1024-based, as for tune); a run that needs more is refused before it is read; 0: no limit "
+                  "the memory the run's model may take in one process (under mpirun or srun, each process's ranks), "
+                  "e.g. 16GiB (KB, MB, GB are 1024-based, as for tune); a run that needs more is refused before it "
+                  "is read, or, with --no-critical-path, analysed in batches of stores that fit; 0: no limit "
                   "(default: 80% of the memory this machine has available)")
       ->transform(CLI::AsSizeValue(false));
   sub->callback([args] { run(*args); });
