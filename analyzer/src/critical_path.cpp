@@ -443,24 +443,24 @@ RankPathEnds rankPathEnds(const RunModel& m, Index r, const RankIteration& it) {
   return ends;
 }
 
+MatchArrivals matchArrivals(const RunModel& m, Index match) {
+  MatchArrivals a;
+  for (Index p : m.matches.of(match)) {
+    const Index op = m.collectives.op[p];
+    const std::int64_t arrival = m.ops.start[op];
+    if (arrival > a.last) a.second = a.last, a.last = arrival, a.first_last = op;
+    else a.second = std::max(a.second, arrival);
+  }
+  return a;
+}
+
 bool matchedArrival(const RunModel& m, Index op, CollectiveArrival& out) {
   const Index row = m.collectiveOf(op);
   const Index match = row == kNone ? kNone : m.collectives.match[row];
   if (match == kNone || m.matches.count[match] <= 1) return false;
-  Index last_op = op;
-  std::int64_t last = INT64_MIN, second = INT64_MIN;
-  for (Index p : m.matches.of(match)) {
-    const Index other = m.collectives.op[p];
-    const std::int64_t arrival = m.ops.start[other];
-    if (arrival > last || (arrival == last && other == op)) {
-      second = std::max(second, last);
-      last = arrival;
-      last_op = other;
-    } else {
-      second = std::max(second, arrival);
-    }
-  }
-  out = {last, second, m.rankOfOp(last_op), m.ops.store_id[last_op], last_op};
+  const MatchArrivals a = matchArrivals(m, match);
+  const Index last_op = m.ops.start[op] == a.last ? op : a.first_last;
+  out = {a.last, a.second, m.rankOfOp(last_op), m.ops.store_id[last_op], last_op};
   return true;
 }
 

@@ -132,7 +132,6 @@ std::string_view nodeKind(NodeRef n) {
   return "?";
 }
 
-
 #define SYNCOPATE_TRY(expr)          \
   do {                               \
     if (trace::Status s_ = (expr); !s_) return s_; \

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <map>
-#include <vector>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -34,12 +34,11 @@ struct PathEndCandidate {
   Index sink = kNone;  // in the sending process's model; kNone: only markers
 };
 
-// The next leg of path `path`: from the sink `op` of its owner's model, or before the collective
-// op `store_id` of rank `row`.
+// The next leg of path `path`, on rank `row`: from the sink `start.op` of its owner's model, or
+// (`start.before`) before the collective op `store_id`, which its owner finds.
 struct LegRequest {
   std::uint64_t path = 0;
   Index row = kNone;
-  Index op = kNone;
   std::int64_t store_id = kUnknown;
   PathLegStart start;
 };
@@ -109,23 +108,14 @@ std::vector<std::string> arrivalParts(const RunOnRoot& root, int processes) {
   std::vector<std::vector<ArrivalFact>> facts(static_cast<std::size_t>(processes));
   const RunModel& m = root.model;
   for (Index match = 0; match < m.matches.size(); ++match) {
-    const auto participants = m.matches.of(match);
-    if (participants.size() <= 1) continue;
-    // The last arrival, the first participant to arrive then, and the second-to-last arrival
-    // (the last again when two arrived last).
-    std::int64_t last = INT64_MIN, second = INT64_MIN;
-    Index first_last = kNone;
-    for (Index p : participants) {
-      const std::int64_t arrival = m.ops.start[m.collectives.op[p]];
-      if (arrival > last) second = last, last = arrival, first_last = m.collectives.op[p];
-      else second = std::max(second, arrival);
-    }
-    for (Index p : participants) {
+    if (m.matches.count[match] <= 1) continue;
+    const MatchArrivals a = matchArrivals(m, match);
+    for (Index p : m.matches.of(match)) {
       const Index op = m.collectives.op[p];
-      const Index last_op = m.ops.start[op] == last ? op : first_last;  // an op that arrived last is its own
+      const Index last_op = m.ops.start[op] == a.last ? op : a.first_last;
       const Index row = m.rankOfOp(op);
       facts[static_cast<std::size_t>(root.process_of_row[row])].push_back(
-          {m.ops.store_id[op], last, second, m.ops.store_id[last_op], row, m.rankOfOp(last_op)});
+          {m.ops.store_id[op], a.last, a.second, m.ops.store_id[last_op], row, m.rankOfOp(last_op)});
     }
   }
   std::vector<std::string> parts;
@@ -160,7 +150,6 @@ std::vector<LegRequest> firstLegs(const RunOnRoot& root, std::vector<PathEndCand
     LegRequest r;
     r.path = k;
     r.row = sink[k]->row;
-    r.op = sink[k]->sink;
     r.start.op = sink[k]->sink;
     r.start.time = sink[k]->sink_end;
     r.start.floor = starts[k];
@@ -178,7 +167,7 @@ std::vector<LegResult> walkLegs(const OwnRanks& own, const PathWalker& walker, c
     LegResult& out = results[i];
     out.path = q.path;
     PathLegStart start = q.start;
-    start.op = q.start.before ? ops.find(q.row, q.store_id) : q.op;
+    if (start.before) start.op = ops.find(q.row, q.store_id);
     if (start.op == kNone || start.op >= own.model.ops.size()) {
       out.failure = fmt::format("the collective op {} of rank row {} is not among this process's ops, or its id is not "
                                 "its alone", q.store_id, q.row);

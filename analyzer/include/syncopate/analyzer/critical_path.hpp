@@ -98,6 +98,15 @@ struct CollectiveArrival {
   std::int64_t last_store_id = kUnknown;
   Index last_op = kNone;
 };
+// Where the participants of match `match` arrived: the last arrival, the first participant (in
+// the match's order) to arrive then, and the second-to-last arrival (the last again when two
+// arrived last). A participant that arrived last is its own last arrival; any other waited for
+// `first_last`.
+struct MatchArrivals {
+  std::int64_t last = INT64_MIN, second = INT64_MIN;
+  Index first_last = kNone;  // an op
+};
+MatchArrivals matchArrivals(const RunModel& model, Index match);
 // What a model's own matches say of the collective op `op`: false when it is not a collective
 // matched across more than one rank.
 bool matchedArrival(const RunModel& model, Index op, CollectiveArrival& out);
