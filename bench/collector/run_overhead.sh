@@ -8,6 +8,8 @@
 #   cupti     recording, CUPTI timing (simgpu's libcupti; not on the null runtime)
 #   events-vdso  as events, timestamps read through the vDSO's clock_gettime instead of the
 #             TSC (SYNCOPATE_HOST_CLOCK=system; the same where the kernel's clock is not the TSC)
+#   events-tsc   as events, timestamps read from the TSC wherever the processor's is invariant
+#             (SYNCOPATE_HOST_CLOCK=tsc; the same as events where the kernel's clock is the TSC)
 # on two runtimes: the null runtime (bench/collector/null_cudart.cpp: the runtime costs ~nothing,
 # so the difference is the collector's own cost) and simgpu. Then the highest launch rate that
 # is recorded with no drop (one launching thread, then four), and the store's bytes per row.
@@ -39,10 +41,11 @@ run() {  # runtime-dir config extra-args...
     none) ;;
     inert) env+=(LD_PRELOAD="$preload") ;;
     dormant) env+=(LD_PRELOAD="$preload" SYNCOPATE_OUTPUT_DIR="$out/$config" SYNCOPATE_ARMED=1) ;;
-    events|cupti|events-vdso)
-      env+=(LD_PRELOAD="$preload" SYNCOPATE_OUTPUT_DIR="$out/$config-$RANDOM" SYNCOPATE_BACKEND="${config%-vdso}"
+    events|cupti|events-vdso|events-tsc)
+      env+=(LD_PRELOAD="$preload" SYNCOPATE_OUTPUT_DIR="$out/$config-$RANDOM" SYNCOPATE_BACKEND="${config%-*}"
             SYNCOPATE_BUFFER_RECORDS="$ring_records" SYNCOPATE_EVENT_PAIRS="$event_pairs")
-      [ "$config" = events-vdso ] && env+=(SYNCOPATE_HOST_CLOCK=system) ;;
+      [ "$config" = events-vdso ] && env+=(SYNCOPATE_HOST_CLOCK=system)
+      [ "$config" = events-tsc ] && env+=(SYNCOPATE_HOST_CLOCK=tsc) ;;
   esac
   env "${env[@]}" "$bench" "$@" 2>/dev/null | grep '^launch_bench'
 }
@@ -50,11 +53,12 @@ run() {  # runtime-dir config extra-args...
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 
 echo "kernel clock source: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)" \
-     "(recording reads the TSC only where it is tsc; docs/collector.md, \"The host clock\")"
+     "(recording reads the TSC only where it is tsc, events-tsc wherever the processor's is invariant;" \
+     "docs/collector.md, \"The host clock\")"
 for runtime in ${RUNTIMES:-null simgpu}; do
   extra=()
   case "$runtime" in
-    null) libs="$build/lib/bench-null"; configs="none inert dormant events events-vdso" ;;
+    null) libs="$build/lib/bench-null"; configs="none inert dormant events events-vdso events-tsc" ;;
     simgpu) libs="$build/lib/simgpu"; configs="none inert dormant events cupti" ;;
     cuda) libs="${LD_LIBRARY_PATH:-}"; configs="none inert dormant events cupti"; extra=(--sync-every 256) ;;
     *) echo "run_overhead: unknown runtime '$runtime' (null, simgpu or cuda)" >&2; exit 2 ;;

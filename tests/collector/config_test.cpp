@@ -40,8 +40,16 @@ TEST(RecorderConfig, ReadsEverySetting) {
   EXPECT_EQ(config.iteration_marker, "step");
   EXPECT_EQ(config.ring_records, 4096u);
   EXPECT_EQ(config.flush_interval_ms, 20u);
-  EXPECT_TRUE(config.system_clock);
+  EXPECT_EQ(config.host_clock, HostClockChoice::System);
   EXPECT_TRUE(config.problem.empty());
+}
+
+TEST(RecorderConfig, TheTscCanBeAskedForWhateverTheKernelsClock) {
+  std::map<std::string, std::string> env{{"SYNCOPATE_OUTPUT_DIR", "/runs/a"}, {"SYNCOPATE_HOST_CLOCK", "tsc"}};
+  variables = &env;
+  RecorderConfig config = parseRecorderConfig(lookup);
+  EXPECT_EQ(config.host_clock, HostClockChoice::Tsc);
+  EXPECT_TRUE(config.problem.empty()) << config.problem;
 }
 
 TEST(RecorderConfig, BadValuesAreCorrectedWithASentence) {
@@ -53,8 +61,8 @@ TEST(RecorderConfig, BadValuesAreCorrectedWithASentence) {
   EXPECT_EQ(config.backend, BackendChoice::Auto);
   EXPECT_EQ(config.flush_interval_ms, 100u) << "a flush at least every 100 ms, whatever is asked";
   EXPECT_EQ(config.ring_records, 1u << 16);
-  EXPECT_FALSE(config.system_clock) << "an unknown clock leaves the choice to the recorder";
-  EXPECT_NE(config.problem.find("SYNCOPATE_HOST_CLOCK=hpet is not auto or system"), std::string::npos) << config.problem;
+  EXPECT_EQ(config.host_clock, HostClockChoice::Auto) << "an unknown clock leaves the choice to the recorder";
+  EXPECT_NE(config.problem.find("SYNCOPATE_HOST_CLOCK=hpet is not auto, system or tsc"), std::string::npos) << config.problem;
   EXPECT_NE(config.problem.find("SYNCOPATE_BACKEND=gpu"), std::string::npos) << config.problem;
   EXPECT_NE(config.problem.find("SYNCOPATE_FLUSH_MS=500"), std::string::npos) << config.problem;
   EXPECT_NE(config.problem.find("SYNCOPATE_BUFFER_RECORDS=lots"), std::string::npos) << config.problem;

@@ -61,11 +61,31 @@ TEST(ProcessLifecycle, LauncherRankNamesTheStore) {
   EXPECT_EQ(store.devices.front().name, "simgpu collector test device");
 }
 
+// Linux's reading of CPUID 0x80000007's invariant-TSC bit: both flags, or neither.
+bool processorTscIsInvariant() {
+#if defined(__x86_64__)
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    const auto has = [&line](const std::string& flag) { return (line + " ").find(" " + flag + " ") != std::string::npos; };
+    return has("constant_tsc") && has("nonstop_tsc");
+  }
+#endif
+  return false;
+}
+
+// Where the recorder's `auto` reads the TSC: the kernel keeps time with it, or offers it beside
+// its hypervisor's clock on a processor whose counter is invariant.
 bool kernelKeepsTimeWithTheTsc() {
 #if defined(__x86_64__)
-  std::ifstream source("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  std::ifstream current("/sys/devices/system/clocksource/clocksource0/current_clocksource");
   std::string name;
-  return std::getline(source, name) && name == "tsc";
+  if (std::getline(current, name) && name == "tsc") return true;
+  std::ifstream available("/sys/devices/system/clocksource/clocksource0/available_clocksource");
+  std::string offered;
+  std::getline(available, offered);
+  return processorTscIsInvariant() && (" " + offered + " ").find(" tsc ") != std::string::npos;
 #else
   return false;
 #endif
@@ -77,9 +97,11 @@ std::int64_t steadyNs() {
 
 // Every host timestamp is CLOCK_MONOTONIC (the test's own steady_clock brackets the run, and the
 // sleeps between iterations keep their length), whether read from the TSC where the kernel keeps
-// time with it (meta.host_clock) or through the vDSO where asked (SYNCOPATE_HOST_CLOCK=system).
+// time with it (meta.host_clock), from the TSC wherever the processor's is invariant
+// (SYNCOPATE_HOST_CLOCK=tsc, whatever the kernel's clock source) or through the vDSO where asked
+// (SYNCOPATE_HOST_CLOCK=system).
 TEST(ProcessLifecycle, HostTimestampsAreTheSystemsMonotonicClockFromEitherSource) {
-  for (const std::string choice : {"auto", "system"}) {
+  for (const std::string choice : {"auto", "system", "tsc"}) {
     SCOPED_TRACE("SYNCOPATE_HOST_CLOCK=" + choice);
     TempDir dir;
     auto environment = workloadEnvironment(dir);
@@ -92,7 +114,8 @@ TEST(ProcessLifecycle, HostTimestampsAreTheSystemsMonotonicClockFromEitherSource
     auto stores = readRun(dir.path());
     ASSERT_EQ(stores.size(), 1u);
     const RecordedStore& store = stores.front();
-    EXPECT_EQ(store.meta.at("host_clock"), choice == "auto" && kernelKeepsTimeWithTheTsc() ? "tsc" : "clock_gettime");
+    const bool tsc = (choice == "auto" && kernelKeepsTimeWithTheTsc()) || (choice == "tsc" && processorTscIsInvariant());
+    EXPECT_EQ(store.meta.at("host_clock"), tsc ? "tsc" : "clock_gettime");
     ASSERT_FALSE(store.api_calls.empty());
     std::int64_t first = after;
     std::int64_t last = before;

@@ -39,7 +39,8 @@ inline std::int64_t realtimeNs() noexcept {
 }
 
 // Measures the counter against CLOCK_MONOTONIC and publishes the next line (the background
-// thread, every pass; cold). Publishes none where the clock source is not `tsc`, on other
+// thread, every pass; cold). Publishes none where the clock source is not `tsc` (with
+// SYNCOPATE_HOST_CLOCK=tsc: where the processor's counter is not invariant), on other
 // processors, or with SYNCOPATE_HOST_CLOCK=system. Returns whether readings now use the counter.
 bool calibrateHostClock() noexcept;
 

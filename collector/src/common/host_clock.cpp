@@ -1,6 +1,10 @@
 #include <cstdio>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include "common/clock.hpp"
 #include "syncopate/collector/recorder_config.hpp"
 
@@ -11,16 +15,51 @@ namespace {
 constexpr std::int64_t kClockSourceCheckNs = 1'000'000'000;
 constexpr int kAnchorTries = 5;
 
-// The kernel's own choice: only where it keeps CLOCK_MONOTONIC with the TSC has it checked the
-// counter invariant and the cores' counters in step (else it would have fallen back to another
-// source), and only then is CLOCK_MONOTONIC a line in the counter.
-bool kernelClockIsTsc() noexcept {
-  std::FILE* file = std::fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
-  if (file == nullptr) return false;
-  char name[32] = {};
-  const bool read = std::fgets(name, sizeof name, file) != nullptr;
+// The first line of a sysfs file of the clock sources, without its newline ("" if unreadable).
+void readClockSources(const char* path, char (&line)[128]) noexcept {
+  line[0] = '\0';
+  std::FILE* file = std::fopen(path, "re");
+  if (file == nullptr) return;
+  if (std::fgets(line, sizeof line, file) == nullptr) line[0] = '\0';
   std::fclose(file);
-  return read && std::strcmp(name, "tsc\n") == 0;
+  line[std::strcspn(line, "\n")] = '\0';
+}
+
+// The kernel's own word: where it keeps CLOCK_MONOTONIC with the TSC, it has checked the counter
+// invariant and the cores' counters in step (else it would have fallen back to another source),
+// and CLOCK_MONOTONIC is a line in the counter. A virtual machine's kernel often keeps time with
+// its hypervisor's clock (`kvm-clock`, itself read from the counter) while still offering `tsc`,
+// which it offers only while it has not found the counter unstable; with a processor that
+// declares its counter invariant, CLOCK_MONOTONIC is then a line in it as well.
+bool kernelVouchesForTsc(bool processor_invariant) noexcept {
+  char current[128];
+  readClockSources("/sys/devices/system/clocksource/clocksource0/current_clocksource", current);
+  if (std::strcmp(current, "tsc") == 0) return true;
+  if (!processor_invariant) return false;
+  char available[128];
+  readClockSources("/sys/devices/system/clocksource/clocksource0/available_clocksource", available);
+  for (char* save = nullptr, *name = strtok_r(available, " ", &save); name != nullptr; name = strtok_r(nullptr, " ", &save)) {
+    if (std::strcmp(name, "tsc") == 0) return true;
+  }
+  return false;
+}
+
+// The processor's own word (CPUID 0x80000007, EDX bit 8: the counter runs at one rate in every
+// power state), which SYNCOPATE_HOST_CLOCK=tsc takes alone, without the kernel's: a virtual
+// machine's kernel may have been told not to trust a counter that is invariant. It says nothing
+// of the cores' counters being in step; the anchors, taken on whichever core the background
+// thread runs, withdraw the line if they are not by more than 1 ms
+// (TscCalibrator::kMaxSlewErrorNs).
+bool processorTscIsInvariant() noexcept {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(0x80000007u, &eax, &ebx, &ecx, &edx) == 0) return false;
+  return (edx & (1u << 8)) != 0;
+}
+
+// Whether readings may use the counter, as the configuration asks.
+bool counterMayBeUsed(HostClockChoice choice) noexcept {
+  const bool invariant = processorTscIsInvariant();
+  return choice == HostClockChoice::Tsc ? invariant : kernelVouchesForTsc(invariant);
 }
 
 std::uint64_t orderedTicks() noexcept {
@@ -57,12 +96,13 @@ struct Calibration {
 
 bool calibrateHostClock() noexcept {
 #if defined(__x86_64__)
-  if (recorderConfig().system_clock) return false;
+  const HostClockChoice choice = recorderConfig().host_clock;
+  if (choice == HostClockChoice::System) return false;
   static Calibration calibration;
   const std::int64_t now = systemMonotonicNs();
   if (now >= calibration.next_source_check_ns) {
     calibration.next_source_check_ns = now + kClockSourceCheckNs;
-    calibration.tsc = kernelClockIsTsc();
+    calibration.tsc = counterMayBeUsed(choice);
     if (!calibration.tsc && calibration.current) {
       host_tsc_clock.publish(TscLine{});
       calibration.current.reset();

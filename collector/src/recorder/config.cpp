@@ -44,9 +44,11 @@ RecorderConfig parseRecorderConfig(const char* (*lookup)(const char* name)) {
   }
   if (const char* clock = lookup("SYNCOPATE_HOST_CLOCK"); clock != nullptr && *clock != '\0') {
     if (std::strcmp(clock, "system") == 0) {
-      config.system_clock = true;
+      config.host_clock = HostClockChoice::System;
+    } else if (std::strcmp(clock, "tsc") == 0) {
+      config.host_clock = HostClockChoice::Tsc;
     } else if (std::strcmp(clock, "auto") != 0) {
-      config.problem += std::string("SYNCOPATE_HOST_CLOCK=") + clock + " is not auto or system; using auto. ";
+      config.problem += std::string("SYNCOPATE_HOST_CLOCK=") + clock + " is not auto, system or tsc; using auto. ";
     }
   }
   if (const char* marker = lookup("SYNCOPATE_ITERATION_MARKER"); marker != nullptr && *marker != '\0') {

@@ -10,6 +10,11 @@ namespace syncopate::preload {
 
 enum class BackendChoice : std::uint8_t { Auto, Cupti, Events };
 
+// Where host timestamps come from (docs/collector.md, "The host clock"): Auto reads the TSC
+// where the kernel keeps CLOCK_MONOTONIC with it, System always the vDSO, Tsc the TSC wherever
+// the processor declares it invariant, whatever source the kernel chose.
+enum class HostClockChoice : std::uint8_t { Auto, System, Tsc };
+
 struct RecorderConfig {
   bool enabled = false;           // SYNCOPATE_OUTPUT_DIR is set
   std::string output_dir;         // SYNCOPATE_OUTPUT_DIR: the run directory
@@ -19,7 +24,7 @@ struct RecorderConfig {
   std::uint32_t ring_records = 1u << 16;          // SYNCOPATE_BUFFER_RECORDS, per thread
   std::uint32_t flush_interval_ms = 100;          // SYNCOPATE_FLUSH_MS (at most 100)
   std::uint32_t event_pairs_per_device = 1u << 16;  // SYNCOPATE_EVENT_PAIRS (created as needed)
-  bool system_clock = false;      // SYNCOPATE_HOST_CLOCK=system: no TSC clock (docs/collector.md)
+  HostClockChoice host_clock = HostClockChoice::Auto;  // SYNCOPATE_HOST_CLOCK=auto|system|tsc
   std::string problem;            // a sentence when a variable had to be corrected
 };
 
