@@ -1,6 +1,8 @@
 #include "syncopate/trace/spsc_ring.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <thread>
 #include <vector>
@@ -28,6 +30,20 @@ TEST(SpscRing, CapacityIsRoundedUpToAPowerOfTwo) {
   EXPECT_EQ(SpscRing<Record>::create(1024)->capacity(), 1024u);
   EXPECT_EQ(SpscRing<Record>::create(0)->capacity(), 2u);
   EXPECT_EQ(SpscRing<Record>::create(std::size_t{1} << 50), nullptr);  // refused, not thrown
+}
+
+// A producer's push never takes a page fault: every page of the ring is resident once it is made
+// (mincore), not faulted in a page at a time as the first pass reaches it.
+TEST(SpscRing, EveryPageIsResidentOnceMade) {
+  auto ring = SpscRing<Record>::create(std::size_t{1} << 16);
+  ASSERT_NE(ring, nullptr);
+  ASSERT_TRUE(ring->tryReserve(1));
+  void* const slots = &ring->reserved(0);  // the first slot: the start of the mapping
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t bytes = ring->capacity() * sizeof(Record);
+  std::vector<unsigned char> resident((bytes + page - 1) / page);
+  ASSERT_EQ(mincore(slots, bytes, resident.data()), 0);
+  for (std::size_t i = 0; i < resident.size(); ++i) EXPECT_TRUE(resident[i] & 1u) << "page " << i << " of " << resident.size();
 }
 
 TEST(SpscRing, AFullRingRefusesAndCountsEachDrop) {
