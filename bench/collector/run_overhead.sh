@@ -7,7 +7,8 @@
 #   events    recording, CUDA-event timing
 #   cupti     recording, CUPTI timing (simgpu's libcupti; not on the null runtime)
 #   events-vdso  as events, timestamps read through the vDSO's clock_gettime instead of the
-#             TSC (SYNCOPATE_HOST_CLOCK=system; the same where the kernel's clock is not the TSC)
+#             TSC (SYNCOPATE_HOST_CLOCK=system; the same where the kernel neither keeps time with
+#             the TSC nor offers it)
 #   events-tsc   as events, timestamps read from the TSC wherever the processor's is invariant
 #             (SYNCOPATE_HOST_CLOCK=tsc; the same as events where the kernel's clock is the TSC)
 # on two runtimes: the null runtime (bench/collector/null_cudart.cpp: the runtime costs ~nothing,
@@ -34,26 +35,34 @@ trap 'rm -rf "$out"' EXIT
 ring_records=$((2 * calls + 4096)); [ "$ring_records" -gt $((1 << 24)) ] && ring_records=$((1 << 24))
 event_pairs=$((calls + 1024)); [ "$event_pairs" -gt $((1 << 20)) ] && event_pairs=$((1 << 20))
 
-run() {  # runtime-dir config extra-args...
+# run RUNTIME-DIR CONFIG EXTRA-ARGS...: the bench's line, with the clock a recording run's store
+# says its timestamps came from (host_clock=tsc or clock_gettime: a run whose counter was refused
+# reads through the vDSO, and its figure is the vDSO's, whatever the configuration asked).
+run() {
   local libs="$1" config="$2"; shift 2
-  local env=(LD_LIBRARY_PATH="$libs")
+  local env=(LD_LIBRARY_PATH="$libs") dir="$out/$config-$RANDOM"
   case "$config" in
     none) ;;
     inert) env+=(LD_PRELOAD="$preload") ;;
     dormant) env+=(LD_PRELOAD="$preload" SYNCOPATE_OUTPUT_DIR="$out/$config" SYNCOPATE_ARMED=1) ;;
     events|cupti|events-vdso|events-tsc)
-      env+=(LD_PRELOAD="$preload" SYNCOPATE_OUTPUT_DIR="$out/$config-$RANDOM" SYNCOPATE_BACKEND="${config%-*}"
+      env+=(LD_PRELOAD="$preload" SYNCOPATE_OUTPUT_DIR="$dir" SYNCOPATE_BACKEND="${config%-*}"
             SYNCOPATE_BUFFER_RECORDS="$ring_records" SYNCOPATE_EVENT_PAIRS="$event_pairs")
       [ "$config" = events-vdso ] && env+=(SYNCOPATE_HOST_CLOCK=system)
       [ "$config" = events-tsc ] && env+=(SYNCOPATE_HOST_CLOCK=tsc) ;;
   esac
-  env "${env[@]}" "$bench" "$@" 2>/dev/null | grep '^launch_bench'
+  local line clock=""
+  line="$(env "${env[@]}" "$bench" "$@" 2>/dev/null | grep '^launch_bench')"
+  if compgen -G "$dir/*.sqlite" >/dev/null; then
+    clock=" host_clock=$(sqlite3 "$dir"/*.sqlite "select value from meta where key = 'host_clock'")"
+  fi
+  echo "$line$clock"
 }
 
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p"; }
 
 echo "kernel clock source: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)" \
-     "(recording reads the TSC only where it is tsc, events-tsc wherever the processor's is invariant;" \
+     "(events reads the TSC where the kernel keeps time with it or offers it, events-tsc wherever the processor's is invariant;" \
      "docs/collector.md, \"The host clock\")"
 for runtime in ${RUNTIMES:-null simgpu}; do
   extra=()
@@ -76,7 +85,7 @@ for runtime in ${RUNTIMES:-null simgpu}; do
     [ -z "$base_net" ] && { base_net="$net"; base_p99="$p99"; base_mean="$net_mean"; }
     printf '  %-11s %10s %10s %9s %11s %14s %14s %11.1f   %s\n' "$config" "$median" "$p99" "$timer" "$net" "$((net - base_net))" \
       "$((p99 - base_p99))" "$(awk -v a="$net_mean" -v b="$base_mean" 'BEGIN { print a - b }')" \
-      "$(echo "$line" | grep -o 'records_dropped=[0-9]* ops_untimed=[0-9]*')"
+      "$(echo "$line" | grep -o 'records_dropped=[0-9]* ops_untimed=[0-9]*\( host_clock=[a-z_]*\)\?')"
   done
 done
 
