@@ -7,6 +7,7 @@
 
 #include "common/clock.hpp"
 #include "syncopate/collector/recorder_config.hpp"
+#include "syncopate/dispatch/log.hpp"
 
 namespace syncopate::preload {
 namespace {
@@ -88,6 +89,7 @@ struct Calibration {
   TscCalibrator calibrator;
   std::optional<TscLine> current;
   bool tsc = false;
+  bool refusal_logged = false;  // SYNCOPATE_HOST_CLOCK=tsc on a counter that is not invariant
   std::int64_t next_source_check_ns = 0;
 };
 #endif
@@ -103,6 +105,11 @@ bool calibrateHostClock() noexcept {
   if (now >= calibration.next_source_check_ns) {
     calibration.next_source_check_ns = now + kClockSourceCheckNs;
     calibration.tsc = counterMayBeUsed(choice);
+    if (choice == HostClockChoice::Tsc && !calibration.tsc && !calibration.refusal_logged) {
+      calibration.refusal_logged = true;
+      log(LogLevel::Warn, "SYNCOPATE_HOST_CLOCK=tsc: this processor does not declare its time-stamp counter invariant "
+                          "(CPUID 0x80000007); timestamps are read through clock_gettime");
+    }
     if (!calibration.tsc && calibration.current) {
       host_tsc_clock.publish(TscLine{});
       calibration.current.reset();
@@ -116,6 +123,14 @@ bool calibrateHostClock() noexcept {
   }
   return calibration.current.has_value();
 #else
+  if (recorderConfig().host_clock == HostClockChoice::Tsc) {
+    static bool refusal_logged = false;  // the background thread's alone
+    if (!refusal_logged) {
+      refusal_logged = true;
+      log(LogLevel::Warn, "SYNCOPATE_HOST_CLOCK=tsc: this processor has no time-stamp counter the collector reads; "
+                          "timestamps are read through clock_gettime");
+    }
+  }
   return false;
 #endif
 }
