@@ -57,9 +57,10 @@ bool processorTscIsInvariant() noexcept {
   return (edx & (1u << 8)) != 0;
 }
 
-// Whether readings may use the counter, as the configuration asks.
+// Whether readings may use the counter, as the configuration asks (the processor's word is
+// asked once: CPUID traps to a virtual machine's hypervisor, and its answer does not change).
 bool counterMayBeUsed(HostClockChoice choice) noexcept {
-  const bool invariant = processorTscIsInvariant();
+  static const bool invariant = processorTscIsInvariant();
   return choice == HostClockChoice::Tsc ? invariant : kernelVouchesForTsc(invariant);
 }
 
