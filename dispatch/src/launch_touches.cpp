@@ -98,20 +98,6 @@ int collect(const ParamLayout& layout, void* const* args, const PackedBuffer& pa
   return touches.count();
 }
 
-// The touches of a launch given an argument array, for a layout of pointers and numbers: the
-// value of each Pointer parameter (what collect() finds for such a layout, without a pass over
-// the numbers).
-int pointerArguments(const ParamLayout& layout, void* const* args, LaunchTouch* out) noexcept {
-  Touches touches(out);
-  for (std::uint32_t k = 0; k < layout.pointer_count; ++k) {
-    const std::uint16_t i = layout.pointers[k];
-    if (args[i] == nullptr) return -1;
-    const std::uint64_t address = wordAt(static_cast<const unsigned char*>(args[i]));
-    if (address != 0 && !touches.add(address, i)) return -1;
-  }
-  return touches.count();
-}
-
 }  // namespace
 
 int touchesOf(const ParamLayout& layout, void* const* args, void* const* extra, LaunchTouch* out) noexcept {
@@ -128,7 +114,7 @@ int touchesOf(const ParamLayout& layout, void* const* args, void* const* extra, 
   if (layout.readable && !layout.scans) {
     // Pointers and numbers only: the map is never read, and an argument array's pointers are
     // all there is to read.
-    if (args != nullptr) return pointerArguments(layout, args, out);
+    if (args != nullptr) return pointerArgumentTouches(layout, args, out);
     DeviceMemoryMap::Reading unused;
     return collect(layout, args, packed, unused, out);
   }

@@ -75,6 +75,29 @@ TEST_F(LaunchTouches, PointerParametersAreTouchesWhereverTheyPoint) {
   }
 }
 
+TEST_F(LaunchTouches, MorePointersThanTheBoundTouchAnything) {
+  // k(float* p0, ..., float* pN): kMaxLaunchTouches non-null pointers are all reported; one more
+  // and the launch counts as touching anything. A null pointer is no touch and does not count.
+  for (const int pointers : {kMaxLaunchTouches, kMaxLaunchTouches + 1}) {
+    std::vector<ParamSlot> slots;
+    std::vector<std::uint64_t> values;
+    for (int i = 0; i <= pointers; ++i) {
+      slots.push_back({static_cast<std::uint32_t>(8 * i), 8, ParamKind::Pointer});
+      values.push_back(i == 0 ? 0 : kSegment + 8u * static_cast<std::uint64_t>(i));  // parameter 0 is null
+    }
+    std::vector<void*> args;
+    for (std::uint64_t& value : values) args.push_back(&value);
+    const int touched = touchesOf(layoutOf(slots), args.data(), nullptr, out);
+    if (pointers > kMaxLaunchTouches) {
+      EXPECT_EQ(touched, -1);
+      continue;
+    }
+    ASSERT_EQ(touched, kMaxLaunchTouches);
+    EXPECT_EQ(out[0].parameter, 1);
+    EXPECT_EQ(out[kMaxLaunchTouches - 1].address, kSegment + 8u * static_cast<std::uint64_t>(kMaxLaunchTouches));
+  }
+}
+
 TEST_F(LaunchTouches, AFourKilobyteStructIsScannedWordByWord) {
   // k(int n, Lists lists): a multi-tensor-apply struct at offset 8, 4 KB, whose words are
   // tensor pointers into the segment, sizes, and a pointer to memory nobody allocated.

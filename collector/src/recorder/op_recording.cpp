@@ -6,14 +6,6 @@
 
 namespace syncopate::preload {
 
-int argumentRecordCount(const IssuedOp& op, LaunchTouch* touches, int& touched) noexcept {
-  const int pointers = op.pointer_count > 0 ? 1 : 0;
-  touched = 0;
-  if (op.kind != trace::OpKind::Kernel) return pointers;
-  touched = launchTouches(op.kernel, op.kernel_args, op.kernel_extra, touches);
-  return pointers + (touched < 0 ? 1 : (touched + 1) / 2);
-}
-
 void writeArgumentRecords(const IssuedOp& op, std::uint32_t correlation, const LaunchTouch* touches, int touched,
                           Ring& ring, std::uint64_t first) noexcept {
   std::uint64_t at = first;

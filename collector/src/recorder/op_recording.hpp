@@ -85,7 +85,13 @@ inline trace::OpRecord pendingOp(const IssuedOp& op, trace::StreamId stream, std
 // ring: how many (a kernel's touches, launch_touches.hpp, are found into `touches`, room for
 // kMaxLaunchTouches, and their number into `touched`), then written from `first` of the ring's
 // reservation. A copy's or fill's pointers are one record, a kernel's touches two to a record.
-int argumentRecordCount(const IssuedOp& op, LaunchTouch* touches, int& touched) noexcept;
+inline int argumentRecordCount(const IssuedOp& op, LaunchTouch* touches, int& touched) noexcept {
+  const int pointers = op.pointer_count > 0 ? 1 : 0;
+  touched = 0;
+  if (op.kind != trace::OpKind::Kernel) return pointers;
+  touched = launchTouches(op.kernel, op.kernel_args, op.kernel_extra, touches);
+  return pointers + (touched < 0 ? 1 : (touched + 1) / 2);
+}
 void writeArgumentRecords(const IssuedOp& op, std::uint32_t correlation, const LaunchTouch* touches, int touched,
                           Ring& ring, std::uint64_t first) noexcept;
 
@@ -128,7 +134,7 @@ auto recordIssue(Recorder& recorder, trace::ApiDomain domain, ApiName api, cudaS
   const bool with_op = issued && !captured && timed;
   IssuedOp op;
   trace::StreamId stream_id = trace::kNoStream;
-  LaunchTouch touches[kMaxLaunchTouches];
+  LaunchTouch* touches = thread->touches;
   int touched = 0;
   std::uint64_t count = 1;
   if (with_op) {

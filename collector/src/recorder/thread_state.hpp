@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "syncopate/dispatch/cuda_headers.hpp"
+#include "syncopate/dispatch/launch_touches.hpp"
 #include "syncopate/trace/ids.hpp"
 #include "syncopate/trace/records.hpp"
 #include "syncopate/trace/spsc_ring.hpp"
@@ -87,6 +88,9 @@ struct ThreadState {
   // The launches last recorded, by what they named and their grid (direct-mapped;
   // launchedShape() in op_recording.cpp).
   CachedShape shapes[kShapeCacheEntries];
+  // Where a launch's touches are found before they are written to the ring. Not on the stack:
+  // 8 KB there would put the recording's frame a whole number of pages from the frames it calls.
+  LaunchTouch touches[kMaxLaunchTouches];
 
   int nccl_depth = 0;  // > 0 inside an intercepted NCCL call: its own launches belong to it
   // The correlation id of the recorded collective or send/recv under way on this thread (0:

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "syncopate/dispatch/kernel_layout.hpp"
 
@@ -34,9 +35,28 @@ int touchesOf(const ParamLayout& layout, void* const* args, void* const* extra, 
 
 // The same for a launch of `kernel`, with its layout learnt (or not yet learnable: -1) on its
 // first launch; -1 for a kernel the registry does not know.
+// touchesOf for a launch with an argument array of a kernel whose layout is readable and scans
+// nothing (pointers and numbers only): the value of each Pointer parameter. Inline, because it
+// is what most launches take.
+inline int pointerArgumentTouches(const ParamLayout& layout, void* const* args, LaunchTouch* out) noexcept {
+  int touched = 0;
+  for (std::uint32_t k = 0; k < layout.pointer_count; ++k) {
+    const std::uint16_t i = layout.pointers[k];
+    if (args[i] == nullptr) return -1;
+    std::uint64_t address;
+    std::memcpy(&address, args[i], sizeof address);  // host copies of arguments need not be aligned
+    if (address == 0) continue;
+    if (touched == kMaxLaunchTouches) return -1;
+    out[touched++] = {address, i};
+  }
+  return touched;
+}
+
 inline int launchTouches(const KernelInfo* kernel, void* const* args, void* const* extra, LaunchTouch* out) noexcept {
   const ParamLayout* layout = kernel != nullptr ? paramLayoutOf(*kernel) : nullptr;
-  return layout != nullptr ? touchesOf(*layout, args, extra, out) : -1;
+  if (layout == nullptr) return -1;
+  if (layout->readable && !layout->scans && args != nullptr) [[likely]] return pointerArgumentTouches(*layout, args, out);
+  return touchesOf(*layout, args, extra, out);
 }
 
 }  // namespace syncopate::preload
