@@ -60,7 +60,7 @@ TEST(RecorderConfig, BadValuesAreCorrectedWithASentence) {
   RecorderConfig config = parseRecorderConfig(lookup);
   EXPECT_EQ(config.backend, BackendChoice::Auto);
   EXPECT_EQ(config.flush_interval_ms, 100u) << "a flush at least every 100 ms, whatever is asked";
-  EXPECT_EQ(config.ring_records, 1u << 16);
+  EXPECT_EQ(config.ring_records, 1u << 17) << "the default";
   EXPECT_EQ(config.host_clock, HostClockChoice::Auto) << "an unknown clock leaves the choice to the recorder";
   EXPECT_NE(config.problem.find("SYNCOPATE_HOST_CLOCK=hpet is not auto, system or tsc"), std::string::npos) << config.problem;
   EXPECT_NE(config.problem.find("SYNCOPATE_BACKEND=gpu"), std::string::npos) << config.problem;

@@ -21,7 +21,10 @@ struct RecorderConfig {
   bool armed = false;             // SYNCOPATE_ARMED=1: load dormant, record when attached
   BackendChoice backend = BackendChoice::Auto;  // SYNCOPATE_BACKEND=auto|cupti|events
   std::string iteration_marker = "ProfilerStep";  // SYNCOPATE_ITERATION_MARKER
-  std::uint32_t ring_records = 1u << 16;          // SYNCOPATE_BUFFER_RECORDS, per thread
+  // SYNCOPATE_BUFFER_RECORDS, per thread: 4 MiB, 65 ms of records at a million launches a
+  // second, more than the background thread is held up where the launching threads, it and the
+  // store's checkpointer share two cores (docs/collector.md, "Figures").
+  std::uint32_t ring_records = 1u << 17;
   std::uint32_t flush_interval_ms = 100;          // SYNCOPATE_FLUSH_MS (at most 100)
   std::uint32_t event_pairs_per_device = 1u << 16;  // SYNCOPATE_EVENT_PAIRS (created as needed)
   HostClockChoice host_clock = HostClockChoice::Auto;  // SYNCOPATE_HOST_CLOCK=auto|system|tsc
