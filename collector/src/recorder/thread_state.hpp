@@ -89,7 +89,8 @@ struct ThreadState {
   // launchedShape() in op_recording.cpp).
   CachedShape shapes[kShapeCacheEntries];
   // Where a launch's touches are found before they are written to the ring. Not on the stack:
-  // 8 KB there would put the recording's frame a whole number of pages from the frames it calls.
+  // 8 KB in the recording's frame kept it out of line and measured 4 ns slower a launch
+  // (docs/collector.md, "Figures").
   LaunchTouch touches[kMaxLaunchTouches];
 
   int nccl_depth = 0;  // > 0 inside an intercepted NCCL call: its own launches belong to it

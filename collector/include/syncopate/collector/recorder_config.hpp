@@ -22,8 +22,8 @@ struct RecorderConfig {
   BackendChoice backend = BackendChoice::Auto;  // SYNCOPATE_BACKEND=auto|cupti|events
   std::string iteration_marker = "ProfilerStep";  // SYNCOPATE_ITERATION_MARKER
   // SYNCOPATE_BUFFER_RECORDS, per thread: 4 MiB, 65 ms of records at a million launches a
-  // second, more than the background thread is held up where the launching threads, it and the
-  // store's checkpointer share two cores (docs/collector.md, "Figures").
+  // second, longer than the background thread was seen held up on two cores shared with the
+  // launching thread and the store's checkpointer (docs/collector.md, "Figures").
   std::uint32_t ring_records = 1u << 17;
   std::uint32_t flush_interval_ms = 100;          // SYNCOPATE_FLUSH_MS (at most 100)
   std::uint32_t event_pairs_per_device = 1u << 16;  // SYNCOPATE_EVENT_PAIRS (created as needed)

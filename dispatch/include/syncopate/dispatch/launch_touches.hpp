@@ -33,8 +33,6 @@ struct LaunchTouch {
 // alternative (CU_LAUNCH_PARAM_BUFFER_POINTER and _SIZE); either may be null.
 int touchesOf(const ParamLayout& layout, void* const* args, void* const* extra, LaunchTouch* out) noexcept;
 
-// The same for a launch of `kernel`, with its layout learnt (or not yet learnable: -1) on its
-// first launch; -1 for a kernel the registry does not know.
 // touchesOf for a launch with an argument array of a kernel whose layout is readable and scans
 // nothing (pointers and numbers only): the value of each Pointer parameter. Inline, because it
 // is what most launches take.
@@ -52,6 +50,8 @@ inline int pointerArgumentTouches(const ParamLayout& layout, void* const* args, 
   return touched;
 }
 
+// The same for a launch of `kernel`, with its layout learnt (or not yet learnable: -1) on its
+// first launch; -1 for a kernel the registry does not know.
 inline int launchTouches(const KernelInfo* kernel, void* const* args, void* const* extra, LaunchTouch* out) noexcept {
   const ParamLayout* layout = kernel != nullptr ? paramLayoutOf(*kernel) : nullptr;
   if (layout == nullptr) return -1;
