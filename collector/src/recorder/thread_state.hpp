@@ -89,7 +89,7 @@ struct ThreadState {
   // launchedShape() in op_recording.cpp).
   CachedShape shapes[kShapeCacheEntries];
   // Where a launch's touches are found before they are written to the ring. Not on the stack:
-  // 8 KB in the recording's frame kept it out of line and measured 4 ns slower a launch
+  // 8 KB in the recording's frame kept it out of line and measured ~3 ns slower a launch
   // (docs/collector.md, "Figures").
   LaunchTouch touches[kMaxLaunchTouches];
 
