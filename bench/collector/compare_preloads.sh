@@ -28,16 +28,19 @@ out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 
 # net [LIBRARY]: one run's mean less the timer's mean (no LIBRARY: without a collector), or
-# nothing if the run dropped records or left ops untimed (then it did not record every launch,
-# and its figure would understate).
+# nothing if the run printed no figure (it failed), did not record with LIBRARY (the loader
+# refused it), or dropped records or left ops untimed (then it did not record every launch, and
+# its figure would understate).
 net() {
   local dir="$out/store-$RANDOM" line env=(LD_LIBRARY_PATH="$build/lib/bench-null")
   [ $# -gt 0 ] && env+=(LD_PRELOAD="$1" SYNCOPATE_OUTPUT_DIR="$dir" SYNCOPATE_BACKEND=events SYNCOPATE_HOST_CLOCK=tsc
                         SYNCOPATE_BUFFER_RECORDS=$((4 * calls + 4096)) SYNCOPATE_EVENT_PAIRS=$((calls + 1024)))
   line="$(env "${env[@]}" "$bench" --calls "$calls" --kernel "${KERNEL:-empty}" 2>/dev/null | grep '^launch_bench')"
   rm -rf "$dir"
-  echo "$line" | awk '{ for (i = 1; i <= NF; ++i) { split($i, kv, "="); f[kv[1]] = kv[2] } }
-    END { if (f["records_dropped"] == 0 && f["ops_untimed"] == 0) printf "%.2f\n", f["mean_ns"] - f["timer_mean_ns"] }'
+  echo "$line" | awk -v recording="$([ $# -gt 0 ] && echo 1 || echo 0)" '
+    { for (i = 1; i <= NF; ++i) { split($i, kv, "="); f[kv[1]] = kv[2] } }
+    END { if (f["mean_ns"] != "" && f["recording"] == recording && f["records_dropped"] == "0" && f["ops_untimed"] == "0")
+            printf "%.2f\n", f["mean_ns"] - f["timer_mean_ns"] }'
 }
 
 echo "old: ${libraries[0]}"
@@ -47,6 +50,7 @@ declare -a runs=("" "")
 names=(old new)
 for round in $(seq "$rounds"); do
   base="$(net)"
+  [ -n "$base" ] || { echo "compare_preloads: the run without a collector printed no figure" >&2; exit 1; }
   line="$(printf '  round %-2s without collector %5.1f' "$round" "$base")"
   for which in 0 1; do
     figure="$(net "${libraries[$which]}")"
