@@ -3,12 +3,17 @@
 // call timed on its own (CLOCK_MONOTONIC around the call), on whatever CUDA runtime is on the
 // library path and with whatever collector configuration the environment sets up.
 //   collector_launch_bench [--calls N] [--threads T] [--api launch|memcpy] [--rate CALLS_PER_S]
-//                          [--sync-every N] [--kernel empty|elementwise]
+//                          [--sync-every N] [--kernel empty|elementwise] [--timing-floor]
 // (--rate paces each thread to that many calls per second in bursts of 256, for the
 // sustained-rate figure; --sync-every waits for the stream, untimed, after every N calls: on a
 // real GPU a launch queue that fills makes a call wait for the GPU, which is not the host's cost;
 // --kernel elementwise launches a kernel with an elementwise operation's parameters, three
-// pointers and two numbers, whose touches the collector records, instead of one without any).
+// pointers and two numbers, whose touches the collector records, instead of one without any;
+// --timing-floor does around each launch, in the benchmark itself, the least that timing a
+// launch with CUDA events takes, whoever does it: the host clock read before and after (the
+// processor's counter, as the collector reads it), an event recorded on the stream before and
+// after, and the two readings written to memory. Run without a collector, its added cost is the
+// part of a recorded launch's cost that no collector using events can avoid).
 // prints:
 //   launch_bench api=launch threads=T calls=N median_ns=… p99_ns=… timer_ns=… mean_ns=… timer_mean_ns=…
 //                calls_per_s=… collector=active|absent recording=… records_dropped=… ops_untimed=…
@@ -19,7 +24,12 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -47,12 +57,22 @@ struct Options {
   double rate = 0.0;  // per thread; 0: as fast as possible
   long sync_every = 0;  // 0: never
   bool elementwise = false;
+  bool timing_floor = false;
 };
 
 Options parse(int argc, char** argv) {
   Options options;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
     std::string arg = argv[i];
+    if (arg == "--timing-floor") {
+      options.timing_floor = true;
+      --i;  // a flag: no value follows
+      continue;
+    }
+    if (i + 1 == argc) {
+      std::fprintf(stderr, "collector_launch_bench: %s needs a value\n", arg.c_str());
+      std::exit(2);
+    }
     if (arg == "--calls") options.calls = std::atol(argv[i + 1]);
     else if (arg == "--threads") options.threads = std::atoi(argv[i + 1]);
     else if (arg == "--api") options.memcpy = std::string(argv[i + 1]) == "memcpy";
@@ -73,7 +93,47 @@ Options parse(int argc, char** argv) {
   return options;
 }
 
+// The host clock as a collector reads it in its hot path: the processor's counter where there
+// is one, else the system's clock.
+std::uint64_t hostCounter() {
+#if defined(__x86_64__)
+  return __rdtsc();
+#else
+  return static_cast<std::uint64_t>(nowNs());
+#endif
+}
+
+// The timing floor's events, a pair per launch in flight, taken in turn.
+struct FloorEvents {
+  static constexpr std::size_t kPairs = 1024;
+  std::vector<cudaEvent_t> events;
+  std::vector<std::uint64_t> readings;  // two a launch, as a collector keeps them
+
+  explicit FloorEvents(const Options& options) {
+    if (!options.timing_floor) return;
+    events.resize(2 * kPairs);
+    for (auto& event : events) {
+      if (cudaEventCreateWithFlags(&event, cudaEventDefault) != cudaSuccess) {
+        std::fprintf(stderr, "collector_launch_bench: cudaEventCreateWithFlags failed for the timing floor\n");
+        std::exit(1);
+      }
+    }
+    readings.resize(2 * static_cast<std::size_t>(options.calls));
+  }
+  ~FloorEvents() {
+    // The readings are kept, as a collector's are: the compiler may not leave their stores out.
+    asm volatile("" : : "r"(readings.data()) : "memory");
+    for (cudaEvent_t event : events) cudaEventDestroy(event);
+  }
+  static void recorded(cudaError_t result) {
+    if (result == cudaSuccess) return;
+    std::fprintf(stderr, "collector_launch_bench: cudaEventRecord failed (%d) for the timing floor\n", static_cast<int>(result));
+    std::exit(1);
+  }
+};
+
 void issue(const Options& options, cudaStream_t stream, std::vector<std::int64_t>* samples) {
+  FloorEvents floor(options);
   static char host[64];
   static char device[64];
   void* args[1] = {nullptr};
@@ -104,9 +164,18 @@ void issue(const Options& options, cudaStream_t stream, std::vector<std::int64_t
     }
     if (options.sync_every > 0 && i > 0 && i % options.sync_every == 0) cudaStreamSynchronize(stream);
     std::int64_t start = samples != nullptr ? nowNs() : 0;
+    const std::size_t pair = 2 * (static_cast<std::size_t>(i) % FloorEvents::kPairs);
+    if (options.timing_floor) {
+      floor.readings[2 * static_cast<std::size_t>(i)] = hostCounter();
+      floor.recorded(cudaEventRecord(floor.events[pair], stream));
+    }
     cudaError_t error = options.memcpy
                             ? cudaMemcpyAsync(device, host, sizeof host, cudaMemcpyHostToDevice, stream)
                             : cudaLaunchKernel(kernel, dim3(1), dim3(32), kernel_args, 0, stream);
+    if (options.timing_floor) {
+      floor.recorded(cudaEventRecord(floor.events[pair + 1], stream));
+      floor.readings[2 * static_cast<std::size_t>(i) + 1] = hostCounter();
+    }
     if (samples != nullptr) (*samples)[static_cast<std::size_t>(i)] = nowNs() - start;
     if (error != cudaSuccess) {
       std::fprintf(stderr, "collector_launch_bench: call failed (%d)\n", static_cast<int>(error));

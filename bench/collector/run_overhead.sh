@@ -11,6 +11,11 @@
 #             the TSC nor offers it)
 #   events-tsc   as events, timestamps read from the TSC wherever the processor's is invariant
 #             (SYNCOPATE_HOST_CLOCK=tsc; the same as events where the kernel's clock is the TSC)
+#   floor     no collector; the benchmark itself times each launch as cheaply as CUDA events
+#             allow (collector_launch_bench --timing-floor: two readings of the processor's
+#             counter, two cudaEventRecord, the readings kept): the part of a recorded launch's
+#             cost that no collector timing it with events avoids; events-tsc less floor is
+#             what the collector's own bookkeeping costs
 # on two runtimes: the null runtime (bench/collector/null_cudart.cpp: the runtime costs ~nothing,
 # so the difference is the collector's own cost) and simgpu. Then the highest launch rate that
 # is recorded with no drop (one launching thread, then four), and the store's bytes per row.
@@ -40,9 +45,10 @@ event_pairs=$((calls + 1024)); [ "$event_pairs" -gt $((1 << 20)) ] && event_pair
 # reads through the vDSO, and its figure is the vDSO's, whatever the configuration asked).
 run() {
   local libs="$1" config="$2"; shift 2
-  local env=(LD_LIBRARY_PATH="$libs") dir="$out/$config-$RANDOM"
+  local env=(LD_LIBRARY_PATH="$libs") dir="$out/$config-$RANDOM" flags=()
   case "$config" in
     none) ;;
+    floor) flags=(--timing-floor) ;;
     inert) env+=(LD_PRELOAD="$preload") ;;
     dormant) env+=(LD_PRELOAD="$preload" SYNCOPATE_OUTPUT_DIR="$out/$config" SYNCOPATE_ARMED=1) ;;
     events|cupti|events-vdso|events-tsc)
@@ -52,7 +58,7 @@ run() {
       [ "$config" = events-tsc ] && env+=(SYNCOPATE_HOST_CLOCK=tsc) ;;
   esac
   local line clock=""
-  line="$(env "${env[@]}" "$bench" "$@" 2>/dev/null | grep '^launch_bench')"
+  line="$(env "${env[@]}" "$bench" "$@" "${flags[@]}" 2>/dev/null | grep '^launch_bench')"
   if compgen -G "$dir/*.sqlite" >/dev/null; then
     clock=" host_clock=$(sqlite3 "$dir"/*.sqlite "select value from meta where key = 'host_clock'")"
   fi
@@ -67,9 +73,9 @@ echo "kernel clock source: $(cat /sys/devices/system/clocksource/clocksource0/cu
 for runtime in ${RUNTIMES:-null simgpu}; do
   extra=()
   case "$runtime" in
-    null) libs="$build/lib/bench-null"; configs="none inert dormant events events-vdso events-tsc" ;;
-    simgpu) libs="$build/lib/simgpu"; configs="none inert dormant events cupti" ;;
-    cuda) libs="${LD_LIBRARY_PATH:-}"; configs="none inert dormant events cupti"; extra=(--sync-every 256) ;;
+    null) libs="$build/lib/bench-null"; configs="none inert dormant events events-vdso events-tsc floor" ;;
+    simgpu) libs="$build/lib/simgpu"; configs="none inert dormant events cupti floor" ;;
+    cuda) libs="${LD_LIBRARY_PATH:-}"; configs="none inert dormant events cupti floor"; extra=(--sync-every 256) ;;
     *) echo "run_overhead: unknown runtime '$runtime' (null, simgpu or cuda)" >&2; exit 2 ;;
   esac
   echo "runtime=$runtime calls=$calls (ns per cudaLaunchKernel, measured around each call)"
