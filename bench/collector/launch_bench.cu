@@ -163,8 +163,8 @@ void issue(const Options& options, cudaStream_t stream, std::vector<std::int64_t
       if (wait > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
     }
     if (options.sync_every > 0 && i > 0 && i % options.sync_every == 0) cudaStreamSynchronize(stream);
-    std::int64_t start = samples != nullptr ? nowNs() : 0;
     const std::size_t pair = 2 * (static_cast<std::size_t>(i) % FloorEvents::kPairs);
+    std::int64_t start = samples != nullptr ? nowNs() : 0;
     if (options.timing_floor) {
       floor.readings[2 * static_cast<std::size_t>(i)] = hostCounter();
       floor.recorded(cudaEventRecord(floor.events[pair], stream));
