@@ -111,10 +111,9 @@ int touchesOf(const ParamLayout& layout, void* const* args, void* const* extra, 
   } else if (!layout.readable) {
     return -1;  // nothing says how large each argument is
   }
+  if (touchesArePointerArguments(layout, args)) return pointerArgumentTouches(layout, args, out);
   if (layout.readable && !layout.scans) {
-    // Pointers and numbers only: the map is never read, and an argument array's pointers are
-    // all there is to read.
-    if (args != nullptr) return pointerArgumentTouches(layout, args, out);
+    // Pointers and numbers only, in a packed buffer: the map is never read.
     DeviceMemoryMap::Reading unused;
     return collect(layout, args, packed, unused, out);
   }

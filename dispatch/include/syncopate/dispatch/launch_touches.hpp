@@ -33,9 +33,15 @@ struct LaunchTouch {
 // alternative (CU_LAUNCH_PARAM_BUFFER_POINTER and _SIZE); either may be null.
 int touchesOf(const ParamLayout& layout, void* const* args, void* const* extra, LaunchTouch* out) noexcept;
 
-// touchesOf for a launch with an argument array of a kernel whose layout is readable and scans
-// nothing (pointers and numbers only): the value of each Pointer parameter. Inline, because it
-// is what most launches take.
+// Whether a launch's touches are its Pointer parameters' values and nothing else: it passes an
+// argument array, and its kernel's layout is readable and scans nothing (pointers and numbers
+// only). What most launches are; touchesOf and launchTouches both take pointerArgumentTouches then.
+inline bool touchesArePointerArguments(const ParamLayout& layout, void* const* args) noexcept {
+  return layout.readable && !layout.scans && args != nullptr;
+}
+
+// touchesOf for a launch where touchesArePointerArguments: the value of each Pointer parameter.
+// Inline, because it is what most launches take.
 inline int pointerArgumentTouches(const ParamLayout& layout, void* const* args, LaunchTouch* out) noexcept {
   int touched = 0;
   for (std::uint32_t k = 0; k < layout.pointer_count; ++k) {
@@ -55,7 +61,7 @@ inline int pointerArgumentTouches(const ParamLayout& layout, void* const* args, 
 inline int launchTouches(const KernelInfo* kernel, void* const* args, void* const* extra, LaunchTouch* out) noexcept {
   const ParamLayout* layout = kernel != nullptr ? paramLayoutOf(*kernel) : nullptr;
   if (layout == nullptr) return -1;
-  if (layout->readable && !layout->scans && args != nullptr) [[likely]] return pointerArgumentTouches(*layout, args, out);
+  if (touchesArePointerArguments(*layout, args)) [[likely]] return pointerArgumentTouches(*layout, args, out);
   return touchesOf(*layout, args, extra, out);
 }
 
