@@ -401,9 +401,74 @@ TEST(DdpBucketsBySize, AnotherCapWritesItsAllReducesWhereBackwardHasMadeTheirByt
     EXPECT_EQ(r.calls[i - 2].call.event, r.calls[i - 1].call.event);
     EXPECT_LT(r.calls[i].collective_seq, 0);
   }
-  // The recorded all-reduces and the waits before them are gone, nothing else: 2 of 4 calls
-  // per recorded bucket, 3 per new one.
-  EXPECT_EQ(r.calls.size(), recorded.rank.calls.size() + 2 * (5 * 3 - 3 * 2));
+  // The recorded buckets end at 1, 5 and 8 MiB, where three of the new ones end too: those are
+  // written in the recorded all-reduces' places; the other two are 3 calls each.
+  EXPECT_EQ(r.calls.size(), recorded.rank.calls.size() + 2 * (2 * 3));
+}
+
+// The recorded calls with host times: 100 ns each, 601 for an all-reduce, 300 for its stream wait.
+RecordedRun timedRun(const DdpRank& r) {
+  RecordedRun run = runOf(r);
+  for (RecordedCall& rc : run.ranks.front().calls) {
+    const std::int64_t host = rc.call.kind == CallKind::Collective ? 601 : rc.call.kind == CallKind::StreamWait ? 300 : 100;
+    rc.end = rc.start + host;
+  }
+  return run;
+}
+
+// The recorded buckets rewritten (the baseline every other cap is compared with) are the recorded
+// calls at their recorded host times, each all-reduce written as a new one is: matched by its own
+// number, its time the fit's rather than the recorded op's.
+TEST(DdpBucketsBySize, TheRecordedBucketsRewrittenAreTheRecordedCallsAtTheirHostTimes) {
+  const RecordedRun run = timedRun(DdpRank(kRecorded, 3));
+  const DdpBucketsBySize b = ddpBucketsOfReducer(run, findDdpReducer(run, 1, 2));
+  ASSERT_TRUE(b.found) << b.why_not;
+  const RecordedRank& before = run.ranks.front();
+  const RecordedRun same = rebucketDdpBySize(run, b, std::nullopt);
+  const RecordedRank& after = same.ranks.front();
+  ASSERT_EQ(after.calls.size(), before.calls.size());
+  std::int64_t bucket = 0;  // within the step
+  for (std::size_t i = 0; i < before.calls.size(); ++i) {
+    const RecordedCall &was = before.calls[i], &is = after.calls[i];
+    EXPECT_EQ(is.call.kind, was.call.kind) << i;
+    EXPECT_EQ(is.call.stream, was.call.stream) << i;
+    EXPECT_EQ(is.call.event, was.call.event) << i;
+    EXPECT_EQ(is.start, was.start) << i;
+    EXPECT_EQ(is.end, was.end) << i;
+    EXPECT_EQ(is.iteration, was.iteration) << i;
+    const bool rewritten = is.call.kind == CallKind::Collective && is.iteration >= 1;
+    if (i > 0 && is.iteration != after.calls[i - 1].iteration) bucket = 0;
+    EXPECT_EQ(is.collective_seq, rewritten ? -(2 + is.iteration * 65536 + bucket++) : was.collective_seq) << i;
+    if (rewritten) {
+      EXPECT_EQ(is.call.collective.count, was.call.collective.count) << i;
+    }
+  }
+}
+
+// The recorded buckets' host time stays: at a first bucket of 1 MiB and a cap of 3 MiB the buckets
+// {1}, {4}, {3} MiB become {1}, {3}, {3}, {1}; the first and the last end where recorded ones
+// end, and are written in their places; the recorded middle one's all-reduce and wait (901 ns)
+// go, and the two new all-reduces take 450 and 451 ns of it. Each step ends when it did.
+TEST(DdpBucketsBySize, TheHostTimeOfTheRecordedBucketsDroppedGoesToTheNewOnes) {
+  const RecordedRun run = timedRun(DdpRank(kRecorded, 3));
+  const DdpBucketsBySize b = ddpBucketsOfReducer(run, findDdpReducer(run, 1, 2));
+  ASSERT_TRUE(b.found) << b.why_not;
+  const RecordedRank& before = run.ranks.front();
+  const RecordedRun three = rebucketDdpBySize(run, b, DdpBucketing{3 * kMiB, kMiB});
+  const RecordedRank& after = three.ranks.front();
+  for (std::int64_t n : {0, 1, 2}) {
+    std::int64_t end_before = 0, end_after = 0;
+    for (const RecordedCall& rc : before.calls)
+      if (rc.iteration == n) end_before = rc.end;
+    for (const RecordedCall& rc : after.calls)
+      if (rc.iteration == n) end_after = rc.end;
+    EXPECT_EQ(end_after, end_before) << n;
+  }
+  EXPECT_EQ(allReduceBytes(after, 1), mib({1, 3, 3, 1}));
+  std::vector<std::int64_t> hosts;
+  for (const RecordedCall& rc : after.calls)
+    if (rc.call.kind == CallKind::Collective && rc.iteration == 1) hosts.push_back(rc.end - rc.start);
+  EXPECT_EQ(hosts, (std::vector<std::int64_t>{601, 450, 451, 601}));
 }
 
 }  // namespace

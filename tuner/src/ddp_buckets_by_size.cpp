@@ -109,11 +109,12 @@ RecordedCall synthesized(CallKind kind, StreamHandle stream, std::uint64_t event
   return rc;
 }
 
-// What one iteration of one rank becomes: the calls dropped, and those written before a call.
+// What one iteration of one rank becomes: the calls dropped, those written before a call, and
+// those written in a call's place at its host time.
 struct Rewrite {
   std::vector<bool> dropped;
-  std::map<std::size_t, std::vector<RecordedCall>> before;
-  std::vector<std::int64_t> host_ns;  // per written all-reduce: the host time it takes
+  std::map<std::size_t, std::vector<RecordedCall>> before;  // each call's end: the host time it takes
+  std::map<std::size_t, RecordedCall> in_place_of;
 };
 
 // The rank's calls with `w` applied. Host time moves with the calls: later calls later by a
@@ -121,18 +122,28 @@ struct Rewrite {
 RecordedRank written(const RecordedRank& rank, const Rewrite& w) {
   CallsWriter r(rank);
   std::int64_t shift = 0;
-  for (std::size_t i = 0; i < rank.calls.size(); ++i) {
-    if (auto before = w.before.find(i); before != w.before.end()) {
-      for (RecordedCall rc : before->second) {
-        const std::int64_t host = rc.end;
-        rc.start = rank.calls[i - 1].end + shift;
-        rc.end = rc.start + host;
-        shift += host;
-        r.append(std::move(rc), false);
-      }
+  const auto writeBefore = [&](std::size_t i) {
+    const auto before = w.before.find(i);
+    if (before == w.before.end()) return;
+    for (RecordedCall rc : before->second) {
+      const std::int64_t host = rc.end;
+      rc.start = rank.calls[i - 1].end + shift;
+      rc.end = rc.start + host;
+      shift += host;
+      r.append(std::move(rc), false);
     }
+  };
+  for (std::size_t i = 0; i < rank.calls.size(); ++i) {
+    writeBefore(i);
     if (w.dropped[i]) {
       shift -= rank.calls[i].end - rank.calls[i].start;
+      continue;
+    }
+    if (auto replacing = w.in_place_of.find(i); replacing != w.in_place_of.end()) {
+      RecordedCall rc = replacing->second;
+      rc.start = rank.calls[i].start + shift;
+      rc.end = rank.calls[i].end + shift;
+      r.append(std::move(rc), false);
       continue;
     }
     RecordedCall rc = rank.calls[i];
@@ -140,7 +151,30 @@ RecordedRank written(const RecordedRank& rank, const Rewrite& w) {
     rc.end += shift;
     r.append(std::move(rc), true);
   }
+  writeBefore(rank.calls.size());
   return r.finish();
+}
+
+// One recorded bucket's calls: its all-reduce, the stream waits placed for it just before (the
+// event each waits for is recorded on the compute stream), and the host time they took.
+struct RecordedBucket {
+  std::size_t all_reduce = 0;
+  std::vector<std::size_t> waits;
+  std::int64_t host_ns = 0;
+};
+
+RecordedBucket recordedBucket(const RecordedRank& rank, std::size_t all_reduce, StreamHandle comm_stream) {
+  RecordedBucket out;
+  out.all_reduce = all_reduce;
+  out.host_ns = rank.calls[all_reduce].end - rank.calls[all_reduce].start;
+  for (std::size_t k = all_reduce; k-- > 0;) {
+    const RecordedCall& rc = rank.calls[k];
+    if (rc.call.kind == CallKind::EventRecord) continue;
+    if (rc.call.kind != CallKind::StreamWait || rc.call.stream != comm_stream) break;
+    out.waits.push_back(k);
+    out.host_ns += rc.end - rc.start;
+  }
+  return out;
 }
 
 void rewriteIteration(const RecordedRank& rank, const DdpBucketCalls& it, const DdpBucketsBySize& recorded,
@@ -156,34 +190,30 @@ void rewriteIteration(const RecordedRank& rank, const DdpBucketCalls& it, const 
       launches.push_back(i);
   }
   if (launches.empty()) return;  // nothing to place new buckets after: the iteration stays as recorded
-  // Per recorded bucket: its bytes, where it ends, how many launches came before it.
+  // Per recorded bucket: its bytes, where it ends, how many launches came before it, its calls.
   std::vector<std::uint64_t> sizes, ends;
   std::vector<std::size_t> launched_before;
+  std::vector<RecordedBucket> buckets;
   std::uint64_t total = 0;
-  std::int64_t dropped_host_ns = 0;
   for (std::size_t i : reduces) {
     sizes.push_back(rank.calls[i].call.collective.send_bytes());
     total += sizes.back();
     ends.push_back(total);
     launched_before.push_back(static_cast<std::size_t>(std::lower_bound(launches.begin(), launches.end(), i) - launches.begin()));
-    // The bucket's all-reduce and the stream waits placed for it just before (the event it
-    // waits for is recorded on the compute stream: that record stays, waited for by nothing).
-    w.dropped[i] = true;
-    dropped_host_ns += rank.calls[i].end - rank.calls[i].start;
-    for (std::size_t k = i; k-- > 0;) {
-      const RecordedCall& rc = rank.calls[k];
-      if (rc.call.kind == CallKind::EventRecord) continue;
-      if (rc.call.kind != CallKind::StreamWait || rc.call.stream != comm_stream) break;
-      w.dropped[k] = true;
-      dropped_host_ns += rc.end - rc.start;
-    }
+    buckets.push_back(recordedBucket(rank, i, comm_stream));
   }
   const std::vector<std::uint64_t> written =
       bucketing ? ddpBucketsFor(sizes, recorded.cap_bound, recorded.first_apart, *bucketing) : sizes;
-  const std::int64_t host_each = dropped_host_ns / static_cast<std::int64_t>(written.size());
   const std::uint64_t elem = std::max<std::uint64_t>(1, trace::dataTypeSize(first.call.collective.dtype));
+  std::vector<bool> in_place(reduces.size(), false);
+  struct NewBucket {
+    std::size_t before_call;
+    StreamHandle ready_on;  // the stream of the launch that made its bytes
+    RecordedCall all_reduce;
+  };
+  std::vector<NewBucket> new_buckets;
   std::uint64_t at = 0;
-  std::size_t b = 0, after_launches = 0;
+  std::size_t b = 0, after_launches = 0, after_call = 0;
   for (std::size_t j = 0; j < written.size(); ++j) {
     at += written[j];
     while (b + 1 < ends.size() && ends[b] < at) ++b;
@@ -193,18 +223,45 @@ void rewriteIteration(const RecordedRank& rank, const DdpBucketCalls& it, const 
     const double along = ends[b] > lo ? static_cast<double>(at - lo) / static_cast<double>(ends[b] - lo) : 1.0;
     const auto k = k0 + static_cast<std::size_t>(std::ceil(along * static_cast<double>(k1 - k0) - 1e-9));
     after_launches = std::max({after_launches, k, std::size_t{1}});
-    const std::size_t anchor = launches[std::min(after_launches, launches.size()) - 1];
-    const std::uint64_t ready = kBySizeEventBit | j;
-    auto& calls = w.before[anchor + 1];
-    calls.push_back(synthesized(CallKind::EventRecord, rank.calls[anchor].call.stream, ready, first.thread, it.iteration));
-    calls.push_back(synthesized(CallKind::StreamWait, comm_stream, ready, first.thread, it.iteration));
     RecordedCall all_reduce = synthesized(CallKind::Collective, comm_stream, 0, first.thread, it.iteration);
     all_reduce.call.collective = first.call.collective;
     all_reduce.call.collective.count = written[j] / elem;
     // Matched across ranks by the same number on each: apart from every recorded one.
     all_reduce.collective_seq = -(2 + it.iteration * 65536 + static_cast<std::int64_t>(j));  // -1 is none
-    all_reduce.end = host_each;  // its host time; placed in time when written out
-    calls.push_back(all_reduce);
+    if (at == ends[b] && after_launches == launched_before[b]) {
+      // It ends where recorded bucket b ends, after the same launch: written in that all-reduce's
+      // place, at its host time, after its waits. So the recorded buckets rewritten (the
+      // baseline) are the recorded calls at their recorded times, each all-reduce written as a
+      // new one is (timed as new ones are).
+      in_place[b] = true;
+      w.in_place_of[buckets[b].all_reduce] = all_reduce;
+      after_call = buckets[b].all_reduce + 1;
+      continue;
+    }
+    // After the launch that made its bytes, and after the bucket before it.
+    const std::size_t anchor = launches[std::min(after_launches, launches.size()) - 1];
+    after_call = std::max(anchor + 1, after_call);
+    new_buckets.push_back({after_call, rank.calls[anchor].call.stream, all_reduce});
+  }
+  // The recorded buckets none was written in place of go, their waits with them, and the host
+  // time they took is shared among the new buckets' all-reduces, to the nanosecond.
+  std::int64_t dropped_host_ns = 0;
+  for (std::size_t r = 0; r < buckets.size(); ++r) {
+    if (in_place[r]) continue;
+    w.dropped[buckets[r].all_reduce] = true;
+    for (std::size_t k : buckets[r].waits) w.dropped[k] = true;
+    dropped_host_ns += buckets[r].host_ns;
+  }
+  const auto shares = static_cast<std::int64_t>(new_buckets.size());
+  for (std::int64_t n = 0; n < shares; ++n) {
+    NewBucket& nb = new_buckets[static_cast<std::size_t>(n)];
+    const std::uint64_t ready = kBySizeEventBit | static_cast<std::uint64_t>(n);
+    auto& calls = w.before[nb.before_call];
+    calls.push_back(synthesized(CallKind::EventRecord, nb.ready_on, ready, first.thread, it.iteration));
+    calls.push_back(synthesized(CallKind::StreamWait, comm_stream, ready, first.thread, it.iteration));
+    // Its host time; placed in time when written out.
+    nb.all_reduce.end = dropped_host_ns * (n + 1) / shares - dropped_host_ns * n / shares;
+    calls.push_back(nb.all_reduce);
   }
 }
 

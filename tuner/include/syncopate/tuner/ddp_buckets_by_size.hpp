@@ -19,11 +19,14 @@
 //   - how long a new all-reduce takes: the communicator's fit of time on size (fits.hpp), and
 //     for a communicator with ranks absent from the run, the absent ranks arriving with this one.
 // Each new bucket's all-reduce waits, as DDP's does, for the compute stream at its launch
-// (an event and a stream wait), on the recorded all-reduces' stream, in order. Its host call
-// takes the recorded ones' mean host time, later calls moving by it, and the host time of the
-// recorded calls it replaces goes with them. Everything else keeps its recorded times. The
-// recorded buckets rewritten the same way give the baseline the other caps are compared with,
-// so that what the rewriting itself changes (the fitted all-reduce times) cancels out.
+// (an event and a stream wait), on the recorded all-reduces' stream, in order. A new bucket
+// that ends where a recorded one ended, after the same launch, is written in that all-reduce's
+// place at its host time, after its waits; the recorded buckets none replaces so go with their
+// waits, and the host time they took is shared among the other new all-reduces, later calls
+// moving by it. Everything else keeps its recorded times. The recorded buckets rewritten the
+// same way (the recorded calls at their times, each all-reduce timed as a new one) give the
+// baseline the other caps are compared with, so that what the rewriting itself changes (the
+// fitted all-reduce times) cancels out.
 //
 // gradient_as_bucket_view is read from the copies back: without it, DDP copies every bucket's
 // averaged gradients back after backward, so the first copies the buckets' thread launches after
