@@ -243,7 +243,7 @@ void rewriteIteration(const RecordedRank& rank, const DdpBucketCalls& it, const 
     after_call = std::max(anchor + 1, after_call);
     new_buckets.push_back({after_call, rank.calls[anchor].call.stream, all_reduce});
   }
-  // The recorded buckets none was written in place of go, their waits with them, and the host
+  // A recorded bucket no new one was written in place of is dropped with its waits, and the host
   // time they took is shared among the new buckets' all-reduces, to the nanosecond.
   std::int64_t dropped_host_ns = 0;
   for (std::size_t r = 0; r < buckets.size(); ++r) {

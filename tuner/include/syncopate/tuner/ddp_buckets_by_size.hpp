@@ -21,9 +21,9 @@
 // Each new bucket's all-reduce waits, as DDP's does, for the compute stream at its launch
 // (an event and a stream wait), on the recorded all-reduces' stream, in order. A new bucket
 // that ends where a recorded one ended, after the same launch, is written in that all-reduce's
-// place at its host time, after its waits; the recorded buckets none replaces so go with their
-// waits, and the host time they took is shared among the other new all-reduces, later calls
-// moving by it. Everything else keeps its recorded times. The recorded buckets rewritten the
+// place at its host time, after its waits; a recorded bucket no new one replaces so is dropped
+// with its waits, and the host time they took is shared among the other new all-reduces, later
+// calls moving by it. Everything else keeps its recorded times. The recorded buckets rewritten the
 // same way (the recorded calls at their times, each all-reduce timed as a new one) give the
 // baseline the other caps are compared with, so that what the rewriting itself changes (the
 // fitted all-reduce times) cancels out.
