@@ -456,14 +456,13 @@ TEST(DdpBucketsBySize, TheHostTimeOfTheRecordedBucketsDroppedGoesToTheNewOnes) {
   const RecordedRank& before = run.ranks.front();
   const RecordedRun three = rebucketDdpBySize(run, b, DdpBucketing{3 * kMiB, kMiB});
   const RecordedRank& after = three.ranks.front();
-  for (std::int64_t n : {0, 1, 2}) {
-    std::int64_t end_before = 0, end_after = 0;
-    for (const RecordedCall& rc : before.calls)
-      if (rc.iteration == n) end_before = rc.end;
-    for (const RecordedCall& rc : after.calls)
-      if (rc.iteration == n) end_after = rc.end;
-    EXPECT_EQ(end_after, end_before) << n;
-  }
+  const auto stepEnd = [](const RecordedRank& rank, std::int64_t n) {
+    std::int64_t end = 0;
+    for (const RecordedCall& rc : rank.calls)
+      if (rc.iteration == n) end = rc.end;
+    return end;
+  };
+  for (std::int64_t n : {0, 1, 2}) EXPECT_EQ(stepEnd(after, n), stepEnd(before, n)) << n;
   EXPECT_EQ(allReduceBytes(after, 1), mib({1, 3, 3, 1}));
   std::vector<std::int64_t> hosts;
   for (const RecordedCall& rc : after.calls)
